@@ -1,0 +1,99 @@
+/**
+ * The shape of a loaded, validated and expanded mcplex config.
+ * Every format (mcplex.yaml/json, Claude Desktop / Cursor `mcpServers`, VS Code `servers`)
+ * is normalised into this one shape by the loader.
+ */
+
+/** Transports an upstream can be reached over. */
+export type TransportKind = "stdio" | "streamable-http" | "sse" | "websocket" | "workspace";
+
+/** Allow/deny glob lists; deny wins over allow; an absent allow list allows everything. */
+export interface ToolFilter {
+  allow?: string[];
+  deny?: string[];
+}
+
+interface ServerCommon {
+  /** The server's name as written in the config; also the default name prefix. */
+  name: string;
+  /** `false` keeps the server in the config without starting it. Default `true`. */
+  enabled: boolean;
+  /** Per-request timeout in milliseconds. Default 60 000. */
+  timeout: number;
+  /** Start timeout (connect + handshake + first listings) in milliseconds. Default 30 000. */
+  startTimeout: number;
+  /** Start on first use instead of at hub start. Default `false`. */
+  lazy: boolean;
+  /**
+   * Name prefix for exposed tools and prompts. `undefined` means the server name;
+   * `""` means no prefix (names pass through as they are, made LLM-safe).
+   */
+  prefix?: string;
+  tools: ToolFilter;
+}
+
+export interface StdioServerConfig extends ServerCommon {
+  transport: "stdio";
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+export interface RemoteServerConfig extends ServerCommon {
+  transport: "streamable-http" | "sse" | "websocket";
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** Glob rule of the built-in workspace server. First match wins. */
+export interface WorkspaceRule {
+  pattern: string;
+  ops: Array<"read" | "write">;
+}
+
+export interface WorkspaceServerConfig extends ServerCommon {
+  transport: "workspace";
+  root: string;
+  allowWrite: boolean;
+  rules: WorkspaceRule[];
+}
+
+export type ServerConfig = StdioServerConfig | RemoteServerConfig | WorkspaceServerConfig;
+
+/** Per-agent view of the catalog. */
+export interface ProfileConfig {
+  /** Servers visible to this profile; absent means all. */
+  servers?: string[];
+  tools: ToolFilter;
+}
+
+/** Bearer token bound to a profile (used by the gateway). */
+export interface TokenConfig {
+  token: string;
+  profile?: string;
+}
+
+/** OpenAI-compatible chat endpoint used by the agent loop. */
+export interface LlmConfig {
+  baseUrl?: string;
+  model?: string;
+  apiKey?: string;
+  provider?: string;
+}
+
+export interface McplexConfig {
+  /** Where the config came from: a file path, or `"<default>"` for the embedded default. */
+  source: string;
+  /** Which dialect the file was written in. */
+  format: "mcplex" | "mcpServers" | "vscode" | "default";
+  servers: ServerConfig[];
+  profiles: Record<string, ProfileConfig>;
+  tokens: TokenConfig[];
+  llm?: LlmConfig;
+  /**
+   * Values that came from `${secret:...}` references (and `apiKey`/token fields);
+   * used to redact them from every log line and error message.
+   */
+  secrets: string[];
+}

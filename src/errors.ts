@@ -1,0 +1,152 @@
+/**
+ * Local (library-side) errors. Every error mcplex throws is an {@link McplexError}
+ * with a stable `code`, structured fields and, where it wraps something, a `cause`.
+ * Wire errors (JSON-RPC code + message) are {@link RpcError} and stay apart.
+ */
+
+/** Stable machine-readable codes of local errors. */
+export type McplexErrorCode =
+  | "CONFIG_INVALID"
+  | "CONFIG_NOT_FOUND"
+  | "CONFIG_VARIABLE_MISSING"
+  | "SECRET_MISSING"
+  | "SECRET_STORE_INVALID"
+  | "SECRET_KEY_INVALID"
+  | "UPSTREAM_UNAVAILABLE"
+  | "UPSTREAM_START_FAILED"
+  | "UPSTREAM_CLOSED"
+  | "REQUEST_TIMEOUT"
+  | "REQUEST_ABORTED"
+  | "TOOL_NOT_FOUND"
+  | "RESOURCE_NOT_FOUND"
+  | "PROMPT_NOT_FOUND"
+  | "PROTOCOL_ERROR"
+  | "TRANSPORT_ERROR"
+  | "INVALID_ARGUMENT";
+
+/** Structured context an error may carry; all optional, all safe to log (never secrets). */
+export interface ErrorFields {
+  server?: string;
+  tool?: string;
+  transport?: string;
+  /** Config path such as `servers.github.env.GITHUB_TOKEN`. */
+  path?: string;
+  /** What the user can do about it. */
+  hint?: string;
+  /** When a failed upstream will be tried again (epoch ms). */
+  retryAt?: number;
+  /** Whether retrying the same operation later may succeed. */
+  retryable?: boolean;
+}
+
+/**
+ * Base class of every local mcplex error.
+ *
+ * @example
+ * try { await hub.callTool("github__search", {}) }
+ * catch (e) { if (e instanceof McplexError && e.code === "UPSTREAM_UNAVAILABLE") retryLater(e.retryAt) }
+ */
+export class McplexError extends Error {
+  readonly code: McplexErrorCode;
+  readonly server?: string;
+  readonly tool?: string;
+  readonly transport?: string;
+  readonly path?: string;
+  readonly hint?: string;
+  readonly retryAt?: number;
+  readonly retryable: boolean;
+
+  constructor(
+    code: McplexErrorCode,
+    message: string,
+    fields: ErrorFields = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    if (fields.server !== undefined) this.server = fields.server;
+    if (fields.tool !== undefined) this.tool = fields.tool;
+    if (fields.transport !== undefined) this.transport = fields.transport;
+    if (fields.path !== undefined) this.path = fields.path;
+    if (fields.hint !== undefined) this.hint = fields.hint;
+    if (fields.retryAt !== undefined) this.retryAt = fields.retryAt;
+    this.retryable = fields.retryable ?? false;
+  }
+}
+
+/** The config file or one of its fields is wrong; `path` names the field. */
+export class ConfigError extends McplexError {
+  constructor(
+    message: string,
+    fields: ErrorFields & { code?: McplexErrorCode } = {},
+    options?: { cause?: unknown },
+  ) {
+    super(fields.code ?? "CONFIG_INVALID", message, fields, options);
+  }
+}
+
+/** The secret store could not be read, decrypted or written. */
+export class SecretStoreError extends McplexError {}
+
+/** An upstream server is not connected (failed, reconnecting, stopped). */
+export class UpstreamUnavailableError extends McplexError {
+  constructor(message: string, fields: ErrorFields = {}, options?: { cause?: unknown }) {
+    super("UPSTREAM_UNAVAILABLE", message, { retryable: true, ...fields }, options);
+  }
+}
+
+/** A request did not finish in time. */
+export class TimeoutError extends McplexError {
+  constructor(message: string, fields: ErrorFields = {}) {
+    super("REQUEST_TIMEOUT", message, { retryable: true, ...fields });
+  }
+}
+
+/** A request was aborted by its caller's signal. */
+export class AbortedError extends McplexError {
+  constructor(message: string, fields: ErrorFields = {}, options?: { cause?: unknown }) {
+    super("REQUEST_ABORTED", message, fields, options);
+  }
+}
+
+/** A name that is not in the catalog (or not visible through the profile in use). */
+export class NotFoundError extends McplexError {}
+
+/**
+ * A JSON-RPC error as it travels on the wire: `code`, `message`, optional `data`.
+ * Carries the server it came from when it was received from an upstream.
+ */
+export class RpcError extends Error {
+  readonly code: number;
+  readonly data?: unknown;
+  readonly server?: string;
+
+  constructor(code: number, message: string, data?: unknown, server?: string) {
+    super(message);
+    this.name = "RpcError";
+    this.code = code;
+    if (data !== undefined) this.data = data;
+    if (server !== undefined) this.server = server;
+  }
+
+  /** The JSON-RPC `error` member for this error. */
+  toJSON(): { code: number; message: string; data?: unknown } {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+/** JSON-RPC and MCP error codes used across mcplex. */
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** MCP: resource not found. */
+  ResourceNotFound: -32002,
+  /** MCP 2025-06-18+: URL elicitation required. */
+  UrlElicitationRequired: -32042,
+} as const;
