@@ -1,0 +1,429 @@
+import type {
+  CallToolResult,
+  CompleteResult,
+  GetPromptResult,
+  ReadResourceResult,
+} from "@modelcontextprotocol/client";
+import { Catalog } from "./catalog/catalog.js";
+import type {
+  CatalogPrompt,
+  CatalogResource,
+  CatalogResourceTemplate,
+  CatalogTool,
+  ServerSnapshot,
+} from "./catalog/types.js";
+import type { McplexConfig, ServerConfig } from "./config/types.js";
+import { McplexError, NotFoundError } from "./errors.js";
+import { type InputRequestHandler, resolveInputRequired } from "./input-required.js";
+import type { Implementation } from "./upstream/negotiate.js";
+import type { Progress } from "./upstream/rpc-connection.js";
+import { connectionKey } from "./upstream/connection-key.js";
+import {
+  type ServerRequestHandler,
+  Upstream,
+  type UpstreamEvent,
+  type UpstreamState,
+} from "./upstream/upstream.js";
+import type { UpstreamStatsSnapshot } from "./upstream/upstream-stats.js";
+
+/** Options of a {@link Hub}. */
+export interface HubOptions {
+  config: McplexConfig;
+  /** How mcplex introduces itself to servers. */
+  clientInfo?: Implementation;
+  /** Answers server-to-client requests (sampling, elicitation, roots) for every call without its own handler. */
+  onServerRequest?: ServerRequestHandler;
+  /** Calls slower than this (ms) are counted and reported as `slow-call` events. Default 5000. */
+  slowMs?: number;
+  /** Leave tools of unavailable servers out of listings instead of marking them unavailable. */
+  hideUnavailable?: boolean;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Milliseconds without an answer or progress before the call fails. Default: the server's `timeout`. */
+  timeout?: number;
+  onProgress?: (progress: Progress) => void;
+  /** Resolve the name through this profile; names outside it are not found. */
+  profile?: string;
+  /** Answers this call's server-to-client requests (before the hub-wide handler). */
+  onServerRequest?: ServerRequestHandler;
+}
+
+/** What `hub.servers()` reports for each configured server. */
+export interface ServerStatus {
+  name: string;
+  enabled: boolean;
+  lazy: boolean;
+  state: UpstreamState | "disabled";
+  transport: ServerConfig["transport"];
+  protocolVersion?: string;
+  serverName?: string;
+  error?: string;
+  /** Epoch ms of the next reconnect attempt. */
+  retryAt?: number;
+  pid?: number;
+  tools: number;
+  stats: UpstreamStatsSnapshot;
+}
+
+/** Events the hub emits; a discriminated union on `type`. */
+export type HubEvent =
+  | { type: "server-state"; server: string; state: UpstreamState; previous: UpstreamState; error?: string; retryAt?: number }
+  | { type: "catalog-changed"; servers: string[] }
+  | { type: "resource-updated"; server: string; uri: string }
+  | { type: "notification"; server: string; method: string; params?: Record<string, unknown> }
+  | { type: "slow-call"; server: string; method: string; name?: string; ms: number };
+
+interface Entry {
+  config: ServerConfig;
+  upstream: Upstream;
+  key: string;
+}
+
+/**
+ * Many MCP servers behind one catalog. Servers start concurrently, each on its own
+ * timeout; one that fails never delays or breaks the others.
+ *
+ * @example
+ * const hub = new Hub({ config: await loadConfig() });
+ * await hub.start();
+ * const result = await hub.callTool("github__search_issues", { q: "bug" }, { timeout: 10_000 });
+ * await hub.close();
+ */
+export class Hub {
+  readonly #options: HubOptions;
+  readonly #catalog: Catalog;
+  readonly #entries = new Map<string, Entry>();
+  /** Upstreams shared by identical server definitions, by connection key. */
+  readonly #shared = new Map<string, { upstream: Upstream; users: Set<string> }>();
+  readonly #listeners = new Set<(event: HubEvent) => void>();
+  /** Per-call handlers of calls in flight, per upstream, for routing server requests. */
+  readonly #callHandlers = new Map<Upstream, ServerRequestHandler[]>();
+  #closed = false;
+
+  constructor(options: HubOptions) {
+    this.#options = options;
+    const { config } = options;
+    this.#catalog = new Catalog({
+      profiles: config.profiles,
+      hideUnavailable: options.hideUnavailable ?? false,
+      serverOrder: config.servers.map((s) => s.name),
+    });
+    for (const server of config.servers) this.#add(server);
+  }
+
+  /** Subscribes to hub events; returns the unsubscribe function. */
+  on(listener: (event: HubEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Starts every enabled, non-lazy server concurrently and resolves when each is
+   * ready or has failed. Never rejects because of one server: see {@link servers}.
+   */
+  async start(): Promise<void> {
+    const starts = [...this.#shared.values()]
+      .filter(({ upstream }) => upstream.config.enabled && !upstream.config.lazy)
+      .map(({ upstream }) => upstream.start().catch(() => {}));
+    await Promise.all(starts);
+  }
+
+  /** Stops every server; safe to call twice. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#shared.values()].map(({ upstream }) => upstream.close()));
+  }
+
+  /** The configured servers with their state. */
+  servers(): ServerStatus[] {
+    return [...this.#entries.values()].map(({ config, upstream }) => {
+      const status: ServerStatus = {
+        name: config.name,
+        enabled: config.enabled,
+        lazy: config.lazy,
+        state: config.enabled ? upstream.state : "disabled",
+        transport: upstream.transport,
+        tools: this.#catalog.tools().filter((t) => t.server === config.name).length,
+        stats: upstream.stats.snapshot(),
+      };
+      if (upstream.protocolVersion !== undefined) status.protocolVersion = upstream.protocolVersion;
+      if (upstream.serverInfo !== undefined) status.serverName = upstream.serverInfo.name;
+      if (upstream.error !== undefined && upstream.state !== "ready") status.error = upstream.error.message;
+      if (upstream.retryAt !== undefined) status.retryAt = upstream.retryAt;
+      if (upstream.pid !== undefined) status.pid = upstream.pid;
+      return status;
+    });
+  }
+
+  /** The catalog (read-only use: listings, name resolution, collisions). */
+  get catalog(): Catalog {
+    return this.#catalog;
+  }
+
+  tools(profile?: string): readonly CatalogTool[] {
+    return this.#catalog.tools(profile);
+  }
+  resources(profile?: string): readonly CatalogResource[] {
+    return this.#catalog.resources(profile);
+  }
+  resourceTemplates(profile?: string): readonly CatalogResourceTemplate[] {
+    return this.#catalog.resourceTemplates(profile);
+  }
+  prompts(profile?: string): readonly CatalogPrompt[] {
+    return this.#catalog.prompts(profile);
+  }
+
+  /**
+   * Calls a tool by its exposed name. Resolves with the tool's result (`isError`
+   * for tool-level errors); rejects with {@link NotFoundError} for unknown names,
+   * `UpstreamUnavailableError` while the server is down, `TimeoutError`,
+   * `AbortedError` or `RpcError` from the server.
+   */
+  async callTool(name: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<CallToolResult> {
+    const tool = this.#catalog.resolveTool(name, options.profile);
+    if (tool === undefined) throw this.#notFound("tool", name, options.profile);
+    const entry = this.#entry(tool.server);
+    return this.#request<CallToolResult>(entry, "tools/call", { name: tool.originalName, arguments: args }, options);
+  }
+
+  /** Reads a resource by URI (as listed by the catalog, or matching a server's template). */
+  async readResource(uri: string, options: CallOptions = {}): Promise<ReadResourceResult> {
+    const target = this.#catalog.resolveResource(uri, options.profile);
+    if (target === undefined) throw this.#notFound("resource", uri, options.profile);
+    return this.#request<ReadResourceResult>(this.#entry(target.server), "resources/read", { uri: target.uri }, options);
+  }
+
+  /** Gets a prompt by its exposed name. */
+  async getPrompt(name: string, args: Record<string, string> = {}, options: CallOptions = {}): Promise<GetPromptResult> {
+    const prompt = this.#catalog.resolvePrompt(name, options.profile);
+    if (prompt === undefined) throw this.#notFound("prompt", name, options.profile);
+    return this.#request<GetPromptResult>(
+      this.#entry(prompt.server),
+      "prompts/get",
+      { name: prompt.originalName, arguments: args },
+      options,
+    );
+  }
+
+  /** Argument completion for a prompt (exposed name) or a resource template. */
+  async complete(
+    ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string },
+    argument: { name: string; value: string },
+    options: CallOptions & { context?: { arguments?: Record<string, string> } } = {},
+  ): Promise<CompleteResult> {
+    let server: string;
+    let upstreamRef: Record<string, unknown>;
+    if (ref.type === "ref/prompt") {
+      const prompt = this.#catalog.resolvePrompt(ref.name, options.profile);
+      if (prompt === undefined) throw this.#notFound("prompt", ref.name, options.profile);
+      server = prompt.server;
+      upstreamRef = { type: "ref/prompt", name: prompt.originalName };
+    } else {
+      const template = this.#catalog.resourceTemplates(options.profile).find((t) => t.uriTemplate === ref.uri);
+      if (template === undefined) throw this.#notFound("resource template", ref.uri, options.profile);
+      server = template.server;
+      upstreamRef = ref;
+    }
+    const params: Record<string, unknown> = { ref: upstreamRef, argument };
+    if (options.context !== undefined) params.context = options.context;
+    return this.#request<CompleteResult>(this.#entry(server), "completion/complete", params, options);
+  }
+
+  /** Adds a server at run time and starts it (unless lazy or disabled). */
+  async addServer(config: ServerConfig): Promise<void> {
+    if (this.#entries.has(config.name)) {
+      throw new McplexError("INVALID_ARGUMENT", `server "${config.name}" already exists; remove it first`, {
+        server: config.name,
+      });
+    }
+    const entry = this.#add(config);
+    this.#publish(config.name);
+    if (config.enabled && !config.lazy) await entry.upstream.start().catch(() => {});
+  }
+
+  /** Removes a server; its connection stops unless another server shares it. */
+  async removeServer(name: string): Promise<void> {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) throw this.#notFound("server", name);
+    this.#entries.delete(name);
+    this.#catalog.removeServer(name);
+    const shared = this.#shared.get(entry.key);
+    shared?.users.delete(name);
+    if (shared !== undefined && shared.users.size === 0) {
+      this.#shared.delete(entry.key);
+      await shared.upstream.close();
+    }
+    this.#emit({ type: "catalog-changed", servers: [name] });
+  }
+
+  /** Starts one server now (for lazy ones), or retries a failed one at once. */
+  async startServer(name: string): Promise<void> {
+    await this.#entry(name).upstream.start();
+  }
+
+  #add(config: ServerConfig): Entry {
+    const key = connectionKey(config);
+    let shared = this.#shared.get(key);
+    if (shared === undefined) {
+      const upstream: Upstream = new Upstream(config, {
+        clientInfo: this.#options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
+        onEvent: (event) => this.#onUpstreamEvent(upstream, event),
+        onServerRequest: () => this.#serverRequestHandler(upstream),
+        ...(this.#options.slowMs === undefined ? {} : { slowMs: this.#options.slowMs }),
+      });
+      shared = { upstream, users: new Set() };
+      this.#shared.set(key, shared);
+    }
+    shared.users.add(config.name);
+    const entry: Entry = { config, upstream: shared.upstream, key };
+    this.#entries.set(config.name, entry);
+    this.#catalog.setServer(this.#snapshot(entry));
+    return entry;
+  }
+
+  #snapshot(entry: Entry): ServerSnapshot {
+    const { config, upstream } = entry;
+    const snapshot: ServerSnapshot = {
+      server: config.name,
+      filter: config.tools,
+      state: upstream.state === "ready" ? "ready" : "unavailable",
+      tools: upstream.tools,
+      resources: upstream.resources,
+      resourceTemplates: upstream.resourceTemplates,
+      prompts: upstream.prompts,
+      listedAt: upstream.listedAt,
+    };
+    if (config.prefix !== undefined) snapshot.prefix = config.prefix;
+    if (upstream.ttlMs !== undefined) snapshot.ttlMs = upstream.ttlMs;
+    return snapshot;
+  }
+
+  /** Re-publishes every server that uses this upstream to the catalog. */
+  #publish(...names: string[]): void {
+    for (const name of names) {
+      const entry = this.#entries.get(name);
+      if (entry !== undefined) this.#catalog.setServer(this.#snapshot(entry));
+    }
+  }
+
+  #usersOf(upstream: Upstream): string[] {
+    for (const shared of this.#shared.values()) if (shared.upstream === upstream) return [...shared.users];
+    return [];
+  }
+
+  #onUpstreamEvent(upstream: Upstream, event: UpstreamEvent): void {
+    if (this.#closed && event.type !== "state") return;
+    const servers = this.#usersOf(upstream);
+    switch (event.type) {
+      case "state": {
+        const wasAvailable = event.previous === "ready";
+        const isAvailable = event.state === "ready";
+        if (wasAvailable !== isAvailable) {
+          this.#publish(...servers);
+          this.#emit({ type: "catalog-changed", servers });
+        }
+        for (const server of servers) {
+          const { type: _, ...rest } = event;
+          this.#emit({ type: "server-state", server, ...rest });
+        }
+        return;
+      }
+      case "list-changed":
+        this.#publish(...servers);
+        if (upstream.state === "ready") this.#emit({ type: "catalog-changed", servers });
+        return;
+      case "resource-updated":
+        for (const server of servers) this.#emit({ type: "resource-updated", server, uri: event.uri });
+        return;
+      case "notification":
+        for (const server of servers) {
+          const { type: _, ...rest } = event;
+          this.#emit({ type: "notification", server, ...rest });
+        }
+        return;
+      case "slow-call": {
+        const { type: _, ...rest } = event;
+        this.#emit({ type: "slow-call", server: servers[0] ?? upstream.name, ...rest });
+        return;
+      }
+    }
+  }
+
+  /**
+   * Server requests go to the handler of the call that caused them when exactly
+   * one call with its own handler is in flight on that upstream (stdio carries no
+   * link between the two); otherwise to the hub-wide handler.
+   */
+  #serverRequestHandler(upstream: Upstream): ServerRequestHandler | undefined {
+    const perCall = this.#callHandlers.get(upstream);
+    if (perCall !== undefined && perCall.length === 1) return perCall[0];
+    return this.#options.onServerRequest;
+  }
+
+  async #request<T>(
+    entry: Entry,
+    method: string,
+    params: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<T> {
+    const { upstream, config } = entry;
+    if (!config.enabled) {
+      throw new McplexError("UPSTREAM_UNAVAILABLE", `server "${config.name}" is disabled in the config`, {
+        server: config.name,
+        hint: `set servers.${config.name}.enabled to true`,
+      });
+    }
+    const handler = options.onServerRequest;
+    if (handler !== undefined) this.#trackHandler(upstream, handler, true);
+    try {
+      const requestOptions = {
+        timeout: options.timeout ?? config.timeout,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      };
+      const first = await upstream.request<T>(method, params, requestOptions);
+      // 2026 servers may answer "input required": ask the handler, then retry with the answers.
+      const inputHandler: InputRequestHandler | undefined = handler ?? this.#options.onServerRequest;
+      return await resolveInputRequired<T>(first, {
+        server: config.name,
+        handler: inputHandler,
+        signal: options.signal,
+        retry: (extra) => upstream.request<T>(method, { ...params, ...extra }, requestOptions),
+      });
+    } finally {
+      if (handler !== undefined) this.#trackHandler(upstream, handler, false);
+    }
+  }
+
+  #trackHandler(upstream: Upstream, handler: ServerRequestHandler, add: boolean): void {
+    const list = this.#callHandlers.get(upstream) ?? [];
+    if (add) list.push(handler);
+    else list.splice(list.indexOf(handler), 1);
+    if (list.length === 0) this.#callHandlers.delete(upstream);
+    else this.#callHandlers.set(upstream, list);
+  }
+
+  #entry(name: string): Entry {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) throw this.#notFound("server", name);
+    return entry;
+  }
+
+  #notFound(kind: string, name: string, profile?: string): NotFoundError {
+    const code =
+      kind === "tool" ? "TOOL_NOT_FOUND" : kind === "prompt" ? "PROMPT_NOT_FOUND" : kind === "server" ? "INVALID_ARGUMENT" : "RESOURCE_NOT_FOUND";
+    const scope = profile === undefined ? "" : ` in profile "${profile}"`;
+    const hint = kind === "tool" ? "run `mcplex list` to see the exposed tool names" : undefined;
+    return new NotFoundError(code, `unknown ${kind} "${name}"${scope}`, {
+      ...(kind === "tool" ? { tool: name } : {}),
+      ...(hint === undefined ? {} : { hint }),
+    });
+  }
+
+  #emit(event: HubEvent): void {
+    for (const listener of this.#listeners) listener(event);
+  }
+}

@@ -1,0 +1,215 @@
+import {
+  InMemoryTransport,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import type { ServerConfig } from "../config/types.js";
+import { McplexError } from "../errors.js";
+import { type Implementation, type Negotiated, httpStatus, modernEnvelope, negotiate } from "./negotiate.js";
+import { type IncomingRequestHandler, type NotificationHandler, RpcConnection } from "./rpc-connection.js";
+import { StderrTail } from "./stderr-tail.js";
+import { StdioClientTransport } from "./stdio-transport.js";
+import { WebSocketClientTransport } from "./websocket-transport.js";
+
+/** A live, negotiated connection to one server. */
+export interface Connected {
+  connection: RpcConnection;
+  negotiated: Negotiated;
+  /** The transport actually used (`sse` when Streamable HTTP was refused and the legacy fallback worked). */
+  transport: ServerConfig["transport"];
+  stderr: StderrTail;
+  pid?: number;
+}
+
+export interface ConnectOptions {
+  clientInfo: Implementation;
+  capabilities: Record<string, unknown>;
+  onRequest: IncomingRequestHandler;
+  onNotification: NotificationHandler;
+  onClose: (error?: Error) => void;
+  signal: AbortSignal;
+  /** Pin one protocol revision instead of negotiating. */
+  protocolVersion?: string;
+}
+
+/**
+ * Opens the transport a server config asks for, negotiates the protocol and hands
+ * back a ready {@link RpcConnection}. Streamable HTTP falls back to the legacy
+ * HTTP+SSE transport when the server refuses it with a 4xx, as the spec describes.
+ */
+export async function connect(config: ServerConfig, options: ConnectOptions): Promise<Connected> {
+  if (config.transport === "streamable-http") {
+    try {
+      return await open(config, "streamable-http", options);
+    } catch (error) {
+      const status = httpStatus(error);
+      if (status === undefined || status < 400 || status >= 500 || status === 401 || status === 403) throw error;
+      return open(config, "sse", options).catch((sseError: unknown) => {
+        // Report the Streamable HTTP failure: it is the transport that was asked for.
+        throw new McplexError(
+          "UPSTREAM_START_FAILED",
+          `${config.name}: ${config.url} refused Streamable HTTP (HTTP ${status}) and the legacy SSE fallback failed too: ${errorMessage(sseError)}`,
+          { server: config.name, transport: "streamable-http" },
+          { cause: sseError },
+        );
+      });
+    }
+  }
+  return open(config, config.transport, options);
+}
+
+async function open(
+  config: ServerConfig,
+  kind: ServerConfig["transport"],
+  options: ConnectOptions,
+): Promise<Connected> {
+  const { transport, stderr, close } = await createTransport(config, kind);
+  let negotiated: Negotiated | undefined;
+  const connection = new RpcConnection(transport, {
+    server: config.name,
+    timeout: config.timeout,
+    onRequest: options.onRequest,
+    onNotification: options.onNotification,
+    onClose: (error) => {
+      close();
+      options.onClose(error);
+    },
+    meta: () =>
+      negotiated?.stateless === true
+        ? modernEnvelope(negotiated.protocolVersion, options.clientInfo, options.capabilities)
+        : undefined,
+  });
+  const onAbort = () => void connection.close().catch(() => {});
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    await connection.start();
+    negotiated = await negotiate(connection, {
+      server: config.name,
+      clientInfo: options.clientInfo,
+      capabilities: options.capabilities,
+      signal: options.signal,
+      timeout: config.startTimeout,
+      ...(options.protocolVersion === undefined ? {} : { protocolVersion: options.protocolVersion }),
+    });
+    if (!negotiated.stateless) transport.setProtocolVersion?.(negotiated.protocolVersion);
+  } catch (error) {
+    await connection.close().catch(() => {});
+    throw startError(config, kind, error, stderr, options.signal);
+  } finally {
+    options.signal.removeEventListener("abort", onAbort);
+  }
+  const connected: Connected = { connection, negotiated, transport: kind, stderr };
+  if (transport instanceof StdioClientTransport && transport.pid !== undefined) connected.pid = transport.pid;
+  return connected;
+}
+
+async function createTransport(
+  config: ServerConfig,
+  kind: ServerConfig["transport"],
+): Promise<{ transport: Transport; stderr: StderrTail; close: () => void }> {
+  switch (config.transport) {
+    case "stdio": {
+      const params = { command: config.command, args: config.args, env: config.env, server: config.name };
+      const transport = new StdioClientTransport(config.cwd === undefined ? params : { ...params, cwd: config.cwd });
+      return { transport, stderr: transport.stderr, close: () => {} };
+    }
+    case "workspace": {
+      // The built-in server runs in this process, linked by an in-memory pair.
+      const { createWorkspaceServer } = await import("../workspace/index.js");
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      const server = createWorkspaceServer({
+        root: config.root,
+        allowWrite: config.allowWrite,
+        rules: config.rules,
+        name: config.name,
+      });
+      await server.connect(serverSide);
+      return { transport: clientSide, stderr: new StderrTail(), close: () => void server.close().catch(() => {}) };
+    }
+    case "websocket":
+      return {
+        transport: new WebSocketClientTransport({ url: config.url, headers: config.headers, server: config.name }),
+        stderr: new StderrTail(),
+        close: () => {},
+      };
+    default: {
+      const url = new URL(config.url);
+      const requestInit = { headers: config.headers };
+      const transport =
+        kind === "sse"
+          ? new SSEClientTransport(url, {
+              requestInit,
+              eventSourceInit: { fetch: (input, init) => fetch(input, withHeaders(init, config.headers)) },
+            })
+          : new StreamableHTTPClientTransport(url, { requestInit });
+      return { transport, stderr: new StderrTail(), close: () => {} };
+    }
+  }
+}
+
+function withHeaders(init: RequestInit | undefined, headers: Record<string, string>): RequestInit {
+  const merged = new Headers(init?.headers);
+  for (const [key, value] of Object.entries(headers)) merged.set(key, value);
+  return { ...init, headers: merged };
+}
+
+function startError(
+  config: ServerConfig,
+  kind: ServerConfig["transport"],
+  error: unknown,
+  stderr: StderrTail,
+  signal: AbortSignal,
+): McplexError {
+  const tail = stderr.text();
+  const withTail = (message: string) => (tail === "" ? message : `${message}\n--- stderr ---\n${tail}`);
+  if (signal.aborted && signal.reason instanceof DOMException && signal.reason.name === "TimeoutError") {
+    return new McplexError(
+      "UPSTREAM_START_FAILED",
+      withTail(`${config.name}: did not finish starting within ${config.startTimeout} ms`),
+      { server: config.name, transport: kind, retryable: true, hint: "raise startTimeout if the server is slow to start" },
+      { cause: error },
+    );
+  }
+  if (error instanceof McplexError && error.code === "UPSTREAM_START_FAILED") {
+    return new McplexError(
+      "UPSTREAM_START_FAILED",
+      withTail(error.message),
+      {
+        server: config.name,
+        transport: kind,
+        retryable: error.retryable,
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+      },
+      { cause: error.cause ?? error },
+    );
+  }
+  const status = httpStatus(error);
+  const retryable = status === undefined || status >= 500 || status === 429;
+  const base =
+    status !== undefined
+      ? `${config.name}: ${"url" in config ? config.url : ""} answered HTTP ${status}`
+      : `${config.name}: failed to start: ${errorMessage(error, config.name)}`;
+  return new McplexError(
+    "UPSTREAM_START_FAILED",
+    withTail(base),
+    { server: config.name, transport: kind, retryable },
+    { cause: error },
+  );
+}
+
+function errorMessage(error: unknown, server?: string): string {
+  if (!(error instanceof Error)) return String(error);
+  let message = error.message;
+  if (server !== undefined && message.startsWith(`${server}: `)) message = message.slice(server.length + 2);
+  // Network failures hide their reason ("connect ECONNREFUSED ...") a few causes deep.
+  let deepest: unknown = error;
+  for (let depth = 0; depth < 6; depth++) {
+    const cause = (deepest as { cause?: unknown }).cause;
+    if (!(cause instanceof Error)) break;
+    deepest = cause;
+  }
+  const reason = (deepest as Error).message;
+  if (deepest !== error && reason !== "" && !message.includes(reason)) message = `${message}: ${reason}`;
+  return message;
+}

@@ -1,0 +1,21 @@
+import type { ServerConfig } from "../config/types.js";
+
+/**
+ * What makes two server definitions the same connection: the same command, args,
+ * env and cwd (stdio), the same URL and headers (remote), or the same root and rules
+ * (workspace). Servers with equal keys share one upstream.
+ */
+export function connectionKey(config: ServerConfig): string {
+  switch (config.transport) {
+    case "stdio":
+      return JSON.stringify(["stdio", config.command, config.args, sorted(config.env), config.cwd ?? null]);
+    case "workspace":
+      return JSON.stringify(["workspace", config.root, config.allowWrite, config.rules]);
+    default:
+      return JSON.stringify([config.transport, config.url, sorted(config.headers)]);
+  }
+}
+
+function sorted(record: Record<string, string>): Array<[string, string]> {
+  return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}

@@ -1,0 +1,183 @@
+import { McplexError, RpcError } from "../errors.js";
+import type { RpcConnection } from "./rpc-connection.js";
+
+/** The current, stateless revision. */
+export const MODERN_PROTOCOL_VERSION = "2026-07-28";
+/** 2025 revisions spoken with the `initialize` handshake, newest first. */
+export const LEGACY_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
+/** Every revision mcplex speaks, newest first. */
+export const SUPPORTED_PROTOCOL_VERSIONS = [MODERN_PROTOCOL_VERSION, ...LEGACY_PROTOCOL_VERSIONS] as const;
+
+/** `_meta` keys of the 2026 per-request envelope. */
+export const META = {
+  protocolVersion: "io.modelcontextprotocol/protocolVersion",
+  clientInfo: "io.modelcontextprotocol/clientInfo",
+  clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  serverInfo: "io.modelcontextprotocol/serverInfo",
+  subscriptionId: "io.modelcontextprotocol/subscriptionId",
+  logLevel: "io.modelcontextprotocol/logLevel",
+} as const;
+
+/** JSON-RPC error a 2026 server answers with when it does not speak the requested revision. */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+export interface Implementation {
+  name: string;
+  version: string;
+  title?: string;
+}
+
+/** What negotiation learned about the server. */
+export interface Negotiated {
+  protocolVersion: string;
+  /** `true` for 2026-07-28: no session, `_meta` envelope on every request. */
+  stateless: boolean;
+  serverInfo?: Implementation;
+  capabilities: Record<string, unknown>;
+  instructions?: string;
+}
+
+export interface NegotiateOptions {
+  server: string;
+  clientInfo: Implementation;
+  capabilities: Record<string, unknown>;
+  /** Pin one revision (no probing), e.g. for servers that die on unknown methods. */
+  protocolVersion?: string;
+  signal?: AbortSignal;
+  timeout?: number;
+}
+
+/** The `_meta` envelope a 2026 request carries. */
+export function modernEnvelope(
+  version: string,
+  clientInfo: Implementation,
+  capabilities: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    [META.protocolVersion]: version,
+    [META.clientInfo]: clientInfo,
+    [META.clientCapabilities]: capabilities,
+  };
+}
+
+/**
+ * Finds the newest revision both sides speak, on the connection already open —
+ * a stdio server is never spawned twice. A `server/discover` probe answers for
+ * 2026 servers; any error answer (2025 servers say "method not found") falls back
+ * to the `initialize` handshake on the same connection.
+ */
+export async function negotiate(connection: RpcConnection, options: NegotiateOptions): Promise<Negotiated> {
+  const pinned = options.protocolVersion;
+  if (pinned !== undefined && !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(pinned)) {
+    throw new McplexError(
+      "INVALID_ARGUMENT",
+      `${options.server}: protocol version ${pinned} is not supported; use one of ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}`,
+      { server: options.server },
+    );
+  }
+  if (pinned === undefined || pinned === MODERN_PROTOCOL_VERSION) {
+    const modern = await probeModern(connection, options);
+    if (modern !== undefined) return modern;
+    if (pinned !== undefined) {
+      throw new McplexError(
+        "PROTOCOL_ERROR",
+        `${options.server}: the server does not speak ${MODERN_PROTOCOL_VERSION} (server/discover was refused)`,
+        { server: options.server, hint: "remove the protocolVersion pin to allow the 2025 handshake" },
+      );
+    }
+  }
+  return initialize(connection, options, pinned ?? LEGACY_PROTOCOL_VERSIONS[0]);
+}
+
+async function probeModern(connection: RpcConnection, options: NegotiateOptions): Promise<Negotiated | undefined> {
+  const requestOptions = { signal: options.signal, timeout: options.timeout };
+  let version: string = MODERN_PROTOCOL_VERSION;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let result: { supportedVersions?: unknown; capabilities?: unknown; instructions?: unknown; _meta?: unknown };
+    try {
+      result = await connection.request(
+        "server/discover",
+        { _meta: modernEnvelope(version, options.clientInfo, options.capabilities) },
+        requestOptions,
+      );
+    } catch (error) {
+      if (!(error instanceof RpcError)) {
+        // Over HTTP a 2025 server refuses a session-less request with a 4xx status.
+        const status = httpStatus(error);
+        if (status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403) {
+          return undefined;
+        }
+        throw error;
+      }
+      // A 2026 server that wants another modern revision says which ones it has.
+      const supported = (error.data as { supported?: unknown } | undefined)?.supported;
+      if (error.code === UNSUPPORTED_PROTOCOL_VERSION && Array.isArray(supported) && attempt === 0) {
+        const mutual = supported.find((v) => v === MODERN_PROTOCOL_VERSION);
+        if (mutual !== undefined) {
+          version = mutual;
+          continue;
+        }
+      }
+      return undefined;
+    }
+    const supported = Array.isArray(result?.supportedVersions) ? (result.supportedVersions as string[]) : [];
+    if (!supported.includes(MODERN_PROTOCOL_VERSION)) return undefined;
+    const meta = (result._meta ?? {}) as Record<string, unknown>;
+    const negotiated: Negotiated = {
+      protocolVersion: MODERN_PROTOCOL_VERSION,
+      stateless: true,
+      capabilities: (result.capabilities ?? {}) as Record<string, unknown>,
+    };
+    const serverInfo = meta[META.serverInfo] as Implementation | undefined;
+    if (serverInfo !== undefined) negotiated.serverInfo = serverInfo;
+    if (typeof result.instructions === "string") negotiated.instructions = result.instructions;
+    return negotiated;
+  }
+  return undefined;
+}
+
+async function initialize(
+  connection: RpcConnection,
+  options: NegotiateOptions,
+  version: string,
+): Promise<Negotiated> {
+  const result = await connection.request<{
+    protocolVersion?: string;
+    capabilities?: Record<string, unknown>;
+    serverInfo?: Implementation;
+    instructions?: string;
+  }>(
+    "initialize",
+    { protocolVersion: version, capabilities: options.capabilities, clientInfo: options.clientInfo },
+    { signal: options.signal, timeout: options.timeout },
+  );
+  const agreed = result?.protocolVersion;
+  if (typeof agreed !== "string" || !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(agreed)) {
+    throw new McplexError(
+      "PROTOCOL_ERROR",
+      `${options.server}: server answered initialize with protocol version ${String(agreed)}, which mcplex does not speak (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+      { server: options.server },
+    );
+  }
+  await connection.notify("notifications/initialized");
+  const negotiated: Negotiated = {
+    protocolVersion: agreed,
+    stateless: false,
+    capabilities: result.capabilities ?? {},
+  };
+  if (result.serverInfo !== undefined) negotiated.serverInfo = result.serverInfo;
+  if (typeof result.instructions === "string") negotiated.instructions = result.instructions;
+  return negotiated;
+}
+
+/** The HTTP status behind a transport error, if there is one. */
+export function httpStatus(error: unknown): number | undefined {
+  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    const data = (e as { data?: { status?: unknown } }).data;
+    if (typeof data?.status === "number") return data.status;
+    const status = (e as { status?: unknown }).status;
+    if (typeof status === "number") return status;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

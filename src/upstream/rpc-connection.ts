@@ -1,0 +1,328 @@
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import { AbortedError, ErrorCode, McplexError, RpcError, TimeoutError } from "../errors.js";
+
+/** A progress notification's payload, as delivered to `onProgress`. */
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Options of one outgoing request. */
+export interface RpcRequestOptions {
+  signal?: AbortSignal;
+  /** Milliseconds without an answer (or progress) before the request fails. */
+  timeout?: number;
+  /** Receives progress notifications; each one also restarts the timeout. */
+  onProgress?: (progress: Progress) => void;
+  /** Merged into `params._meta` (after the connection's own `_meta`). */
+  meta?: Record<string, unknown>;
+}
+
+/** Context handed to the handler of a request that the peer sent us. */
+export interface IncomingRequestContext {
+  signal: AbortSignal;
+  /** Sends a notification tied to this request (transports may route it to the request's stream). */
+  notify(method: string, params?: Record<string, unknown>): Promise<void>;
+}
+
+export type IncomingRequestHandler = (
+  method: string,
+  params: Record<string, unknown> | undefined,
+  context: IncomingRequestContext,
+) => Promise<unknown>;
+
+export type NotificationHandler = (method: string, params: Record<string, unknown> | undefined) => void;
+
+/** Options of an {@link RpcConnection}. */
+export interface RpcConnectionOptions {
+  /** Server name, carried by every error this connection produces. */
+  server: string;
+  /** Default per-request timeout in ms. */
+  timeout: number;
+  onRequest?: IncomingRequestHandler;
+  onNotification?: NotificationHandler;
+  /** Called once when the transport closes, with the reason if it was not a local close. */
+  onClose?: (error?: Error) => void;
+  /** Added to every request's `params._meta` (2026: protocol version, client info, capabilities). */
+  meta?: () => Record<string, unknown> | undefined;
+}
+
+interface Pending {
+  method: string;
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout | undefined;
+  onProgress: ((progress: Progress) => void) | undefined;
+  cleanup: (() => void) | undefined;
+}
+
+type Params = Record<string, unknown> | undefined;
+
+/**
+ * A JSON-RPC 2.0 peer over an SDK `Transport`: request/response correlation,
+ * timeouts that progress extends, cancellation sent upstream, and dispatch of the
+ * peer's own requests and notifications.
+ *
+ * This is the hot path of every forwarded call, so it is ours and lean: messages are
+ * not re-validated here (the transport parsed them; callers check what they use).
+ */
+export class RpcConnection {
+  readonly #transport: Transport;
+  readonly #options: RpcConnectionOptions;
+  readonly #pending = new Map<number, Pending>();
+  readonly #incoming = new Map<string | number, AbortController>();
+  #nextId = 1;
+  #closed = false;
+  #closeError: Error | undefined;
+
+  constructor(transport: Transport, options: RpcConnectionOptions) {
+    this.#transport = transport;
+    this.#options = options;
+    transport.onmessage = (message) => this.#onMessage(message);
+    transport.onclose = () => this.#onClose();
+    transport.onerror = (error) => {
+      // Errors are reported out of band; fatal ones are followed by onclose.
+      this.#closeError ??= error;
+    };
+  }
+
+  /** Starts the underlying transport. */
+  async start(): Promise<void> {
+    await this.#transport.start();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Number of requests waiting for an answer. */
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  /**
+   * Sends a request and resolves with its `result`. Rejects with {@link RpcError} for
+   * a JSON-RPC error answer, {@link TimeoutError}, {@link AbortedError}, or a closed
+   * connection error.
+   */
+  request<T = unknown>(method: string, params?: Params, options: RpcRequestOptions = {}): Promise<T> {
+    const server = this.#options.server;
+    if (this.#closed) {
+      return Promise.reject(
+        new McplexError("UPSTREAM_CLOSED", `${server}: connection is closed`, { server, retryable: true }),
+      );
+    }
+    const signal = options.signal;
+    if (signal?.aborted) {
+      return Promise.reject(new AbortedError(`${server}: ${method} aborted`, { server }, { cause: signal.reason }));
+    }
+    const id = this.#nextId++;
+    const connectionMeta = this.#options.meta?.();
+    let outParams = params;
+    if (connectionMeta !== undefined || options.meta !== undefined || options.onProgress !== undefined) {
+      const meta: Record<string, unknown> = {
+        ...connectionMeta,
+        ...(params?._meta as Record<string, unknown> | undefined),
+        ...options.meta,
+      };
+      if (options.onProgress !== undefined) meta.progressToken = id;
+      outParams = { ...params, _meta: meta };
+    }
+    const message = (
+      outParams === undefined
+        ? { jsonrpc: "2.0", id, method }
+        : { jsonrpc: "2.0", id, method, params: outParams }
+    ) as JSONRPCMessage;
+
+    return new Promise<T>((resolve, reject) => {
+      const pending: Pending = {
+        method,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        timer: undefined,
+        onProgress: options.onProgress,
+        cleanup: undefined,
+      };
+      const timeout = options.timeout ?? this.#options.timeout;
+      if (timeout > 0 && Number.isFinite(timeout)) {
+        pending.timer = setTimeout(() => {
+          this.#fail(id, new TimeoutError(`${server}: ${method} timed out after ${timeout} ms`, { server }));
+          this.#cancel(id, "timeout");
+        }, timeout);
+      }
+      if (signal !== undefined) {
+        const onAbort = () => {
+          this.#fail(id, new AbortedError(`${server}: ${method} aborted`, { server }, { cause: signal.reason }));
+          this.#cancel(id, signal.reason instanceof Error ? signal.reason.message : "aborted by the caller");
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        pending.cleanup = () => signal.removeEventListener("abort", onAbort);
+      }
+      this.#pending.set(id, pending);
+      this.#transport.send(message).catch((error: unknown) => {
+        this.#fail(id, toTransportError(error, server, method));
+      });
+    });
+  }
+
+  /** Sends a notification. */
+  async notify(method: string, params?: Params): Promise<void> {
+    if (this.#closed) return;
+    const message = (
+      params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }
+    ) as JSONRPCMessage;
+    await this.#transport.send(message);
+  }
+
+  /** Closes the transport; pending requests fail with a closed-connection error. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#transport.close();
+    this.#onClose();
+  }
+
+  #cancel(id: number, reason: string): void {
+    if (this.#closed) return;
+    this.notify("notifications/cancelled", { requestId: id, reason }).catch(() => {});
+  }
+
+  #fail(id: number, error: Error): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    this.#pending.delete(id);
+    if (pending.timer !== undefined) clearTimeout(pending.timer);
+    pending.cleanup?.();
+    pending.reject(error);
+  }
+
+  #onMessage(message: JSONRPCMessage): void {
+    const m = message as {
+      id?: string | number;
+      method?: string;
+      params?: Params;
+      result?: unknown;
+      error?: { code: number; message: string; data?: unknown };
+    };
+    if (m.method === undefined) {
+      this.#onResponse(m);
+      return;
+    }
+    if (m.id === undefined) {
+      this.#onNotification(m.method, m.params);
+      return;
+    }
+    this.#onRequest(m.id, m.method, m.params);
+  }
+
+  #onResponse(m: { id?: string | number; result?: unknown; error?: { code: number; message: string; data?: unknown } }) {
+    const id = typeof m.id === "number" ? m.id : Number(m.id);
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return; // late answer to a timed-out or cancelled request
+    this.#pending.delete(id);
+    if (pending.timer !== undefined) clearTimeout(pending.timer);
+    pending.cleanup?.();
+    if (m.error !== undefined) {
+      const e = m.error;
+      pending.reject(
+        new RpcError(
+          typeof e.code === "number" ? e.code : ErrorCode.InternalError,
+          String(e.message),
+          e.data,
+          this.#options.server,
+        ),
+      );
+    } else {
+      pending.resolve(m.result);
+    }
+  }
+
+  #onNotification(method: string, params: Params): void {
+    if (method === "notifications/progress" && params !== undefined) {
+      const pending = this.#pending.get(Number(params.progressToken));
+      if (pending !== undefined) {
+        pending.timer?.refresh();
+        pending.onProgress?.(params as unknown as Progress);
+        return;
+      }
+    } else if (method === "notifications/cancelled" && params !== undefined) {
+      const requestId = params.requestId as string | number;
+      this.#incoming.get(requestId)?.abort(params.reason ?? "cancelled by the server");
+      return;
+    }
+    this.#options.onNotification?.(method, params);
+  }
+
+  #onRequest(id: string | number, method: string, params: Params): void {
+    const respond = (body: { result: unknown } | { error: unknown }) => {
+      this.#incoming.delete(id);
+      if (this.#closed) return;
+      this.#transport
+        .send({ jsonrpc: "2.0", id, ...body } as JSONRPCMessage, { relatedRequestId: id })
+        .catch(() => {});
+    };
+    if (method === "ping") {
+      respond({ result: {} });
+      return;
+    }
+    const handler = this.#options.onRequest;
+    if (handler === undefined) {
+      respond({ error: { code: ErrorCode.MethodNotFound, message: `Method not found: ${method}` } });
+      return;
+    }
+    const controller = new AbortController();
+    this.#incoming.set(id, controller);
+    const context: IncomingRequestContext = {
+      signal: controller.signal,
+      notify: (m, p) =>
+        this.#transport.send(
+          (p === undefined ? { jsonrpc: "2.0", method: m } : { jsonrpc: "2.0", method: m, params: p }) as JSONRPCMessage,
+          { relatedRequestId: id },
+        ),
+    };
+    handler(method, params, context).then(
+      (result) => respond({ result: result ?? {} }),
+      (error: unknown) => respond({ error: toWireError(error) }),
+    );
+  }
+
+  #onClose(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const server = this.#options.server;
+    const cause = this.#closeError;
+    for (const [id] of this.#pending) {
+      const reason = cause === undefined ? "connection closed" : cause.message.replace(`${server}: `, "");
+      this.#fail(
+        id,
+        new McplexError(
+          "UPSTREAM_CLOSED",
+          `${server}: ${reason} before the answer to ${this.#pending.get(id)?.method} arrived`,
+          { server, retryable: true },
+          { cause },
+        ),
+      );
+    }
+    for (const controller of this.#incoming.values()) controller.abort("connection closed");
+    this.#incoming.clear();
+    this.#options.onClose?.(cause);
+  }
+}
+
+/** Turns any thrown value into the JSON-RPC `error` member of an answer. */
+export function toWireError(error: unknown): { code: number; message: string; data?: unknown } {
+  if (error instanceof RpcError) return error.toJSON();
+  if (error instanceof Error) return { code: ErrorCode.InternalError, message: error.message };
+  return { code: ErrorCode.InternalError, message: String(error) };
+}
+
+function toTransportError(error: unknown, server: string, method: string): McplexError {
+  if (error instanceof McplexError) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  return new McplexError(
+    "TRANSPORT_ERROR",
+    `${server}: could not send ${method}: ${detail}`,
+    { server, retryable: true },
+    { cause: error },
+  );
+}

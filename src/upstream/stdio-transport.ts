@@ -1,0 +1,244 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import { McplexError } from "../errors.js";
+import { StderrTail } from "./stderr-tail.js";
+
+/** What to run. */
+export interface StdioServerParams {
+  command: string;
+  args?: string[];
+  /** Added to the inherited safe environment (see {@link defaultEnvironment}). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Largest accepted line from the server, in bytes. Default 64 MiB. */
+  maxLineBytes?: number;
+  /** Server name for error messages. */
+  server?: string;
+}
+
+/**
+ * Environment variables passed to every child, as the SDK does: enough to find
+ * programs and run them, but not the parent's secrets (notably `MCPLEX_SECRET_KEY`).
+ */
+const INHERITED_ENV = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TMPDIR",
+  "TZ",
+  "NODE_EXTRA_CA_CERTS",
+  "NODE_OPTIONS",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "XDG_CONFIG_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_DATA_HOME",
+  "npm_config_cache",
+];
+
+/** The part of `process.env` a child inherits. */
+export function defaultEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of INHERITED_ENV) {
+    const value = process.env[key];
+    if (value !== undefined && !value.startsWith("()")) env[key] = value;
+  }
+  return env;
+}
+
+/** Every live child, so that the process can take them down when it exits. */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Synchronous last resort: whatever way this process ends, its servers end too.
+  process.on("exit", () => {
+    for (const child of liveChildren) child.kill("SIGKILL");
+  });
+}
+
+/**
+ * Newline-delimited JSON-RPC over a child's stdin/stdout, implementing the SDK's
+ * `Transport`. Ours rather than the SDK's because it is the hot path: it frames
+ * and parses without schema validation (the connection checks what it uses), and
+ * it keeps a tail of stderr for error reports.
+ */
+export class StdioClientTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  readonly stderr = new StderrTail();
+  readonly #params: StdioServerParams;
+  #child: ChildProcess | undefined;
+  #buffer = "";
+  #closed = false;
+  #exit: Promise<void> | undefined;
+
+  constructor(params: StdioServerParams) {
+    this.#params = params;
+  }
+
+  /** The child's pid once started. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  async start(): Promise<void> {
+    if (this.#child !== undefined) throw new Error("StdioClientTransport already started");
+    const { command, args = [], env = {}, cwd } = this.#params;
+    const server = this.#params.server ?? command;
+    installExitHook();
+    const child = spawn(command, args, {
+      env: { ...defaultEnvironment(), ...env },
+      cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      windowsHide: true,
+    });
+    this.#child = child;
+    liveChildren.add(child);
+    this.#exit = new Promise((resolve) => child.once("close", () => resolve()));
+
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", () => resolve());
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        liveChildren.delete(child);
+        const hint =
+          error.code === "ENOENT"
+            ? `command "${command}" was not found; check the command and PATH`
+            : error.code === "EACCES"
+              ? `command "${command}" is not executable`
+              : undefined;
+        const failure = new McplexError(
+          "UPSTREAM_START_FAILED",
+          `${server}: could not start "${command}": ${hint ?? error.message}`,
+          { server, transport: "stdio", ...(hint === undefined ? {} : { hint }) },
+          { cause: error },
+        );
+        reject(failure);
+        this.#finish(failure);
+      });
+    });
+
+    const maxLine = this.#params.maxLineBytes ?? 64 * 1024 * 1024;
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => this.#onData(chunk, maxLine));
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (chunk: string) => this.stderr.push(chunk));
+    child.stdin!.on("error", (error) => this.onerror?.(error));
+    child.once("close", (code, signal) => {
+      liveChildren.delete(child);
+      if (!this.#closed) {
+        const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
+        this.#finish(
+          new McplexError("UPSTREAM_CLOSED", `${server}: process ${how}`, {
+            server,
+            transport: "stdio",
+            retryable: true,
+          }),
+        );
+      }
+    });
+  }
+
+  #onData(chunk: string, maxLine: number): void {
+    const buffer = this.#buffer.length === 0 ? chunk : this.#buffer + chunk;
+    let start = 0;
+    let newline = buffer.indexOf("\n");
+    while (newline !== -1) {
+      if (newline > start) this.#onLine(buffer.slice(start, newline));
+      start = newline + 1;
+      newline = buffer.indexOf("\n", start);
+    }
+    const rest = start === 0 ? buffer : buffer.slice(start);
+    if (rest.length > maxLine) {
+      this.onerror?.(new Error(`message larger than ${maxLine} bytes; dropped`));
+      this.#buffer = "";
+      return;
+    }
+    this.#buffer = rest;
+  }
+
+  #onLine(line: string): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      // Servers that print logs to stdout: keep them as stderr so they show in error reports.
+      this.stderr.push(`${line}\n`);
+      return;
+    }
+    if (typeof message === "object" && message !== null && (message as { jsonrpc?: unknown }).jsonrpc === "2.0") {
+      this.onmessage?.(message as JSONRPCMessage);
+    } else {
+      this.stderr.push(`${line}\n`);
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (stdin == null || this.#closed || !stdin.writable) {
+      return Promise.reject(new Error("not connected"));
+    }
+    // Writes are ordered by the stream; waiting for 'drain' here would serialise callers.
+    stdin.write(`${JSON.stringify(message)}\n`);
+    return Promise.resolve();
+  }
+
+  /**
+   * Stops the child in stages: end stdin, then SIGTERM, then SIGKILL, each after a
+   * grace period. Safe to call twice.
+   */
+  async close(graceMs = 2000): Promise<void> {
+    const child = this.#child;
+    if (child === undefined) {
+      this.#finish();
+      return;
+    }
+    const alreadyClosed = this.#closed;
+    this.#closed = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.stdin?.end();
+      const exited = this.#exit!;
+      if (!(await waitFor(exited, graceMs))) {
+        child.kill("SIGTERM");
+        if (!(await waitFor(exited, graceMs))) {
+          child.kill("SIGKILL");
+          await exited;
+        }
+      }
+    }
+    liveChildren.delete(child);
+    if (!alreadyClosed) this.onclose?.();
+  }
+
+  #finish(error?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (error !== undefined) this.onerror?.(error);
+    this.onclose?.();
+  }
+}
+
+async function waitFor(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+  });
+  const result = await Promise.race([promise.then(() => true as const), timeout]);
+  clearTimeout(timer);
+  return result;
+}

@@ -1,0 +1,373 @@
+import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate, Tool } from "@modelcontextprotocol/client";
+import type { ServerConfig } from "../config/types.js";
+import { McplexError, RpcError, UpstreamUnavailableError } from "../errors.js";
+import { Backoff, type BackoffOptions } from "./backoff.js";
+import { type Connected, connect } from "./connect.js";
+import { listAll } from "./list-all.js";
+import type { Implementation } from "./negotiate.js";
+import type { Progress, RpcRequestOptions } from "./rpc-connection.js";
+import { UpstreamStats } from "./upstream-stats.js";
+
+/**
+ * Life of one upstream: `idle` (lazy, not started yet) → `starting` → `ready`;
+ * a crash goes to `reconnecting`; a failed start to `failed` (retried when the
+ * cause may pass); `close()` ends in `stopped`.
+ */
+export type UpstreamState = "idle" | "starting" | "ready" | "failed" | "reconnecting" | "stopped";
+
+/** A request from the server to the client (2025 sampling, elicitation, roots; 2026 input requests). */
+export interface ServerRequest {
+  server: string;
+  method: string;
+  params: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+/** Answers server-to-client requests; throw (or reject) to decline with an error. */
+export type ServerRequestHandler = (request: ServerRequest) => Promise<Record<string, unknown>>;
+
+/** Events an upstream reports. */
+export type UpstreamEvent =
+  | { type: "state"; state: UpstreamState; previous: UpstreamState; error?: string; retryAt?: number }
+  | { type: "list-changed"; kinds: ListKind[] }
+  | { type: "resource-updated"; uri: string }
+  | { type: "notification"; method: string; params?: Record<string, unknown> }
+  | { type: "slow-call"; method: string; name?: string; ms: number };
+
+export type ListKind = "tools" | "resources" | "resourceTemplates" | "prompts";
+
+export interface UpstreamOptions {
+  clientInfo: Implementation;
+  onEvent: (event: UpstreamEvent) => void;
+  /** Handler of server-to-client requests; without one they are declined. */
+  onServerRequest?: () => ServerRequestHandler | undefined;
+  backoff?: BackoffOptions;
+  /** Calls slower than this are counted and reported. Default 5000 ms. */
+  slowMs?: number;
+  /** Pin a protocol revision instead of negotiating. */
+  protocolVersion?: string;
+}
+
+/** Per-call options. */
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  timeout?: number;
+  onProgress?: (progress: Progress) => void;
+}
+
+/** Consecutive failures after which the breaker opens: retries slow to once every 5 minutes. */
+const BREAKER_THRESHOLD = 8;
+const BREAKER_DELAY_MS = 5 * 60_000;
+
+const SERVER_REQUEST_METHODS = new Set(["sampling/createMessage", "elicitation/create", "roots/list"]);
+
+/**
+ * One server connection: connects, negotiates, lists, reconnects with backoff after
+ * a crash, and answers for itself only (it knows nothing of other servers).
+ */
+export class Upstream {
+  readonly config: ServerConfig;
+  readonly stats: UpstreamStats;
+  tools: Tool[] = [];
+  resources: Resource[] = [];
+  resourceTemplates: ResourceTemplate[] = [];
+  prompts: Prompt[] = [];
+  /** When the lists were last fetched, and how long the server said they stay fresh (2026 `ttlMs`). */
+  listedAt = 0;
+  ttlMs: number | undefined;
+
+  readonly #options: UpstreamOptions;
+  readonly #backoff: Backoff;
+  #state: UpstreamState;
+  #error: McplexError | undefined;
+  #retryAt: number | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #connected: Connected | undefined;
+  #connectedAt = 0;
+  #starting: Promise<void> | undefined;
+  #abort: AbortController | undefined;
+
+  constructor(config: ServerConfig, options: UpstreamOptions) {
+    this.config = config;
+    this.#options = options;
+    this.#backoff = new Backoff(options.backoff);
+    this.stats = new UpstreamStats(options.slowMs);
+    this.#state = config.lazy ? "idle" : "stopped";
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+  get state(): UpstreamState {
+    return this.#state;
+  }
+  get error(): McplexError | undefined {
+    return this.#error;
+  }
+  /** When the next reconnect attempt is due (epoch ms), while failed or reconnecting. */
+  get retryAt(): number | undefined {
+    return this.#retryAt;
+  }
+  get protocolVersion(): string | undefined {
+    return this.#connected?.negotiated.protocolVersion;
+  }
+  get serverInfo(): Implementation | undefined {
+    return this.#connected?.negotiated.serverInfo;
+  }
+  get capabilities(): Record<string, unknown> | undefined {
+    return this.#connected?.negotiated.capabilities;
+  }
+  get instructions(): string | undefined {
+    return this.#connected?.negotiated.instructions;
+  }
+  /** The transport in use (`sse` after a Streamable HTTP fallback). */
+  get transport(): ServerConfig["transport"] {
+    return this.#connected?.transport ?? this.config.transport;
+  }
+  get pid(): number | undefined {
+    return this.#connected?.pid;
+  }
+  /** The last lines the server wrote to stderr. */
+  get stderr(): string {
+    return this.#connected?.stderr.text() ?? "";
+  }
+
+  /**
+   * Connects (if not connected) and resolves when ready; rejects with the start
+   * error. Concurrent calls share one attempt.
+   */
+  start(): Promise<void> {
+    if (this.#state === "ready") return Promise.resolve();
+    this.#starting ??= this.#attempt().finally(() => {
+      this.#starting = undefined;
+    });
+    return this.#starting;
+  }
+
+  async #attempt(): Promise<void> {
+    clearTimeout(this.#retryTimer);
+    this.#retryAt = undefined;
+    const wasReconnecting = this.#state === "reconnecting";
+    if (!wasReconnecting) this.#setState("starting");
+    this.#abort = new AbortController();
+    const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.config.startTimeout)]);
+    let connected: Connected | undefined;
+    try {
+      connected = await connect(this.config, {
+        clientInfo: this.#options.clientInfo,
+        capabilities: this.#capabilities(),
+        onRequest: (method, params, context) => this.#onServerRequest(method, params ?? {}, context.signal),
+        onNotification: (method, params) => this.#onNotification(method, params),
+        onClose: (error) => this.#onClose(connected, error),
+        signal,
+        ...(this.#options.protocolVersion === undefined ? {} : { protocolVersion: this.#options.protocolVersion }),
+      });
+      this.#connected = connected;
+      await this.#refreshLists(["tools", "resources", "resourceTemplates", "prompts"], signal);
+    } catch (error) {
+      if (connected !== undefined) {
+        this.#connected = undefined;
+        await connected.connection.close().catch(() => {});
+      }
+      if (this.#state === "stopped") throw this.#stoppedError();
+      const failure =
+        error instanceof McplexError
+          ? error
+          : new McplexError(
+              "UPSTREAM_START_FAILED",
+              `${this.name}: failed to start: ${(error as Error).message}`,
+              { server: this.name, retryable: true },
+              { cause: error },
+            );
+      this.#error = failure;
+      this.#scheduleRetry(failure.retryable, wasReconnecting ? "reconnecting" : "failed");
+      throw failure;
+    }
+    this.#error = undefined;
+    this.#connectedAt = Date.now();
+    this.#setState("ready");
+  }
+
+  #capabilities(): Record<string, unknown> {
+    const handler = this.#options.onServerRequest?.();
+    // Only advertise what someone can answer: servers then never ask in vain.
+    return handler === undefined ? {} : { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } };
+  }
+
+  /**
+   * Sends one request. Lazy servers start on first use; an unavailable server
+   * fails fast with an error naming it and the next retry.
+   */
+  async request<T = Record<string, unknown>>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: UpstreamRequestOptions = {},
+  ): Promise<T> {
+    if (this.#state !== "ready") {
+      if (this.#state === "idle" || (this.#state === "stopped" && this.config.lazy)) await this.start();
+      else throw this.unavailableError();
+    }
+    const connection = this.#connected!.connection;
+    const startedAt = this.stats.begin();
+    const requestOptions: RpcRequestOptions = {
+      timeout: options.timeout ?? this.config.timeout,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    };
+    let failed = true;
+    try {
+      const result = await connection.request<T>(method, params, requestOptions);
+      failed = false;
+      return result;
+    } finally {
+      const { ms, slow } = this.stats.end(startedAt, failed);
+      if (slow) {
+        const name = typeof params?.name === "string" ? params.name : undefined;
+        this.#options.onEvent({ type: "slow-call", method, ms, ...(name === undefined ? {} : { name }) });
+      }
+    }
+  }
+
+  /** The error a call gets while this server is not ready. */
+  unavailableError(): UpstreamUnavailableError {
+    const retryAt = this.#retryAt;
+    const when = retryAt === undefined ? "" : `; next retry in ${Math.max(0, Math.ceil((retryAt - Date.now()) / 1000))} s`;
+    const reason = this.#error === undefined ? "" : `: ${this.#error.message.split("\n")[0]}`;
+    return new UpstreamUnavailableError(
+      `server "${this.name}" is ${this.#state}${reason}${when}`,
+      { server: this.name, ...(retryAt === undefined ? {} : { retryAt }) },
+      this.#error === undefined ? undefined : { cause: this.#error },
+    );
+  }
+
+  /** Re-fetches the given lists (all pages) and reports the change. */
+  async #refreshLists(kinds: ListKind[], signal?: AbortSignal): Promise<void> {
+    const connected = this.#connected;
+    if (connected === undefined) return;
+    const caps = connected.negotiated.capabilities;
+    const timeout = this.config.timeout;
+    const request = (method: string, params: Record<string, unknown> | undefined) =>
+      connected.connection.request<Record<string, unknown>>(method, params, {
+        timeout,
+        ...(signal === undefined ? {} : { signal }),
+      });
+    let ttl: number | undefined;
+    const fetchKind = async (kind: ListKind) => {
+      const capability = kind === "resourceTemplates" ? "resources" : kind;
+      if (caps[capability] === undefined) return;
+      const listed = await listAll(request, kind);
+      if (listed.ttlMs !== undefined) ttl = ttl === undefined ? listed.ttlMs : Math.min(ttl, listed.ttlMs);
+      (this as unknown as Record<ListKind, unknown[]>)[kind] = listed.items;
+    };
+    await Promise.all(kinds.map(fetchKind));
+    this.listedAt = Date.now();
+    this.ttlMs = ttl;
+    this.#options.onEvent({ type: "list-changed", kinds });
+  }
+
+  /** Re-lists now (used on `list_changed` and when a list's `ttlMs` has passed). */
+  refresh(kinds: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"]): Promise<void> {
+    if (this.#state !== "ready") return Promise.resolve();
+    return this.#refreshLists(kinds).catch(() => {
+      // A failed refresh keeps the previous lists; the connection's own errors surface elsewhere.
+    });
+  }
+
+  #onNotification(method: string, params: Record<string, unknown> | undefined): void {
+    switch (method) {
+      case "notifications/tools/list_changed":
+        void this.refresh(["tools"]);
+        return;
+      case "notifications/prompts/list_changed":
+        void this.refresh(["prompts"]);
+        return;
+      case "notifications/resources/list_changed":
+        void this.refresh(["resources", "resourceTemplates"]);
+        return;
+      case "notifications/resources/updated":
+        if (typeof params?.uri === "string") this.#options.onEvent({ type: "resource-updated", uri: params.uri });
+        return;
+      default:
+        this.#options.onEvent({ type: "notification", method, ...(params === undefined ? {} : { params }) });
+    }
+  }
+
+  async #onServerRequest(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    if (!SERVER_REQUEST_METHODS.has(method)) {
+      throw new RpcError(-32601, `Method not found: ${method}`);
+    }
+    const handler = this.#options.onServerRequest?.();
+    if (handler === undefined) {
+      throw new RpcError(
+        -32601,
+        `mcplex: ${method} declined: this client has no handler for server requests (give the hub an onServerRequest handler)`,
+      );
+    }
+    return handler({ server: this.name, method, params, signal });
+  }
+
+  #onClose(connected: Connected | undefined, error?: Error): void {
+    if (connected === undefined || this.#connected !== connected) return;
+    this.#connected = undefined;
+    if (this.#state === "stopped") return;
+    this.#backoff.connectionEnded(Date.now() - this.#connectedAt);
+    const reason =
+      error instanceof McplexError
+        ? error
+        : new McplexError("UPSTREAM_CLOSED", `${this.name}: connection closed${error ? `: ${error.message}` : ""}`, {
+            server: this.name,
+            retryable: true,
+          });
+    const tail = connected.stderr.text();
+    this.#error =
+      tail === ""
+        ? reason
+        : new McplexError("UPSTREAM_CLOSED", `${reason.message}\n--- stderr ---\n${tail}`, {
+            server: this.name,
+            retryable: true,
+          });
+    this.#scheduleRetry(true, "reconnecting");
+  }
+
+  #scheduleRetry(retryable: boolean, state: UpstreamState): void {
+    if (!retryable) {
+      this.#retryAt = undefined;
+      this.#setState("failed");
+      return;
+    }
+    const delay = this.#backoff.attempt >= BREAKER_THRESHOLD ? BREAKER_DELAY_MS : this.#backoff.next();
+    this.#retryAt = Date.now() + delay;
+    this.#setState(state);
+    this.#retryTimer = setTimeout(() => {
+      this.start().catch(() => {
+        // The failure is recorded in state and error; the next retry is scheduled.
+      });
+    }, delay);
+    this.#retryTimer.unref();
+  }
+
+  #setState(state: UpstreamState): void {
+    const previous = this.#state;
+    if (previous === state && state !== "reconnecting" && state !== "failed") return;
+    this.#state = state;
+    const event: UpstreamEvent = { type: "state", state, previous };
+    if (this.#error !== undefined && state !== "ready") event.error = this.#error.message;
+    if (this.#retryAt !== undefined) event.retryAt = this.#retryAt;
+    this.#options.onEvent(event);
+  }
+
+  #stoppedError(): McplexError {
+    return new McplexError("UPSTREAM_CLOSED", `${this.name}: stopped`, { server: this.name });
+  }
+
+  /** Stops the server (child processes in stages); safe to call twice. */
+  async close(): Promise<void> {
+    clearTimeout(this.#retryTimer);
+    this.#retryAt = undefined;
+    const connected = this.#connected;
+    this.#connected = undefined;
+    if (this.#state !== "stopped") this.#setState("stopped");
+    this.#abort?.abort(this.#stoppedError());
+    await connected?.connection.close();
+  }
+}
