@@ -75,14 +75,32 @@ export class McplexError extends Error {
   }
 }
 
-/** The config file or one of its fields is wrong; `path` names the field. */
+/** One problem found in a config file. `path` is empty for file-level problems (syntax, I/O). */
+export interface ConfigIssue {
+  code: McplexErrorCode;
+  /** Dotted path of the field, e.g. `servers.github.env.GITHUB_TOKEN`; arrays as `args[2]`. */
+  path: string;
+  /** What is wrong and how to fix it, without the path. */
+  message: string;
+  /** 1-based position in the file, when known (syntax errors). */
+  line?: number;
+  column?: number;
+}
+
+/**
+ * The config file or one of its fields is wrong; `path` names the (first) field.
+ * `issues` lists every problem found, so a user can fix them all in one go.
+ */
 export class ConfigError extends McplexError {
+  readonly issues: ConfigIssue[];
+
   constructor(
     message: string,
-    fields: ErrorFields & { code?: McplexErrorCode } = {},
+    fields: ErrorFields & { code?: McplexErrorCode; issues?: ConfigIssue[] } = {},
     options?: { cause?: unknown },
   ) {
     super(fields.code ?? "CONFIG_INVALID", message, fields, options);
+    this.issues = fields.issues ?? [{ code: this.code, path: fields.path ?? "", message }];
   }
 }
 

@@ -30,6 +30,8 @@ interface ServerCommon {
    */
   prefix?: string;
   tools: ToolFilter;
+  /** Pin one protocol revision (e.g. `"2025-11-25"`) instead of negotiating. */
+  protocolVersion?: string;
 }
 
 export interface StdioServerConfig extends ServerCommon {

@@ -1,0 +1,152 @@
+import type { UriTemplateMatcher } from "./resource-routing.js";
+import { qualifyUri } from "./resource-routing.js";
+import type { ServerSlot } from "./server-slot.js";
+import { assignNames, type NameCandidate } from "./tool-naming.js";
+import type {
+  CatalogCollision,
+  CatalogPrompt,
+  CatalogResource,
+  CatalogResourceTemplate,
+  CatalogTool,
+} from "./types.js";
+
+/** The merged view over all servers, rebuilt (linearly) after any change. */
+export interface CatalogIndex {
+  tools: CatalogTool[];
+  toolsByName: Map<string, CatalogTool>;
+  prompts: CatalogPrompt[];
+  promptsByName: Map<string, CatalogPrompt>;
+  resources: CatalogResource[];
+  /** By exposed URI (unique raw URIs and qualified forms). */
+  resourcesByUri: Map<string, CatalogResource>;
+  /** By original URI, every server listing it, in server order. */
+  resourcesByOriginalUri: Map<string, CatalogResource[]>;
+  resourceTemplates: CatalogResourceTemplate[];
+  templateMatchers: UriTemplateMatcher[];
+  collisions: CatalogCollision[];
+}
+
+/** Copies the keys of `from` that are defined; keeps entries free of `key: undefined`. */
+function defined<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
+  return out;
+}
+
+function named<T>(
+  slots: readonly ServerSlot[],
+  pick: (slot: ServerSlot) => ReadonlyArray<T & { candidate: NameCandidate }>,
+) {
+  const items = slots.flatMap((slot) => pick(slot).map((item) => ({ slot, item })));
+  const assignment = assignNames(items.map(({ item }) => item.candidate));
+  return { items, ...assignment };
+}
+
+/**
+ * Merges prepared server slots, given in server order, into one index: assigns exposed names,
+ * qualifies duplicated URIs and gathers collision records. Linear in the number of entries.
+ */
+export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
+  const collisions: CatalogCollision[] = [];
+
+  const tools = named(slots, (s) => s.tools);
+  const toolEntries = tools.items.map(({ slot, item }, i): CatalogTool => {
+    const { tool } = item;
+    return {
+      name: tools.names[i]!,
+      originalName: tool.name,
+      server: slot.server,
+      ...defined(tool, ["title", "description"] as const),
+      inputSchema: tool.inputSchema,
+      ...defined(tool, ["outputSchema", "annotations"] as const),
+      available: slot.state === "ready",
+      tool,
+    };
+  });
+  for (const c of tools.collisions) collisions.push({ kind: "tool", ...c });
+
+  const prompts = named(slots, (s) => s.prompts);
+  const promptEntries = prompts.items.map(({ slot, item }, i): CatalogPrompt => {
+    const { prompt } = item;
+    return {
+      name: prompts.names[i]!,
+      originalName: prompt.name,
+      server: slot.server,
+      ...defined(prompt, ["title", "description", "arguments"] as const),
+      available: slot.state === "ready",
+      prompt,
+    };
+  });
+  for (const c of prompts.collisions) collisions.push({ kind: "prompt", ...c });
+
+  const uriCount = new Map<string, number>();
+  for (const slot of slots)
+    for (const r of slot.resources) uriCount.set(r.uri, (uriCount.get(r.uri) ?? 0) + 1);
+  const resourcesByOriginalUri = new Map<string, CatalogResource[]>();
+  const resourceEntries = slots.flatMap((slot) =>
+    slot.resources.map((resource): CatalogResource => {
+      const shared = (uriCount.get(resource.uri) ?? 0) > 1;
+      const entry: CatalogResource = {
+        uri: shared ? qualifyUri(slot.server, resource.uri) : resource.uri,
+        originalUri: resource.uri,
+        server: slot.server,
+        name: resource.name,
+        ...defined(resource, ["title", "description", "mimeType"] as const),
+        available: slot.state === "ready",
+        resource,
+      };
+      const owners = resourcesByOriginalUri.get(resource.uri);
+      if (owners === undefined) resourcesByOriginalUri.set(resource.uri, [entry]);
+      else owners.push(entry);
+      return entry;
+    }),
+  );
+  for (const [uri, owners] of resourcesByOriginalUri) {
+    if (owners.length < 2) continue;
+    const members = owners.map((o) => ({ server: o.server, originalName: uri, exposedName: o.uri }));
+    collisions.push({ kind: "resource", name: uri, members });
+  }
+
+  const templateEntries: CatalogResourceTemplate[] = [];
+  const templateMatchers: UriTemplateMatcher[] = [];
+  const templateOwners = new Map<string, CatalogResourceTemplate[]>();
+  for (const slot of slots) {
+    for (const { template, match } of slot.templates) {
+      const entry: CatalogResourceTemplate = {
+        uriTemplate: template.uriTemplate,
+        server: slot.server,
+        name: template.name,
+        ...defined(template, ["title", "description", "mimeType"] as const),
+        available: slot.state === "ready",
+        resourceTemplate: template,
+      };
+      templateEntries.push(entry);
+      templateMatchers.push(match);
+      const owners = templateOwners.get(template.uriTemplate);
+      if (owners === undefined) templateOwners.set(template.uriTemplate, [entry]);
+      else owners.push(entry);
+    }
+  }
+  for (const [uriTemplate, owners] of templateOwners) {
+    if (owners.length < 2) continue;
+    const members = owners.map((o) => ({
+      server: o.server,
+      originalName: uriTemplate,
+      exposedName: uriTemplate,
+    }));
+    collisions.push({ kind: "resourceTemplate", name: uriTemplate, members });
+  }
+
+  return {
+    tools: toolEntries,
+    toolsByName: new Map(toolEntries.map((t) => [t.name, t])),
+    prompts: promptEntries,
+    promptsByName: new Map(promptEntries.map((p) => [p.name, p])),
+    resources: resourceEntries,
+    resourcesByUri: new Map(resourceEntries.map((r) => [r.uri, r])),
+    resourcesByOriginalUri,
+    resourceTemplates: templateEntries,
+    templateMatchers,
+    collisions,
+  };
+}

@@ -1,0 +1,289 @@
+import type { ProfileConfig } from "../config/types.js";
+import { ConfigError } from "../errors.js";
+import { buildCatalogIndex, type CatalogIndex } from "./catalog-index.js";
+import { parseQualifiedUri } from "./resource-routing.js";
+import { createServerSlot, type ServerSlot, withState } from "./server-slot.js";
+import { compileToolFilter, type NameMatcher } from "./tool-filter.js";
+import type {
+  CatalogCollision,
+  CatalogOptions,
+  CatalogPrompt,
+  CatalogResource,
+  CatalogResourceTemplate,
+  CatalogTool,
+  ResourceTarget,
+  ServerSnapshot,
+  ServerState,
+} from "./types.js";
+
+interface CompiledProfile {
+  servers: ReadonlySet<string> | undefined;
+  tools: NameMatcher;
+}
+
+interface Listings {
+  tools: readonly CatalogTool[];
+  prompts: readonly CatalogPrompt[];
+  resources: readonly CatalogResource[];
+  resourceTemplates: readonly CatalogResourceTemplate[];
+}
+
+const NO_PROFILE = "\0all";
+
+/**
+ * The merged, namespaced view of the tools, resources, resource templates and prompts of many MCP
+ * servers. Pure data: the hub feeds it server snapshots and asks it where names and URIs go.
+ *
+ * - Exposed names follow the rules of `tool-naming.ts` (symmetric collision handling, so a tool's
+ *   name never changes because an unrelated server came or went).
+ * - Names and URIs are assigned over all servers, whatever the profile, so a name means the same
+ *   thing through every profile. Tools of unavailable servers keep their names and stay listed with
+ *   `available: false` (unless `hideUnavailable`); they still resolve, so a call can fail fast with
+ *   a clear "server unavailable" error instead of "unknown tool".
+ * - A server's `filter` globs match original tool names; a profile's `tools` globs match exposed
+ *   names (what the agent sees, e.g. `github__*`). A profile's `servers` list applies to tools,
+ *   prompts, resources and templates; its `tools` globs to tools only.
+ * - Every change marks the merged index stale; it is rebuilt on the next read in one linear pass
+ *   over per-server caches ({@link ServerSlot}).
+ *
+ * @example
+ * const catalog = Catalog.build([{ server: "github", state: "ready", tools }], { profiles });
+ * const target = catalog.resolveTool("github__search_code", "reviewer");
+ * if (target) await upstreams.get(target.server).callTool(target.originalName, args);
+ */
+export class Catalog {
+  readonly #slots = new Map<string, ServerSlot>();
+  readonly #hideUnavailable: boolean;
+  readonly #rank: ReadonlyMap<string, number>;
+  #profiles = new Map<string, CompiledProfile>();
+  #index: CatalogIndex | undefined;
+  #listings = new Map<string, Listings>();
+  #revision = 0;
+
+  constructor(options: CatalogOptions = {}) {
+    this.#hideUnavailable = options.hideUnavailable ?? false;
+    this.#rank = new Map((options.serverOrder ?? []).map((name, i) => [name, i]));
+    this.setProfiles(options.profiles ?? {});
+  }
+
+  /** A catalog holding `snapshots`; the order of `snapshots` does not matter. */
+  static build(snapshots: Iterable<ServerSnapshot>, options?: CatalogOptions): Catalog {
+    const catalog = new Catalog(options);
+    for (const snapshot of snapshots) catalog.setServer(snapshot);
+    return catalog;
+  }
+
+  /** Increases on every change; the gateway can compare it to decide on `list_changed`. */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  /** Adds a server or replaces its listings, state, prefix and filter. */
+  setServer(snapshot: ServerSnapshot): void {
+    this.#slots.set(snapshot.server, createServerSlot(snapshot, this.#slots.get(snapshot.server)));
+    this.#changed();
+  }
+
+  /** Marks a server ready or unavailable, keeping its last listings. `false` if it is unknown. */
+  setServerState(server: string, state: ServerState): boolean {
+    const slot = this.#slots.get(server);
+    if (slot === undefined) return false;
+    if (slot.state !== state) {
+      this.#slots.set(server, withState(slot, state));
+      this.#changed();
+    }
+    return true;
+  }
+
+  /** Removes a server and everything it listed. `false` if it was not there. */
+  removeServer(server: string): boolean {
+    const removed = this.#slots.delete(server);
+    if (removed) this.#changed();
+    return removed;
+  }
+
+  /** Replaces the profiles (after a config reload). */
+  setProfiles(profiles: Record<string, ProfileConfig>): void {
+    this.#profiles = new Map(
+      Object.entries(profiles).map(([name, p]) => [
+        name,
+        {
+          servers: p.servers === undefined ? undefined : new Set(p.servers),
+          tools: compileToolFilter(p.tools),
+        },
+      ]),
+    );
+    this.#listings.clear();
+    this.#revision++;
+  }
+
+  /** Names of the known servers, in server order. */
+  servers(): string[] {
+    return this.#ordered().map((s) => s.server);
+  }
+
+  /** Names of the defined profiles. */
+  profiles(): string[] {
+    return [...this.#profiles.keys()];
+  }
+
+  /**
+   * Servers whose listings have outlived their `ttlMs` at `now` (epoch ms), in server order.
+   * Servers without `listedAt` or `ttlMs` never go stale.
+   */
+  staleServers(now: number): string[] {
+    return this.#ordered()
+      .filter((s) => s.listedAt !== undefined && s.ttlMs !== undefined && now >= s.listedAt + s.ttlMs)
+      .map((s) => s.server);
+  }
+
+  /** Tools visible through `profile` (all when omitted): server order, then listing order. */
+  tools(profile?: string): readonly CatalogTool[] {
+    return this.#list(profile).tools;
+  }
+
+  /** Prompts visible through `profile`, in server order then listing order. */
+  prompts(profile?: string): readonly CatalogPrompt[] {
+    return this.#list(profile).prompts;
+  }
+
+  /** Resources visible through `profile`, in server order then listing order. */
+  resources(profile?: string): readonly CatalogResource[] {
+    return this.#list(profile).resources;
+  }
+
+  /** Resource templates visible through `profile`, in server order then listing order. */
+  resourceTemplates(profile?: string): readonly CatalogResourceTemplate[] {
+    return this.#list(profile).resourceTemplates;
+  }
+
+  /**
+   * Where an exposed tool name goes; `undefined` when unknown or outside `profile`. Tools of
+   * unavailable servers resolve (check `available`).
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  resolveTool(name: string, profile?: string): CatalogTool | undefined {
+    const p = this.#profile(profile);
+    const tool = this.#view().toolsByName.get(name);
+    return tool !== undefined && this.#toolVisible(tool, p) ? tool : undefined;
+  }
+
+  /**
+   * Where an exposed prompt name goes; `undefined` when unknown or outside `profile`.
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  resolvePrompt(name: string, profile?: string): CatalogPrompt | undefined {
+    const p = this.#profile(profile);
+    const prompt = this.#view().promptsByName.get(name);
+    return prompt !== undefined && serverVisible(prompt.server, p) ? prompt : undefined;
+  }
+
+  /**
+   * Where a resource read goes. Tried in order: a listed URI (as exposed), a qualified
+   * `mcplex://server/uri` naming a known server, a raw URI listed by several servers (the first in
+   * server order), then the resource templates in server and listing order.
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  resolveResource(uri: string, profile?: string): ResourceTarget | undefined {
+    const p = this.#profile(profile);
+    const index = this.#view();
+    const listed = index.resourcesByUri.get(uri);
+    if (listed !== undefined && serverVisible(listed.server, p))
+      return target(listed, listed.originalUri, "listed");
+    const qualified = parseQualifiedUri(uri);
+    const slot = qualified === undefined ? undefined : this.#slots.get(qualified.server);
+    if (qualified !== undefined && slot !== undefined && serverVisible(slot.server, p)) {
+      return { server: slot.server, uri: qualified.uri, available: slot.state === "ready", via: "qualified" };
+    }
+    const shared = index.resourcesByOriginalUri.get(uri)?.find((r) => serverVisible(r.server, p));
+    if (shared !== undefined) return target(shared, uri, "listed");
+    const templates = index.resourceTemplates;
+    for (let i = 0; i < templates.length; i++) {
+      const t = templates[i]!;
+      if (serverVisible(t.server, p) && index.templateMatchers[i]!(uri)) return target(t, uri, "template");
+    }
+    return undefined;
+  }
+
+  /** Every collision in the catalog, whatever the profile, sorted by kind then name. */
+  collisions(): readonly CatalogCollision[] {
+    return this.#view().collisions;
+  }
+
+  #changed(): void {
+    this.#index = undefined;
+    this.#listings.clear();
+    this.#revision++;
+  }
+
+  #ordered(): ServerSlot[] {
+    const rank = (s: string) => this.#rank.get(s) ?? Number.POSITIVE_INFINITY;
+    return [...this.#slots.values()].sort((a, b) => {
+      const byRank = rank(a.server) - rank(b.server);
+      if (byRank !== 0 && !Number.isNaN(byRank)) return byRank;
+      return compare(a.server, b.server);
+    });
+  }
+
+  #view(): CatalogIndex {
+    if (this.#index === undefined) {
+      const index = buildCatalogIndex(this.#ordered());
+      index.collisions.sort((a, b) => compare(a.kind, b.kind) || compare(a.name, b.name));
+      this.#index = index;
+    }
+    return this.#index;
+  }
+
+  #profile(name: string | undefined): CompiledProfile | undefined {
+    if (name === undefined) return undefined;
+    const profile = this.#profiles.get(name);
+    if (profile !== undefined) return profile;
+    const known = [...this.#profiles.keys()];
+    throw new ConfigError(`Unknown profile "${name}"`, {
+      path: `profiles.${name}`,
+      hint: known.length === 0 ? "No profiles are defined." : `Defined profiles: ${known.join(", ")}.`,
+    });
+  }
+
+  #toolVisible(tool: CatalogTool, profile: CompiledProfile | undefined): boolean {
+    return serverVisible(tool.server, profile) && (profile === undefined || profile.tools(tool.name));
+  }
+
+  #list(profileName: string | undefined): Listings {
+    const key = profileName ?? NO_PROFILE;
+    const cached = this.#listings.get(key);
+    if (cached !== undefined) return cached;
+    const p = this.#profile(profileName);
+    const index = this.#view();
+    const shown = (e: { server: string; available: boolean }) =>
+      (e.available || !this.#hideUnavailable) && serverVisible(e.server, p);
+    const listings: Listings = {
+      tools: index.tools.filter((t) => shown(t) && this.#toolVisible(t, p)),
+      prompts: index.prompts.filter(shown),
+      resources: index.resources.filter(shown),
+      resourceTemplates: index.resourceTemplates.filter(shown),
+    };
+    this.#listings.set(key, listings);
+    return listings;
+  }
+}
+
+/** Code-unit order: the same on every machine, unlike `localeCompare`. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function serverVisible(server: string, profile: CompiledProfile | undefined): boolean {
+  return profile?.servers === undefined || profile.servers.has(server);
+}
+
+function target(
+  entry: { server: string; available: boolean },
+  uri: string,
+  via: ResourceTarget["via"],
+): ResourceTarget {
+  return { server: entry.server, uri, available: entry.available, via };
+}

@@ -1,0 +1,97 @@
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from "@modelcontextprotocol/client";
+import { compileUriTemplate, type UriTemplateMatcher } from "./resource-routing.js";
+import { compileToolFilter } from "./tool-filter.js";
+import { type NameCandidate, plainName } from "./tool-naming.js";
+import type { ServerSnapshot, ServerState } from "./types.js";
+
+/**
+ * The catalog's per-server cache: a snapshot already filtered, de-duplicated and prepared for
+ * naming (plain names computed, hashes memoised, templates compiled), so that merging all servers
+ * again after one of them changed is a linear pass with no hashing or glob compiling.
+ */
+export interface ServerSlot {
+  readonly server: string;
+  readonly state: ServerState;
+  readonly listedAt: number | undefined;
+  readonly ttlMs: number | undefined;
+  readonly tools: ReadonlyArray<{ readonly tool: Tool; readonly candidate: NameCandidate }>;
+  readonly prompts: ReadonlyArray<{ readonly prompt: Prompt; readonly candidate: NameCandidate }>;
+  readonly resources: readonly Resource[];
+  readonly templates: ReadonlyArray<{
+    readonly template: ResourceTemplate;
+    readonly match: UriTemplateMatcher;
+  }>;
+}
+
+function firstBy<T>(items: readonly T[] | undefined, key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const item of items ?? []) {
+    const k = key(item);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(item);
+  }
+  return out;
+}
+
+function candidates<T extends { name: string }>(
+  server: string,
+  prefix: string,
+  items: readonly T[],
+  previous: ReadonlyArray<{ candidate: NameCandidate }> | undefined,
+): Array<{ item: T; candidate: NameCandidate }> {
+  // Hashes depend on (server, name) only, so they survive a re-listing or a prefix change.
+  const hashes = new Map<string, string>();
+  for (const p of previous ?? [])
+    if (p.candidate.hash !== undefined) hashes.set(p.candidate.originalName, p.candidate.hash);
+  return items.map((item) => {
+    const candidate: NameCandidate = { server, originalName: item.name, plain: plainName(prefix, item.name) };
+    const hash = hashes.get(item.name);
+    if (hash !== undefined) candidate.hash = hash;
+    return { item, candidate };
+  });
+}
+
+/**
+ * Prepares a snapshot. A server listing the same tool/prompt name or resource URI/template twice
+ * keeps the first. Tools denied by the server's filter (matched against the original name) are
+ * dropped here and take no part in naming. `previous` is the server's former slot, whose memoised
+ * hashes are reused.
+ */
+export function createServerSlot(snapshot: ServerSnapshot, previous?: ServerSlot): ServerSlot {
+  const { server } = snapshot;
+  const prefix = snapshot.prefix ?? server;
+  const visible = compileToolFilter(snapshot.filter);
+  const tools = firstBy(snapshot.tools, (t) => t.name).filter((t) => visible(t.name));
+  const prompts = firstBy(snapshot.prompts, (p) => p.name);
+  return {
+    server,
+    state: snapshot.state,
+    listedAt: snapshot.listedAt,
+    ttlMs: snapshot.ttlMs,
+    tools: candidates(server, prefix, tools, previous?.tools).map(({ item, candidate }) => ({
+      tool: item,
+      candidate,
+    })),
+    prompts: candidates(server, prefix, prompts, previous?.prompts).map(({ item, candidate }) => ({
+      prompt: item,
+      candidate,
+    })),
+    resources: firstBy(snapshot.resources, (r) => r.uri),
+    templates: firstBy(snapshot.resourceTemplates, (t) => t.uriTemplate).map((template) => ({
+      template,
+      match: compileUriTemplate(template.uriTemplate),
+    })),
+  };
+}
+
+/** The same slot with another state; nothing is recomputed. */
+export function withState(slot: ServerSlot, state: ServerState): ServerSlot {
+  return { ...slot, state };
+}

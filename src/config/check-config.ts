@@ -1,0 +1,227 @@
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+import picomatch from "picomatch";
+import { ConfigError, type ConfigIssue, McplexError } from "../errors.js";
+import { joinPath } from "./config-issues.js";
+import { type LoadConfigOptions, loadConfig } from "./load-config.js";
+import { redact } from "./redact.js";
+import type { McplexConfig, ToolFilter, TransportKind } from "./types.js";
+
+/** Something legal but probably not what the user meant; `path` as in {@link ConfigIssue}. */
+export interface ConfigWarning {
+  path: string;
+  message: string;
+}
+
+/** One server as `mcplex config check` shows it; `target` is redacted. */
+export interface ServerSummary {
+  name: string;
+  transport: TransportKind;
+  enabled: boolean;
+  lazy: boolean;
+  /** The prefix exposed names get (`""` for none), as the catalog will apply it. */
+  prefix: string;
+  /** Command line, URL, or workspace root with its mode; secrets replaced by `***`. */
+  target: string;
+  timeout: number;
+  startTimeout: number;
+}
+
+/** What a config holds, for printing. */
+export interface ConfigSummary {
+  source: string;
+  format: McplexConfig["format"];
+  servers: ServerSummary[];
+  profiles: Array<{ name: string; servers: string[] | "all" }>;
+  tokens: number;
+  llm?: { baseUrl?: string; model?: string; provider?: string; apiKey: boolean };
+  warnings: ConfigWarning[];
+}
+
+/** Result of {@link checkConfig}: a summary, or every problem that stopped loading. */
+export type ConfigCheck =
+  | { ok: true; summary: ConfigSummary }
+  | { ok: false; error: McplexError; issues: ConfigIssue[] };
+
+/** The prefix the catalog derives: the configured one or the server name, made LLM-safe. */
+function effectivePrefix(prefix: string | undefined, name: string): string {
+  return (prefix ?? name).replace(/[^A-Za-z0-9_-]/g, "_");
+}
+
+/**
+ * Summarises a loaded config and lists warnings: profiles or tokens naming what does not
+ * exist, servers whose prefixes collide, tool globs that cannot compile, no enabled server.
+ * Pure: no file system, no network.
+ */
+export function summarizeConfig(config: McplexConfig): ConfigSummary {
+  const warnings: ConfigWarning[] = [];
+  const base = config.format === "mcpServers" ? "mcpServers" : "servers";
+  const names = new Set(config.servers.map((s) => s.name));
+  const byPrefix = new Map<string, string[]>();
+  const servers = config.servers.map((server): ServerSummary => {
+    const prefix = effectivePrefix(server.prefix, server.name);
+    if (server.enabled) byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), server.name]);
+    checkGlobs(server.tools, joinPath(joinPath(base, server.name), "tools"), warnings);
+    const target =
+      server.transport === "stdio"
+        ? [server.command, ...server.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(" ")
+        : server.transport === "workspace"
+          ? `${server.root} (${server.allowWrite ? "read-write" : "read-only"})`
+          : server.url;
+    const { name, transport, enabled, lazy, timeout, startTimeout } = server;
+    return {
+      name,
+      transport,
+      enabled,
+      lazy,
+      prefix,
+      target: redact(target, config.secrets),
+      timeout,
+      startTimeout,
+    };
+  });
+  for (const [prefix, owners] of byPrefix) {
+    if (owners.length < 2) continue;
+    const message =
+      prefix === ""
+        ? `servers ${owners.join(", ")} all expose unprefixed names; equal tool names will be renamed`
+        : `servers ${owners.join(", ")} share the name prefix "${prefix}"; set a distinct "prefix" on one`;
+    warnings.push({ path: joinPath(base, owners[1]!), message });
+  }
+  if (config.servers.length > 0 && !config.servers.some((s) => s.enabled)) {
+    warnings.push({ path: base, message: "no server is enabled" });
+  }
+  const profiles = Object.entries(config.profiles).map(([name, profile]) => {
+    const path = joinPath("profiles", name);
+    profile.servers?.forEach((server, i) => {
+      if (!names.has(server)) {
+        warnings.push({
+          path: joinPath(joinPath(path, "servers"), i),
+          message: `unknown server "${server}"`,
+        });
+      }
+    });
+    checkGlobs(profile.tools, joinPath(path, "tools"), warnings);
+    return { name, servers: profile.servers ?? ("all" as const) };
+  });
+  const seen = new Set<string>();
+  config.tokens.forEach((token, i) => {
+    const path = joinPath("tokens", i);
+    if (token.profile !== undefined && !(token.profile in config.profiles)) {
+      warnings.push({ path: joinPath(path, "profile"), message: `unknown profile "${token.profile}"` });
+    }
+    if (token.token.length < 16) {
+      warnings.push({
+        path: joinPath(path, "token"),
+        message: "is shorter than 16 characters; use a random token",
+      });
+    }
+    if (seen.has(token.token)) warnings.push({ path: joinPath(path, "token"), message: "is used twice" });
+    seen.add(token.token);
+  });
+  const summary: ConfigSummary = {
+    source: config.source,
+    format: config.format,
+    servers,
+    profiles,
+    tokens: config.tokens.length,
+    warnings,
+  };
+  if (config.llm !== undefined) {
+    const { baseUrl, model, provider, apiKey } = config.llm;
+    summary.llm = {
+      ...(baseUrl === undefined ? {} : { baseUrl: redact(baseUrl, config.secrets) }),
+      ...(model === undefined ? {} : { model }),
+      ...(provider === undefined ? {} : { provider }),
+      apiKey: apiKey !== undefined,
+    };
+  }
+  return summary;
+}
+
+function checkGlobs(filter: ToolFilter, path: string, warnings: ConfigWarning[]): void {
+  for (const key of ["allow", "deny"] as const) {
+    filter[key]?.forEach((glob, i) => {
+      try {
+        picomatch.makeRe(glob, { strictBrackets: true });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        warnings.push({
+          path: joinPath(joinPath(path, key), i),
+          message: `glob "${glob}" is invalid: ${reason}`,
+        });
+      }
+    });
+  }
+}
+
+/**
+ * Loads and validates the config without connecting to anything, for `mcplex config check`.
+ * Besides {@link summarizeConfig}'s warnings, it checks the local file system: workspace
+ * roots and `cwd`s exist, stdio commands are found on PATH. Config and secret-store problems
+ * come back as `{ ok: false }`; other errors are thrown.
+ */
+export async function checkConfig(options: LoadConfigOptions = {}): Promise<ConfigCheck> {
+  let config: McplexConfig;
+  try {
+    config = await loadConfig(options);
+  } catch (error) {
+    if (!(error instanceof McplexError)) throw error;
+    const message = error.hint === undefined ? error.message : `${error.message}; ${error.hint}`;
+    const issues = error instanceof ConfigError ? error.issues : [{ code: error.code, path: "", message }];
+    return { ok: false, error, issues };
+  }
+  const summary = summarizeConfig(config);
+  const base = config.format === "mcpServers" ? "mcpServers" : "servers";
+  const env = options.env ?? process.env;
+  for (const server of config.servers) {
+    const path = joinPath(base, server.name);
+    if (server.transport === "workspace" && !(await isDirectory(server.root))) {
+      summary.warnings.push({
+        path: joinPath(path, "root"),
+        message: `directory ${server.root} does not exist`,
+      });
+    }
+    if (server.transport !== "stdio" || !server.enabled) continue;
+    if (server.cwd !== undefined && !(await isDirectory(server.cwd))) {
+      summary.warnings.push({
+        path: joinPath(path, "cwd"),
+        message: `directory ${server.cwd} does not exist`,
+      });
+    }
+    const dir = server.cwd ?? options.cwd ?? process.cwd();
+    if (!(await findExecutable(server.command, server.env.PATH ?? env.PATH ?? "", dir))) {
+      summary.warnings.push({
+        path: joinPath(path, "command"),
+        message: `"${server.command}" is not found on PATH`,
+      });
+    }
+  }
+  return { ok: true, summary };
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
+async function findExecutable(command: string, pathVar: string, cwd: string): Promise<boolean> {
+  if (process.platform === "win32") return true; // PATHEXT lookup is not worth guessing at here
+  const candidates = command.includes("/")
+    ? [isAbsolute(command) ? command : resolve(cwd, command)]
+    : pathVar
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, command));
+  for (const candidate of candidates) {
+    const ok = await access(candidate, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+    if (ok && (await stat(candidate)).isFile()) return true;
+  }
+  return false;
+}

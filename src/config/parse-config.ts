@@ -1,0 +1,192 @@
+import { homedir } from "node:os";
+import { dirname, resolve } from "node:path";
+import { IssueCollector, joinPath } from "./config-issues.js";
+import type { SecretResolver } from "./expand-variables.js";
+import { type ConfigSyntax, parseDocument } from "./parse-document.js";
+import {
+  checkName,
+  type ReadContext,
+  readForeignServer,
+  readMcplexServer,
+  readToolFilter,
+} from "./read-server.js";
+import { urlCredentials } from "./redact.js";
+import type { LlmConfig, McplexConfig, ProfileConfig, ServerConfig, TokenConfig } from "./types.js";
+import { type RawMap, ValueReader } from "./value-reader.js";
+
+/** Options of {@link parseConfig} and {@link normalizeConfig}. */
+export interface ParseConfigOptions {
+  /** File path (or a label such as `"<inline>"`) shown in errors; picks JSON or YAML by extension. */
+  source: string;
+  /** Variables for `${VAR}`; default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Values for `${secret:NAME}`; without it every secret reference is SECRET_MISSING. */
+  secretResolver?: SecretResolver;
+  /** Working directory: `${workspaceFolder}` in VS Code/Cursor files. Default `process.cwd()`. */
+  cwd?: string;
+  /** Base of relative `cwd`/`root` paths. Default: the directory of `source`. */
+  baseDir?: string;
+  /** Force a parser instead of choosing by extension. */
+  syntax?: ConfigSyntax;
+}
+
+/** The dialects a config file can be written in. */
+export type ConfigFormat = Exclude<McplexConfig["format"], "default">;
+
+const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm"];
+const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
+
+/**
+ * Tells the dialects apart. `mcpServers` is Claude Desktop / Cursor / Claude Code. A
+ * `servers` map is both ours and VS Code's: the file is VS Code's when it has VS Code's
+ * `inputs`, or when it has none of our other top-level keys (`profiles`, `tokens`, `llm`) and
+ * a server carries a VS Code transport `type` (stdio, http, sse). In our schema `type` only
+ * takes `workspace` and the transport key is `transport`, so our files never look like that.
+ */
+export function detectFormat(doc: RawMap): ConfigFormat {
+  if ("mcpServers" in doc) return "mcpServers";
+  if ("inputs" in doc && "servers" in doc) return "vscode";
+  const servers = doc.servers;
+  if (servers === null || typeof servers !== "object" || Array.isArray(servers)) return "mcplex";
+  if (TOP_LEVEL_KEYS.some((key) => key !== "servers" && key in doc)) return "mcplex";
+  const entries = Object.values(servers as RawMap);
+  const typed = entries.some(
+    (e) => typeof e === "object" && e !== null && VSCODE_TYPES.has(String((e as RawMap).type)),
+  );
+  return typed ? "vscode" : "mcplex";
+}
+
+/**
+ * Parses, validates and expands the text of a config file in any supported dialect.
+ * Throws a ConfigError listing every problem found (each with its exact path).
+ *
+ * @example
+ * const config = parseConfig(text, { source: "mcplex.yaml", env: process.env });
+ */
+export function parseConfig(text: string, options: ParseConfigOptions): McplexConfig {
+  return normalizeConfig(parseDocument(text, options.source, options.syntax), options);
+}
+
+/**
+ * Validates and expands already-parsed config data (the object form of a config file), for
+ * library users who build their config in code.
+ */
+export function normalizeConfig(data: unknown, options: ParseConfigOptions): McplexConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const issues = new IssueCollector(options.source);
+  const baseEnv = options.env ?? process.env;
+  const env = { workspaceFolder: cwd, userHome: homedir(), ...baseEnv };
+  const reader = new ValueReader(issues, {
+    env,
+    ...(options.secretResolver === undefined ? {} : { secret: options.secretResolver }),
+  });
+  const ctx: ReadContext = { reader, baseDir: options.baseDir ?? dirname(resolve(cwd, options.source)) };
+  if (data !== undefined && data !== null && (typeof data !== "object" || Array.isArray(data))) {
+    issues.add("", "the file must hold a map with a `servers` (or `mcpServers`) key");
+    issues.throwIfAny([]);
+  }
+  const doc = (data ?? {}) as RawMap;
+  const format = detectFormat(doc);
+  const config: McplexConfig = {
+    source: options.source,
+    format,
+    servers: [],
+    profiles: {},
+    tokens: [],
+    secrets: [],
+  };
+  if (format === "mcplex") {
+    // `$schema` (editor support) and `x-*` (YAML anchors to reuse) are not ours to check.
+    const ours = Object.entries(doc).filter(([key]) => key !== "$schema" && !key.startsWith("x-"));
+    reader.knownKeys(Object.fromEntries(ours), "", TOP_LEVEL_KEYS);
+    config.servers = readServers(ctx, doc.servers, "servers", readMcplexServer);
+    config.profiles = readProfiles(reader, doc.profiles);
+    config.tokens = readTokens(reader, doc.tokens);
+    const llm = readLlm(reader, doc.llm);
+    if (llm !== undefined) config.llm = llm;
+  } else {
+    const key = format === "mcpServers" ? "mcpServers" : "servers";
+    config.servers = readServers(ctx, doc[key], key, readForeignServer);
+  }
+  config.secrets = [...reader.secrets];
+  issues.throwIfAny(config.secrets);
+  return config;
+}
+
+type ServerReader = typeof readMcplexServer;
+
+function readServers(ctx: ReadContext, value: unknown, path: string, read: ServerReader): ServerConfig[] {
+  // `servers:` with nothing under it (a starter file) is an empty map, not an error.
+  const node = ctx.reader.map(value ?? undefined, path);
+  const servers: ServerConfig[] = [];
+  for (const [name, entry] of Object.entries(node ?? {})) {
+    const entryPath = joinPath(path, name);
+    const nameOk = checkName(ctx.reader, name, entryPath, "server");
+    const server = read(ctx, name, entry, entryPath);
+    if (server !== undefined && nameOk) servers.push(server);
+  }
+  return servers;
+}
+
+function readProfiles(reader: ValueReader, value: unknown): Record<string, ProfileConfig> {
+  const node = reader.map(value ?? undefined, "profiles");
+  const profiles: Record<string, ProfileConfig> = {};
+  for (const [name, entry] of Object.entries(node ?? {})) {
+    const path = joinPath("profiles", name);
+    checkName(reader, name, path, "profile");
+    const profile = reader.map(entry ?? {}, path);
+    if (profile === undefined) continue;
+    reader.knownKeys(profile, path, ["servers", "tools"]);
+    const servers = reader.stringList(profile.servers, joinPath(path, "servers"));
+    profiles[name] = {
+      ...(servers === undefined ? {} : { servers }),
+      tools: readToolFilter(reader, profile.tools, joinPath(path, "tools")),
+    };
+  }
+  return profiles;
+}
+
+function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    reader.fail("tokens", "must be a list of {token, profile} entries");
+    return [];
+  }
+  const tokens: TokenConfig[] = [];
+  value.forEach((item, i) => {
+    const path = joinPath("tokens", i);
+    const entry = reader.map(item, path);
+    if (entry === undefined) return;
+    reader.knownKeys(entry, path, ["token", "profile"]);
+    if (entry.token === undefined) {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows config syntax
+      reader.fail(path, 'needs a "token"; use "${secret:NAME}" to keep it out of the file');
+      return;
+    }
+    const token = reader.nonEmpty(entry.token, joinPath(path, "token"));
+    const profile = reader.nonEmpty(entry.profile, joinPath(path, "profile"));
+    if (token === undefined) return;
+    reader.secrets.add(token);
+    tokens.push(profile === undefined ? { token } : { token, profile });
+  });
+  return tokens;
+}
+
+function readLlm(reader: ValueReader, value: unknown): LlmConfig | undefined {
+  const node = reader.map(value, "llm");
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, "llm", ["baseUrl", "model", "apiKey", "provider"]);
+  const llm: LlmConfig = {};
+  for (const key of ["baseUrl", "model", "apiKey", "provider"] as const) {
+    const text = reader.nonEmpty(node[key], joinPath("llm", key));
+    if (text !== undefined) llm[key] = text;
+  }
+  if (llm.apiKey !== undefined) reader.secrets.add(llm.apiKey);
+  if (llm.baseUrl !== undefined) {
+    if (!/^https?:\/\/[^/]/i.test(llm.baseUrl) || !URL.canParse(llm.baseUrl)) {
+      reader.fail("llm.baseUrl", 'must be an http(s) URL such as "http://localhost:11434/v1"');
+    }
+    for (const credential of urlCredentials(llm.baseUrl)) reader.secrets.add(credential);
+  }
+  return llm;
+}

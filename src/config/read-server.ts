@@ -1,0 +1,298 @@
+import { homedir } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+import { describeValue, joinPath } from "./config-issues.js";
+import { urlCredentials } from "./redact.js";
+import type { ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
+import type { RawMap, ValueReader } from "./value-reader.js";
+
+/** Defaults applied to every server. */
+export const SERVER_DEFAULTS = { enabled: true, timeout: 60_000, startTimeout: 30_000, lazy: false } as const;
+
+/** Server names: what the catalog can turn into tool-name prefixes, and a shell can type. */
+export const SERVER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+
+const COMMON_KEYS = [
+  "enabled",
+  "timeout",
+  "startTimeout",
+  "lazy",
+  "prefix",
+  "tools",
+  "transport",
+  "type",
+  "protocolVersion",
+];
+const STDIO_KEYS = ["command", "args", "env", "cwd"];
+const REMOTE_KEYS = ["url", "headers"];
+const WORKSPACE_KEYS = ["root", "allowWrite", "rules"];
+/** Every key a server may have in an mcplex file. */
+export const MCPLEX_SERVER_KEYS = [...COMMON_KEYS, ...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS];
+
+const TRANSPORTS = ["stdio", "streamable-http", "http", "sse", "websocket", "workspace"] as const;
+/** `type` values seen in Claude Code, Cursor, VS Code and friends. */
+const FOREIGN_TYPES = [
+  "stdio",
+  "http",
+  "streamable-http",
+  "streamableHttp",
+  "sse",
+  "ws",
+  "websocket",
+] as const;
+
+/** Where relative paths (`cwd`, `root`) are resolved from: the config file's directory. */
+export interface ReadContext {
+  reader: ValueReader;
+  baseDir: string;
+}
+
+/** Checks a server (or profile) name, suggesting a fixed one. */
+export function checkName(reader: ValueReader, name: string, path: string, what: string): boolean {
+  if (SERVER_NAME.test(name)) return true;
+  const fixed =
+    name
+      .replace(/[^A-Za-z0-9_.-]+/g, "-")
+      .replace(/^[.-]+/, "")
+      .slice(0, 64) || "server";
+  reader.fail(
+    path,
+    `${what} name ${describeValue(name)} is not allowed; use 1-64 letters, digits, "_", "-" or "." ` +
+      `(not starting with "." or "-"), e.g. "${fixed}"`,
+  );
+  return false;
+}
+
+/** Resolves `~/x` and relative paths against the config file's directory. */
+export function resolvePath(path: string, baseDir: string): string {
+  if (path === "~" || path.startsWith("~/")) return resolve(homedir(), path.slice(2));
+  return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+/** Reads `{allow: [globs], deny: [globs]}`. */
+export function readToolFilter(reader: ValueReader, value: unknown, path: string): ToolFilter {
+  const node = reader.map(value, path);
+  if (node === undefined) return {};
+  reader.knownKeys(node, path, ["allow", "deny"]);
+  const filter: ToolFilter = {};
+  for (const key of ["allow", "deny"] as const) {
+    const globs = reader.stringList(node[key], joinPath(path, key));
+    globs?.forEach((glob, i) => {
+      if (glob === "")
+        reader.fail(joinPath(joinPath(path, key), i), 'an empty glob matches nothing; use "*"');
+    });
+    if (globs !== undefined) filter[key] = globs;
+  }
+  return filter;
+}
+
+/** Reads one server of an mcplex file (`servers.NAME`). */
+export function readMcplexServer(ctx: ReadContext, name: string, value: unknown, path: string) {
+  const { reader } = ctx;
+  const node = reader.map(value, path);
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, path, MCPLEX_SERVER_KEYS);
+  const type = node.type === undefined ? undefined : reader.string(node.type, joinPath(path, "type"));
+  if (type !== undefined && type !== "workspace") {
+    reader.fail(
+      joinPath(path, "type"),
+      `"type" only takes "workspace" in mcplex files; choose the transport with ` +
+        `"transport: stdio | streamable-http | sse | websocket"`,
+    );
+  }
+  const transport = reader.choice(node.transport, joinPath(path, "transport"), TRANSPORTS);
+  const common = {
+    name,
+    enabled: reader.boolean(node.enabled, joinPath(path, "enabled")) ?? SERVER_DEFAULTS.enabled,
+    timeout: reader.duration(node.timeout, joinPath(path, "timeout")) ?? SERVER_DEFAULTS.timeout,
+    startTimeout:
+      reader.duration(node.startTimeout, joinPath(path, "startTimeout")) ?? SERVER_DEFAULTS.startTimeout,
+    lazy: reader.boolean(node.lazy, joinPath(path, "lazy")) ?? SERVER_DEFAULTS.lazy,
+    tools: readToolFilter(reader, node.tools, joinPath(path, "tools")),
+    ...readPrefix(reader, node.prefix, joinPath(path, "prefix")),
+    ...readProtocolVersion(reader, node.protocolVersion, joinPath(path, "protocolVersion")),
+  };
+  const present = (keys: string[]) => keys.filter((k) => node[k] !== undefined);
+  const misplaced = (keys: string[], kind: string) => {
+    for (const key of present(keys)) reader.fail(joinPath(path, key), `does not apply to ${kind} servers`);
+  };
+  if (type === "workspace" || transport === "workspace") {
+    misplaced([...STDIO_KEYS, ...REMOTE_KEYS], "workspace");
+    return { ...common, ...readWorkspace(ctx, node, path) } satisfies ServerConfig;
+  }
+  misplaced(WORKSPACE_KEYS, 'non-workspace (add "type: workspace")');
+  const hasCommand = node.command !== undefined;
+  const hasUrl = node.url !== undefined;
+  if (hasCommand && hasUrl) {
+    return reader.fail(path, 'has both "command" and "url"; keep "command" for stdio or "url" for remote');
+  }
+  if (!hasCommand && !hasUrl) {
+    return reader.fail(path, 'needs either "command" (stdio) or "url" (http, sse, websocket)');
+  }
+  if (hasCommand) {
+    misplaced(REMOTE_KEYS, "stdio");
+    if (transport !== undefined && transport !== "stdio") {
+      return reader.fail(
+        joinPath(path, "transport"),
+        `is "${transport}" but "command" means stdio; add a "url"`,
+      );
+    }
+    const stdio = readStdio(ctx, node, path);
+    return stdio && ({ ...common, ...stdio } satisfies ServerConfig);
+  }
+  misplaced(STDIO_KEYS, "remote (url)");
+  if (transport === "stdio")
+    return reader.fail(joinPath(path, "transport"), 'is "stdio" but needs a "command"');
+  const remote = readRemote(ctx, node, path, transport === "http" ? "streamable-http" : transport, false);
+  return remote && ({ ...common, ...remote } satisfies ServerConfig);
+}
+
+/**
+ * Reads one server of a Claude Desktop / Cursor `mcpServers` file or a VS Code `servers`
+ * file. Keys those clients add (`disabled`, `autoApprove`, `alwaysAllow`, `envFile`, ...) are
+ * tolerated; `disabled: true` turns the server off. Their `timeout` is not read: clients
+ * disagree on its unit (Cline uses seconds).
+ */
+export function readForeignServer(ctx: ReadContext, name: string, value: unknown, path: string) {
+  const { reader } = ctx;
+  const node = reader.map(value, path);
+  if (node === undefined) return undefined;
+  const type = reader.choice(node.type ?? node.transport, joinPath(path, "type"), FOREIGN_TYPES);
+  const disabled = reader.boolean(node.disabled, joinPath(path, "disabled")) ?? false;
+  const enabled = reader.boolean(node.enabled, joinPath(path, "enabled")) ?? true;
+  const common = {
+    name,
+    ...SERVER_DEFAULTS,
+    enabled: enabled && !disabled,
+    tools: {},
+  };
+  const urlKey = node.url === undefined && node.serverUrl !== undefined ? "serverUrl" : "url";
+  if (type === "stdio" || (type === undefined && node.command !== undefined)) {
+    const stdio = readStdio(ctx, node, path);
+    return stdio && ({ ...common, ...stdio } satisfies ServerConfig);
+  }
+  if (node[urlKey] === undefined) {
+    const need = type === undefined ? '"command" (stdio) or "url" (http, sse)' : `"url" (type ${type})`;
+    return reader.fail(path, `needs ${need}`);
+  }
+  const transport =
+    type === undefined
+      ? undefined
+      : type === "sse"
+        ? "sse"
+        : type === "ws" || type === "websocket"
+          ? "websocket"
+          : "streamable-http";
+  const remote = readRemote(ctx, node, path, transport, true, urlKey);
+  return remote && ({ ...common, ...remote } satisfies ServerConfig);
+}
+
+function readPrefix(reader: ValueReader, value: unknown, path: string): { prefix?: string } {
+  const prefix = reader.string(value, path);
+  if (prefix === undefined) return {};
+  if (!/^[A-Za-z0-9_.-]{0,64}$/.test(prefix)) {
+    reader.fail(
+      path,
+      `${describeValue(prefix)} may only hold letters, digits, "_", "-", "." (or "" for none)`,
+    );
+  }
+  return { prefix };
+}
+
+function readProtocolVersion(
+  reader: ValueReader,
+  value: unknown,
+  path: string,
+): { protocolVersion?: string } {
+  const version = reader.string(value, path);
+  if (version === undefined) return {};
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(version)) {
+    reader.fail(path, `${describeValue(version)} is not a protocol revision; write it like "2025-11-25"`);
+  }
+  return { protocolVersion: version };
+}
+
+function readStdio(ctx: ReadContext, node: RawMap, path: string) {
+  const { reader } = ctx;
+  const command = reader.nonEmpty(node.command, joinPath(path, "command"));
+  const args = reader.stringList(node.args, joinPath(path, "args")) ?? [];
+  const env = reader.stringMap(node.env, joinPath(path, "env")) ?? {};
+  const cwd = reader.nonEmpty(node.cwd, joinPath(path, "cwd"));
+  if (command === undefined) return undefined;
+  return {
+    transport: "stdio" as const,
+    command,
+    args,
+    env,
+    ...(cwd === undefined ? {} : { cwd: resolvePath(cwd, ctx.baseDir) }),
+  };
+}
+
+function readRemote(
+  ctx: ReadContext,
+  node: RawMap,
+  path: string,
+  explicit: "streamable-http" | "sse" | "websocket" | undefined,
+  guessSse: boolean,
+  urlKey = "url",
+) {
+  const { reader } = ctx;
+  const urlPath = joinPath(path, urlKey);
+  const url = reader.nonEmpty(node[urlKey], urlPath);
+  const headers = reader.stringMap(node.headers, joinPath(path, "headers")) ?? {};
+  if (url === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return reader.fail(urlPath, `${describeValue(url)} is not a URL; write it like "https://host/mcp"`);
+  }
+  for (const credential of urlCredentials(url)) reader.secrets.add(credential);
+  const web = parsed.protocol === "http:" || parsed.protocol === "https:";
+  const socket = parsed.protocol === "ws:" || parsed.protocol === "wss:";
+  if (!web && !socket) {
+    return reader.fail(urlPath, `scheme "${parsed.protocol}" is not supported; use http(s):// or ws(s)://`);
+  }
+  // Clients that accept bare `url` entries fall back to SSE for legacy servers; an
+  // endpoint ending in /sse is one of those.
+  const inferred = socket
+    ? "websocket"
+    : guessSse && /\/sse\/?$/.test(parsed.pathname)
+      ? "sse"
+      : "streamable-http";
+  const transport = explicit ?? inferred;
+  if ((transport === "websocket") !== socket) {
+    const want = transport === "websocket" ? "ws:// or wss://" : "http:// or https://";
+    return reader.fail(urlPath, `transport "${transport}" needs a ${want} URL`);
+  }
+  return { transport, url, headers };
+}
+
+function readWorkspace(ctx: ReadContext, node: RawMap, path: string) {
+  const { reader } = ctx;
+  const root = reader.nonEmpty(node.root, joinPath(path, "root")) ?? ".";
+  const allowWrite = reader.boolean(node.allowWrite, joinPath(path, "allowWrite")) ?? false;
+  const rules: WorkspaceRule[] = [];
+  const rulesPath = joinPath(path, "rules");
+  if (node.rules !== undefined && !Array.isArray(node.rules)) {
+    reader.fail(rulesPath, `must be a list of {pattern, ops}, not ${describeValue(node.rules)}`);
+  }
+  (Array.isArray(node.rules) ? node.rules : []).forEach((item, i) => {
+    const rulePath = joinPath(rulesPath, i);
+    const rule = reader.map(item, rulePath);
+    if (rule === undefined) return;
+    reader.knownKeys(rule, rulePath, ["pattern", "ops"]);
+    const pattern = reader.nonEmpty(rule.pattern, joinPath(rulePath, "pattern"));
+    if (rule.pattern === undefined) reader.fail(rulePath, 'needs a "pattern" glob such as "src/**"');
+    const ops = (reader.stringList(rule.ops, joinPath(rulePath, "ops")) ?? []).filter((op, j) => {
+      if (op === "read" || op === "write") return true;
+      reader.fail(
+        joinPath(joinPath(rulePath, "ops"), j),
+        `${describeValue(op)} is not an op; use "read" or "write"`,
+      );
+      return false;
+    }) as WorkspaceRule["ops"];
+    if (rule.ops === undefined) reader.fail(rulePath, 'needs "ops": [read] or [read, write] (or [] to deny)');
+    if (pattern !== undefined) rules.push({ pattern, ops });
+  });
+  return { transport: "workspace" as const, root: resolvePath(root, ctx.baseDir), allowWrite, rules };
+}

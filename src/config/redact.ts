@@ -1,0 +1,90 @@
+/** What a redacted secret is replaced with. */
+export const REDACTED = "***";
+
+/**
+ * Below this length a secret is only replaced where it stands as a whole token, so that a
+ * three-character secret does not turn every "abc" inside longer words into `***`.
+ */
+const SUBSTRING_MIN_LENGTH = 4;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Replaces every occurrence of every secret in `text` with `***`.
+ *
+ * Secrets of 4 characters or more are replaced wherever they occur, longest first (so a
+ * whole `Bearer abc...` goes before its token part). Shorter ones are replaced only as whole
+ * tokens (not inside a longer run of letters/digits), which keeps ordinary text readable
+ * while a short secret printed on its own (`KEY=abc`) is still hidden. Empty strings are
+ * ignored.
+ *
+ * @example
+ * redact("auth failed for ghp_123456", config.secrets) // "auth failed for ***"
+ */
+export function redact(text: string, secrets: readonly string[]): string {
+  if (secrets.length === 0 || text === "") return text;
+  const unique = [...new Set(secrets)].filter((s) => s !== "").sort((a, b) => b.length - a.length);
+  let out = text;
+  for (const secret of unique) {
+    if (secret.length >= SUBSTRING_MIN_LENGTH) {
+      out = out.split(secret).join(REDACTED);
+    } else {
+      out = out.replace(new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(secret)}(?![A-Za-z0-9])`, "g"), REDACTED);
+    }
+  }
+  return out;
+}
+
+/** Env keys, header names and query parameters whose values are treated as credentials. */
+const SECRET_NAME = /token|secret|key|password|passwd|pwd|auth|credential|cookie/i;
+
+/** Whether a value stored under this env key / header / query parameter is a credential. */
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+/**
+ * Values under secret-looking names that are plainly not credentials (`MAX_TOKENS: 4096`,
+ * `USE_AUTH: true`). Adding them would redact every "4096" or "true" from the logs.
+ */
+function looksLikeSetting(value: string): boolean {
+  return value.length < 4 || /^\d{1,6}$/.test(value) || /^(true|false|yes|no|on|off|none|null)$/i.test(value);
+}
+
+/**
+ * The credential parts of a value stored under a secret-looking name: the whole value,
+ * and for `Authorization: Bearer xyz` also `xyz` on its own.
+ */
+export function credentialParts(value: string): string[] {
+  if (looksLikeSetting(value)) return [];
+  const parts = [value];
+  const scheme = /^(?:bearer|basic|token|bot)\s+(\S+)$/i.exec(value.trim());
+  if (scheme?.[1] !== undefined && !looksLikeSetting(scheme[1])) parts.push(scheme[1]);
+  return parts;
+}
+
+/** Credentials inside a URL: the password of `user:pass@host` and secret-named query values. */
+export function urlCredentials(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  if (parsed.password !== "") found.push(parsed.password, safeDecode(parsed.password));
+  for (const [name, value] of parsed.searchParams) {
+    if (isSecretName(name)) found.push(...credentialParts(value));
+  }
+  return found;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

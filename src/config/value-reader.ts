@@ -1,0 +1,143 @@
+import { ConfigError } from "../errors.js";
+import { describeValue, type IssueCollector, joinPath, suggestKey } from "./config-issues.js";
+import { type ExpandContext, expandVariables } from "./expand-variables.js";
+import { parseDuration } from "./parse-duration.js";
+import { credentialParts, isSecretName } from "./redact.js";
+
+/** A parsed YAML/JSON map. */
+export type RawMap = Record<string, unknown>;
+
+/**
+ * Reads typed values out of a parsed document, expanding `${...}` in every string it
+ * reads, recording problems (with their exact path) instead of stopping at the first, and
+ * remembering every credential it sees for redaction.
+ */
+export class ValueReader {
+  /** Values to redact: resolved secrets and values of credential-named fields. */
+  readonly secrets = new Set<string>();
+  private readonly context: ExpandContext;
+
+  constructor(
+    readonly issues: IssueCollector,
+    context: ExpandContext,
+  ) {
+    this.context = { ...context, onSecret: (value) => this.secrets.add(value) };
+  }
+
+  /** Records a problem at `path`. */
+  fail(path: string, message: string): undefined {
+    this.issues.add(path, message);
+    return undefined;
+  }
+
+  /** Marks a value as a credential (whole value, plus the token of `Bearer xyz`). */
+  markSecret(value: string): void {
+    for (const part of credentialParts(value)) this.secrets.add(part);
+  }
+
+  /** A map, or `undefined` (with an issue unless absent). */
+  map(value: unknown, path: string): RawMap | undefined {
+    if (value === undefined) return undefined;
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      return this.fail(path, `must be a map of keys to values, not ${describeValue(value)}`);
+    }
+    return value as RawMap;
+  }
+
+  /** Records every key of `node` that is not in `valid`, with a did-you-mean and the valid keys. */
+  knownKeys(node: RawMap, path: string, valid: readonly string[]): void {
+    for (const key of Object.keys(node)) {
+      if (valid.includes(key)) continue;
+      const guess = suggestKey(key, valid);
+      const hint = guess === undefined ? "" : `did you mean "${guess}"? `;
+      this.fail(joinPath(path, key), `unknown key "${key}"; ${hint}valid keys: ${valid.join(", ")}`);
+    }
+  }
+
+  /**
+   * A string with `${...}` expanded. Numbers and booleans are accepted as their text when
+   * `coerce` is set (YAML reads `PORT: 8080` as a number).
+   */
+  string(value: unknown, path: string, coerce = false): string | undefined {
+    if (value === undefined) return undefined;
+    if (coerce && (typeof value === "number" || typeof value === "boolean")) return String(value);
+    if (typeof value !== "string") {
+      const fix = value === null ? 'give a value or remove the key (use "" for an empty string)' : "quote it";
+      return this.fail(path, `must be a string, not ${describeValue(value)}; ${fix}`);
+    }
+    try {
+      return expandVariables(value, this.context, path);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      this.issues.issues.push(...error.issues);
+      return undefined;
+    }
+  }
+
+  /** A non-empty string. */
+  nonEmpty(value: unknown, path: string): string | undefined {
+    const text = this.string(value, path);
+    if (text === undefined || text.trim() !== "") return text;
+    return this.fail(path, "must not be empty");
+  }
+
+  /** A list of strings (scalars coerced), each expanded. */
+  stringList(value: unknown, path: string): string[] | undefined {
+    if (value === undefined) return undefined;
+    if (!Array.isArray(value))
+      return this.fail(path, `must be a list of strings, not ${describeValue(value)}`);
+    const out: string[] = [];
+    value.forEach((item, i) => {
+      const text = this.string(item, joinPath(path, i), true);
+      if (text !== undefined) out.push(text);
+    });
+    return out;
+  }
+
+  /**
+   * A map of strings (env, headers), each value expanded. Values under credential-looking
+   * keys (`GITHUB_TOKEN`, `Authorization`) are marked as secrets.
+   */
+  stringMap(value: unknown, path: string): Record<string, string> | undefined {
+    const node = this.map(value, path);
+    if (node === undefined) return undefined;
+    const out: Record<string, string> = {};
+    for (const [key, item] of Object.entries(node)) {
+      const text = this.string(item, joinPath(path, key), true);
+      if (text === undefined) continue;
+      out[key] = text;
+      if (isSecretName(key)) this.markSecret(text);
+    }
+    return out;
+  }
+
+  /** A boolean; the strings "true"/"false" are accepted so that `${FLAG:-false}` works. */
+  boolean(value: unknown, path: string): boolean | undefined {
+    if (value === undefined || typeof value === "boolean") return value;
+    const text = typeof value === "string" ? this.string(value, path) : undefined;
+    if (text === "true" || text === "false") return text === "true";
+    if (typeof value === "string" && text === undefined) return undefined;
+    return this.fail(path, `must be true or false, not ${describeValue(text ?? value)}`);
+  }
+
+  /** A duration in ms: a number, or a string such as "30s", "2m", "500ms". */
+  duration(value: unknown, path: string): number | undefined {
+    if (value === undefined) return undefined;
+    const expanded = typeof value === "string" ? this.string(value, path) : value;
+    if (expanded === undefined) return undefined;
+    const ms = parseDuration(expanded);
+    if (ms !== undefined) return ms;
+    return this.fail(
+      path,
+      `${describeValue(expanded)} is not a duration; use milliseconds (30000) or a string ` +
+        `like "30s", "2m", "500ms" (more than 0, at most 24 days)`,
+    );
+  }
+
+  /** One of `choices` (after expansion). */
+  choice<T extends string>(value: unknown, path: string, choices: readonly T[]): T | undefined {
+    const text = this.string(value, path);
+    if (text === undefined || (choices as readonly string[]).includes(text)) return text as T | undefined;
+    return this.fail(path, `${describeValue(text)} is not valid; use one of: ${choices.join(", ")}`);
+  }
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig, redact } from "../../src/config/index.js";
+
+describe("redact", () => {
+  it("replaces every occurrence of each secret", () => {
+    expect(redact("token ghp_abc123 and again ghp_abc123", ["ghp_abc123"])).toBe("token *** and again ***");
+  });
+
+  it("replaces longer secrets first so no tail of one is left", () => {
+    expect(redact("Authorization: Bearer tok-12345", ["tok-12345", "Bearer tok-12345"])).toBe(
+      "Authorization: ***",
+    );
+  });
+
+  it("replaces short secrets only where they stand alone", () => {
+    expect(redact("KEY=abc; abcdef stays; (abc)", ["abc"])).toBe("KEY=***; abcdef stays; (***)");
+  });
+
+  it("ignores empty secrets and escapes regex characters", () => {
+    expect(redact("a.b a+b", ["", "a+"])).toBe("a.b a+b");
+    expect(redact("x a+b y", ["a+b"])).toBe("x *** y");
+  });
+});
+
+describe("secrets collected while loading", () => {
+  const load = (text: string, env: Record<string, string> = {}) =>
+    parseConfig(text, { source: "mcplex.yaml", env });
+
+  it("collects credential-named env values and headers, with the bare bearer token", () => {
+    const config = load(
+      "servers:\n  a:\n    command: x\n    env:\n      API_KEY: key-value-1\n      DB_PASSWORD: pw-value-22\n      LOG_LEVEL: debug\n  b:\n    url: https://h/mcp\n    headers:\n      Authorization: Bearer bearer-value-3\n      Accept: application/json\n",
+    );
+    expect(config.secrets).toEqual(
+      expect.arrayContaining(["key-value-1", "pw-value-22", "Bearer bearer-value-3", "bearer-value-3"]),
+    );
+    expect(config.secrets).not.toContain("debug");
+    expect(config.secrets).not.toContain("application/json");
+  });
+
+  it("does not take settings under secret-looking names for credentials", () => {
+    const config = load(
+      "servers:\n  a:\n    command: x\n    env:\n      MAX_TOKENS: 4096\n      USE_AUTH: true\n",
+    );
+    expect(config.secrets).toEqual([]);
+  });
+
+  it("collects URL passwords and secret query parameters, llm.apiKey and tokens", () => {
+    const config = load(
+      "servers:\n  a:\n    url: https://user:url-pass-99@h/mcp?api_key=query-key-77&page=2\nllm:\n  apiKey: sk-llm-key\ntokens:\n  - token: gateway-token-value\n",
+    );
+    expect(config.secrets).toEqual(
+      expect.arrayContaining(["url-pass-99", "query-key-77", "sk-llm-key", "gateway-token-value"]),
+    );
+    expect(config.secrets).not.toContain("2");
+  });
+});

@@ -1,0 +1,205 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: config texts under test hold ${...} references
+import { describe, expect, it } from "vitest";
+import { type ParseConfigOptions, parseConfig, parseDuration } from "../../src/config/index.js";
+import { ConfigError } from "../../src/errors.js";
+
+function errorOf(text: string, options: Partial<ParseConfigOptions> = {}): ConfigError {
+  try {
+    parseConfig(text, { source: "mcplex.yaml", env: {}, ...options });
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("config validation", () => {
+  it("names a typo'd key with its path, a suggestion and the valid keys", () => {
+    const error = errorOf("servers:\n  github:\n    comand: npx\n");
+    const typo = error.issues.find((i) => i.path === "servers.github.comand");
+    expect(typo?.message).toContain('unknown key "comand"; did you mean "command"?');
+    expect(typo?.message).toMatch(/valid keys: .*command.*args/);
+  });
+
+  it("catches unknown top-level keys but allows $schema and x- anchors", () => {
+    const error = errorOf("server:\n  a:\n    command: x\n");
+    expect(error.path).toBe("server");
+    expect(error.message).toContain('did you mean "servers"?');
+    expect(() =>
+      parseConfig('{"$schema": "s", "x-base": {"a": 1}, "servers": {}}', { source: "m.json" }),
+    ).not.toThrow();
+  });
+
+  it("says a server needs either command or url", () => {
+    const error = errorOf("servers:\n  github:\n    timeout: 10s\n");
+    expect(error.path).toBe("servers.github");
+    expect(error.message).toContain(
+      'servers.github: needs either "command" (stdio) or "url" (http, sse, websocket)',
+    );
+  });
+
+  it("rejects a server with both command and url", () => {
+    expect(errorOf("servers:\n  a:\n    command: x\n    url: http://h/mcp\n").message).toContain(
+      'both "command" and "url"',
+    );
+  });
+
+  it("reports wrong types with the exact path", () => {
+    const error = errorOf(
+      "servers:\n  a:\n    command: x\n    args: --verbose\n    env: [A]\n    enabled: yes-please\n    lazy: 1\n",
+    );
+    const byPath = Object.fromEntries(error.issues.map((i) => [i.path, i.message]));
+    expect(byPath["servers.a.args"]).toMatch(/must be a list of strings/);
+    expect(byPath["servers.a.env"]).toMatch(/must be a map/);
+    expect(byPath["servers.a.enabled"]).toMatch(/must be true or false/);
+    expect(byPath["servers.a.lazy"]).toMatch(/must be true or false/);
+  });
+
+  it("collects every problem in one error, listing them in the message", () => {
+    const error = errorOf(
+      "servers:\n  a:\n    comand: x\n  b:\n    url: ftp://h\n  c:\n    command: x\n    timeout: soon\n",
+    );
+    expect(error.issues.map((i) => i.path)).toEqual([
+      "servers.a.comand",
+      "servers.a",
+      "servers.b.url",
+      "servers.c.timeout",
+    ]);
+    expect(error.message).toMatch(/^mcplex\.yaml has 4 problems:/);
+    expect(error.message).toContain("servers.c.timeout:");
+  });
+
+  it("rejects bad timeouts with the accepted forms as a fix", () => {
+    for (const bad of ["soon", "-5", "0", "10 years", "30x"]) {
+      const error = errorOf(`servers:\n  github:\n    command: x\n    timeout: "${bad}"\n`);
+      expect(error.path).toBe("servers.github.timeout");
+      expect(error.message).toMatch(
+        /is not a duration; use milliseconds \(30000\) or a string like "30s", "2m", "500ms"/,
+      );
+    }
+  });
+
+  it("rejects transports that do not fit the url", () => {
+    expect(errorOf("servers:\n  a:\n    url: http://h/mcp\n    transport: websocket\n").path).toBe(
+      "servers.a.url",
+    );
+    expect(errorOf("servers:\n  a:\n    url: ws://h/mcp\n    transport: sse\n").message).toContain(
+      "http:// or https://",
+    );
+    expect(errorOf("servers:\n  a:\n    url: http://h/mcp\n    transport: grpc\n").message).toMatch(
+      /"grpc" is not valid; use one of: stdio, streamable-http, http, sse, websocket/,
+    );
+    expect(errorOf("servers:\n  a:\n    url: not a url\n").message).toContain("is not a URL");
+  });
+
+  it("rejects keys that belong to another kind of server", () => {
+    const error = errorOf("servers:\n  a:\n    command: x\n    headers: {A: b}\n    root: /tmp\n");
+    expect(error.issues.map((i) => i.path)).toEqual(["servers.a.root", "servers.a.headers"]);
+  });
+
+  it("rejects bad server names with a suggested fix", () => {
+    const error = errorOf('{"servers": {"my server": {"command": "x"}}}', { source: "m.json" });
+    expect(error.path).toBe('servers["my server"]');
+    expect(error.message).toContain('e.g. "my-server"');
+  });
+
+  it("checks workspace rules", () => {
+    const error = errorOf(
+      "servers:\n  w:\n    type: workspace\n    rules:\n      - pattern: src/**\n        ops: [read, delete]\n      - ops: [read]\n",
+    );
+    expect(error.issues.map((i) => i.path)).toEqual(["servers.w.rules[0].ops[1]", "servers.w.rules[1]"]);
+  });
+
+  it("reports YAML syntax errors with file, line and column", () => {
+    const error = errorOf("servers:\n  a:\n    command: x\n    args: [a, b\n  b: {}\n");
+    expect(error.message).toMatch(/^mcplex\.yaml:\d+:\d+: YAML syntax error/);
+    expect(error.issues[0]?.line).toBeGreaterThan(3);
+    const dup = errorOf("servers:\n  a:\n    command: x\n  a:\n    command: y\n");
+    expect(dup.message).toMatch(/^mcplex\.yaml:4:3: YAML syntax error: Map keys must be unique/);
+  });
+
+  it("reports JSON syntax errors with file, line and column", () => {
+    const error = errorOf('{\n  "servers": {\n    "a": { "command" "x" }\n  }\n}', {
+      source: "/etc/mcplex.json",
+    });
+    expect(error.message).toMatch(/^\/etc\/mcplex\.json:3:\d+: JSON syntax error/);
+    expect(error.issues[0]).toMatchObject({ line: 3 });
+  });
+
+  it("never shows a secret in an error, even when the secret is the bad value", () => {
+    const error = errorOf(
+      "servers:\n  a:\n    command: x\n    timeout: ${secret:oops}\n    prefix: ${secret:oops}\n",
+      {
+        secretResolver: (name) => (name === "oops" ? "hunter2 super secret" : undefined),
+      },
+    );
+    expect(error.issues.map((i) => i.path)).toEqual(["servers.a.timeout", "servers.a.prefix"]);
+    expect(error.message).not.toContain("hunter2");
+    expect(JSON.stringify(error.issues)).not.toContain("hunter2");
+    expect(error.message).toContain("***");
+  });
+
+  it("rejects a file that is not a map", () => {
+    expect(errorOf("- a\n- b\n").message).toContain("must hold a map");
+  });
+
+  it("accepts an empty file as a config with no servers", () => {
+    expect(parseConfig("", { source: "mcplex.yaml" }).servers).toEqual([]);
+  });
+});
+
+describe("durations", () => {
+  it("parses numbers as milliseconds and unit strings", () => {
+    expect(parseDuration(1500)).toBe(1500);
+    expect(parseDuration("1500")).toBe(1500);
+    expect(parseDuration("500ms")).toBe(500);
+    expect(parseDuration("30s")).toBe(30_000);
+    expect(parseDuration("2m")).toBe(120_000);
+    expect(parseDuration("1h")).toBe(3_600_000);
+    expect(parseDuration("1m30s")).toBe(90_000);
+    expect(parseDuration("1.5s")).toBe(1500);
+    expect(parseDuration(" 2 m ")).toBe(120_000);
+  });
+
+  it("refuses what a timer could not honour", () => {
+    for (const bad of [
+      0,
+      -1,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      "",
+      "s",
+      "10d",
+      "1m30",
+      "30sec",
+      true,
+      null,
+      "720h",
+    ]) {
+      expect(parseDuration(bad)).toBeUndefined();
+    }
+  });
+});
+
+describe("protocol version pin", () => {
+  it("reads protocolVersion and rejects what is not a revision date", () => {
+    const config = parseConfig("servers:\n  a:\n    command: x\n    protocolVersion: 2025-11-25\n", {
+      source: "m.yaml",
+    });
+    expect(config.servers[0]).toMatchObject({ protocolVersion: "2025-11-25" });
+    expect(errorOf("servers:\n  a:\n    command: x\n    protocolVersion: latest\n").path).toBe(
+      "servers.a.protocolVersion",
+    );
+  });
+});
+
+describe("YAML conveniences", () => {
+  it("merges x- anchors with << and treats an empty servers: as no servers", () => {
+    const config = parseConfig(
+      "x-defaults: &defaults\n  timeout: 10s\n  lazy: true\nservers:\n  a:\n    <<: *defaults\n    command: x\n",
+      { source: "m.yaml" },
+    );
+    expect(config.servers[0]).toMatchObject({ timeout: 10_000, lazy: true });
+    expect(parseConfig("servers:\nprofiles:\n", { source: "m.yaml" }).servers).toEqual([]);
+  });
+});
