@@ -15,6 +15,7 @@ import type {
 import type { McplexConfig, ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
 import { type InputRequestHandler, resolveInputRequired } from "./input-required.js";
+import type { BackoffOptions } from "./upstream/backoff.js";
 import type { Implementation } from "./upstream/negotiate.js";
 import type { Progress } from "./upstream/rpc-connection.js";
 import { connectionKey } from "./upstream/connection-key.js";
@@ -37,6 +38,8 @@ export interface HubOptions {
   slowMs?: number;
   /** Leave tools of unavailable servers out of listings instead of marking them unavailable. */
   hideUnavailable?: boolean;
+  /** Reconnect timing (default 1 s doubling to 30 s, with jitter). */
+  backoff?: BackoffOptions;
 }
 
 /** Per-call options. */
@@ -261,7 +264,16 @@ export class Hub {
 
   /** Starts one server now (for lazy ones), or retries a failed one at once. */
   async startServer(name: string): Promise<void> {
-    await this.#entry(name).upstream.start();
+    const { config, upstream } = this.#entry(name);
+    if (!config.enabled) throw this.#disabled(config.name);
+    await upstream.start();
+  }
+
+  #disabled(name: string): McplexError {
+    return new McplexError("UPSTREAM_UNAVAILABLE", `server "${name}" is disabled in the config`, {
+      server: name,
+      hint: `set servers.${name}.enabled to true`,
+    });
   }
 
   #add(config: ServerConfig): Entry {
@@ -273,6 +285,8 @@ export class Hub {
         onEvent: (event) => this.#onUpstreamEvent(upstream, event),
         onServerRequest: () => this.#serverRequestHandler(upstream),
         ...(this.#options.slowMs === undefined ? {} : { slowMs: this.#options.slowMs }),
+        ...(this.#options.backoff === undefined ? {} : { backoff: this.#options.backoff }),
+        ...(config.protocolVersion === undefined ? {} : { protocolVersion: config.protocolVersion }),
       });
       shared = { upstream, users: new Set() };
       this.#shared.set(key, shared);
@@ -370,12 +384,7 @@ export class Hub {
     options: CallOptions,
   ): Promise<T> {
     const { upstream, config } = entry;
-    if (!config.enabled) {
-      throw new McplexError("UPSTREAM_UNAVAILABLE", `server "${config.name}" is disabled in the config`, {
-        server: config.name,
-        hint: `set servers.${config.name}.enabled to true`,
-      });
-    }
+    if (!config.enabled) throw this.#disabled(config.name);
     const handler = options.onServerRequest;
     if (handler !== undefined) this.#trackHandler(upstream, handler, true);
     try {

@@ -2,6 +2,22 @@
  * mcplex public API. Named exports only: what is listed here is supported.
  */
 
+export { Catalog } from "./catalog/catalog.js";
+export { EXPOSED_NAME_PATTERN } from "./catalog/tool-naming.js";
+export type {
+  CatalogCollision,
+  CatalogOptions,
+  CatalogPrompt,
+  CatalogResource,
+  CatalogResourceTemplate,
+  CatalogTool,
+  ResourceTarget,
+} from "./catalog/types.js";
+export { type ConfigCheck, type ConfigSummary, checkConfig } from "./config/check-config.js";
+export { defaultConfig, type LoadConfigOptions, loadConfig } from "./config/load-config.js";
+export { type ParseConfigOptions, parseConfig } from "./config/parse-config.js";
+export { redact } from "./config/redact.js";
+export { SecretStore, type SecretStoreOptions } from "./config/secret-store.js";
 export type {
   LlmConfig,
   McplexConfig,
@@ -18,6 +34,7 @@ export type {
 export {
   AbortedError,
   ConfigError,
+  type ConfigIssue,
   ErrorCode,
   type ErrorFields,
   McplexError,
@@ -28,3 +45,9 @@ export {
   TimeoutError,
   UpstreamUnavailableError,
 } from "./errors.js";
+export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub.js";
+export type { BackoffOptions } from "./upstream/backoff.js";
+export { SUPPORTED_PROTOCOL_VERSIONS } from "./upstream/negotiate.js";
+export type { Progress } from "./upstream/rpc-connection.js";
+export type { ServerRequest, ServerRequestHandler, UpstreamState } from "./upstream/upstream.js";
+export type { UpstreamStatsSnapshot } from "./upstream/upstream-stats.js";

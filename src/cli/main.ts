@@ -1,2 +1,66 @@
 #!/usr/bin/env node
-console.log("mcplex: skeleton");
+import { McplexError } from "../errors.js";
+import { callCommand } from "./commands/call.js";
+import { chatCommand } from "./commands/chat.js";
+import { configCommand } from "./commands/config.js";
+import { listCommand } from "./commands/list.js";
+import { secretsCommand } from "./commands/secrets.js";
+import { workspaceCommand } from "./commands/workspace.js";
+import { EXIT, printError, UsageError } from "./output.js";
+
+const HELP = `mcplex — one runtime for every MCP server an agent uses
+
+Usage:
+  mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
+  mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
+  mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
+              [--config F] [--profile P] [--json]
+  mcplex config check [--config F] [--json]           validate a config without connecting
+  mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
+  mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
+
+Config: --config FILE, else mcplex.yaml|yml|json in this directory, else a read-only
+workspace server on this directory. Claude Desktop / Cursor "mcpServers" and VS Code
+"servers" files are read as they are.
+
+Exit codes: 0 ok, 1 the tool returned an error, 2 usage or config error, 3 server unavailable.`;
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  list: listCommand,
+  call: callCommand,
+  chat: chatCommand,
+  config: configCommand,
+  secrets: secretsCommand,
+  workspace: workspaceCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    console.log(HELP);
+    return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (command === "--version" || command === "-v") {
+    console.log("0.1.0");
+    return EXIT.ok;
+  }
+  const run = COMMANDS[command];
+  if (run === undefined) {
+    throw new UsageError(`unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(", ")}`);
+  }
+  return run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    printError(error);
+    process.exitCode = error instanceof UsageError || (error instanceof McplexError && error.code.startsWith("CONFIG"))
+      ? EXIT.usage
+      : error instanceof McplexError && error.code.startsWith("SECRET")
+        ? EXIT.usage
+        : EXIT.error;
+  },
+);

@@ -86,6 +86,11 @@ export class StdioClientTransport implements Transport {
   #buffer = "";
   #closed = false;
   #exit: Promise<void> | undefined;
+  #corked = false;
+  readonly #uncork = () => {
+    this.#corked = false;
+    this.#child?.stdin?.uncork();
+  };
 
   constructor(params: StdioServerParams) {
     this.#params = params;
@@ -192,7 +197,14 @@ export class StdioClientTransport implements Transport {
     if (stdin == null || this.#closed || !stdin.writable) {
       return Promise.reject(new Error("not connected"));
     }
-    // Writes are ordered by the stream; waiting for 'drain' here would serialise callers.
+    // Coalesce the writes of one tick into one syscall: with many calls in flight this
+    // is the largest single saving on the path. Writes stay ordered; waiting for
+    // 'drain' here would serialise callers.
+    if (!this.#corked) {
+      this.#corked = true;
+      stdin.cork();
+      process.nextTick(this.#uncork);
+    }
     stdin.write(`${JSON.stringify(message)}\n`);
     return Promise.resolve();
   }

@@ -1,0 +1,149 @@
+/**
+ * Hub benchmark: mcplex `callTool` against the official SDK v2 `Client` and a raw
+ * newline-JSON pipe, all on the same minimal echo server, in one run. Prints ratios;
+ * absolute numbers on shared machines are noise.
+ *
+ *   npx tsx bench/hub-bench.ts [--calls N]
+ */
+import { spawn } from "node:child_process";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { ServerConfig } from "../src/config/types.js";
+import { Hub } from "../src/hub.js";
+
+const ECHO = new URL("./echo-server.mjs", import.meta.url).pathname;
+const argCalls = process.argv.indexOf("--calls");
+const CALLS = argCalls === -1 ? 20_000 : Number(process.argv[argCalls + 1]);
+const SEQUENTIAL = 2_000;
+const IN_FLIGHT = 64;
+
+type Call = () => Promise<unknown>;
+interface Result {
+  callsPerSecond: number;
+  p50: number;
+}
+
+async function measure(call: Call): Promise<Result> {
+  for (let i = 0; i < 500; i++) await call(); // warm up
+  const latencies: number[] = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const t = performance.now();
+    await call();
+    latencies.push(performance.now() - t);
+  }
+  latencies.sort((a, b) => a - b);
+  let next = 0;
+  const start = performance.now();
+  const worker = async () => {
+    while (next++ < CALLS) await call();
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  const seconds = (performance.now() - start) / 1000;
+  return { callsPerSecond: CALLS / seconds, p50: latencies[Math.floor(latencies.length / 2)]! * 1000 };
+}
+
+/** The floor: newline JSON straight into the server's stdin, answers matched by id. */
+async function rawPipe(): Promise<{ call: Call; close: () => void }> {
+  const child = spawn(process.execPath, [ECHO], { stdio: ["pipe", "pipe", "inherit"] });
+  const pending = new Map<number, (v: unknown) => void>();
+  // As lean as a client can be: split on newlines, parse, resolve by id.
+  let buffer = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    buffer += chunk;
+    let start = 0;
+    for (let nl = buffer.indexOf("\n"); nl !== -1; nl = buffer.indexOf("\n", start)) {
+      const m = JSON.parse(buffer.slice(start, nl)) as { id: number; result: unknown };
+      start = nl + 1;
+      pending.get(m.id)?.(m.result);
+      pending.delete(m.id);
+    }
+    buffer = buffer.slice(start);
+  });
+  let id = 0;
+  const request = (method: string, params: unknown) =>
+    new Promise((resolve) => {
+      const n = ++id;
+      pending.set(n, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: n, method, params })}\n`);
+    });
+  await request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } });
+  return {
+    call: () => request("tools/call", { name: "echo", arguments: { message: "hi" } }),
+    close: () => child.stdin.end(),
+  };
+}
+
+async function sdkClient(): Promise<{ call: Call; close: () => Promise<void> }> {
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [ECHO] }));
+  return {
+    call: () => client.callTool({ name: "echo", arguments: { message: "hi" } }),
+    close: () => client.close(),
+  };
+}
+
+function echoServer(name: string, args: string[] = []): ServerConfig {
+  return {
+    name,
+    transport: "stdio",
+    command: process.execPath,
+    args: [ECHO, ...args],
+    env: {},
+    enabled: true,
+    timeout: 60_000,
+    startTimeout: 60_000,
+    lazy: false,
+    tools: {},
+  };
+}
+
+function configOf(servers: ServerConfig[]) {
+  return { source: "bench", format: "mcplex" as const, servers, profiles: {}, tokens: [], secrets: [] };
+}
+
+async function mcplexHub(): Promise<{ call: Call; close: () => Promise<void> }> {
+  const hub = new Hub({ config: configOf([echoServer("echo")]) });
+  await hub.start();
+  return { call: () => hub.callTool("echo__echo", { message: "hi" }), close: () => hub.close() };
+}
+
+async function timeStart(servers: ServerConfig[]): Promise<number> {
+  const hub = new Hub({ config: configOf(servers) });
+  const t = performance.now();
+  await hub.start();
+  const ms = performance.now() - t;
+  if (hub.servers().some((s) => s.state !== "ready")) throw new Error("a bench server failed to start");
+  await hub.close();
+  return ms;
+}
+
+const raw = await rawPipe();
+const floor = await measure(raw.call);
+raw.close();
+const sdk = await sdkClient();
+const sdkResult = await measure(sdk.call);
+await sdk.close();
+const hub = await mcplexHub();
+const hubResult = await measure(hub.call);
+await hub.close();
+
+// 20 servers that each take 100..1000 ms to answer (slow start, not CPU): concurrent start
+// should cost about the slowest one.
+const delays = Array.from({ length: 20 }, (_, i) => 100 + Math.round((900 * i) / 19));
+const slowestAlone = Math.max(await timeStart([echoServer("slow", ["--delay-ms", "1000"])]));
+const twenty = await timeStart(delays.map((d, i) => echoServer(`s${i}`, ["--delay-ms", String(d)])));
+
+const fmt = (n: number) => n.toFixed(0).padStart(9);
+console.log(`echo tool over stdio, ${CALLS} calls with ${IN_FLIGHT} in flight, p50 of ${SEQUENTIAL} sequential calls\n`);
+console.log("                        calls/s    p50 µs");
+console.log(`raw newline-JSON pipe ${fmt(floor.callsPerSecond)} ${fmt(floor.p50)}`);
+console.log(`SDK v2 Client         ${fmt(sdkResult.callsPerSecond)} ${fmt(sdkResult.p50)}`);
+console.log(`mcplex hub.callTool   ${fmt(hubResult.callsPerSecond)} ${fmt(hubResult.p50)}`);
+console.log("");
+const row = (label: string, value: number, target: string) =>
+  console.log(`${label.padEnd(44)} ${value.toFixed(2).padStart(6)}   (target ${target})`);
+row("mcplex / SDK throughput", hubResult.callsPerSecond / sdkResult.callsPerSecond, ">= 3");
+row("mcplex / raw pipe throughput", hubResult.callsPerSecond / floor.callsPerSecond, ">= 0.40");
+row("mcplex / SDK sequential p50", hubResult.p50 / sdkResult.p50, "<= 0.5");
+row("start 20 slow servers / slowest alone", twenty / slowestAlone, "<= 1.5");
+console.log(`(20 servers: ${twenty.toFixed(0)} ms; slowest alone: ${slowestAlone.toFixed(0)} ms)`);

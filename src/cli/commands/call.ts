@@ -1,0 +1,107 @@
+import { parseArgs } from "node:util";
+import type { CallToolResult } from "@modelcontextprotocol/client";
+import { McplexError, NotFoundError } from "../../errors.js";
+import { withHub } from "../hub-session.js";
+import { EXIT, printError, UsageError } from "../output.js";
+
+/** `mcplex call TOOL [JSON_ARGS]`: calls one tool and prints its result. */
+export async function callCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      config: { type: "string", short: "c" },
+      profile: { type: "string", short: "p" },
+      json: { type: "boolean" },
+      timeout: { type: "string" },
+    },
+  });
+  const [name, rawArgs, ...extra] = positionals;
+  if (name === undefined) throw new UsageError("call needs a tool name: mcplex call TOOL [JSON_ARGS]");
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")} (quote the JSON arguments)`);
+  let toolArgs: Record<string, unknown> = {};
+  if (rawArgs !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(rawArgs);
+    } catch (error) {
+      throw new UsageError(`JSON_ARGS is not valid JSON (${(error as Error).message}); example: '{"message":"hi"}'`);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      throw new UsageError('JSON_ARGS must be a JSON object, e.g. \'{"message":"hi"}\'');
+    }
+    toolArgs = parsed as Record<string, unknown>;
+  }
+  const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeout !== undefined && !(timeout > 0)) throw new UsageError("--timeout takes milliseconds, e.g. --timeout 30000");
+
+  return withHub(values.config === undefined ? {} : { config: values.config }, async (hub) => {
+    let result: CallToolResult;
+    try {
+      result = await hub.callTool(name, toolArgs, {
+        ...(values.profile === undefined ? {} : { profile: values.profile }),
+        ...(timeout === undefined ? {} : { timeout }),
+      });
+    } catch (error) {
+      printError(explainNotFound(error, name, hub.servers()));
+      if (error instanceof McplexError && error.code === "UPSTREAM_UNAVAILABLE") return EXIT.unavailable;
+      if (error instanceof NotFoundError) {
+        const server = owner(name, hub.servers());
+        return server !== undefined && server.state !== "ready" ? EXIT.unavailable : EXIT.usage;
+      }
+      return EXIT.error;
+    }
+    if (values.json === true) console.log(JSON.stringify(result));
+    else console.log(formatResult(result));
+    return result.isError === true ? EXIT.toolError : EXIT.ok;
+  });
+}
+
+type Status = { name: string; state: string; error?: string };
+
+/** The server a `server__tool` name points at, when it exists. */
+function owner(name: string, servers: Status[]): Status | undefined {
+  const prefix = name.split("__")[0];
+  return servers.find((s) => s.name.replace(/[^A-Za-z0-9_-]/g, "_") === prefix);
+}
+
+function explainNotFound(error: unknown, name: string, servers: Status[]): unknown {
+  if (!(error instanceof NotFoundError)) return error;
+  const server = owner(name, servers);
+  if (server === undefined || server.state === "ready") return error;
+  return new McplexError(
+    "UPSTREAM_UNAVAILABLE",
+    `tool "${name}" is not available: server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}`,
+    { server: server.name },
+  );
+}
+
+/** Text content as text; other content summarised on one line each. */
+export function formatResult(result: CallToolResult): string {
+  const lines: string[] = [];
+  for (const block of result.content ?? []) {
+    switch (block.type) {
+      case "text":
+        lines.push(block.text);
+        break;
+      case "image":
+      case "audio":
+        lines.push(`[${block.type} ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes]`);
+        break;
+      case "resource_link":
+        lines.push(`[resource link ${block.uri}${block.name ? ` (${block.name})` : ""}]`);
+        break;
+      case "resource": {
+        const resource = block.resource as { uri: string; text?: string; mimeType?: string };
+        lines.push(resource.text ?? `[resource ${resource.uri}${resource.mimeType ? ` ${resource.mimeType}` : ""}]`);
+        break;
+      }
+      default:
+        lines.push(JSON.stringify(block));
+    }
+  }
+  if (lines.length === 0 && result.structuredContent !== undefined) {
+    lines.push(JSON.stringify(result.structuredContent, null, 2));
+  }
+  return lines.join("\n");
+}

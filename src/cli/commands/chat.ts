@@ -1,0 +1,121 @@
+import { createInterface } from "node:readline/promises";
+import { parseArgs } from "node:util";
+import type { AgentEvent } from "../../agent/agent-events.js";
+import type { ChatMessage } from "../../agent/chat-types.js";
+import { resolveLlmConfig } from "../../agent/llm-config.js";
+import { runAgent } from "../../agent/run-agent.js";
+import { withHub } from "../hub-session.js";
+import { EXIT } from "../output.js";
+
+/**
+ * `mcplex chat`: the agent loop on the catalog. The answer's text goes to stdout, tool
+ * activity to stderr; `--json` prints one event per line. Without `-p` it reads prompts
+ * from stdin and keeps the conversation.
+ */
+export async function chatCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: "string", short: "c" },
+      profile: { type: "string" },
+      "base-url": { type: "string" },
+      model: { type: "string", short: "m" },
+      prompt: { type: "string", short: "p" },
+      "max-steps": { type: "string" },
+      json: { type: "boolean" },
+    },
+  });
+  const maxSteps = values["max-steps"] === undefined ? undefined : Number(values["max-steps"]);
+  return withHub(values.config === undefined ? {} : { config: values.config }, async (hub, config) => {
+    const llm = resolveLlmConfig({
+      config: config.llm,
+      flags: {
+        ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
+        ...(values.model === undefined ? {} : { model: values.model }),
+      },
+      env: process.env,
+    });
+    const history: ChatMessage[] = [];
+    const turn = async (prompt: string, signal: AbortSignal): Promise<number> => {
+      history.push({ role: "user", content: prompt });
+      const run = runAgent({
+        hub,
+        llm,
+        messages: [...history],
+        signal,
+        ...(values.profile === undefined ? {} : { profile: values.profile }),
+        ...(maxSteps === undefined ? {} : { maxSteps }),
+      });
+      let code: number = EXIT.ok;
+      for await (const event of run) {
+        if (values.json === true) {
+          console.log(JSON.stringify(event, errorReplacer));
+        } else {
+          printEvent(event);
+        }
+        if (event.type === "done") {
+          history.splice(0, history.length, ...event.messages);
+          if (event.outcome === "error" || event.outcome === "aborted") code = EXIT.error;
+        }
+      }
+      return code;
+    };
+
+    const controller = new AbortController();
+    if (values.prompt !== undefined) return turn(values.prompt, controller.signal);
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
+    let code: number = EXIT.ok;
+    try {
+      for (;;) {
+        const line = await rl.question(process.stdin.isTTY ? "> " : "").catch(() => undefined);
+        if (line === undefined) break;
+        if (line.trim() === "") continue;
+        code = await turn(line, controller.signal);
+      }
+    } finally {
+      rl.close();
+    }
+    return code;
+  });
+}
+
+function printEvent(event: AgentEvent): void {
+  switch (event.type) {
+    case "text-delta":
+      process.stdout.write(event.text);
+      return;
+    case "tool-call":
+      process.stderr.write(`\n[tool] ${event.toolName} ${event.rawArguments}\n`);
+      return;
+    case "tool-result":
+      process.stderr.write(`[tool] ${event.toolName} ${event.isError ? "failed" : "ok"}: ${firstLine(event.output)}\n`);
+      return;
+    case "notice":
+      process.stderr.write(`[note] ${event.message}\n`);
+      return;
+    case "retry":
+      process.stderr.write(`[retry] attempt ${event.attempt} in ${event.delayMs} ms: ${event.error.message}\n`);
+      return;
+    case "error":
+      process.stderr.write(`[error] ${event.error.message}\n`);
+      return;
+    case "done":
+      process.stdout.write("\n");
+      return;
+    default:
+      return;
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+}
+
+/** Errors serialise to their message and code instead of `{}`. */
+function errorReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) {
+    return { name: value.name, message: value.message, ...("code" in value ? { code: value.code } : {}) };
+  }
+  return value;
+}

@@ -1,0 +1,32 @@
+import { loadConfig } from "../config/load-config.js";
+import type { McplexConfig } from "../config/types.js";
+import { Hub } from "../hub.js";
+
+/**
+ * Loads the config, starts a hub, and makes sure it is closed (children stopped)
+ * on SIGINT/SIGTERM as well as after `run` returns.
+ */
+export async function withHub<T>(
+  options: { config?: string; startLazy?: boolean },
+  run: (hub: Hub, config: McplexConfig) => Promise<T>,
+): Promise<T> {
+  const config = await loadConfig(options.config === undefined ? {} : { config: options.config });
+  const hub = new Hub({ config });
+  const stop = (signal: NodeJS.Signals) => {
+    void hub.close().finally(() => process.kill(process.pid, signal));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    await hub.start();
+    if (options.startLazy === true) {
+      const lazy = config.servers.filter((s) => s.enabled && s.lazy).map((s) => hub.startServer(s.name).catch(() => {}));
+      await Promise.all(lazy);
+    }
+    return await run(hub, config);
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    await hub.close();
+  }
+}

@@ -1,0 +1,68 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { startMockLlm } from "../support/mock-llm.js";
+
+let dir: string;
+let config: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mcplex-chat-"));
+  config = join(dir, "mcplex.yaml");
+  await writeFile(
+    config,
+    `servers:\n  fx:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${resolve("test/fixtures/servers/fixture-server.ts")}]\n`,
+  );
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe("mcplex chat", () => {
+  it("answers on stdout and reports tool activity on stderr", async () => {
+    const llm = await startMockLlm({
+      turns: [
+        { toolCalls: [{ name: "fx__echo", arguments: { message: "one" } }, { name: "fx__pid", arguments: {} }] },
+        (request) => {
+          const results = request.body.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+          return { text: `The echo said "${results[0]}".` };
+        },
+      ],
+    });
+    try {
+      const { code, stdout, stderr } = await runCli(
+        ["chat", "--config", config, "--base-url", llm.url, "--model", "mock", "-p", "Echo one, please."],
+        { env: { MCPLEX_LLM_API_KEY: "" } },
+      );
+      expect(code, stderr).toBe(0);
+      expect(stdout.trim()).toBe('The echo said "echo: one".');
+      expect(stderr).toContain("[tool] fx__echo");
+      expect(stderr).toContain("[tool] fx__pid");
+      const sent = llm.requests[0]!.body;
+      expect(sent.model).toBe("mock");
+      expect((sent.tools ?? []).map((t) => t.function.name)).toContain("fx__echo");
+    } finally {
+      await llm.close();
+    }
+  });
+
+  it("prints one JSON event per line with --json", async () => {
+    const llm = await startMockLlm({ turns: [{ text: "Hello there." }] });
+    try {
+      const { code, stdout } = await runCli(["chat", "--config", config, "--base-url", llm.url, "--model", "m", "-p", "hi", "--json"]);
+      expect(code).toBe(0);
+      const events = stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+      expect(events.at(-1)).toMatchObject({ type: "done", outcome: "stop", text: "Hello there." });
+      expect(events.some((e) => e.type === "text-delta")).toBe(true);
+    } finally {
+      await llm.close();
+    }
+  });
+
+  it("says what is missing when no model is configured", async () => {
+    const { code, stderr } = await runCli(["chat", "--config", config, "-p", "hi"], {
+      env: { MCPLEX_LLM_BASE_URL: "", MCPLEX_LLM_MODEL: "" },
+    });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/base-url|baseUrl|model/i);
+  });
+});
