@@ -14,7 +14,7 @@ import type {
 } from "./catalog/types.js";
 import type { McplexConfig, ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
-import { type InputRequestHandler, resolveInputRequired } from "./input-required.js";
+import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
 import type { BackoffOptions } from "./upstream/backoff.js";
 import type { Implementation } from "./upstream/negotiate.js";
 import type { Progress } from "./upstream/rpc-connection.js";
@@ -23,6 +23,7 @@ import {
   type ServerRequestHandler,
   Upstream,
   type UpstreamEvent,
+  type UpstreamRequestOptions,
   type UpstreamState,
 } from "./upstream/upstream.js";
 import type { UpstreamStatsSnapshot } from "./upstream/upstream-stats.js";
@@ -388,13 +389,14 @@ export class Hub {
     const handler = options.onServerRequest;
     if (handler !== undefined) this.#trackHandler(upstream, handler, true);
     try {
-      const requestOptions = {
+      const requestOptions: UpstreamRequestOptions = {
         timeout: options.timeout ?? config.timeout,
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+        signal: options.signal,
+        onProgress: options.onProgress,
       };
       const first = await upstream.request<T>(method, params, requestOptions);
-      // 2026 servers may answer "input required": ask the handler, then retry with the answers.
+      if (!isInputRequired(first)) return first;
+      // A 2026 server needs input: ask the handler, then retry with the answers.
       const inputHandler: InputRequestHandler | undefined = handler ?? this.#options.onServerRequest;
       return await resolveInputRequired<T>(first, {
         server: config.name,

@@ -7,13 +7,14 @@ export type InputRequestHandler = ServerRequestHandler;
 /** Rounds of `input_required` a single call may go through before it is given up. */
 const MAX_ROUNDS = 16;
 
-interface InputRequiredResult {
+export interface InputRequiredResult {
   resultType: "input_required";
   inputRequests?: Record<string, { method?: unknown; params?: unknown }>;
   requestState?: string;
 }
 
-function isInputRequired(result: unknown): result is InputRequiredResult {
+/** Whether a result is a 2026 `input_required` interim result. */
+export function isInputRequired(result: unknown): result is InputRequiredResult {
   return (
     typeof result === "object" &&
     result !== null &&

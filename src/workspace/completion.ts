@@ -1,0 +1,43 @@
+import { readdir } from "node:fs/promises";
+import { isGitPath } from "./permissions.js";
+import type { Sandbox } from "./sandbox.js";
+
+/** Most suggestions returned by {@link completePaths}. */
+export const MAX_COMPLETIONS = 100;
+
+/**
+ * Complete a partial root-relative path: the readable entries of its directory whose names
+ * start with its last segment, directories with a trailing `/`. Never throws; a prefix that
+ * leads nowhere (or outside the root) completes to nothing.
+ *
+ * @example
+ * await completePaths(sandbox, "src/wo") // ["src/workspace/"]
+ */
+export async function completePaths(
+  sandbox: Sandbox,
+  prefix: string,
+  options: { directoriesOnly?: boolean } = {},
+): Promise<string[]> {
+  const slash = prefix.lastIndexOf("/");
+  const dirPart = slash === -1 ? "" : prefix.slice(0, slash);
+  const namePart = slash === -1 ? prefix : prefix.slice(slash + 1);
+  try {
+    const dir = await sandbox.openDirectory(dirPart === "" ? "." : dirPart);
+    const dirents = await readdir(dir.abs, { withFileTypes: true });
+    const shownDir = dirPart === "" ? "" : `${dirPart}/`;
+    const out: string[] = [];
+    for (const d of dirents.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (!d.name.startsWith(namePart)) continue;
+      if (namePart === "" && d.name.startsWith(".")) continue; // dotfiles only when asked for
+      const rel = dir.rel === "" ? d.name : `${dir.rel}/${d.name}`;
+      if (isGitPath(rel) || !sandbox.permissions.check(rel, "read").allowed) continue;
+      const isDir = d.isDirectory();
+      if (options.directoriesOnly && !isDir) continue;
+      out.push(`${shownDir}${d.name}${isDir ? "/" : ""}`);
+      if (out.length >= MAX_COMPLETIONS) break;
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,278 @@
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from "node:fs";
+import picomatch from "picomatch";
+import { looksBinary } from "./file-content.js";
+import type { Sandbox } from "./sandbox.js";
+import { walk } from "./walk.js";
+import { WorkspaceError } from "./workspace-error.js";
+
+/** Options of {@link searchFiles}. */
+export interface SearchOptions {
+  /** Directory to search, relative to the root. Default `"."`. */
+  path?: string;
+  /** Glob on paths relative to `path`; without a `/` it matches base names. Default `**`. */
+  pattern?: string;
+  /** Text (or, with `regex`, a JavaScript regular expression) to find in file contents. */
+  query?: string;
+  regex?: boolean;
+  caseSensitive?: boolean;
+  /** Most matches (or files, without `query`) returned. */
+  maxResults: number;
+  /** Most content bytes read over the whole search. */
+  maxBytes: number;
+  /** Also search paths that `.gitignore` ignores. */
+  includeIgnored?: boolean;
+  signal?: AbortSignal;
+}
+
+/** One line that matched. */
+export interface SearchMatch {
+  path: string;
+  /** 1-based line number. */
+  line: number;
+  /** 1-based column (UTF-16 units) of the first match on the line. */
+  column: number;
+  text: string;
+}
+
+/** What {@link searchFiles} found and how much it looked at. */
+export interface SearchResult {
+  /** Files whose path matched (and, with a query, whose contents matched). */
+  files: Array<{ path: string; size: number }>;
+  matches: SearchMatch[];
+  filesScanned: number;
+  bytesScanned: number;
+  binarySkipped: number;
+  truncated: boolean;
+  truncatedBy?: "maxResults" | "maxBytes";
+}
+
+const YIELD_EVERY_MS = 10;
+const WINDOW = 1024 * 1024;
+const MAX_LINE_TEXT = 400;
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Find files by glob and, optionally, lines by text or regex. Each file is read in windows
+ * into one reused buffer with synchronous calls (a thread-pool round trip per file costs more
+ * than the read itself), yielding to the event loop every few milliseconds so cancellation
+ * and other requests go on. Binary files (a NUL in the first bytes) are skipped, `.gitignore`d
+ * paths too unless `includeIgnored`; the search stops at `maxResults` or once `maxBytes` have
+ * been read. Results come in path order.
+ */
+export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Promise<SearchResult> {
+  const base = await sandbox.openDirectory(options.path ?? ".");
+  const isMatch = picomatch(options.pattern ?? "**", {
+    dot: true,
+    basename: !(options.pattern ?? "").includes("/"),
+  });
+  const matcher = options.query === undefined ? undefined : compileQuery(options.query, options);
+  const result: SearchResult = {
+    files: [],
+    matches: [],
+    filesScanned: 0,
+    bytesScanned: 0,
+    binarySkipped: 0,
+    truncated: false,
+  };
+  const buffer = Buffer.allocUnsafe(WINDOW);
+  let found = 0;
+  let budget = options.maxBytes;
+  let sliceStart = performance.now();
+  const stop = (by: "maxResults" | "maxBytes") => {
+    result.truncated = true;
+    result.truncatedBy = by;
+  };
+
+  for await (const entry of walk(sandbox, base, {
+    maxDepth: Number.POSITIVE_INFINITY,
+    respectGitignore: !options.includeIgnored,
+    ...(options.signal && { signal: options.signal }),
+  })) {
+    if (entry.type !== "file") continue;
+    const sub = base.rel === "" ? entry.rel : entry.rel.slice(base.rel.length + 1);
+    if (!isMatch(sub)) continue;
+    if (found >= options.maxResults) {
+      stop("maxResults");
+      break;
+    }
+    if (performance.now() - sliceStart > YIELD_EVERY_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      options.signal?.throwIfAborted();
+      sliceStart = performance.now();
+    }
+    if (matcher === undefined) {
+      const st = statIfFile(entry.abs);
+      if (st !== undefined) {
+        result.files.push({ path: entry.rel, size: st });
+        found++;
+      }
+      continue;
+    }
+    if (budget <= 0) {
+      stop("maxBytes");
+      break;
+    }
+    const outcome = scanFile(sandbox, entry.abs, entry.rel, matcher, buffer, budget);
+    if (outcome === undefined) continue;
+    budget -= outcome.bytes;
+    result.bytesScanned += outcome.bytes;
+    if (outcome.binary) {
+      result.binarySkipped++;
+      continue;
+    }
+    result.filesScanned++;
+    if (outcome.matches.length === 0) continue;
+    result.files.push({ path: entry.rel, size: outcome.size });
+    for (const m of outcome.matches) {
+      if (result.matches.length >= options.maxResults) {
+        stop("maxResults");
+        break;
+      }
+      result.matches.push(m);
+    }
+    found += outcome.matches.length;
+  }
+  if (matcher !== undefined && budget <= 0 && !result.truncated) stop("maxBytes");
+  return result;
+}
+
+function statIfFile(abs: string): number | undefined {
+  try {
+    const st = statSync(abs);
+    return st.isFile() ? st.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Matcher {
+  regex: RegExp;
+  /** Bytes to look for first when the query is plain case-sensitive text: no hit, no decoding. */
+  literal?: Buffer;
+}
+
+function compileQuery(query: string, options: SearchOptions): Matcher {
+  const flags = options.caseSensitive === false ? "gi" : "g";
+  try {
+    const source = options.regex ? query : query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    // `m`: `^` and `$` anchor at lines, as in grep.
+    const regex = new RegExp(source, options.regex ? `${flags}mu` : flags);
+    return options.regex || options.caseSensitive === false
+      ? { regex }
+      : { regex, literal: Buffer.from(query, "utf8") };
+  } catch (error) {
+    throw new WorkspaceError(
+      "invalid-path",
+      `Invalid regular expression ${JSON.stringify(query)}: ${(error as Error).message}`,
+      {
+        path: options.path ?? ".",
+      },
+    );
+  }
+}
+
+interface FileOutcome {
+  matches: SearchMatch[];
+  size: number;
+  bytes: number;
+  binary: boolean;
+}
+
+function scanFile(
+  sandbox: Sandbox,
+  abs: string,
+  rel: string,
+  matcher: Matcher,
+  buf: Buffer,
+  budget: number,
+): FileOutcome | undefined {
+  let fd: number;
+  try {
+    fd = openSync(abs, OPEN_FLAGS);
+  } catch {
+    return undefined; // vanished, or turned into a symlink since the walk: skip
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    // The walk never follows symlinks; this catches a parent directory swapped for one since.
+    const real = descriptorPathSync(fd);
+    if (real !== undefined && sandbox.relOf(real) !== rel) return undefined;
+    const outcome: FileOutcome = { matches: [], size: st.size, bytes: 0, binary: false };
+    let position = 0;
+    let carry = "";
+    let lineBase = 1;
+    while (true) {
+      const want = Math.min(buf.length, budget - outcome.bytes);
+      if (want <= 0) break;
+      const bytesRead = readSync(fd, buf, 0, want, position);
+      if (bytesRead === 0) break;
+      outcome.bytes += bytesRead;
+      if (position === 0 && looksBinary(buf.subarray(0, bytesRead))) {
+        outcome.binary = true;
+        return outcome;
+      }
+      position += bytesRead;
+      const eof = position >= st.size;
+      // The common case, a whole small file in one read with no hit for plain text: never decoded.
+      if (position === bytesRead && eof && matcher.literal !== undefined) {
+        if (buf.subarray(0, bytesRead).indexOf(matcher.literal) === -1) break;
+      }
+      // Keep the last partial line for the next window, unless this is the end.
+      let cut = bytesRead;
+      if (!eof) {
+        const nl = buf.subarray(0, bytesRead).lastIndexOf(10);
+        if (nl !== -1) cut = nl + 1;
+      }
+      const text = carry + buf.toString("utf8", 0, cut);
+      carry = buf.toString("utf8", cut, bytesRead);
+      collect(text, matcher.regex, rel, lineBase, outcome.matches);
+      if (eof) break;
+      lineBase += countNewlinesText(text);
+    }
+    if (carry !== "") collect(carry, matcher.regex, rel, lineBase, outcome.matches);
+    return outcome;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function collect(text: string, regex: RegExp, rel: string, lineBase: number, out: SearchMatch[]): void {
+  regex.lastIndex = 0;
+  let line = lineBase;
+  let counted = 0;
+  for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
+    for (let i = text.indexOf("\n", counted); i !== -1 && i < m.index; i = text.indexOf("\n", i + 1)) {
+      line++;
+      counted = i + 1;
+    }
+    const start = text.lastIndexOf("\n", m.index - 1) + 1;
+    let end = text.indexOf("\n", m.index + Math.max(m[0].length - 1, 0));
+    if (end === -1) end = text.length;
+    const full = text.slice(start, end).replace(/\r$/, "");
+    out.push({
+      path: rel,
+      line,
+      column: m.index - start + 1,
+      text: full.length > MAX_LINE_TEXT ? `${full.slice(0, MAX_LINE_TEXT)}…` : full,
+    });
+    // One match per line: continue after this line.
+    regex.lastIndex = end + 1;
+    if (end >= text.length) break;
+  }
+}
+
+function countNewlinesText(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+function descriptorPathSync(fd: number): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}

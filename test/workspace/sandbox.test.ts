@@ -1,0 +1,137 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Permissions } from "../../src/workspace/permissions.js";
+import { Sandbox } from "../../src/workspace/sandbox.js";
+import { WorkspaceError } from "../../src/workspace/workspace-error.js";
+import { removeTree, tempDir, writeTree } from "./helpers.js";
+
+describe("Permissions", () => {
+  it("lets the first matching rule decide", () => {
+    const p = new Permissions([
+      { pattern: "src/generated/**", ops: ["read", "write"] },
+      { pattern: "src/**", ops: ["read"] },
+      { pattern: "out/**", ops: ["read", "write"] },
+      { pattern: "secret/**", ops: [] },
+    ]);
+    expect(p.check("src/generated/a.ts", "write").allowed).toBe(true);
+    expect(p.check("src/a.ts", "write")).toEqual({
+      allowed: false,
+      rule: 'rule #2 {"pattern":"src/**","ops":["read"]}',
+    });
+    expect(p.check("out/x/y.txt", "write").allowed).toBe(true);
+    expect(p.check("secret/key", "read").allowed).toBe(false);
+    expect(p.check("README.md", "read")).toEqual({ allowed: true, rule: "default (read-only)" });
+    expect(p.check("README.md", "write")).toEqual({ allowed: false, rule: "default (read-only)" });
+    expect(p.canWriteAnything).toBe(true);
+  });
+
+  it("is read-only by default and writable everywhere with allowWrite", () => {
+    expect(new Permissions().canWriteAnything).toBe(false);
+    const open = new Permissions([], true);
+    expect(open.check("any/where.txt", "write")).toEqual({ allowed: true, rule: "default (allowWrite)" });
+  });
+
+  it("never grants .git, at any depth, whatever the rules", () => {
+    const p = new Permissions([{ pattern: "**", ops: ["read", "write"] }], true);
+    for (const rel of [".git", ".git/config", "vendor/lib/.git/HEAD"]) {
+      expect(p.check(rel, "read")).toEqual({ allowed: false, rule: "no access to .git" });
+    }
+    expect(p.check(".gitignore", "read").allowed).toBe(true);
+  });
+});
+
+/** Runs a child process that keeps swapping `target` between two states, truly concurrently. */
+function flipper(script: string): ChildProcess {
+  return spawn(process.execPath, ["-e", script], { stdio: "ignore" });
+}
+
+describe("Sandbox under check-versus-use races", () => {
+  let base: string;
+  let root: string;
+  let child: ChildProcess | undefined;
+
+  beforeEach(async () => {
+    base = await tempDir("mcplex-race-");
+    root = path.join(base, "root");
+    await writeTree(base, { "root/keep.txt": "keep\n", "outside/secret.txt": "SECRET\n" });
+    await mkdir(path.join(base, "outside-dir"));
+  });
+  afterEach(async () => {
+    child?.kill("SIGKILL");
+    child = undefined;
+    await removeTree(base);
+  });
+
+  it("never reads outside while a file flips between a regular file and a symlink out", async () => {
+    const flip = path.join(root, "flip");
+    await writeFile(flip, "inside\n");
+    child = flipper(`
+      const fs = require("fs");
+      const flip = ${JSON.stringify(flip)}, out = ${JSON.stringify(path.join(base, "outside/secret.txt"))};
+      for (let i = 0; ; i++) {
+        try { fs.symlinkSync(out, flip + ".l"); fs.renameSync(flip + ".l", flip); } catch {}
+        try { fs.writeFileSync(flip + ".f", "inside\\n"); fs.renameSync(flip + ".f", flip); } catch {}
+      }`);
+    const sandbox = new Sandbox(root, new Permissions());
+    const seen = { inside: 0, refused: 0 };
+    for (let i = 0; i < 400; i++) {
+      try {
+        const file = await sandbox.openFile("flip");
+        try {
+          const text = (await file.handle.readFile()).toString();
+          expect(text).not.toContain("SECRET");
+          seen.inside++;
+        } finally {
+          await file.handle.close();
+        }
+      } catch (error) {
+        expect(error).toBeInstanceOf(WorkspaceError);
+        seen.refused++;
+      }
+    }
+    // Both outcomes happened, so the race was really exercised.
+    expect(seen.refused).toBeGreaterThan(0);
+    expect(seen.inside).toBeGreaterThan(0);
+  });
+
+  it("never writes outside while a directory flips between a real one and a symlink out", async () => {
+    const dir = path.join(root, "d");
+    await mkdir(dir);
+    child = flipper(`
+      const fs = require("fs");
+      const dir = ${JSON.stringify(dir)}, out = ${JSON.stringify(path.join(base, "outside-dir"))};
+      for (;;) {
+        try { fs.rmSync(dir, { recursive: true, force: true }); fs.symlinkSync(out, dir); } catch {}
+        try { fs.unlinkSync(dir); fs.mkdirSync(dir); } catch {}
+      }`);
+    const sandbox = new Sandbox(root, new Permissions([], true));
+    const seen = { written: 0, refused: 0 };
+    for (let i = 0; i < 400; i++) {
+      try {
+        await sandbox.writeFile(`d/f${i}.txt`, "x", { createParents: i % 2 === 0 });
+        seen.written++;
+      } catch {
+        seen.refused++;
+      }
+    }
+    child.kill("SIGKILL");
+    child = undefined;
+    expect(await readdir(path.join(base, "outside-dir"))).toEqual([]);
+    expect(await readFile(path.join(base, "outside/secret.txt"), "utf8")).toBe("SECRET\n");
+    expect(seen.refused).toBeGreaterThan(0);
+  });
+
+  it("writes atomically: no temp file is left behind and readers never see a partial file", async () => {
+    const sandbox = new Sandbox(root, new Permissions([], true));
+    const big = "y".repeat(2_000_000);
+    const writes = Array.from({ length: 5 }, (_, i) =>
+      sandbox.writeFile("keep.txt", i % 2 ? big : "small\n"),
+    );
+    const reads = Array.from({ length: 20 }, () => readFile(path.join(root, "keep.txt"), "utf8"));
+    for (const text of await Promise.all(reads)) expect(["keep\n", "small\n", big]).toContain(text);
+    await Promise.all(writes);
+    expect(await readdir(root)).toEqual(["keep.txt"]);
+  });
+});
