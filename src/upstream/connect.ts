@@ -6,7 +6,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
-import { type Implementation, type Negotiated, httpStatus, modernEnvelope, negotiate } from "./negotiate.js";
+import { httpStatus, type Implementation, modernEnvelope, type Negotiated, negotiate } from "./negotiate.js";
 import { type IncomingRequestHandler, type NotificationHandler, RpcConnection } from "./rpc-connection.js";
 import { StderrTail } from "./stderr-tail.js";
 import { StdioClientTransport } from "./stdio-transport.js";
@@ -44,7 +44,8 @@ export async function connect(config: ServerConfig, options: ConnectOptions): Pr
       return await open(config, "streamable-http", options);
     } catch (error) {
       const status = httpStatus(error);
-      if (status === undefined || status < 400 || status >= 500 || status === 401 || status === 403) throw error;
+      if (status === undefined || status < 400 || status >= 500 || status === 401 || status === 403)
+        throw error;
       return open(config, "sse", options).catch((sseError: unknown) => {
         // Report the Streamable HTTP failure: it is the transport that was asked for.
         throw new McplexError(
@@ -79,6 +80,8 @@ async function open(
       negotiated?.stateless === true
         ? modernEnvelope(negotiated.protocolVersion, options.clientInfo, options.capabilities)
         : undefined,
+    // 2026 over HTTP has no notifications/cancelled: closing the request's stream cancels it.
+    cancelByStream: () => negotiated?.stateless === true && transport.hasPerRequestStream === true,
   });
   const onAbort = () => void connection.close().catch(() => {});
   options.signal.addEventListener("abort", onAbort, { once: true });
@@ -111,7 +114,9 @@ async function createTransport(
   switch (config.transport) {
     case "stdio": {
       const params = { command: config.command, args: config.args, env: config.env, server: config.name };
-      const transport = new StdioClientTransport(config.cwd === undefined ? params : { ...params, cwd: config.cwd });
+      const transport = new StdioClientTransport(
+        config.cwd === undefined ? params : { ...params, cwd: config.cwd },
+      );
       return { transport, stderr: transport.stderr, close: () => {} };
     }
     case "workspace": {
@@ -125,11 +130,19 @@ async function createTransport(
         name: config.name,
       });
       await server.connect(serverSide);
-      return { transport: clientSide, stderr: new StderrTail(), close: () => void server.close().catch(() => {}) };
+      return {
+        transport: clientSide,
+        stderr: new StderrTail(),
+        close: () => void server.close().catch(() => {}),
+      };
     }
     case "websocket":
       return {
-        transport: new WebSocketClientTransport({ url: config.url, headers: config.headers, server: config.name }),
+        transport: new WebSocketClientTransport({
+          url: config.url,
+          headers: config.headers,
+          server: config.name,
+        }),
         stderr: new StderrTail(),
         close: () => {},
       };
@@ -143,6 +156,7 @@ async function createTransport(
               eventSourceInit: { fetch: (input, init) => fetch(input, withHeaders(init, config.headers)) },
             })
           : new StreamableHTTPClientTransport(url, { requestInit });
+      if (transport instanceof StreamableHTTPClientTransport) endSessionOnClose(transport);
       return { transport, stderr: new StderrTail(), close: () => {} };
     }
   }
@@ -167,7 +181,12 @@ function startError(
     return new McplexError(
       "UPSTREAM_START_FAILED",
       withTail(`${config.name}: did not finish starting within ${config.startTimeout} ms`),
-      { server: config.name, transport: kind, retryable: true, hint: "raise startTimeout if the server is slow to start" },
+      {
+        server: config.name,
+        transport: kind,
+        retryable: true,
+        hint: "raise startTimeout if the server is slow to start",
+      },
       { cause: error },
     );
   }
@@ -212,4 +231,25 @@ function errorMessage(error: unknown, server?: string): string {
   const reason = (deepest as Error).message;
   if (deepest !== error && reason !== "" && !message.includes(reason)) message = `${message}: ${reason}`;
   return message;
+}
+
+/**
+ * A 2025 session lives on the server until the client ends it, so closing sends the
+ * session's DELETE first (bounded in time: a hung server must not hold up close()).
+ * 2026 connections have no session id and close as they are.
+ */
+function endSessionOnClose(transport: StreamableHTTPClientTransport, graceMs = 2000): void {
+  const closeTransport = transport.close.bind(transport);
+  transport.close = async () => {
+    if (transport.sessionId !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+        timer.unref();
+      });
+      await Promise.race([transport.terminateSession().catch(() => {}), expired]);
+      clearTimeout(timer);
+    }
+    await closeTransport();
+  };
 }

@@ -3,9 +3,15 @@ import type { ServerConfig } from "../config/types.js";
 /**
  * What makes two server definitions the same connection: the same command, args,
  * env and cwd (stdio), the same URL and headers (remote), or the same root and rules
- * (workspace). Servers with equal keys share one upstream.
+ * (workspace), and the same pinned protocol revision. Servers with equal keys share one upstream.
  */
 export function connectionKey(config: ServerConfig): string {
+  // A pinned revision is a different connection; unpinned keys stay as they were.
+  const key = baseKey(config);
+  return config.protocolVersion === undefined ? key : `${key}@${config.protocolVersion}`;
+}
+
+function baseKey(config: ServerConfig): string {
   switch (config.transport) {
     case "stdio":
       return JSON.stringify(["stdio", config.command, config.args, sorted(config.env), config.cwd ?? null]);

@@ -26,7 +26,8 @@ export async function listAll<T>(
     const result = await request(method, cursor === undefined ? undefined : { cursor });
     const pageItems = result[key];
     if (Array.isArray(pageItems)) items.push(...(pageItems as T[]));
-    if (typeof result.ttlMs === "number") ttlMs = ttlMs === undefined ? result.ttlMs : Math.min(ttlMs, result.ttlMs);
+    if (typeof result.ttlMs === "number")
+      ttlMs = ttlMs === undefined ? result.ttlMs : Math.min(ttlMs, result.ttlMs);
     const next = result.nextCursor;
     if (typeof next !== "string" || next === "" || next === cursor) break;
     cursor = next;

@@ -89,11 +89,19 @@ export async function negotiate(connection: RpcConnection, options: NegotiateOpt
   return initialize(connection, options, pinned ?? LEGACY_PROTOCOL_VERSIONS[0]);
 }
 
-async function probeModern(connection: RpcConnection, options: NegotiateOptions): Promise<Negotiated | undefined> {
+async function probeModern(
+  connection: RpcConnection,
+  options: NegotiateOptions,
+): Promise<Negotiated | undefined> {
   const requestOptions = { signal: options.signal, timeout: options.timeout };
   let version: string = MODERN_PROTOCOL_VERSION;
   for (let attempt = 0; attempt < 2; attempt++) {
-    let result: { supportedVersions?: unknown; capabilities?: unknown; instructions?: unknown; _meta?: unknown };
+    let result: {
+      supportedVersions?: unknown;
+      capabilities?: unknown;
+      instructions?: unknown;
+      _meta?: unknown;
+    };
     try {
       result = await connection.request(
         "server/discover",

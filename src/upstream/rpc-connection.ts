@@ -1,4 +1,4 @@
-import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/client";
 import { AbortedError, ErrorCode, McplexError, RpcError, TimeoutError } from "../errors.js";
 
 /** A progress notification's payload, as delivered to `onProgress`. */
@@ -17,6 +17,8 @@ export interface RpcRequestOptions {
   onProgress?: (progress: Progress) => void;
   /** Merged into `params._meta` (after the connection's own `_meta`). */
   meta?: Record<string, unknown>;
+  /** Extra HTTP headers for this request (2026 `Mcp-Param-*`); transports without headers ignore them. */
+  headers?: Record<string, string>;
 }
 
 /** Context handed to the handler of a request that the peer sent us. */
@@ -46,6 +48,11 @@ export interface RpcConnectionOptions {
   onClose?: (error?: Error) => void;
   /** Added to every request's `params._meta` (2026: protocol version, client info, capabilities). */
   meta?: () => Record<string, unknown> | undefined;
+  /**
+   * `true` when a request is cancelled by closing its own response stream rather than
+   * by `notifications/cancelled` (2026 over Streamable HTTP).
+   */
+  cancelByStream?: () => boolean;
 }
 
 interface Pending {
@@ -115,7 +122,9 @@ export class RpcConnection {
     }
     const signal = options.signal;
     if (signal?.aborted) {
-      return Promise.reject(new AbortedError(`${server}: ${method} aborted`, { server }, { cause: signal.reason }));
+      return Promise.reject(
+        new AbortedError(`${server}: ${method} aborted`, { server }, { cause: signal.reason }),
+      );
     }
     const id = this.#nextId++;
     const connectionMeta = this.#options.meta?.();
@@ -135,6 +144,15 @@ export class RpcConnection {
         : { jsonrpc: "2.0", id, method, params: outParams }
     ) as JSONRPCMessage;
 
+    const stream = this.#options.cancelByStream?.() === true ? new AbortController() : undefined;
+    const sendOptions: TransportSendOptions | undefined =
+      options.headers === undefined && stream === undefined
+        ? undefined
+        : {
+            ...(options.headers === undefined ? {} : { headers: options.headers }),
+            ...(stream === undefined ? {} : { requestSignal: stream.signal }),
+          };
+
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = {
         method,
@@ -148,19 +166,23 @@ export class RpcConnection {
       if (timeout > 0 && Number.isFinite(timeout)) {
         pending.timer = setTimeout(() => {
           this.#fail(id, new TimeoutError(`${server}: ${method} timed out after ${timeout} ms`, { server }));
-          this.#cancel(id, "timeout");
+          this.#cancel(id, "timeout", stream);
         }, timeout);
       }
       if (signal !== undefined) {
         const onAbort = () => {
-          this.#fail(id, new AbortedError(`${server}: ${method} aborted`, { server }, { cause: signal.reason }));
-          this.#cancel(id, signal.reason instanceof Error ? signal.reason.message : "aborted by the caller");
+          this.#fail(
+            id,
+            new AbortedError(`${server}: ${method} aborted`, { server }, { cause: signal.reason }),
+          );
+          const reason = signal.reason instanceof Error ? signal.reason.message : "aborted by the caller";
+          this.#cancel(id, reason, stream);
         };
         signal.addEventListener("abort", onAbort, { once: true });
         pending.cleanup = () => signal.removeEventListener("abort", onAbort);
       }
       this.#pending.set(id, pending);
-      this.#transport.send(message).catch((error: unknown) => {
+      this.#transport.send(message, sendOptions).catch((error: unknown) => {
         this.#fail(id, toTransportError(error, server, method));
       });
     });
@@ -182,8 +204,12 @@ export class RpcConnection {
     this.#onClose();
   }
 
-  #cancel(id: number, reason: string): void {
+  #cancel(id: number, reason: string, stream: AbortController | undefined): void {
     if (this.#closed) return;
+    if (stream !== undefined) {
+      stream.abort(reason);
+      return;
+    }
     this.notify("notifications/cancelled", { requestId: id, reason }).catch(() => {});
   }
 
@@ -215,7 +241,11 @@ export class RpcConnection {
     this.#onRequest(m.id, m.method, m.params);
   }
 
-  #onResponse(m: { id?: string | number; result?: unknown; error?: { code: number; message: string; data?: unknown } }) {
+  #onResponse(m: {
+    id?: string | number;
+    result?: unknown;
+    error?: { code: number; message: string; data?: unknown };
+  }) {
     const id = typeof m.id === "number" ? m.id : Number(m.id);
     const pending = this.#pending.get(id);
     if (pending === undefined) return; // late answer to a timed-out or cancelled request
@@ -276,7 +306,9 @@ export class RpcConnection {
       signal: controller.signal,
       notify: (m, p) =>
         this.#transport.send(
-          (p === undefined ? { jsonrpc: "2.0", method: m } : { jsonrpc: "2.0", method: m, params: p }) as JSONRPCMessage,
+          (p === undefined
+            ? { jsonrpc: "2.0", method: m }
+            : { jsonrpc: "2.0", method: m, params: p }) as JSONRPCMessage,
           { relatedRequestId: id },
         ),
     };

@@ -185,7 +185,11 @@ export class StdioClientTransport implements Transport {
       this.stderr.push(`${line}\n`);
       return;
     }
-    if (typeof message === "object" && message !== null && (message as { jsonrpc?: unknown }).jsonrpc === "2.0") {
+    if (
+      typeof message === "object" &&
+      message !== null &&
+      (message as { jsonrpc?: unknown }).jsonrpc === "2.0"
+    ) {
       this.onmessage?.(message as JSONRPCMessage);
     } else {
       this.stderr.push(`${line}\n`);

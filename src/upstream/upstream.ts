@@ -1,10 +1,16 @@
-import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate, Tool } from "@modelcontextprotocol/client";
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError, RpcError, UpstreamUnavailableError } from "../errors.js";
 import { Backoff, type BackoffOptions } from "./backoff.js";
 import { type Connected, connect } from "./connect.js";
 import { listAll } from "./list-all.js";
 import type { Implementation } from "./negotiate.js";
+import { type ParamHeader, paramHeaders, scanParamHeaders } from "./param-headers.js";
 import type { Progress, RpcRequestOptions } from "./rpc-connection.js";
 import { UpstreamStats } from "./upstream-stats.js";
 
@@ -78,6 +84,8 @@ export class Upstream {
 
   readonly #options: UpstreamOptions;
   readonly #backoff: Backoff;
+  /** `x-mcp-header` annotations of the listed tools, by tool name (2026 Streamable HTTP only). */
+  #paramHeaders = new Map<string, ParamHeader[]>();
   #state: UpstreamState;
   #error: McplexError | undefined;
   #retryAt: number | undefined;
@@ -160,7 +168,9 @@ export class Upstream {
         onNotification: (method, params) => this.#onNotification(method, params),
         onClose: (error) => this.#onClose(connected, error),
         signal,
-        ...(this.#options.protocolVersion === undefined ? {} : { protocolVersion: this.#options.protocolVersion }),
+        ...(this.#options.protocolVersion === undefined
+          ? {}
+          : { protocolVersion: this.#options.protocolVersion }),
       });
       this.#connected = connected;
       await this.#refreshLists(["tools", "resources", "resourceTemplates", "prompts"], signal);
@@ -191,7 +201,9 @@ export class Upstream {
   #capabilities(): Record<string, unknown> {
     const handler = this.#options.onServerRequest?.();
     // Only advertise what someone can answer: servers then never ask in vain.
-    return handler === undefined ? {} : { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } };
+    return handler === undefined
+      ? {}
+      : { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } };
   }
 
   /**
@@ -209,10 +221,12 @@ export class Upstream {
     }
     const connection = this.#connected!.connection;
     const startedAt = this.stats.begin();
+    const annotated = method === "tools/call" ? this.#paramHeaders.get(String(params?.name)) : undefined;
     const requestOptions: RpcRequestOptions = {
       timeout: options.timeout ?? this.config.timeout,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      ...(annotated === undefined ? {} : { headers: paramHeaders(annotated, params?.arguments) }),
     };
     let failed = true;
     try {
@@ -231,7 +245,10 @@ export class Upstream {
   /** The error a call gets while this server is not ready. */
   unavailableError(): UpstreamUnavailableError {
     const retryAt = this.#retryAt;
-    const when = retryAt === undefined ? "" : `; next retry in ${Math.max(0, Math.ceil((retryAt - Date.now()) / 1000))} s`;
+    const when =
+      retryAt === undefined
+        ? ""
+        : `; next retry in ${Math.max(0, Math.ceil((retryAt - Date.now()) / 1000))} s`;
     const reason = this.#error === undefined ? "" : `: ${this.#error.message.split("\n")[0]}`;
     return new UpstreamUnavailableError(
       `server "${this.name}" is ${this.#state}${reason}${when}`,
@@ -257,12 +274,32 @@ export class Upstream {
       if (caps[capability] === undefined) return;
       const listed = await listAll(request, kind);
       if (listed.ttlMs !== undefined) ttl = ttl === undefined ? listed.ttlMs : Math.min(ttl, listed.ttlMs);
-      (this as unknown as Record<ListKind, unknown[]>)[kind] = listed.items;
+      (this as unknown as Record<ListKind, unknown[]>)[kind] =
+        kind === "tools" ? this.#scanTools(connected, listed.items as Tool[]) : listed.items;
     };
     await Promise.all(kinds.map(fetchKind));
     this.listedAt = Date.now();
     this.ttlMs = ttl;
     this.#options.onEvent({ type: "list-changed", kinds });
+  }
+
+  /**
+   * Over 2026 Streamable HTTP, arguments annotated with `x-mcp-header` also travel as
+   * `Mcp-Param-*` headers. A tool whose annotations break the spec's rules cannot be
+   * called correctly, so it is left out of the list (the spec's MUST for HTTP clients).
+   */
+  #scanTools(connected: Connected, tools: Tool[]): Tool[] {
+    const annotated = new Map<string, ParamHeader[]>();
+    let usable = tools;
+    if (connected.negotiated.stateless && connected.transport === "streamable-http") {
+      usable = tools.filter((tool) => {
+        const scan = scanParamHeaders(tool.inputSchema);
+        if (scan.valid && scan.headers.length > 0) annotated.set(tool.name, scan.headers);
+        return scan.valid;
+      });
+    }
+    this.#paramHeaders = annotated;
+    return usable;
   }
 
   /** Re-lists now (used on `list_changed` and when a list's `ttlMs` has passed). */
@@ -285,14 +322,19 @@ export class Upstream {
         void this.refresh(["resources", "resourceTemplates"]);
         return;
       case "notifications/resources/updated":
-        if (typeof params?.uri === "string") this.#options.onEvent({ type: "resource-updated", uri: params.uri });
+        if (typeof params?.uri === "string")
+          this.#options.onEvent({ type: "resource-updated", uri: params.uri });
         return;
       default:
         this.#options.onEvent({ type: "notification", method, ...(params === undefined ? {} : { params }) });
     }
   }
 
-  async #onServerRequest(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  async #onServerRequest(
+    method: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<unknown> {
     if (!SERVER_REQUEST_METHODS.has(method)) {
       throw new RpcError(-32601, `Method not found: ${method}`);
     }
@@ -314,10 +356,14 @@ export class Upstream {
     const reason =
       error instanceof McplexError
         ? error
-        : new McplexError("UPSTREAM_CLOSED", `${this.name}: connection closed${error ? `: ${error.message}` : ""}`, {
-            server: this.name,
-            retryable: true,
-          });
+        : new McplexError(
+            "UPSTREAM_CLOSED",
+            `${this.name}: connection closed${error ? `: ${error.message}` : ""}`,
+            {
+              server: this.name,
+              retryable: true,
+            },
+          );
     const tail = connected.stderr.text();
     this.#error =
       tail === ""

@@ -3,9 +3,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { McplexError, NotFoundError, UpstreamUnavailableError } from "../../src/errors.js";
-import { Hub, type HubEvent } from "../../src/hub.js";
 import { EXPOSED_NAME_PATTERN } from "../../src/catalog/tool-naming.js";
+import { type McplexError, NotFoundError, UpstreamUnavailableError } from "../../src/errors.js";
+import { Hub, type HubEvent } from "../../src/hub.js";
 import { configOf, EVERYTHING, fixture, MEMORY, remote, stdio } from "../support/config.js";
 import { nextEvent, processGone } from "../support/wait.js";
 
@@ -86,6 +86,8 @@ describe("Hub with real servers", () => {
           remote("refused", `http://127.0.0.1:${port}/mcp`),
           stdio("silent", process.execPath, ["-e", "setInterval(() => {}, 1000)"], { startTimeout: 1500 }),
         ]),
+        // Retries must not begin before the slowest failure is in, or states move on under the asserts.
+        backoff: { initial: 60_000 },
       }),
     );
     hub.on((e) => events.push(e));
@@ -100,7 +102,9 @@ describe("Hub with real servers", () => {
     expect(servers.refused?.error).toMatch(/ECONNREFUSED/);
     expect(servers.silent?.error).toMatch(/did not finish starting within 1500 ms/);
     // The good server was ready before the slow failure was even decided.
-    const order = events.filter((e) => e.type === "server-state" && e.state !== "starting").map((e) => (e as { server: string }).server);
+    const order = events
+      .filter((e) => e.type === "server-state" && e.state !== "starting")
+      .map((e) => (e as { server: string }).server);
     expect(order.indexOf("good")).toBeLessThan(order.indexOf("silent"));
     // Retryable failures have a next retry time; a missing command does not.
     expect(servers.exits?.retryAt).toBeGreaterThan(Date.now() - 1000);
@@ -119,7 +123,9 @@ describe("Hub with real servers", () => {
     const error = await hub.callTool("fx__echo", { message: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect((error as UpstreamUnavailableError).server).toBe("fx");
-    expect((error as UpstreamUnavailableError).message).toMatch(/server "fx" is reconnecting.*next retry in \d+ s/);
+    expect((error as UpstreamUnavailableError).message).toMatch(
+      /server "fx" is reconnecting.*next retry in \d+ s/,
+    );
     expect(hub.tools().find((t) => t.name === "fx__echo")?.available).toBe(false);
 
     await nextEvent(hub, (e) => e.type === "server-state" && e.state === "ready");
@@ -142,7 +148,10 @@ describe("Hub with real servers", () => {
     const hub = track(new Hub({ config: configOf([fixture("fx", ["--legacy-only"])]) }));
     await hub.start();
     expect(hub.catalog.resolveTool("fx__extra_1")).toBeUndefined();
-    const changed = nextEvent(hub, (e) => e.type === "catalog-changed" && hub.catalog.resolveTool("fx__extra_1") !== undefined);
+    const changed = nextEvent(
+      hub,
+      (e) => e.type === "catalog-changed" && hub.catalog.resolveTool("fx__extra_1") !== undefined,
+    );
     await hub.callTool("fx__add_tool", {});
     await changed;
     expect(text(await hub.callTool("fx__extra_1", {}))).toBe("extra_1");
@@ -181,7 +190,13 @@ describe("Hub with real servers", () => {
   it("adds and removes servers at run time", async () => {
     const hub = track(new Hub({ config: configOf([fixture("one")]) }));
     await hub.start();
-    const added = nextEvent(hub, (e) => e.type === "catalog-changed" && e.servers.includes("two") && hub.catalog.resolveTool("two__echo") !== undefined);
+    const added = nextEvent(
+      hub,
+      (e) =>
+        e.type === "catalog-changed" &&
+        e.servers.includes("two") &&
+        hub.catalog.resolveTool("two__echo") !== undefined,
+    );
     await hub.addServer(fixture("two", ["--legacy-only"]));
     await added;
     expect(text(await hub.callTool("two__echo", { message: "new" }))).toBe("echo: new");
@@ -203,10 +218,17 @@ describe("Hub with real servers", () => {
       }),
     );
     await hub.start();
-    expect(hub.tools("alice").map((t) => t.name).sort()).toEqual(["fx__echo", "fx__pid"]);
+    expect(
+      hub
+        .tools("alice")
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["fx__echo", "fx__pid"]);
     expect(hub.tools("bob").every((t) => t.server === "everything")).toBe(true);
     expect(text(await hub.callTool("fx__echo", { message: "a" }, { profile: "alice" }))).toBe("echo: a");
-    const denied = await hub.callTool("fx__echo", { message: "b" }, { profile: "bob" }).catch((e: unknown) => e);
+    const denied = await hub
+      .callTool("fx__echo", { message: "b" }, { profile: "bob" })
+      .catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(NotFoundError);
     expect((denied as Error).message).toContain('in profile "bob"');
     expect(() => hub.tools("nobody")).toThrow(/nobody/);
@@ -241,14 +263,22 @@ describe("server-to-client requests", () => {
       }),
     );
     await hub.start();
-    const result = await hub.callTool("legacy__ask_name", {}, {
-      onServerRequest: async () => ({ action: "accept", content: { name: "call" } }),
-    });
+    const result = await hub.callTool(
+      "legacy__ask_name",
+      {},
+      {
+        onServerRequest: async () => ({ action: "accept", content: { name: "call" } }),
+      },
+    );
     expect(text(result)).toBe("hello call");
   });
 
   it("are declined with a clear error when nobody can answer, never left hanging", async () => {
-    const hub = track(new Hub({ config: configOf([fixture("legacy", ["--legacy-only"]), fixture("modern", ["--modern-only"])]) }));
+    const hub = track(
+      new Hub({
+        config: configOf([fixture("legacy", ["--legacy-only"]), fixture("modern", ["--modern-only"])]),
+      }),
+    );
     await hub.start();
     for (const name of ["legacy__ask_name", "modern__ask_name"]) {
       const outcome = await hub.callTool(name, {}, { timeout: 10_000 }).then(

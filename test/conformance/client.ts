@@ -1,0 +1,168 @@
+/**
+ * Client under test for the official MCP conformance suite
+ * (`@modelcontextprotocol/conformance client --command ...`).
+ *
+ * The runner starts a mock server per scenario and runs this script with the
+ * server URL as the last argument, the scenario name in
+ * `MCP_CONFORMANCE_SCENARIO`, the revision in `MCP_CONFORMANCE_PROTOCOL_VERSION`
+ * and, for some scenarios, data in `MCP_CONFORMANCE_CONTEXT`. Everything goes
+ * through the {@link Hub}: this script only says what to call.
+ */
+import type { McplexConfig } from "../../src/config/types.js";
+import { Hub } from "../../src/hub.js";
+import type { ServerRequest } from "../../src/upstream/upstream.js";
+
+type Scenario = (hub: Hub) => Promise<void>;
+
+/**
+ * Printed when a scenario ran to the end. The runner keeps each client's stdout, and
+ * a client that crashed can still leave only passing checks behind, so the test looks for it.
+ */
+const DONE_MARKER = "mcplex-conformance-client: done";
+
+const scenarios: Record<string, Scenario> = {
+  // Connecting is the test: the handshake (2025) or discover probe (2026) and the first listings.
+  initialize: async () => {},
+  "request-metadata": async () => {},
+  "json-schema-ref-no-deref": async () => {},
+
+  tools_call: async (hub) => {
+    await hub.callTool("add_numbers", { a: 2, b: 3 });
+  },
+
+  "elicitation-sep1034-client-defaults": async (hub) => {
+    await hub.callTool("test_client_elicitation_defaults", {});
+  },
+
+  "sse-retry": async (hub) => {
+    await hub.callTool("test_reconnection", {});
+  },
+
+  "http-standard-headers": async (hub) => {
+    for (const tool of hub.tools()) await hub.callTool(tool.name, {});
+    for (const resource of hub.resources()) await hub.readResource(resource.uri);
+    for (const prompt of hub.prompts()) await hub.getPrompt(prompt.name, {});
+  },
+
+  "http-custom-headers": async (hub) => {
+    for (const call of context().toolCalls ?? []) await hub.callTool(call.name, call.arguments);
+  },
+
+  "http-invalid-tool-headers": async (hub) => {
+    // Tools with invalid x-mcp-header annotations never reach the catalog; call whatever is left.
+    for (const tool of hub.tools()) await hub.callTool(tool.name, {});
+  },
+
+  "sep-2322-client-request-state": async (hub) => {
+    let unrelatedDone = false;
+    const onServerRequest = async (request: ServerRequest) => {
+      // Another call while this one waits for input: it must not carry this call's MRTR state.
+      if (!unrelatedDone) {
+        unrelatedDone = true;
+        await hub.callTool("test_mrtr_unrelated", {});
+      }
+      return answerServerRequest(request);
+    };
+    await hub.callTool("test_mrtr_echo_state", {}, { onServerRequest });
+    await hub.callTool("test_mrtr_no_state", {});
+    await hub.callTool("test_mrtr_no_result_type", {});
+  },
+
+  "json-schema-2020-12-preservation": async (hub) => {
+    const tool = hub.tools().find((t) => t.originalName === "json_schema_2020_12_tool");
+    if (tool === undefined) throw new Error("json_schema_2020_12_tool is not listed");
+    await hub.callTool("json_schema_echo", { schema: tool.inputSchema });
+  },
+};
+
+interface Context {
+  toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
+}
+
+function context(): Context {
+  const raw = process.env.MCP_CONFORMANCE_CONTEXT;
+  return raw === undefined ? {} : (JSON.parse(raw) as Context);
+}
+
+/** Answers elicitation by accepting with the schema's defaults (and `true` for yes/no questions). */
+async function answerServerRequest(request: ServerRequest): Promise<Record<string, unknown>> {
+  switch (request.method) {
+    case "elicitation/create": {
+      const schema = request.params.requestedSchema as
+        | { properties?: Record<string, { type?: string; default?: unknown }> }
+        | undefined;
+      const content: Record<string, unknown> = {};
+      for (const [key, property] of Object.entries(schema?.properties ?? {})) {
+        if (property.default !== undefined) content[key] = property.default;
+        else if (property.type === "boolean") content[key] = true;
+      }
+      return { action: "accept", content };
+    }
+    case "roots/list":
+      return { roots: [] };
+    case "sampling/createMessage":
+      return {
+        role: "assistant",
+        content: { type: "text", text: "conformance" },
+        model: "mcplex-conformance",
+        stopReason: "endTurn",
+      };
+    default:
+      throw new Error(`unexpected server request ${request.method}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const name = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
+  const version = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? "2025-11-25";
+  const url = process.argv.at(-1);
+  const scenario = scenarios[name];
+  if (scenario === undefined) {
+    throw new Error(
+      `scenario "${name}" is not supported${name.startsWith("auth/") ? " (no OAuth yet)" : ""}`,
+    );
+  }
+  if (url === undefined || !/^https?:\/\//.test(url)) throw new Error("usage: client.ts <server-url>");
+
+  const config: McplexConfig = {
+    source: "conformance",
+    format: "mcplex",
+    profiles: {},
+    tokens: [],
+    secrets: [],
+    servers: [
+      {
+        name: "conformance",
+        transport: "streamable-http",
+        url,
+        headers: {},
+        enabled: true,
+        timeout: 20_000,
+        startTimeout: 20_000,
+        lazy: false,
+        prefix: "",
+        tools: {},
+        // Pinned: 2025 revisions get the initialize handshake, 2026-07-28 the stateless protocol.
+        protocolVersion: version,
+      },
+    ],
+  };
+  const hub = new Hub({ config, onServerRequest: answerServerRequest });
+  try {
+    await hub.start();
+    const [status] = hub.servers();
+    if (status?.state !== "ready") throw new Error(`server did not start: ${status?.error ?? status?.state}`);
+    await scenario(hub);
+    console.log(`${DONE_MARKER} ${name}`);
+  } finally {
+    await hub.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  },
+);
