@@ -46,14 +46,22 @@ function handle(line) {
       send({
         jsonrpc: "2.0",
         id: m.id,
-        result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "echo", version: "1" } },
+        result: {
+          protocolVersion: m.params.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: "echo", version: "1" },
+        },
       });
       return;
     case "tools/list":
       send({ jsonrpc: "2.0", id: m.id, result: { tools } });
       return;
     case "tools/call":
-      send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: String(m.params.arguments?.message) }] } });
+      send({
+        jsonrpc: "2.0",
+        id: m.id,
+        result: { content: [{ type: "text", text: String(m.params.arguments?.message) }] },
+      });
       return;
     case "ping":
       send({ jsonrpc: "2.0", id: m.id, result: {} });

@@ -66,7 +66,11 @@ async function rawPipe(): Promise<{ call: Call; close: () => void }> {
       pending.set(n, resolve);
       child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: n, method, params })}\n`);
     });
-  await request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } });
+  await request("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "raw", version: "1" },
+  });
   return {
     call: () => request("tools/call", { name: "echo", arguments: { message: "hi" } }),
     close: () => child.stdin.end(),
@@ -134,7 +138,9 @@ const slowestAlone = Math.max(await timeStart([echoServer("slow", ["--delay-ms",
 const twenty = await timeStart(delays.map((d, i) => echoServer(`s${i}`, ["--delay-ms", String(d)])));
 
 const fmt = (n: number) => n.toFixed(0).padStart(9);
-console.log(`echo tool over stdio, ${CALLS} calls with ${IN_FLIGHT} in flight, p50 of ${SEQUENTIAL} sequential calls\n`);
+console.log(
+  `echo tool over stdio, ${CALLS} calls with ${IN_FLIGHT} in flight, p50 of ${SEQUENTIAL} sequential calls\n`,
+);
 console.log("                        calls/s    p50 µs");
 console.log(`raw newline-JSON pipe ${fmt(floor.callsPerSecond)} ${fmt(floor.p50)}`);
 console.log(`SDK v2 Client         ${fmt(sdkResult.callsPerSecond)} ${fmt(sdkResult.p50)}`);

@@ -16,10 +16,11 @@ import type { McplexConfig, ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
 import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
 import type { BackoffOptions } from "./upstream/backoff.js";
+import { connectionKey } from "./upstream/connection-key.js";
 import type { Implementation } from "./upstream/negotiate.js";
 import type { Progress } from "./upstream/rpc-connection.js";
-import { connectionKey } from "./upstream/connection-key.js";
 import {
+  type ListKind,
   type ServerRequestHandler,
   Upstream,
   type UpstreamEvent,
@@ -41,6 +42,12 @@ export interface HubOptions {
   hideUnavailable?: boolean;
   /** Reconnect timing (default 1 s doubling to 30 s, with jitter). */
   backoff?: BackoffOptions;
+  /**
+   * Capabilities declared to servers. Default: sampling, elicitation and roots when
+   * `onServerRequest` is given, none otherwise. A gateway declares them all and answers
+   * per call.
+   */
+  clientCapabilities?: Record<string, unknown>;
 }
 
 /** Per-call options. */
@@ -53,6 +60,15 @@ export interface CallOptions {
   profile?: string;
   /** Answers this call's server-to-client requests (before the hub-wide handler). */
   onServerRequest?: ServerRequestHandler;
+  /**
+   * Extra request params passed to the server as they are: a gateway forwards a 2026 client's
+   * `inputResponses` and `requestState` this way.
+   */
+  params?: Record<string, unknown>;
+  /** Hand a 2026 `input_required` result back as it is instead of resolving it through the handler. */
+  returnInputRequired?: boolean;
+  /** The capabilities of the client the call is made for, sent to 2026 servers with the call. */
+  clientCapabilities?: Record<string, unknown>;
 }
 
 /** What `hub.servers()` reports for each configured server. */
@@ -74,11 +90,20 @@ export interface ServerStatus {
 
 /** Events the hub emits; a discriminated union on `type`. */
 export type HubEvent =
-  | { type: "server-state"; server: string; state: UpstreamState; previous: UpstreamState; error?: string; retryAt?: number }
-  | { type: "catalog-changed"; servers: string[] }
+  | {
+      type: "server-state";
+      server: string;
+      state: UpstreamState;
+      previous: UpstreamState;
+      error?: string;
+      retryAt?: number;
+    }
+  | { type: "catalog-changed"; servers: string[]; kinds: ListKind[] }
   | { type: "resource-updated"; server: string; uri: string }
   | { type: "notification"; server: string; method: string; params?: Record<string, unknown> }
   | { type: "slow-call"; server: string; method: string; name?: string; ms: number };
+
+const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 
 interface Entry {
   config: ServerConfig;
@@ -105,6 +130,8 @@ export class Hub {
   readonly #listeners = new Set<(event: HubEvent) => void>();
   /** Per-call handlers of calls in flight, per upstream, for routing server requests. */
   readonly #callHandlers = new Map<Upstream, ServerRequestHandler[]>();
+  /** Resource subscriptions by `server\0uri`, counted. */
+  readonly #subscriptions = new Map<string, number>();
   #closed = false;
 
   constructor(options: HubOptions) {
@@ -186,22 +213,40 @@ export class Hub {
    * `UpstreamUnavailableError` while the server is down, `TimeoutError`,
    * `AbortedError` or `RpcError` from the server.
    */
-  async callTool(name: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<CallToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown> = {},
+    options: CallOptions = {},
+  ): Promise<CallToolResult> {
     const tool = this.#catalog.resolveTool(name, options.profile);
     if (tool === undefined) throw this.#notFound("tool", name, options.profile);
     const entry = this.#entry(tool.server);
-    return this.#request<CallToolResult>(entry, "tools/call", { name: tool.originalName, arguments: args }, options);
+    return this.#request<CallToolResult>(
+      entry,
+      "tools/call",
+      { name: tool.originalName, arguments: args },
+      options,
+    );
   }
 
   /** Reads a resource by URI (as listed by the catalog, or matching a server's template). */
   async readResource(uri: string, options: CallOptions = {}): Promise<ReadResourceResult> {
     const target = this.#catalog.resolveResource(uri, options.profile);
     if (target === undefined) throw this.#notFound("resource", uri, options.profile);
-    return this.#request<ReadResourceResult>(this.#entry(target.server), "resources/read", { uri: target.uri }, options);
+    return this.#request<ReadResourceResult>(
+      this.#entry(target.server),
+      "resources/read",
+      { uri: target.uri },
+      options,
+    );
   }
 
   /** Gets a prompt by its exposed name. */
-  async getPrompt(name: string, args: Record<string, string> = {}, options: CallOptions = {}): Promise<GetPromptResult> {
+  async getPrompt(
+    name: string,
+    args: Record<string, string> = {},
+    options: CallOptions = {},
+  ): Promise<GetPromptResult> {
     const prompt = this.#catalog.resolvePrompt(name, options.profile);
     if (prompt === undefined) throw this.#notFound("prompt", name, options.profile);
     return this.#request<GetPromptResult>(
@@ -226,7 +271,9 @@ export class Hub {
       server = prompt.server;
       upstreamRef = { type: "ref/prompt", name: prompt.originalName };
     } else {
-      const template = this.#catalog.resourceTemplates(options.profile).find((t) => t.uriTemplate === ref.uri);
+      const template = this.#catalog
+        .resourceTemplates(options.profile)
+        .find((t) => t.uriTemplate === ref.uri);
       if (template === undefined) throw this.#notFound("resource template", ref.uri, options.profile);
       server = template.server;
       upstreamRef = ref;
@@ -234,6 +281,46 @@ export class Hub {
     const params: Record<string, unknown> = { ref: upstreamRef, argument };
     if (options.context !== undefined) params.context = options.context;
     return this.#request<CompleteResult>(this.#entry(server), "completion/complete", params, options);
+  }
+
+  /**
+   * Asks the server behind `uri` for `resource-updated` events about it (2025
+   * `resources/subscribe`). Counted: the server is asked once however many callers
+   * subscribe, and released when the last one unsubscribes.
+   */
+  async subscribeResource(
+    uri: string,
+    options: { profile?: string; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const target = this.#catalog.resolveResource(uri, options.profile);
+    if (target === undefined) throw this.#notFound("resource", uri, options.profile);
+    const key = `${target.server}\0${target.uri}`;
+    const count = this.#subscriptions.get(key) ?? 0;
+    this.#subscriptions.set(key, count + 1);
+    if (count > 0) return;
+    const { upstream } = this.#entry(target.server);
+    const capabilities = upstream.capabilities?.resources as { subscribe?: boolean } | undefined;
+    if (capabilities?.subscribe !== true || upstream.protocolVersion === undefined) return;
+    if (upstream.protocolVersion.startsWith("2025")) {
+      await upstream.request("resources/subscribe", { uri: target.uri }, { signal: options.signal });
+    }
+  }
+
+  /** Releases one {@link subscribeResource}. */
+  async unsubscribeResource(uri: string, options: { profile?: string } = {}): Promise<void> {
+    const target = this.#catalog.resolveResource(uri, options.profile);
+    if (target === undefined) return;
+    const key = `${target.server}\0${target.uri}`;
+    const count = this.#subscriptions.get(key) ?? 0;
+    if (count > 1) {
+      this.#subscriptions.set(key, count - 1);
+      return;
+    }
+    this.#subscriptions.delete(key);
+    const { upstream } = this.#entry(target.server);
+    if (count === 1 && upstream.state === "ready" && upstream.protocolVersion?.startsWith("2025") === true) {
+      await upstream.request("resources/unsubscribe", { uri: target.uri }).catch(() => {});
+    }
   }
 
   /** Adds a server at run time and starts it (unless lazy or disabled). */
@@ -260,7 +347,7 @@ export class Hub {
       this.#shared.delete(entry.key);
       await shared.upstream.close();
     }
-    this.#emit({ type: "catalog-changed", servers: [name] });
+    this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
   }
 
   /** Starts one server now (for lazy ones), or retries a failed one at once. */
@@ -287,6 +374,9 @@ export class Hub {
         onServerRequest: () => this.#serverRequestHandler(upstream),
         ...(this.#options.slowMs === undefined ? {} : { slowMs: this.#options.slowMs }),
         ...(this.#options.backoff === undefined ? {} : { backoff: this.#options.backoff }),
+        ...(this.#options.clientCapabilities === undefined
+          ? {}
+          : { clientCapabilities: this.#options.clientCapabilities }),
         ...(config.protocolVersion === undefined ? {} : { protocolVersion: config.protocolVersion }),
       });
       shared = { upstream, users: new Set() };
@@ -338,7 +428,7 @@ export class Hub {
         const isAvailable = event.state === "ready";
         if (wasAvailable !== isAvailable) {
           this.#publish(...servers);
-          this.#emit({ type: "catalog-changed", servers });
+          this.#emit({ type: "catalog-changed", servers, kinds: ALL_KINDS });
         }
         for (const server of servers) {
           const { type: _, ...rest } = event;
@@ -348,7 +438,7 @@ export class Hub {
       }
       case "list-changed":
         this.#publish(...servers);
-        if (upstream.state === "ready") this.#emit({ type: "catalog-changed", servers });
+        if (upstream.state === "ready") this.#emit({ type: "catalog-changed", servers, kinds: event.kinds });
         return;
       case "resource-updated":
         for (const server of servers) this.#emit({ type: "resource-updated", server, uri: event.uri });
@@ -393,9 +483,11 @@ export class Hub {
         timeout: options.timeout ?? config.timeout,
         signal: options.signal,
         onProgress: options.onProgress,
+        clientCapabilities: options.clientCapabilities,
       };
-      const first = await upstream.request<T>(method, params, requestOptions);
-      if (!isInputRequired(first)) return first;
+      const sent = options.params === undefined ? params : { ...params, ...options.params };
+      const first = await upstream.request<T>(method, sent, requestOptions);
+      if (!isInputRequired(first) || options.returnInputRequired === true) return first;
       // A 2026 server needs input: ask the handler, then retry with the answers.
       const inputHandler: InputRequestHandler | undefined = handler ?? this.#options.onServerRequest;
       return await resolveInputRequired<T>(first, {
@@ -425,7 +517,13 @@ export class Hub {
 
   #notFound(kind: string, name: string, profile?: string): NotFoundError {
     const code =
-      kind === "tool" ? "TOOL_NOT_FOUND" : kind === "prompt" ? "PROMPT_NOT_FOUND" : kind === "server" ? "INVALID_ARGUMENT" : "RESOURCE_NOT_FOUND";
+      kind === "tool"
+        ? "TOOL_NOT_FOUND"
+        : kind === "prompt"
+          ? "PROMPT_NOT_FOUND"
+          : kind === "server"
+            ? "INVALID_ARGUMENT"
+            : "RESOURCE_NOT_FOUND";
     const scope = profile === undefined ? "" : ` in profile "${profile}"`;
     const hint = kind === "tool" ? "run `mcplex list` to see the exposed tool names" : undefined;
     return new NotFoundError(code, `unknown ${kind} "${name}"${scope}`, {

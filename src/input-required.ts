@@ -42,9 +42,13 @@ export async function resolveInputRequired<T>(
     const { server, handler } = options;
     const requests = Object.entries(result.inputRequests ?? {});
     if (round >= MAX_ROUNDS) {
-      throw new McplexError("PROTOCOL_ERROR", `${server}: gave up after ${MAX_ROUNDS} rounds of input_required`, {
-        server,
-      });
+      throw new McplexError(
+        "PROTOCOL_ERROR",
+        `${server}: gave up after ${MAX_ROUNDS} rounds of input_required`,
+        {
+          server,
+        },
+      );
     }
     if (handler === undefined && requests.length > 0) {
       const methods = requests.map(([, r]) => String(r.method)).join(", ");

@@ -20,7 +20,9 @@ export async function withHub<T>(
   try {
     await hub.start();
     if (options.startLazy === true) {
-      const lazy = config.servers.filter((s) => s.enabled && s.lazy).map((s) => hub.startServer(s.name).catch(() => {}));
+      const lazy = config.servers
+        .filter((s) => s.enabled && s.lazy)
+        .map((s) => hub.startServer(s.name).catch(() => {}));
       await Promise.all(lazy);
     }
     return await run(hub, config);

@@ -5,12 +5,14 @@ import { chatCommand } from "./commands/chat.js";
 import { configCommand } from "./commands/config.js";
 import { listCommand } from "./commands/list.js";
 import { secretsCommand } from "./commands/secrets.js";
+import { serveCommand } from "./commands/serve.js";
 import { workspaceCommand } from "./commands/workspace.js";
 import { EXIT, printError, UsageError } from "./output.js";
 
 const HELP = `mcplex — one runtime for every MCP server an agent uses
 
 Usage:
+  mcplex serve --stdio [--config F] [--profile P]     serve the whole catalog as one MCP server
   mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
   mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
@@ -31,6 +33,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   chat: chatCommand,
   config: configCommand,
   secrets: secretsCommand,
+  serve: serveCommand,
   workspace: workspaceCommand,
 };
 
@@ -57,10 +60,11 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     printError(error);
-    process.exitCode = error instanceof UsageError || (error instanceof McplexError && error.code.startsWith("CONFIG"))
-      ? EXIT.usage
-      : error instanceof McplexError && error.code.startsWith("SECRET")
+    process.exitCode =
+      error instanceof UsageError || (error instanceof McplexError && error.code.startsWith("CONFIG"))
         ? EXIT.usage
-        : EXIT.error;
+        : error instanceof McplexError && error.code.startsWith("SECRET")
+          ? EXIT.usage
+          : EXIT.error;
   },
 );

@@ -9,7 +9,7 @@ import { McplexError, RpcError, UpstreamUnavailableError } from "../errors.js";
 import { Backoff, type BackoffOptions } from "./backoff.js";
 import { type Connected, connect } from "./connect.js";
 import { listAll } from "./list-all.js";
-import type { Implementation } from "./negotiate.js";
+import { type Implementation, META } from "./negotiate.js";
 import { type ParamHeader, paramHeaders, scanParamHeaders } from "./param-headers.js";
 import type { Progress, RpcRequestOptions } from "./rpc-connection.js";
 import { UpstreamStats } from "./upstream-stats.js";
@@ -47,6 +47,8 @@ export interface UpstreamOptions {
   onEvent: (event: UpstreamEvent) => void;
   /** Handler of server-to-client requests; without one they are declined. */
   onServerRequest?: () => ServerRequestHandler | undefined;
+  /** Capabilities declared to the server; default: all of them when there is a handler, else none. */
+  clientCapabilities?: Record<string, unknown>;
   backoff?: BackoffOptions;
   /** Calls slower than this are counted and reported. Default 5000 ms. */
   slowMs?: number;
@@ -59,7 +61,19 @@ export interface UpstreamRequestOptions {
   signal?: AbortSignal;
   timeout?: number;
   onProgress?: (progress: Progress) => void;
+  /**
+   * The capabilities of the client this call is made for (2026 servers read them per
+   * request; 2025 servers only know the connection's).
+   */
+  clientCapabilities?: Record<string, unknown>;
 }
+
+/** What a client that answers every kind of server request declares. */
+export const ANSWERING_CAPABILITIES: Record<string, unknown> = {
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+  roots: { listChanged: true },
+};
 
 /** Consecutive failures after which the breaker opens: retries slow to once every 5 minutes. */
 const BREAKER_THRESHOLD = 8;
@@ -199,11 +213,10 @@ export class Upstream {
   }
 
   #capabilities(): Record<string, unknown> {
+    if (this.#options.clientCapabilities !== undefined) return this.#options.clientCapabilities;
     const handler = this.#options.onServerRequest?.();
     // Only advertise what someone can answer: servers then never ask in vain.
-    return handler === undefined
-      ? {}
-      : { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } };
+    return handler === undefined ? {} : ANSWERING_CAPABILITIES;
   }
 
   /**
@@ -224,10 +237,13 @@ export class Upstream {
     const annotated = method === "tools/call" ? this.#paramHeaders.get(String(params?.name)) : undefined;
     const requestOptions: RpcRequestOptions = {
       timeout: options.timeout ?? this.config.timeout,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-      ...(annotated === undefined ? {} : { headers: paramHeaders(annotated, params?.arguments) }),
+      signal: options.signal,
+      onProgress: options.onProgress,
     };
+    if (annotated !== undefined) requestOptions.headers = paramHeaders(annotated, params?.arguments);
+    if (options.clientCapabilities !== undefined && this.#connected!.negotiated.stateless) {
+      requestOptions.meta = { [META.clientCapabilities]: options.clientCapabilities };
+    }
     let failed = true;
     try {
       const result = await connection.request<T>(method, params, requestOptions);

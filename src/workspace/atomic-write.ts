@@ -7,10 +7,19 @@ import type { ResolvedPath, Sandbox, WriteOptions } from "./sandbox.js";
 import { WorkspaceError } from "./workspace-error.js";
 
 const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+function moved(input: string): WorkspaceError {
+  return new WorkspaceError("race", `Refused '${input}': its directory moved during the write`, {
+    path: input,
+    rule: RACE_RULE,
+  });
+}
 
 /**
  * Write `data` to `input` atomically: checks, then a temp file (`O_EXCL|O_NOFOLLOW`) beside the
- * real target, re-checked through its descriptor, then `rename` over the target. Nothing is
+ * real target, created and renamed through a descriptor of the checked parent directory (on
+ * Linux), so that no swap of a path component can redirect it. Nothing is
  * left behind on failure. Used by {@link Sandbox.writeFile}.
  */
 export async function writeFileAtomic(
@@ -44,29 +53,38 @@ export async function writeFileAtomic(
     }
   }
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  const temp = path.join(parent, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.mcplex-tmp`);
-  const handle = await open(temp, TEMP_FLAGS, existing?.mode ?? 0o666).catch((error: unknown) => {
+  // Pin the parent directory by descriptor and work inside it through /proc/self/fd (an
+  // openat() in all but name): a path component swapped for a symlink after the checks
+  // above cannot redirect the temp file or the rename.
+  const dir = await open(parent, DIR_FLAGS).catch((error: unknown) => {
     throw fsError(input, error);
   });
-  let renamed = false;
   try {
+    const pinned = await descriptorPath(dir.fd);
+    if (pinned !== undefined && pinned !== parent) throw moved(input);
+    const base = pinned === undefined ? parent : `/proc/self/fd/${dir.fd}`;
+    const temp = path.join(base, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.mcplex-tmp`);
+    const handle = await open(temp, TEMP_FLAGS, existing?.mode ?? 0o666).catch((error: unknown) => {
+      throw fsError(input, error);
+    });
+    let renamed = false;
     try {
-      await handle.writeFile(bytes);
-      await handle.datasync();
-      const fdPath = await descriptorPath(handle.fd);
-      if (fdPath !== undefined && path.dirname(fdPath) !== parent) {
-        throw new WorkspaceError("race", `Refused '${input}': its directory moved during the write`, {
-          path: input,
-          rule: RACE_RULE,
-        });
+      try {
+        await handle.writeFile(bytes);
+        await handle.datasync();
+      } finally {
+        await handle.close();
       }
+      // The directory itself may have been moved out meanwhile: check once more before publishing.
+      const still = await descriptorPath(dir.fd);
+      if (still !== undefined && still !== parent) throw moved(input);
+      await rename(temp, path.join(base, path.basename(target)));
+      renamed = true;
     } finally {
-      await handle.close();
+      if (!renamed) await unlink(temp).catch(() => undefined);
     }
-    await rename(temp, target);
-    renamed = true;
   } finally {
-    if (!renamed) await unlink(temp).catch(() => undefined);
+    await dir.close();
   }
   const rel = sandbox.relOf(target) ?? lexical.rel;
   return { rel, abs: target, bytes: bytes.byteLength, created: existing === undefined };

@@ -21,9 +21,16 @@ describe("mcplex chat", () => {
   it("answers on stdout and reports tool activity on stderr", async () => {
     const llm = await startMockLlm({
       turns: [
-        { toolCalls: [{ name: "fx__echo", arguments: { message: "one" } }, { name: "fx__pid", arguments: {} }] },
+        {
+          toolCalls: [
+            { name: "fx__echo", arguments: { message: "one" } },
+            { name: "fx__pid", arguments: {} },
+          ],
+        },
         (request) => {
-          const results = request.body.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+          const results = request.body.messages
+            .filter((m) => m.role === "tool")
+            .map((m) => String(m.content));
           return { text: `The echo said "${results[0]}".` };
         },
       ],
@@ -48,9 +55,23 @@ describe("mcplex chat", () => {
   it("prints one JSON event per line with --json", async () => {
     const llm = await startMockLlm({ turns: [{ text: "Hello there." }] });
     try {
-      const { code, stdout } = await runCli(["chat", "--config", config, "--base-url", llm.url, "--model", "m", "-p", "hi", "--json"]);
+      const { code, stdout } = await runCli([
+        "chat",
+        "--config",
+        config,
+        "--base-url",
+        llm.url,
+        "--model",
+        "m",
+        "-p",
+        "hi",
+        "--json",
+      ]);
       expect(code).toBe(0);
-      const events = stdout.trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+      const events = stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { type: string });
       expect(events.at(-1)).toMatchObject({ type: "done", outcome: "stop", text: "Hello there." });
       expect(events.some((e) => e.type === "text-delta")).toBe(true);
     } finally {

@@ -42,9 +42,25 @@ describe("mcplex list", () => {
       error: string | null;
       tools: Array<{ name: string; originalName: string; description: string | null }>;
     }>;
-    expect(Object.keys(fx!).sort()).toEqual(["error", "name", "protocolVersion", "state", "tools", "transport"]);
-    expect(fx).toMatchObject({ state: "ready", transport: "stdio", protocolVersion: "2026-07-28", error: null });
-    expect(fx!.tools).toContainEqual({ name: "fx__echo", originalName: "echo", description: "Echoes its message" });
+    expect(Object.keys(fx!).sort()).toEqual([
+      "error",
+      "name",
+      "protocolVersion",
+      "state",
+      "tools",
+      "transport",
+    ]);
+    expect(fx).toMatchObject({
+      state: "ready",
+      transport: "stdio",
+      protocolVersion: "2026-07-28",
+      error: null,
+    });
+    expect(fx!.tools).toContainEqual({
+      name: "fx__echo",
+      originalName: "echo",
+      description: "Echoes its message",
+    });
     expect(broken).toMatchObject({ state: "failed", protocolVersion: null, tools: [] });
     expect(broken!.error).toMatch(/mcplex-no-such-command/);
   });
@@ -55,7 +71,9 @@ describe("mcplex list", () => {
     try {
       const list = await runCli(["list", "--json"], { cwd: empty });
       expect(list.code).toBe(0);
-      const tools = (JSON.parse(list.stdout) as { servers: Array<{ name: string; tools: Array<{ name: string }> }> }).servers[0]!;
+      const tools = (
+        JSON.parse(list.stdout) as { servers: Array<{ name: string; tools: Array<{ name: string }> }> }
+      ).servers[0]!;
       expect(tools.name).toBe("workspace");
       expect(tools.tools.map((t) => t.name)).toContain("workspace__read_file");
       expect(tools.tools.map((t) => t.name)).not.toContain("workspace__write_file");
@@ -76,7 +94,14 @@ describe("mcplex call", () => {
   });
 
   it("prints the raw result with --json", async () => {
-    const { code, stdout } = await runCli(["call", "fx__echo", '{"message":"raw"}', "--config", config, "--json"]);
+    const { code, stdout } = await runCli([
+      "call",
+      "fx__echo",
+      '{"message":"raw"}',
+      "--config",
+      config,
+      "--json",
+    ]);
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ content: [{ type: "text", text: "echo: raw" }] });
   });
@@ -118,7 +143,10 @@ describe("mcplex config check", () => {
 
   it("reports a missing variable with its path", async () => {
     const bad = join(dir, "vars.yaml");
-    await writeFile(bad, "servers:\n  github:\n    command: gh\n    env:\n      GITHUB_TOKEN: ${MCPLEX_TEST_UNSET_VAR}\n");
+    await writeFile(
+      bad,
+      "servers:\n  github:\n    command: gh\n    env:\n      GITHUB_TOKEN: ${MCPLEX_TEST_UNSET_VAR}\n",
+    );
     const { code, stderr } = await runCli(["config", "check", "--config", bad]);
     expect(code).toBe(2);
     expect(stderr).toContain("servers.github.env.GITHUB_TOKEN");

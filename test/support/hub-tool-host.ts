@@ -23,7 +23,9 @@ export function defaultServers(): { servers: ServerConfig[]; cleanup: () => void
   return {
     servers: [
       stdio("everything", EVERYTHING, ["stdio"]),
-      stdio("memory", MEMORY, [], { env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } } as Partial<ServerConfig>),
+      stdio("memory", MEMORY, [], {
+        env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") },
+      } as Partial<ServerConfig>),
     ],
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -18,14 +18,17 @@ export async function callCommand(args: string[]): Promise<number> {
   });
   const [name, rawArgs, ...extra] = positionals;
   if (name === undefined) throw new UsageError("call needs a tool name: mcplex call TOOL [JSON_ARGS]");
-  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")} (quote the JSON arguments)`);
+  if (extra.length > 0)
+    throw new UsageError(`unexpected arguments: ${extra.join(" ")} (quote the JSON arguments)`);
   let toolArgs: Record<string, unknown> = {};
   if (rawArgs !== undefined) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(rawArgs);
     } catch (error) {
-      throw new UsageError(`JSON_ARGS is not valid JSON (${(error as Error).message}); example: '{"message":"hi"}'`);
+      throw new UsageError(
+        `JSON_ARGS is not valid JSON (${(error as Error).message}); example: '{"message":"hi"}'`,
+      );
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       throw new UsageError('JSON_ARGS must be a JSON object, e.g. \'{"message":"hi"}\'');
@@ -33,7 +36,8 @@ export async function callCommand(args: string[]): Promise<number> {
     toolArgs = parsed as Record<string, unknown>;
   }
   const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
-  if (timeout !== undefined && !(timeout > 0)) throw new UsageError("--timeout takes milliseconds, e.g. --timeout 30000");
+  if (timeout !== undefined && !(timeout > 0))
+    throw new UsageError("--timeout takes milliseconds, e.g. --timeout 30000");
 
   return withHub(values.config === undefined ? {} : { config: values.config }, async (hub) => {
     let result: CallToolResult;
@@ -93,7 +97,9 @@ export function formatResult(result: CallToolResult): string {
         break;
       case "resource": {
         const resource = block.resource as { uri: string; text?: string; mimeType?: string };
-        lines.push(resource.text ?? `[resource ${resource.uri}${resource.mimeType ? ` ${resource.mimeType}` : ""}]`);
+        lines.push(
+          resource.text ?? `[resource ${resource.uri}${resource.mimeType ? ` ${resource.mimeType}` : ""}]`,
+        );
         break;
       }
       default:

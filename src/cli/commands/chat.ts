@@ -63,7 +63,11 @@ export async function chatCommand(args: string[]): Promise<number> {
 
     const controller = new AbortController();
     if (values.prompt !== undefined) return turn(values.prompt, controller.signal);
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
+    const rl = createInterface({
+      input: process.stdin,
+      output: process.stderr,
+      terminal: process.stdin.isTTY,
+    });
     let code: number = EXIT.ok;
     try {
       for (;;) {
@@ -88,13 +92,17 @@ function printEvent(event: AgentEvent): void {
       process.stderr.write(`\n[tool] ${event.toolName} ${event.rawArguments}\n`);
       return;
     case "tool-result":
-      process.stderr.write(`[tool] ${event.toolName} ${event.isError ? "failed" : "ok"}: ${firstLine(event.output)}\n`);
+      process.stderr.write(
+        `[tool] ${event.toolName} ${event.isError ? "failed" : "ok"}: ${firstLine(event.output)}\n`,
+      );
       return;
     case "notice":
       process.stderr.write(`[note] ${event.message}\n`);
       return;
     case "retry":
-      process.stderr.write(`[retry] attempt ${event.attempt} in ${event.delayMs} ms: ${event.error.message}\n`);
+      process.stderr.write(
+        `[retry] attempt ${event.attempt} in ${event.delayMs} ms: ${event.error.message}\n`,
+      );
       return;
     case "error":
       process.stderr.write(`[error] ${event.error.message}\n`);

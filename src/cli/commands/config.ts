@@ -6,7 +6,10 @@ import { EXIT, printError, UsageError } from "../output.js";
 export async function configCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== "check") throw new UsageError('config has one subcommand: "mcplex config check [--config F]"');
-  const { values } = parseArgs({ args: rest, options: { config: { type: "string", short: "c" }, json: { type: "boolean" } } });
+  const { values } = parseArgs({
+    args: rest,
+    options: { config: { type: "string", short: "c" }, json: { type: "boolean" } },
+  });
   const check = await checkConfig(values.config === undefined ? {} : { config: values.config });
   if (!check.ok) {
     if (values.json === true) {

@@ -6,40 +6,51 @@ import { EXIT } from "../output.js";
 export async function listCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { config: { type: "string", short: "c" }, profile: { type: "string", short: "p" }, json: { type: "boolean" } },
+    options: {
+      config: { type: "string", short: "c" },
+      profile: { type: "string", short: "p" },
+      json: { type: "boolean" },
+    },
   });
-  return withHub({ ...(values.config === undefined ? {} : { config: values.config }), startLazy: true }, async (hub) => {
-    const tools = hub.tools(values.profile);
-    const servers = hub.servers().map((s) => ({
-      name: s.name,
-      state: s.state,
-      transport: s.transport,
-      protocolVersion: s.protocolVersion ?? null,
-      error: s.error ?? null,
-      tools: tools
-        .filter((t) => t.server === s.name)
-        .map((t) => ({ name: t.name, originalName: t.originalName, description: t.description ?? null })),
-    }));
-    if (values.json === true) {
-      console.log(JSON.stringify({ servers }));
+  return withHub(
+    { ...(values.config === undefined ? {} : { config: values.config }), startLazy: true },
+    async (hub) => {
+      const tools = hub.tools(values.profile);
+      const servers = hub.servers().map((s) => ({
+        name: s.name,
+        state: s.state,
+        transport: s.transport,
+        protocolVersion: s.protocolVersion ?? null,
+        error: s.error ?? null,
+        tools: tools
+          .filter((t) => t.server === s.name)
+          .map((t) => ({ name: t.name, originalName: t.originalName, description: t.description ?? null })),
+      }));
+      if (values.json === true) {
+        console.log(JSON.stringify({ servers }));
+        return EXIT.ok;
+      }
+      for (const server of servers) {
+        const protocol = server.protocolVersion ?? "-";
+        console.log(
+          `${server.name}  ${server.state}  ${server.transport}  ${protocol}  ${server.tools.length} tools`,
+        );
+        if (server.error !== null) {
+          for (const line of server.error.split("\n")) console.log(`    ${line}`);
+        }
+        const width = Math.min(48, Math.max(0, ...server.tools.map((t) => t.name.length)));
+        for (const tool of server.tools) {
+          const description = (tool.description ?? "").split("\n")[0]!.slice(0, 100);
+          console.log(`  ${tool.name.padEnd(width)}  ${description}`);
+        }
+      }
+      for (const collision of hub.catalog.collisions()) {
+        const members = collision.members
+          .map((m) => `${m.server}/${m.originalName} → ${m.exposedName}`)
+          .join(", ");
+        console.log(`note: ${collision.kind} name "${collision.name}" is claimed by several: ${members}`);
+      }
       return EXIT.ok;
-    }
-    for (const server of servers) {
-      const protocol = server.protocolVersion ?? "-";
-      console.log(`${server.name}  ${server.state}  ${server.transport}  ${protocol}  ${server.tools.length} tools`);
-      if (server.error !== null) {
-        for (const line of server.error.split("\n")) console.log(`    ${line}`);
-      }
-      const width = Math.min(48, Math.max(0, ...server.tools.map((t) => t.name.length)));
-      for (const tool of server.tools) {
-        const description = (tool.description ?? "").split("\n")[0]!.slice(0, 100);
-        console.log(`  ${tool.name.padEnd(width)}  ${description}`);
-      }
-    }
-    for (const collision of hub.catalog.collisions()) {
-      const members = collision.members.map((m) => `${m.server}/${m.originalName} → ${m.exposedName}`).join(", ");
-      console.log(`note: ${collision.kind} name "${collision.name}" is claimed by several: ${members}`);
-    }
-    return EXIT.ok;
-  });
+    },
+  );
 }

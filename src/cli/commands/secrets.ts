@@ -10,9 +10,11 @@ export async function secretsCommand(args: string[]): Promise<number> {
   const store = new SecretStore();
   switch (sub) {
     case "set": {
-      if (name === undefined || extra.length > 0) throw new UsageError("usage: mcplex secrets set NAME [VALUE]");
+      if (name === undefined || extra.length > 0)
+        throw new UsageError("usage: mcplex secrets set NAME [VALUE]");
       const secret = value ?? (await readStdin()).replace(/\r?\n$/, "");
-      if (secret === "") throw new UsageError(`no value given for ${name}; pass it as an argument or on stdin`);
+      if (secret === "")
+        throw new UsageError(`no value given for ${name}; pass it as an argument or on stdin`);
       await store.set(name, secret);
       console.error(`stored ${name} in ${store.file}`);
       return EXIT.ok;

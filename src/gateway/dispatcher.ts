@@ -1,0 +1,295 @@
+import type { Tool } from "@modelcontextprotocol/client";
+import { McplexError, NotFoundError, RpcError } from "../errors.js";
+import type { CallOptions, Hub } from "../hub.js";
+import { META } from "../upstream/negotiate.js";
+import type { ServerRequestHandler } from "../upstream/upstream.js";
+import { InputParking } from "./input-parking.js";
+import {
+  CACHEABLE_METHODS,
+  LEGACY_ONLY_METHODS,
+  logPasses,
+  MODERN_ONLY_METHODS,
+  SERVED_MODERN_VERSIONS,
+} from "./protocol.js";
+import { capabilityFor, type RequestContext } from "./request-context.js";
+
+type Params = Record<string, unknown>;
+type Result = Record<string, unknown>;
+
+/** What the gateway says about itself. */
+export interface GatewayIdentity {
+  name: string;
+  version: string;
+  instructions?: string;
+}
+
+/** The capabilities the gateway serves (the catalog may change; the capabilities do not). */
+export function serverCapabilities(modern: boolean): Record<string, unknown> {
+  const capabilities: Record<string, unknown> = {
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    prompts: { listChanged: true },
+    completions: {},
+  };
+  if (!modern) capabilities.logging = {};
+  return capabilities;
+}
+
+/**
+ * Answers one client request from the hub's catalog: the method table of the gateway.
+ * Names and URIs are mapped both ways by the hub; results pass through untouched apart
+ * from the fields each protocol generation requires.
+ */
+export class Dispatcher {
+  readonly #hub: Hub;
+  readonly #identity: GatewayIdentity;
+  readonly parking: InputParking;
+  /** Requests in flight per upstream server, to relay that server's log messages. */
+  readonly #inflight = new Map<string, Set<RequestContext>>();
+
+  constructor(hub: Hub, identity: GatewayIdentity, parking = new InputParking()) {
+    this.#hub = hub;
+    this.#identity = identity;
+    this.parking = parking;
+  }
+
+  /** Handles a request; throws {@link RpcError} for wire errors. */
+  async handle(method: string, params: Params | undefined, ctx: RequestContext): Promise<Result> {
+    if (ctx.modern ? LEGACY_ONLY_METHODS.has(method) : MODERN_ONLY_METHODS.has(method)) {
+      throw new RpcError(-32601, `Method not found: ${method}`);
+    }
+    const result = await this.#route(method, params ?? {}, ctx);
+    return ctx.modern ? this.#modern(method, result) : legacy(result);
+  }
+
+  async #route(method: string, params: Params, ctx: RequestContext): Promise<Result> {
+    const hub = this.#hub;
+    const profile = ctx.profile;
+    switch (method) {
+      case "ping":
+        return {};
+      case "server/discover": {
+        const result: Result = {
+          supportedVersions: [...SERVED_MODERN_VERSIONS],
+          capabilities: serverCapabilities(true),
+        };
+        if (this.#identity.instructions !== undefined) result.instructions = this.#identity.instructions;
+        return result;
+      }
+      case "tools/list":
+        return {
+          tools: hub
+            .tools(profile)
+            .map((t): Tool => (t.name === t.tool.name ? t.tool : { ...t.tool, name: t.name })),
+        };
+      case "prompts/list":
+        return {
+          prompts: hub
+            .prompts(profile)
+            .map((p) => (p.name === p.prompt.name ? p.prompt : { ...p.prompt, name: p.name })),
+        };
+      case "resources/list":
+        return {
+          resources: hub
+            .resources(profile)
+            .map((r) => (r.uri === r.resource.uri ? r.resource : { ...r.resource, uri: r.uri })),
+        };
+      case "resources/templates/list":
+        return { resourceTemplates: hub.resourceTemplates(profile).map((t) => t.resourceTemplate) };
+      case "tools/call": {
+        const name = requireString(params, "name");
+        const args = params.arguments ?? {};
+        if (typeof args !== "object" || args === null || Array.isArray(args)) {
+          throw new RpcError(-32602, "Invalid params: arguments must be an object");
+        }
+        const tool = hub.catalog.resolveTool(name, profile);
+        if (tool === undefined) throw new RpcError(-32602, `Unknown tool: ${name}`, { name });
+        return this.#tracked(tool.server, ctx, () =>
+          this.#withInput(method, name, params, ctx, (options) =>
+            hub.callTool(name, args as Params, options),
+          ),
+        ).catch((error: unknown) => toolError(error));
+      }
+      case "prompts/get": {
+        const name = requireString(params, "name");
+        if (hub.catalog.resolvePrompt(name, profile) === undefined) {
+          throw new RpcError(-32602, `Unknown prompt: ${name}`, { name });
+        }
+        const args = (params.arguments ?? {}) as Record<string, string>;
+        return this.#withInput(method, name, params, ctx, (options) => hub.getPrompt(name, args, options));
+      }
+      case "resources/read": {
+        const uri = requireString(params, "uri");
+        if (hub.catalog.resolveResource(uri, profile) === undefined) {
+          throw new RpcError(-32602, `Resource not found: ${uri}`, { uri });
+        }
+        return this.#withInput(method, uri, params, ctx, (options) => hub.readResource(uri, options));
+      }
+      case "completion/complete": {
+        const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
+        const argument = params.argument as { name: string; value: string } | undefined;
+        if (ref === undefined || argument === undefined) {
+          throw new RpcError(-32602, "Invalid params: completion/complete needs ref and argument");
+        }
+        const target =
+          ref.type === "ref/prompt"
+            ? { type: "ref/prompt" as const, name: String(ref.name) }
+            : { type: "ref/resource" as const, uri: String(ref.uri) };
+        const context = params.context as { arguments?: Record<string, string> } | undefined;
+        return (await hub.complete(target, argument, {
+          signal: ctx.signal,
+          ...(profile === undefined ? {} : { profile }),
+          ...(context === undefined ? {} : { context }),
+        })) as unknown as Result;
+      }
+      case "resources/subscribe":
+        await hub.subscribeResource(requireString(params, "uri"), {
+          signal: ctx.signal,
+          ...(profile === undefined ? {} : { profile }),
+        });
+        return {};
+      case "resources/unsubscribe":
+        await hub.unsubscribeResource(requireString(params, "uri"), profile === undefined ? {} : { profile });
+        return {};
+      default:
+        throw new RpcError(-32601, `Method not found: ${method}`);
+    }
+  }
+
+  async #tracked<T>(server: string, ctx: RequestContext, run: () => Promise<T>): Promise<T> {
+    let set = this.#inflight.get(server);
+    if (set === undefined) {
+      set = new Set();
+      this.#inflight.set(server, set);
+    }
+    set.add(ctx);
+    try {
+      return await run();
+    } finally {
+      set.delete(ctx);
+      if (set.size === 0) this.#inflight.delete(server);
+    }
+  }
+
+  /**
+   * Relays an upstream's log message to the requests in flight on that server whose
+   * clients asked for that level (2025 clients that set none get everything).
+   */
+  relayLog(server: string, params: Record<string, unknown>): void {
+    for (const ctx of this.#inflight.get(server) ?? []) {
+      if (
+        ctx.modern
+          ? logPasses(params.level, ctx.logLevel)
+          : ctx.logLevel === undefined || logPasses(params.level, ctx.logLevel)
+      ) {
+        ctx.notify("notifications/message", params);
+      }
+    }
+  }
+
+  /**
+   * Runs a call that may need the client's input. A 2026 upstream's `input_required`
+   * passes through as it is (with its own state); a 2025 upstream's server requests go
+   * to a 2025 client directly, or are parked for a 2026 client.
+   */
+  async #withInput(
+    method: string,
+    name: string,
+    params: Params,
+    ctx: RequestContext,
+    call: (options: CallOptions) => Promise<unknown>,
+  ): Promise<Result> {
+    const base: CallOptions = { signal: ctx.signal, clientCapabilities: ctx.clientCapabilities };
+    if (ctx.profile !== undefined) base.profile = ctx.profile;
+    const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+    if (token !== undefined) {
+      base.onProgress = (p) => ctx.notify("notifications/progress", { ...p, progressToken: token });
+    }
+    if (!ctx.modern) {
+      base.onServerRequest = legacyClientHandler(ctx);
+      return (await call(base)) as Result;
+    }
+    const state = params.requestState;
+    if (this.parking.owns(state)) {
+      return this.parking.resume(method, name, state, params.inputResponses, ctx.signal);
+    }
+    const extra: Params = {};
+    if (params.inputResponses !== undefined) extra.inputResponses = params.inputResponses;
+    if (state !== undefined) extra.requestState = state;
+    return this.parking.run(
+      method,
+      name,
+      ctx.clientCapabilities,
+      ctx.signal,
+      (handler, signal) =>
+        call({
+          ...base,
+          signal,
+          onServerRequest: handler,
+          params: extra,
+          returnInputRequired: true,
+        }) as Promise<Result>,
+    );
+  }
+
+  #modern(method: string, result: Result): Result {
+    const meta = (result._meta as Record<string, unknown> | undefined) ?? {};
+    const shaped: Result = {
+      ...result,
+      resultType: result.resultType ?? "complete",
+      _meta: { ...meta, [META.serverInfo]: { name: this.#identity.name, version: this.#identity.version } },
+    };
+    if (CACHEABLE_METHODS.has(method) && shaped.resultType === "complete") {
+      // The catalog changes whenever an upstream does; clients learn of it through
+      // subscriptions/listen, so lists are fresh only as long as nothing is announced.
+      shaped.ttlMs = 0;
+      shaped.cacheScope = "private";
+    }
+    return shaped;
+  }
+}
+
+/** 2025 clients never see 2026-only result fields. */
+function legacy(result: Result): Result {
+  if (result.resultType === undefined && result.ttlMs === undefined && result.cacheScope === undefined)
+    return result;
+  const { resultType: _r, ttlMs: _t, cacheScope: _c, ...rest } = result;
+  return rest;
+}
+
+/** Server requests from upstream go straight to a 2025 client that declared the capability. */
+function legacyClientHandler(ctx: RequestContext): ServerRequestHandler {
+  return async (request) => {
+    const capability = capabilityFor(request.method);
+    if (
+      ctx.requestClient === undefined ||
+      (capability !== undefined && ctx.clientCapabilities[capability] === undefined)
+    ) {
+      throw new RpcError(
+        -32601,
+        `the client did not declare the ${capability ?? request.method} capability, so ${request.method} cannot be answered`,
+      );
+    }
+    return ctx.requestClient(request.method, request.params, request.signal);
+  };
+}
+
+function requireString(params: Params, key: string): string {
+  const value = params[key];
+  if (typeof value !== "string" || value === "")
+    throw new RpcError(-32602, `Invalid params: ${key} must be a non-empty string`);
+  return value;
+}
+
+/**
+ * Failures of a tool call that the model should read (server down, timeout) become tool
+ * results with `isError`; errors the server answered pass through as wire errors.
+ */
+function toolError(error: unknown): Result {
+  if (error instanceof RpcError) throw error;
+  if (error instanceof NotFoundError) throw new RpcError(-32602, error.message);
+  if (error instanceof McplexError) {
+    return { isError: true, content: [{ type: "text", text: error.message.split("\n")[0] }] };
+  }
+  throw error;
+}

@@ -1,0 +1,228 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { RpcError } from "../errors.js";
+import type { ServerRequest, ServerRequestHandler } from "../upstream/upstream.js";
+import { capabilityFor } from "./request-context.js";
+
+/** How long a call waiting for a client's input is kept before it is cancelled. */
+const DEFAULT_PARK_MS = 10 * 60_000;
+/** Prefix of the request states this gateway mints; others belong to upstream servers. */
+const STATE_PREFIX = "mcplex1.";
+
+type Outcome = { kind: "done"; result: Record<string, unknown> } | { kind: "error"; error: unknown };
+
+interface Asked {
+  method: string;
+  params: Record<string, unknown>;
+  resolve: (answer: Record<string, unknown>) => void;
+  reject: (error: unknown) => void;
+}
+
+/** An upstream call in flight whose server asked for input the client has not given yet. */
+class ParkedCall {
+  readonly id = randomBytes(12).toString("base64url");
+  readonly controller = new AbortController();
+  readonly asked = new Map<string, Asked>();
+  outcome: Promise<Outcome> | undefined;
+  #keys = 0;
+  #wake: (() => void) | undefined;
+  timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly method: string,
+    readonly name: string,
+  ) {}
+
+  /** The handler the upstream call uses: each server request waits here for the client. */
+  ask(request: ServerRequest): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      this.asked.set(`input_${++this.#keys}`, {
+        method: request.method,
+        params: request.params,
+        resolve,
+        reject,
+      });
+      this.#wake?.();
+    });
+  }
+
+  /** Resolves when the call settles or asks for input, whichever comes first. */
+  async next(): Promise<Outcome | "input"> {
+    if (this.asked.size > 0) return "input";
+    const input = new Promise<"input">((resolve) => {
+      this.#wake = () => resolve("input");
+    });
+    const settled = await Promise.race([this.outcome!, input]);
+    this.#wake = undefined;
+    if (settled === "input") {
+      // Requests a server sends together belong in one input_required result.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return settled;
+  }
+}
+
+/**
+ * Lets a 2026 client answer the server-to-client requests of a 2025 upstream. The
+ * upstream call stays in flight while the gateway answers the client with an
+ * `input_required` result; the client's retry (with `inputResponses` and the exact
+ * `requestState`) delivers the answers and picks the call up again. The state is
+ * HMAC-signed, so a modified one is refused.
+ */
+export class InputParking {
+  readonly #key = randomBytes(32);
+  readonly #parked = new Map<string, ParkedCall>();
+  readonly #parkMs: number;
+
+  constructor(options: { parkMs?: number } = {}) {
+    this.#parkMs = options.parkMs ?? DEFAULT_PARK_MS;
+  }
+
+  /** Calls parked now. */
+  get size(): number {
+    return this.#parked.size;
+  }
+
+  /** Whether a request state was minted here (else it belongs to an upstream server). */
+  owns(state: unknown): state is string {
+    return typeof state === "string" && state.startsWith(STATE_PREFIX);
+  }
+
+  /**
+   * Runs an upstream call whose server requests must reach a 2026 client. Resolves
+   * with the call's result, or with an `input_required` result when the server asks.
+   */
+  async run(
+    method: string,
+    name: string,
+    capabilities: Record<string, unknown>,
+    signal: AbortSignal,
+    start: (handler: ServerRequestHandler, signal: AbortSignal) => Promise<Record<string, unknown>>,
+  ): Promise<Record<string, unknown>> {
+    const parked = new ParkedCall(method, name);
+    const handler: ServerRequestHandler = (request) => {
+      const capability = capabilityFor(request.method);
+      if (capability !== undefined && capabilities[capability] === undefined) {
+        return Promise.reject(
+          new RpcError(
+            -32601,
+            `the client did not declare the ${capability} capability, so ${request.method} cannot be answered`,
+          ),
+        );
+      }
+      return parked.ask(request);
+    };
+    parked.outcome = start(handler, parked.controller.signal).then(
+      (result): Outcome => ({ kind: "done", result }),
+      (error: unknown): Outcome => ({ kind: "error", error }),
+    );
+    return this.#answer(parked, signal);
+  }
+
+  /** Delivers a retry's `inputResponses` to the parked call its `requestState` names. */
+  async resume(
+    method: string,
+    name: string,
+    state: string,
+    responses: unknown,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const id = this.#verify(state);
+    const parked = this.#parked.get(id);
+    if (parked === undefined) {
+      throw new RpcError(
+        -32602,
+        "Invalid params: requestState is unknown or expired; call again without it",
+        { requestState: state },
+      );
+    }
+    if (parked.method !== method || parked.name !== name) {
+      throw new RpcError(
+        -32602,
+        `Invalid params: requestState belongs to ${parked.method} ${parked.name}, not ${method} ${name}`,
+      );
+    }
+    if (
+      responses !== undefined &&
+      (typeof responses !== "object" || responses === null || Array.isArray(responses))
+    ) {
+      throw new RpcError(
+        -32602,
+        "Invalid params: inputResponses must be an object keyed by the input request keys",
+      );
+    }
+    for (const [key, answer] of Object.entries((responses ?? {}) as Record<string, unknown>)) {
+      const asked = parked.asked.get(key);
+      if (asked === undefined) continue; // extra keys are ignored
+      if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
+        throw new RpcError(-32602, `Invalid params: inputResponses.${key} must be an object`);
+      }
+      parked.asked.delete(key);
+      asked.resolve(answer as Record<string, unknown>);
+    }
+    this.#unpark(parked);
+    return this.#answer(parked, signal);
+  }
+
+  async #answer(parked: ParkedCall, signal: AbortSignal): Promise<Record<string, unknown>> {
+    // While the client's request is open, its cancellation is the call's cancellation.
+    const onAbort = () => parked.controller.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const next = await parked.next();
+      if (next === "input") return this.#park(parked);
+      if (next.kind === "error") throw next.error;
+      return next.result;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #park(parked: ParkedCall): Record<string, unknown> {
+    this.#parked.set(parked.id, parked);
+    parked.timer = setTimeout(() => {
+      this.#unpark(parked);
+      parked.controller.abort(new Error("the client did not answer the input request in time"));
+      for (const asked of parked.asked.values()) asked.reject(new RpcError(-32603, "input request expired"));
+    }, this.#parkMs);
+    parked.timer.unref();
+    const inputRequests: Record<string, { method: string; params: Record<string, unknown> }> = {};
+    for (const [key, asked] of parked.asked)
+      inputRequests[key] = { method: asked.method, params: asked.params };
+    return { resultType: "input_required", inputRequests, requestState: this.#sign(parked.id) };
+  }
+
+  #unpark(parked: ParkedCall): void {
+    clearTimeout(parked.timer);
+    this.#parked.delete(parked.id);
+  }
+
+  #sign(id: string): string {
+    return `${STATE_PREFIX}${id}.${createHmac("sha256", this.#key).update(id).digest("base64url")}`;
+  }
+
+  #verify(state: string): string {
+    const [id, mac] = state.slice(STATE_PREFIX.length).split(".");
+    const expected = id === undefined ? undefined : createHmac("sha256", this.#key).update(id).digest();
+    const given = mac === undefined ? undefined : Buffer.from(mac, "base64url");
+    if (
+      expected === undefined ||
+      given === undefined ||
+      given.length !== expected.length ||
+      !timingSafeEqual(given, expected)
+    ) {
+      throw new RpcError(
+        -32602,
+        "Invalid params: requestState was modified or was not issued by this gateway",
+      );
+    }
+    return id!;
+  }
+
+  /** Cancels every parked call (gateway shutdown). */
+  close(): void {
+    for (const parked of this.#parked.values()) {
+      this.#unpark(parked);
+      parked.controller.abort(new Error("gateway closing"));
+    }
+  }
+}
