@@ -153,7 +153,7 @@ export class ClientSession {
           return;
         }
       }
-      await this.#gateway.ready;
+      if (!this.#gateway.isReady) await this.#gateway.ready;
       const result = await this.#gateway.dispatcher.handle(method, params, ctx);
       if (!modern && method === "resources/subscribe") this.subscriptions.add(String(params?.uri));
       if (!modern && method === "resources/unsubscribe") this.subscriptions.delete(String(params?.uri));

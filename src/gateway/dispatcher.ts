@@ -16,6 +16,15 @@ import { capabilityFor, type RequestContext } from "./request-context.js";
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
 
+/** One handled request, for metrics and logs. */
+export interface RequestSample {
+  method: string;
+  server?: string;
+  tool?: string;
+  outcome: "ok" | "error" | "tool_error";
+  seconds: number;
+}
+
 /** What the gateway says about itself. */
 export interface GatewayIdentity {
   name: string;
@@ -44,6 +53,7 @@ export class Dispatcher {
   readonly #hub: Hub;
   readonly #identity: GatewayIdentity;
   readonly parking: InputParking;
+  readonly #observers = new Set<(sample: RequestSample) => void>();
   /** Requests in flight per upstream server, to relay that server's log messages. */
   readonly #inflight = new Map<string, Set<RequestContext>>();
 
@@ -53,12 +63,40 @@ export class Dispatcher {
     this.parking = parking;
   }
 
+  /** Receives one sample per request handled (metrics, per-call log lines). */
+  observe(observer: (sample: RequestSample) => void): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
+
   /** Handles a request; throws {@link RpcError} for wire errors. */
   async handle(method: string, params: Params | undefined, ctx: RequestContext): Promise<Result> {
     if (ctx.modern ? LEGACY_ONLY_METHODS.has(method) : MODERN_ONLY_METHODS.has(method)) {
       throw new RpcError(-32601, `Method not found: ${method}`);
     }
-    const result = await this.#route(method, params ?? {}, ctx);
+    if (this.#observers.size === 0)
+      return this.#shape(method, await this.#route(method, params ?? {}, ctx), ctx);
+    const started = performance.now();
+    let outcome: RequestSample["outcome"] = "error";
+    try {
+      const result = await this.#route(method, params ?? {}, ctx);
+      outcome = result.isError === true ? "tool_error" : "ok";
+      return this.#shape(method, result, ctx);
+    } finally {
+      const sample: RequestSample = { method, outcome, seconds: (performance.now() - started) / 1000 };
+      const name = params?.name;
+      if (method === "tools/call" && typeof name === "string") {
+        const tool = this.#hub.catalog.resolveTool(name, ctx.profile);
+        if (tool !== undefined) {
+          sample.server = tool.server;
+          sample.tool = tool.name;
+        }
+      }
+      for (const observer of this.#observers) observer(sample);
+    }
+  }
+
+  #shape(method: string, result: Result, ctx: RequestContext): Result {
     return ctx.modern ? this.#modern(method, result) : legacy(result);
   }
 

@@ -1,7 +1,7 @@
 import type { Hub, HubEvent } from "../hub.js";
 import type { ListKind } from "../upstream/upstream.js";
 import { type Channel, ClientSession } from "./client-session.js";
-import { Dispatcher, type GatewayIdentity, serverCapabilities } from "./dispatcher.js";
+import { Dispatcher, type GatewayIdentity, type RequestSample, serverCapabilities } from "./dispatcher.js";
 import { InputParking } from "./input-parking.js";
 import type { RequestContext } from "./request-context.js";
 
@@ -45,6 +45,8 @@ export class Gateway {
   readonly dispatcher: Dispatcher;
   /** Settles when requests may be served (see {@link GatewayOptions.ready}). */
   readonly ready: Promise<unknown>;
+  /** `true` once {@link ready} has settled (saves an await per request after that). */
+  isReady = false;
   readonly #identity: GatewayIdentity;
   readonly #sessions = new Set<ClientSession>();
   readonly #listeners = new Set<Listener>();
@@ -60,6 +62,14 @@ export class Gateway {
     );
     this.#offHub = hub.on((event) => this.#onHubEvent(event));
     this.ready = (options.ready ?? Promise.resolve()).catch(() => {});
+    this.ready.then(() => {
+      this.isReady = true;
+    });
+  }
+
+  /** Receives one sample per request handled; returns the unsubscribe function. */
+  observe(observer: (sample: RequestSample) => void): () => void {
+    return this.dispatcher.observe(observer);
   }
 
   /** Sessions open now. */

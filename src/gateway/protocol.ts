@@ -1,6 +1,9 @@
 import { RpcError } from "../errors.js";
 import { LEGACY_PROTOCOL_VERSIONS, META, MODERN_PROTOCOL_VERSION } from "../upstream/negotiate.js";
 
+/** The default port of `mcplex serve --http`. */
+export const DEFAULT_PORT = 8420;
+
 /** Revisions the gateway serves with the `initialize` handshake. */
 export const SERVED_LEGACY_VERSIONS: readonly string[] = LEGACY_PROTOCOL_VERSIONS;
 /** Revisions the gateway serves statelessly. */

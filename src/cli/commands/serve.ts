@@ -1,12 +1,17 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
+import type { TokenConfig } from "../../config/types.js";
 import { Gateway } from "../../gateway/gateway.js";
+import { DEFAULT_PORT } from "../../gateway/protocol.js";
 import { serveGatewayStdio } from "../../gateway/stdio-front.js";
 import { Hub } from "../../hub.js";
 import { ANSWERING_CAPABILITIES } from "../../upstream/upstream.js";
 import { EXIT, UsageError } from "../output.js";
 
-/** `mcplex serve`: the whole catalog as one MCP server. */
+/**
+ * `mcplex serve`: the whole catalog as one MCP server, over stdio (for clients that
+ * spawn servers) or HTTP (Streamable HTTP at /mcp and WebSocket at /ws, the default).
+ */
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -19,36 +24,100 @@ export async function serveCommand(args: string[]): Promise<number> {
       port: { type: "string" },
       token: { type: "string", multiple: true },
       profile: { type: "string" },
+      "no-prefix": { type: "boolean" },
+      "log-calls": { type: "boolean" },
     },
   });
-  const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
-  if (values.stdio !== true) {
-    throw new UsageError("serve needs --stdio for now (the HTTP and WebSocket fronts are being built)");
+  if (values.stdio === true && (values.http === true || values.ws === true)) {
+    throw new UsageError("choose --stdio or --http/--ws, not both");
   }
+  const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--port must be 0-65535, not ${values.port}`);
+  const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
+  if (values["no-prefix"] === true) {
+    for (const server of config.servers) server.prefix = "";
+  }
+  const tokens: TokenConfig[] = [
+    ...config.tokens,
+    ...(values.token ?? []).map((token) =>
+      values.profile === undefined ? { token } : { token, profile: values.profile },
+    ),
+  ];
+  config.secrets.push(...tokens.map((t) => t.token));
+
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({ config, clientCapabilities: ANSWERING_CAPABILITIES });
-  // stdout carries the protocol: everything for people goes to stderr.
   const starting = hub.start();
   const gateway = new Gateway(hub, { ready: starting });
-  const { done } = serveGatewayStdio(
-    gateway,
-    values.profile === undefined ? {} : { profile: values.profile },
-  );
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    gateway.close();
-    await hub.close();
+  if (values["log-calls"] === true) {
+    gateway.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
+  }
+  let stopping: Promise<void> | undefined;
+  const stop = (close: () => Promise<void> | void) => {
+    stopping ??= (async () => {
+      await close();
+      gateway.close();
+      await hub.close();
+    })();
+    return stopping;
   };
-  process.once("SIGINT", () => void stop().finally(() => process.exit(EXIT.ok)));
-  process.once("SIGTERM", () => void stop().finally(() => process.exit(EXIT.ok)));
+
+  if (values.stdio === true) {
+    // stdout carries the protocol: everything for people goes to stderr.
+    const { done } = serveGatewayStdio(
+      gateway,
+      values.profile === undefined ? {} : { profile: values.profile },
+    );
+    const onSignal = () => void stop(() => {}).finally(() => process.exit(EXIT.ok));
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    await starting;
+    reportFailures(hub);
+    await done;
+    await stop(() => {});
+    return EXIT.ok;
+  }
+
+  // Loaded only here: --stdio needs none of the HTTP, WebSocket and metrics code.
+  const { startHttpFront } = await import("../../gateway/http-front.js");
+  const front = await startHttpFront(gateway, {
+    host: values.host ?? "127.0.0.1",
+    port,
+    tokens,
+    ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
+  });
   await starting;
+  reportFailures(hub);
+  const ready = hub.servers().filter((s) => s.state === "ready").length;
+  console.error(
+    [
+      `mcplex gateway: ${ready} of ${hub.servers().length} servers ready, ${hub.tools(values.profile).length} tools`,
+      `  Streamable HTTP  ${front.url}`,
+      `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
+      `  health           ${front.url.replace(/\/mcp$/, "/readyz")}   metrics ${front.url.replace(/\/mcp$/, "/metrics")}`,
+      "",
+      "Add it to a client:",
+      `  Claude Code   claude mcp add --transport http mcplex ${front.url}`,
+      `  Cursor        ~/.cursor/mcp.json: {"mcpServers":{"mcplex":{"url":"${front.url}"}}}`,
+      `  VS Code       .vscode/mcp.json: {"servers":{"mcplex":{"type":"http","url":"${front.url}"}}}`,
+      tokens.length > 0 ? '  (with a token: add the header "Authorization: Bearer <token>")' : "",
+      "Ctrl-C stops it.",
+    ]
+      .filter((line) => line !== "")
+      .join("\n"),
+  );
+  await new Promise<void>((resolve) => {
+    const onSignal = () => void stop(() => front.close()).finally(resolve);
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+  });
+  return EXIT.ok;
+}
+
+function reportFailures(hub: Hub): void {
   for (const server of hub.servers()) {
     if (server.state === "failed")
       console.error(`mcplex: ${server.name} failed: ${server.error?.split("\n")[0]}`);
   }
-  await done;
-  await stop();
-  return EXIT.ok;
 }

@@ -1,0 +1,107 @@
+/**
+ * Gateway hop over stdio: one client calling an echo tool through `mcplex serve --stdio`
+ * (in front of the echo server) against the same client calling the echo server
+ * directly. The client is a lean newline-JSON pipe, so the ratio shows the gateway's
+ * own cost. Prints ratios measured in one run.
+ *
+ *   npm run build && npx tsx bench/gateway-stdio-bench.ts [--calls N]
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ECHO = new URL("./echo-server.mjs", import.meta.url).pathname;
+const CLI = new URL("../dist/cli/main.js", import.meta.url).pathname;
+const argCalls = process.argv.indexOf("--calls");
+const CALLS = argCalls === -1 ? 20_000 : Number(process.argv[argCalls + 1]);
+const SEQUENTIAL = 2_000;
+const IN_FLIGHT = 64;
+
+interface Pipe {
+  request(method: string, params: unknown): Promise<unknown>;
+  child: ChildProcess;
+}
+
+/** Newline JSON over a child's stdio, answers matched by id. */
+function pipe(command: string, args: string[]): Pipe {
+  const child = spawn(command, args, { stdio: ["pipe", "pipe", "ignore"] });
+  const pending = new Map<number, (v: unknown) => void>();
+  let buffer = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    buffer += chunk;
+    let start = 0;
+    for (let nl = buffer.indexOf("\n"); nl !== -1; nl = buffer.indexOf("\n", start)) {
+      const m = JSON.parse(buffer.slice(start, nl)) as { id?: number; result?: unknown; error?: unknown };
+      start = nl + 1;
+      if (m.id === undefined) continue;
+      pending.get(m.id)?.(m.result ?? m.error);
+      pending.delete(m.id);
+    }
+    buffer = buffer.slice(start);
+  });
+  let id = 0;
+  return {
+    child,
+    request: (method, params) =>
+      new Promise((resolve) => {
+        const n = ++id;
+        pending.set(n, resolve);
+        child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id: n, method, params })}\n`);
+      }),
+  };
+}
+
+async function measure(call: () => Promise<unknown>): Promise<{ callsPerSecond: number; p50: number }> {
+  for (let i = 0; i < 500; i++) await call();
+  const latencies: number[] = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const t = performance.now();
+    await call();
+    latencies.push(performance.now() - t);
+  }
+  latencies.sort((a, b) => a - b);
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next++ < CALLS) await call();
+    }),
+  );
+  return {
+    callsPerSecond: CALLS / ((performance.now() - start) / 1000),
+    p50: latencies[SEQUENTIAL / 2]! * 1000,
+  };
+}
+
+async function run(p: Pipe, tool: string) {
+  await p.request("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "bench", version: "1" },
+  });
+  if (tool !== "echo") await p.request("tools/list", {}); // waits for the gateway's upstreams
+  const result = await measure(() => p.request("tools/call", { name: tool, arguments: { message: "hi" } }));
+  p.child.stdin!.end();
+  return result;
+}
+
+const dir = await mkdtemp(join(tmpdir(), "mcplex-bench-"));
+const config = join(dir, "mcplex.yaml");
+await writeFile(config, `servers:\n  echo:\n    command: ${process.execPath}\n    args: [${ECHO}]\n`);
+const direct = await run(pipe(process.execPath, [ECHO]), "echo");
+const hop = await run(pipe(process.execPath, [CLI, "serve", "--stdio", "--config", config]), "echo__echo");
+await rm(dir, { recursive: true, force: true });
+
+const fmt = (n: number) => n.toFixed(0).padStart(9);
+console.log(`echo tool, ${CALLS} calls with ${IN_FLIGHT} in flight; p50 of ${SEQUENTIAL} sequential calls\n`);
+console.log("                            calls/s    p50 µs");
+console.log(`client → echo server      ${fmt(direct.callsPerSecond)} ${fmt(direct.p50)}`);
+console.log(`client → mcplex → echo    ${fmt(hop.callsPerSecond)} ${fmt(hop.p50)}`);
+console.log("");
+console.log(
+  `p50 through the gateway / direct          ${(hop.p50 / direct.p50).toFixed(2)}   (target <= 2.5)`,
+);
+console.log(
+  `throughput through the gateway / direct   ${(hop.callsPerSecond / direct.callsPerSecond).toFixed(2)}   (target >= 0.40)`,
+);

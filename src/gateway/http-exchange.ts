@@ -1,0 +1,108 @@
+import type { ServerResponse } from "node:http";
+import type { WireMessage } from "./client-session.js";
+
+/**
+ * One POST's answer: plain JSON when only the final response comes, switching to an
+ * SSE stream as soon as anything else must be sent first (progress, logs, server
+ * requests). JSON is the fast path and the common case.
+ */
+export class HttpExchange {
+  readonly #res: ServerResponse;
+  readonly #sseAllowed: boolean;
+  readonly #headers: Record<string, string>;
+  #streaming = false;
+  #done = false;
+
+  constructor(res: ServerResponse, options: { sseAllowed: boolean; headers?: Record<string, string> }) {
+    this.#res = res;
+    this.#sseAllowed = options.sseAllowed;
+    this.#headers = options.headers ?? {};
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** Sends a message that comes before the final response (dropped if the client takes JSON only). */
+  event(message: WireMessage): void {
+    if (this.#done || !this.#sseAllowed) return;
+    if (!this.#streaming) {
+      this.#streaming = true;
+      this.#res.writeHead(200, {
+        ...this.#headers,
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+      });
+    }
+    this.#res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /** Sends the final response and ends the exchange. */
+  finish(message: WireMessage, status = 200): void {
+    if (this.#done) return;
+    this.#done = true;
+    const body = JSON.stringify(message);
+    if (this.#streaming) {
+      this.#res.end(`event: message\ndata: ${body}\n\n`);
+      return;
+    }
+    this.#res.writeHead(status, {
+      ...this.#headers,
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+    });
+    this.#res.end(body);
+  }
+
+  /** Keeps an SSE stream open (long-lived listens): starts it now. */
+  open(): void {
+    if (!this.#streaming) {
+      this.#streaming = true;
+      this.#res.writeHead(200, {
+        ...this.#headers,
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+      });
+      this.#res.flushHeaders();
+    }
+  }
+
+  /** Ends without a response (a stream the client or the gateway closes). */
+  end(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#res.end();
+  }
+}
+
+/** Writes a plain JSON body with a status. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** A JSON-RPC error answer as an HTTP response. */
+export function sendRpcError(
+  res: ServerResponse,
+  status: number,
+  id: unknown,
+  code: number,
+  message: string,
+  data?: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  sendJson(res, status, { jsonrpc: "2.0", id: id ?? null, error }, headers);
+}

@@ -1,0 +1,252 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { TokenConfig } from "../config/types.js";
+import { McplexError } from "../errors.js";
+import type { Gateway } from "./gateway.js";
+import { sendJson, sendRpcError } from "./http-exchange.js";
+import {
+  authenticate,
+  BodyTooLargeError,
+  checkAccept,
+  checkContentType,
+  checkHostAndOrigin,
+  checkNonLoopbackBind,
+  defaultGuardPolicy,
+  type GuardPolicy,
+  readBody,
+} from "./http-guard.js";
+import { LegacyHttpSessions } from "./legacy-http.js";
+import { GatewayMetrics, healthReport } from "./metrics.js";
+import { type Caller, serveModernPost } from "./modern-post.js";
+import { DEFAULT_PORT, envelopeVersion } from "./protocol.js";
+import { ConcurrencyLimiter, RateLimiter } from "./rate-limiter.js";
+import { attachWebSocketFront } from "./ws-front.js";
+
+/** Why a request was turned away. */
+export interface Refusal {
+  status: number;
+  message: string;
+  headers: Record<string, string>;
+}
+
+/** Options of {@link startHttpFront}. */
+export interface HttpFrontOptions {
+  /** Default 127.0.0.1. Any other address requires tokens. */
+  host?: string;
+  /** Default {@link DEFAULT_PORT}; 0 picks a free port. */
+  port?: number;
+  /** Bearer tokens, each bound to a profile; none means no authentication (loopback only). */
+  tokens?: TokenConfig[];
+  /** The profile of clients that authenticate with no profile-bound token. */
+  profile?: string;
+  /** Largest accepted request body. Default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Requests per second per token (or per client address without tokens), with a burst. */
+  rateLimit?: { perSecond: number; burst: number };
+  /** Requests in flight per client. Default 256. */
+  maxConcurrent?: number;
+  /** Host/Origin policy; default: loopback names only on a loopback bind. */
+  guard?: GuardPolicy;
+  /** Serve WebSocket at /ws too. Default true. */
+  websocket?: boolean;
+}
+
+/** A running HTTP front. */
+export interface HttpFront {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:8420/mcp`. */
+  readonly url: string;
+  /** The WebSocket endpoint, e.g. `ws://127.0.0.1:8420/ws`. */
+  readonly wsUrl: string;
+  readonly server: Server;
+  readonly metrics: GatewayMetrics;
+  /** Stops accepting, ends sessions and streams. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the gateway over Streamable HTTP at `/mcp` (2026 stateless requests and 2025
+ * sessions side by side), WebSocket at `/ws`, and `/healthz`, `/readyz`, `/metrics`.
+ */
+export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions = {}): Promise<HttpFront> {
+  const host = options.host ?? "127.0.0.1";
+  const tokens = options.tokens ?? [];
+  const refusal = checkNonLoopbackBind(host, tokens.length);
+  if (refusal !== undefined)
+    throw new McplexError("INVALID_ARGUMENT", refusal, { hint: "add --token, or bind 127.0.0.1" });
+  const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const rate =
+    options.rateLimit === undefined
+      ? undefined
+      : new RateLimiter({ ratePerSecond: options.rateLimit.perSecond, burst: options.rateLimit.burst });
+  const concurrency = new ConcurrencyLimiter(options.maxConcurrent ?? 256);
+  const metrics = new GatewayMetrics();
+  metrics.trackHub(gateway.hub);
+  gateway.observe((sample) => metrics.observeRequest(sample));
+  const legacy = new LegacyHttpSessions(gateway);
+  const guardFor = (port: number) =>
+    options.guard ?? defaultGuardPolicy(host, port, { tokens: tokens.length });
+  let policy: GuardPolicy = guardFor(options.port ?? DEFAULT_PORT);
+
+  /** Guards every /mcp and /ws request: the caller, or why it is refused. */
+  const admit = (req: IncomingMessage): (Caller & { key: string }) | Refusal => {
+    const hostCheck = checkHostAndOrigin(req.headers, policy);
+    if (!hostCheck.ok) return { status: hostCheck.status, message: hostCheck.message, headers: {} };
+    const auth = authenticate(req.headers.authorization, tokens);
+    if (!auth.ok)
+      return {
+        status: auth.status,
+        message: auth.message,
+        headers: { "www-authenticate": auth.wwwAuthenticate },
+      };
+    const key = auth.token?.key ?? req.socket.remoteAddress ?? "unknown";
+    if (rate !== undefined) {
+      const taken = rate.take(key);
+      if (!taken.ok) {
+        return {
+          status: 429,
+          message: `Too Many Requests: retry in ${taken.retryAfterSeconds} s`,
+          headers: { "retry-after": String(taken.retryAfterSeconds) },
+        };
+      }
+    }
+    const profile = auth.profile ?? options.profile;
+    return { key, sseAllowed: true, ...(profile === undefined ? {} : { profile }) };
+  };
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const caller = admit(req);
+    if ("status" in caller)
+      return sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
+    if (req.method === "GET") return legacy.get(req, res, caller);
+    if (req.method === "DELETE") return legacy.delete(req, res, caller);
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "GET, POST, DELETE" }).end();
+      return;
+    }
+    const type = checkContentType(req.headers["content-type"]);
+    if (!type.ok) return sendRpcError(res, type.status, null, -32000, type.message);
+    const accept = checkAccept(req.headers.accept);
+    if (!accept.ok) return sendRpcError(res, 406, null, -32000, accept.message);
+    caller.sseAllowed = accept.sse;
+    const release = concurrency.acquire(caller.key);
+    if (release === undefined) {
+      return sendRpcError(
+        res,
+        429,
+        null,
+        -32000,
+        "Too Many Requests: too many requests in flight",
+        undefined,
+      );
+    }
+    res.once("close", release);
+    let body: Buffer;
+    try {
+      body = await readBody(req, maxBody);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        // The rest of the body stays unread: this connection cannot be reused.
+        res.shouldKeepAlive = false;
+        return sendRpcError(res, 413, null, -32600, `Payload Too Large: the limit is ${maxBody} bytes`);
+      }
+      res.destroy();
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(body.toString("utf8"));
+    } catch (error) {
+      return sendRpcError(res, 400, null, -32700, `Parse error: ${(error as Error).message}`);
+    }
+    if (Array.isArray(message)) {
+      return sendRpcError(
+        res,
+        400,
+        null,
+        -32600,
+        "Invalid Request: batches are not supported; send one message per POST",
+      );
+    }
+    if (
+      typeof message !== "object" ||
+      message === null ||
+      (message as { jsonrpc?: unknown }).jsonrpc !== "2.0"
+    ) {
+      return sendRpcError(res, 400, null, -32600, "Invalid Request: expected a JSON-RPC 2.0 object");
+    }
+    const m = message as { id?: unknown; method?: unknown; params?: unknown };
+    const version = typeof m.method === "string" ? envelopeVersion(m.params) : undefined;
+    if (version !== undefined) {
+      if (typeof m.params !== "object" || Array.isArray(m.params)) {
+        return sendRpcError(res, 400, m.id, -32602, "Invalid params: params must be an object");
+      }
+      return serveModernPost(
+        gateway,
+        req,
+        res,
+        m as { id?: unknown; method: string; params?: Record<string, unknown> },
+        version,
+        caller,
+      );
+    }
+    legacy.post(req, res, message as Record<string, unknown>, caller);
+  };
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    switch (path) {
+      case "/mcp":
+        handleMcp(req, res).catch((error: unknown) => {
+          if (!res.headersSent)
+            sendRpcError(res, 500, null, -32603, `Internal error: ${(error as Error).message}`);
+          else res.end();
+        });
+        return;
+      case "/healthz":
+        sendJson(res, 200, { status: "ok" });
+        return;
+      case "/readyz": {
+        const report = healthReport(gateway.hub);
+        sendJson(res, report.status === "down" ? 503 : 200, report);
+        return;
+      }
+      case "/metrics":
+        metrics.setSessions("http", legacy.size);
+        metrics.render().then(
+          ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
+          () => res.writeHead(500).end(),
+        );
+        return;
+      default:
+        sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
+    }
+  });
+  server.keepAliveTimeout = 65_000;
+  const ws =
+    options.websocket === false
+      ? undefined
+      : attachWebSocketFront(gateway, server, { admit, maxBytes: maxBody });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? DEFAULT_PORT, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  policy = guardFor(port);
+  const hostPart = host.includes(":") ? `[${host}]` : host;
+  return {
+    url: `http://${hostPart}:${port}/mcp`,
+    wsUrl: `ws://${hostPart}:${port}/ws`,
+    server,
+    metrics,
+    async close() {
+      legacy.close();
+      ws?.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,298 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import { McplexError, type McplexErrorCode } from "../errors.js";
+
+// Checks the HTTP front runs on every request: no regex, shared refusals, little allocation.
+
+/** A refused request: the status to answer with and a message safe to show (never a secret). */
+export type Refusal<S extends number = number> = { ok: false; status: S; message: string };
+
+/** Passed, or refused with a status. */
+export type GuardResult<S extends number = number> = { ok: true } | Refusal<S>;
+
+/**
+ * Which Host and Origin values are served. Host entries are hostnames, lowercase,
+ * IPv6 in brackets (`[::1]`), matching any port, or `host:port` for one port only.
+ * Origin entries are `scheme://host` (any port) or `scheme://host:port` (that port).
+ */
+export interface GuardPolicy {
+  allowedHosts: ReadonlySet<string> | "any";
+  allowedOrigins: ReadonlySet<string> | "any";
+}
+
+/** Extra Host and Origin entries (as in {@link GuardPolicy}) and how many tokens are configured. */
+export interface GuardPolicyOptions {
+  allowedHosts?: readonly string[];
+  allowedOrigins?: readonly string[];
+  tokens?: number;
+}
+
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
+const LOOPBACK = new Set([...LOOPBACK_NAMES, "::1"]);
+
+/** Whether a bind address or hostname is loopback (`localhost`, `127.0.0.0/8`, `::1`). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase();
+  return LOOPBACK.has(h) || h.startsWith("127.") || h.startsWith("::ffff:127.");
+}
+
+/**
+ * The Host/Origin policy for a gateway bound to `bindHost:port`, plus `options`.
+ * - Loopback bind: hosts `localhost`, `127.0.0.1`, `[::1]` and origins `http://` + those,
+ *   on any port (rebinding changes the name, not the port; an exact port breaks `ssh -L`).
+ * - Other binds: the configured entries, or `"any"` when none are configured and
+ *   `options.tokens > 0` (the token protects; browsers never attach it by themselves).
+ *   A specific bind address is a valid Host (an IP literal cannot be rebound), and
+ *   `http://<bind>:<port>` a valid Origin. See also {@link checkNonLoopbackBind}.
+ */
+export function defaultGuardPolicy(
+  bindHost: string,
+  port: number,
+  options: GuardPolicyOptions = {},
+): GuardPolicy {
+  const hosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
+  const origins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase()));
+  const local = isLoopbackHost(bindHost) || bindHost === "0.0.0.0" || bindHost === "::" || bindHost === "";
+  if (!isLoopbackHost(bindHost) && hosts.size === 0 && (options.tokens ?? 0) > 0) {
+    return { allowedHosts: "any", allowedOrigins: origins.size === 0 ? "any" : origins };
+  }
+  const literal = bindHost.includes(":") && !bindHost.startsWith("[") ? `[${bindHost}]` : bindHost;
+  for (const name of local ? LOOPBACK_NAMES : [literal.toLowerCase()]) {
+    hosts.add(name);
+    origins.add(local ? `http://${name}` : `http://${name}:${port}`);
+  }
+  return { allowedHosts: hosts, allowedOrigins: origins };
+}
+
+/** `[::1]:8080` → `[::1]`, `localhost:8080` → `localhost`; unbracketed IPv6 stays as it is. */
+function hostnameOf(authority: string): string {
+  const bracketed = authority.charCodeAt(0) === 91; /* [ */
+  const end = bracketed ? authority.indexOf("]") + 1 : authority.indexOf(":");
+  if (end <= 0 || (!bracketed && authority.indexOf(":", end + 1) >= 0)) return authority;
+  return authority.slice(0, end);
+}
+
+/** Results are shared frozen constants: the hot path allocates nothing to pass or refuse. */
+const refuse = <S extends number>(status: S, message: string): Refusal<S> =>
+  Object.freeze({ ok: false, status, message });
+const OK: { ok: true } = Object.freeze({ ok: true });
+const MISSING_HOST = refuse(400, "Bad Request: missing Host header");
+const BAD_HOST = refuse(403, "Forbidden: Host not allowed (DNS rebinding protection)");
+const BAD_ORIGIN = refuse(403, "Forbidden: Origin not allowed (DNS rebinding protection)");
+const BAD_TYPE = refuse(415, "Unsupported Media Type: Content-Type must be application/json");
+
+/**
+ * Refuses requests whose Host (or Origin, when present) is not in the policy: the
+ * defence against DNS rebinding. 400 for a missing Host, 403 otherwise (as the SDK
+ * does, and as the spec requires for Origin). `Origin: null` (sandboxed frames,
+ * `file:` pages) is refused unless origins are `"any"`.
+ */
+export function checkHostAndOrigin(
+  headers: IncomingHttpHeaders,
+  policy: GuardPolicy,
+): GuardResult<400 | 403> {
+  if (policy.allowedHosts !== "any") {
+    const host = headers.host;
+    if (host === undefined || host === "") return MISSING_HOST;
+    const lower = host.toLowerCase();
+    if (!policy.allowedHosts.has(hostnameOf(lower)) && !policy.allowedHosts.has(lower)) return BAD_HOST;
+  }
+  const origin = headers.origin;
+  if (origin === undefined || policy.allowedOrigins === "any") return OK;
+  const lower = origin.toLowerCase();
+  if (policy.allowedOrigins.has(lower)) return OK;
+  const scheme = lower.indexOf("://");
+  if (scheme < 0) return BAD_ORIGIN;
+  const base = lower.slice(0, scheme + 3) + hostnameOf(lower.slice(scheme + 3));
+  return policy.allowedOrigins.has(base) ? OK : BAD_ORIGIN;
+}
+
+/** Which configured token a request presented; `key` (`token#<index>`) is safe to log and to key limits by. */
+export type TokenRef = { readonly index: number; readonly key: string };
+
+/** The outcome of {@link authenticate}. */
+export type AuthResult =
+  | { ok: true; profile?: string; token?: TokenRef }
+  | { ok: false; status: 401; wwwAuthenticate: string; message: string };
+
+const NO_TOKEN: AuthResult = Object.freeze({
+  ...refuse(401, "Unauthorized: send the gateway token as `Authorization: Bearer <token>`"),
+  wwwAuthenticate: 'Bearer realm="mcplex"',
+});
+const BAD_TOKEN: AuthResult = Object.freeze({
+  ...refuse(401, "Unauthorized: invalid token"),
+  wwwAuthenticate: 'Bearer realm="mcplex", error="invalid_token"',
+});
+const digests = new WeakMap<object, Buffer>();
+const refs: TokenRef[] = [];
+
+const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
+
+function digestOf(entry: { token: string }): Buffer {
+  const digest = digests.get(entry) ?? sha256(entry.token);
+  digests.set(entry, digest);
+  return digest;
+}
+
+/**
+ * Checks an `Authorization: Bearer <token>` header against the configured tokens; with
+ * none configured every request passes, without a profile. SHA-256 digests are compared
+ * with `timingSafeEqual` against every token, so neither a token's length nor its position
+ * leaks through timing (configured digests are cached per token object).
+ *
+ * @example
+ * const auth = authenticate(req.headers.authorization, config.tokens);
+ * if (!auth.ok) res.writeHead(401, { "WWW-Authenticate": auth.wwwAuthenticate }).end(auth.message);
+ */
+export function authenticate(
+  header: string | undefined,
+  tokens: ReadonlyArray<{ token: string; profile?: string }>,
+): AuthResult {
+  if (tokens.length === 0) return OK;
+  if (header === undefined || header.indexOf(" ") !== 6 || !mediaTypeIs(header, 0, "bearer")) return NO_TOKEN;
+  const given = sha256(header.slice(7).trim());
+  let match = -1;
+  for (let i = 0; i < tokens.length; i++) {
+    // No early exit: every token is compared whatever matched before.
+    if (timingSafeEqual(given, digestOf(tokens[i]!)) && match < 0) match = i;
+  }
+  if (match < 0) return BAD_TOKEN;
+  const profile = tokens[match]!.profile;
+  refs[match] ??= { index: match, key: `token#${match}` };
+  const token = refs[match];
+  return profile === undefined ? { ok: true, token } : { ok: true, profile, token };
+}
+
+/**
+ * Explains why serving on `host` is refused when it is not loopback and no token is
+ * configured (anyone on the network could call every tool), or `undefined` when it is fine.
+ */
+export function checkNonLoopbackBind(host: string, tokens: number): string | undefined {
+  if (tokens > 0 || isLoopbackHost(host)) return undefined;
+  return (
+    `refusing to listen on ${host} without authentication: anyone who can reach it could call every tool. ` +
+    "Add a token with --token <secret> (or `tokens: [{ token: ... }]` in the config), or bind 127.0.0.1."
+  );
+}
+
+function mediaTypeIs(value: string, start: number, type: string): boolean {
+  if (value.length - start < type.length) return false;
+  for (let i = 0; i < type.length; i++) {
+    // ASCII lowercase without allocating a lowered copy.
+    if ((value.charCodeAt(start + i) | 0x20) !== (type.charCodeAt(i) | 0x20)) return false;
+  }
+  const next = value.charCodeAt(start + type.length);
+  return Number.isNaN(next) || next === 59 /* ; */ || next === 32 || next === 9 || next === 44 /* , */;
+}
+
+/**
+ * A POST body must be `application/json` (parameters such as `charset=utf-8` allowed,
+ * case-insensitive); anything else, or none, is 415.
+ */
+export function checkContentType(header: string | undefined): GuardResult<415> {
+  return header !== undefined && mediaTypeIs(header, 0, "application/json") ? OK : BAD_TYPE;
+}
+
+/** Whether the media range in `header[start, end)` has `q=0` ("not acceptable"). */
+function zeroQuality(header: string, start: number, end: number): boolean {
+  const q = header.indexOf("q=0", start);
+  if (q < 0 || q >= end) return false;
+  for (let i = q + 3; i < end; i++) {
+    const c = header.charCodeAt(i);
+    if (c === 59 /* ; */ || c === 32 || c === 9) break;
+    if (c !== 48 /* 0 */ && c !== 46 /* . */) return false;
+  }
+  return true;
+}
+
+/** Whether the Accept list names `type` (or a wildcard covering it) with a non-zero quality. */
+function accepts(header: string, type: string, wildcard: string): boolean {
+  let start = 0;
+  while (start < header.length) {
+    let end = header.indexOf(",", start);
+    if (end < 0) end = header.length;
+    while (start < end && (header.charCodeAt(start) === 32 || header.charCodeAt(start) === 9)) start++;
+    const named = mediaTypeIs(header, start, type) || mediaTypeIs(header, start, wildcard);
+    if ((named || mediaTypeIs(header, start, "*/*")) && !zeroQuality(header, start, end)) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+const SSE_OK = Object.freeze({ ok: true, sse: true } as const);
+const JSON_ONLY = Object.freeze({ ok: true, sse: false } as const);
+
+/**
+ * Content negotiation of Streamable HTTP; `sse` says whether the answer may stream.
+ * JSON is required unless `needJson: false` (GET listen streams); `needSse: true`
+ * also requires `text/event-stream`, as the 2025 spec has clients list both on POST
+ * (default `false`: a JSON-only client gets JSON answers). Wildcards (`*\/*`,
+ * `application/*`, `text/*`) count, `q=0` refuses. A missing Accept passes (HTTP: "anything";
+ * curl and scripts leave it out) with `sse: true`. Otherwise 406.
+ */
+export function checkAccept(
+  header: string | undefined,
+  need: { needSse?: boolean; needJson?: boolean } = {},
+): { ok: true; sse: boolean } | Refusal<406> {
+  if (header === undefined || header === "") return SSE_OK;
+  const json = need.needJson === false || accepts(header, "application/json", "application/*");
+  const sse = accepts(header, "text/event-stream", "text/*");
+  if (json && (sse || need.needSse !== true)) return sse ? SSE_OK : JSON_ONLY;
+  const wanted = need.needJson === false ? [] : ["application/json"];
+  if (need.needSse === true) wanted.push("text/event-stream");
+  return refuse(406, `Not Acceptable: Accept must include ${wanted.join(" and ")}`);
+}
+
+/** A request refused while being read; `status` is the HTTP status to answer with. */
+export class HttpError extends McplexError {
+  readonly status: number;
+
+  constructor(status: number, code: McplexErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, { transport: "http" }, options);
+    this.status = status;
+  }
+}
+
+/** The body passed the limit of {@link readBody}: answer 413. */
+export class BodyTooLargeError extends HttpError {
+  constructor(readonly limit: number) {
+    super(413, "INVALID_ARGUMENT", `Payload Too Large: the request body exceeds ${limit} bytes`);
+  }
+}
+
+/**
+ * Reads a request body of at most `limit` bytes. Rejects with {@link BodyTooLargeError}
+ * as soon as the limit is passed (at once from Content-Length, else while counting,
+ * keeping nothing beyond it), or an {@link HttpError} 400 when the client aborts or
+ * `signal` fires. After a 413 the rest of the body is left unread: answer with
+ * `Connection: close`.
+ */
+export function readBody(req: IncomingMessage, limit: number, signal?: AbortSignal): Promise<Buffer> {
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(new BodyTooLargeError(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (error?: HttpError) => {
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+      signal?.removeEventListener("abort", onAbort);
+      if (error !== undefined) return reject(error);
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const aborted = (cause?: unknown) =>
+      new HttpError(400, "REQUEST_ABORTED", "request aborted before its body was complete", { cause });
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return chunks.push(chunk);
+      req.pause(); // the rest stays unread; the 413 answer closes the connection
+      done(new BodyTooLargeError(limit));
+    };
+    const onEnd = () => done();
+    const onError = (error: Error) => done(aborted(error));
+    const onClose = () => (req.complete ? undefined : done(aborted()));
+    const onAbort = () => done(aborted(signal?.reason));
+    if (signal?.aborted === true || req.destroyed) return reject(aborted(signal?.reason));
+    req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

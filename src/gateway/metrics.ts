@@ -1,0 +1,291 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Hub, ServerStatus } from "../hub.js";
+
+/** How a request ended: answered, failed (JSON-RPC error), or a tool result with `isError`. */
+export type RequestOutcome = "ok" | "error" | "tool_error";
+
+/** One finished request, as {@link GatewayMetrics.observeRequest} records it. */
+export interface RequestObservation {
+  /** The JSON-RPC method; methods outside MCP's request set are recorded as `other`. */
+  method: string;
+  /** The upstream server the request went to, when it went to one. */
+  server?: string;
+  /** The exposed tool name; pass only names the catalog resolved (they are bounded). */
+  tool?: string;
+  outcome: RequestOutcome;
+  seconds: number;
+}
+
+/** Options of {@link GatewayMetrics}. */
+export interface GatewayMetricsOptions {
+  /**
+   * Add Node's process metrics (`process_*`, `nodejs_*`). They are collected once per
+   * process, in a registry shared by every `GatewayMetrics`, since their collectors (a GC
+   * observer, an event-loop monitor) cannot be stopped. Default `true`.
+   */
+  processMetrics?: boolean;
+  /** Most distinct `(method, server, tool)` series; past it new tools count as `other`. Default 2000. */
+  maxSeries?: number;
+}
+
+/** Client-to-server requests of every MCP revision: the bounded values of the `method` label. */
+const METHODS = new Set([
+  "initialize",
+  "ping",
+  "server/discover",
+  "subscriptions/listen",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "logging/setLevel",
+]);
+
+const STATES: ReadonlyArray<ServerStatus["state"]> = [
+  "idle",
+  "starting",
+  "ready",
+  "failed",
+  "reconnecting",
+  "stopped",
+  "disabled",
+];
+
+/** 0.5 ms to 60 s. */
+const DURATION_BUCKETS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
+
+interface Series {
+  ok: { inc(): void };
+  error: { inc(): void };
+  tool_error: { inc(): void };
+  duration: { observe(value: number): void };
+}
+
+let processRegistry: Registry | undefined;
+
+function sharedProcessRegistry(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * The gateway's Prometheus metrics, in a registry of its own (never prom-client's global
+ * one, so two gateways in one process do not collide). Request series are cached per
+ * label combination, so {@link observeRequest} costs two increments and no lookups by
+ * label object.
+ *
+ * @example
+ * const metrics = new GatewayMetrics();
+ * const untrack = metrics.trackHub(hub);
+ * metrics.observeRequest({ method: "tools/call", server: "github", tool: "github__search", outcome: "ok", seconds: 0.12 });
+ * const { contentType, body } = await metrics.render(); // GET /metrics
+ */
+export class GatewayMetrics {
+  /** The registry holding the gateway's metrics; add your own to it if you like. */
+  readonly registry = new Registry();
+  readonly #processMetrics: boolean;
+  readonly #maxSeries: number;
+  readonly #requests: Counter<"method" | "server" | "tool" | "outcome">;
+  readonly #duration: Histogram<"method" | "server" | "tool">;
+  readonly #state: Gauge<"server" | "state">;
+  readonly #reconnects: Counter<"server">;
+  readonly #sessions: Gauge<"transport">;
+  readonly #listenStreams: Gauge;
+  /** Brings the state series of each tracked hub up to date (run before each render). */
+  readonly #syncs = new Set<() => void>();
+  /** method → server → tool → series. */
+  readonly #series = new Map<string, Map<string, Map<string, Series>>>();
+  #seriesCount = 0;
+
+  constructor(options: GatewayMetricsOptions = {}) {
+    this.#processMetrics = options.processMetrics ?? true;
+    this.#maxSeries = options.maxSeries ?? 2000;
+    const registers = [this.registry];
+    this.#requests = new Counter({
+      name: "mcplex_requests_total",
+      help: "Requests answered by the gateway, by method, upstream server, tool and outcome.",
+      labelNames: ["method", "server", "tool", "outcome"],
+      registers,
+    });
+    this.#duration = new Histogram({
+      name: "mcplex_request_duration_seconds",
+      help: "Time from receiving a request to answering it.",
+      labelNames: ["method", "server", "tool"],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.#state = new Gauge({
+      name: "mcplex_upstream_state",
+      help: "1 for the current state of each upstream server, 0 for the others.",
+      labelNames: ["server", "state"],
+      registers,
+    });
+    this.#reconnects = new Counter({
+      name: "mcplex_upstream_reconnects_total",
+      help: "Times an upstream server came back (reconnecting to ready).",
+      labelNames: ["server"],
+      registers,
+    });
+    this.#sessions = new Gauge({
+      name: "mcplex_active_sessions",
+      help: "Client sessions open now, by transport.",
+      labelNames: ["transport"],
+      registers,
+    });
+    this.#listenStreams = new Gauge({
+      name: "mcplex_listen_streams",
+      help: "Open subscriptions/listen streams (2026 clients).",
+      registers,
+    });
+  }
+
+  /** Records one finished request. */
+  observeRequest(observation: RequestObservation): void {
+    const series = this.#seriesFor(observation.method, observation.server ?? "", observation.tool ?? "");
+    series[observation.outcome].inc();
+    series.duration.observe(observation.seconds);
+  }
+
+  #seriesFor(rawMethod: string, server: string, rawTool: string): Series {
+    const method = METHODS.has(rawMethod) ? rawMethod : "other";
+    let byServer = this.#series.get(method);
+    if (byServer === undefined) {
+      byServer = new Map();
+      this.#series.set(method, byServer);
+    }
+    let byTool = byServer.get(server);
+    if (byTool === undefined) {
+      byTool = new Map();
+      byServer.set(server, byTool);
+    }
+    const cached = byTool.get(rawTool);
+    if (cached !== undefined) return cached;
+    // Past the bound, new tool names share one series rather than growing without end.
+    const tool = this.#seriesCount >= this.#maxSeries && rawTool !== "" ? "other" : rawTool;
+    const existing = byTool.get(tool);
+    if (existing !== undefined) return existing;
+    const labels = { method, server, tool };
+    const series: Series = {
+      ok: this.#requests.labels({ ...labels, outcome: "ok" }),
+      error: this.#requests.labels({ ...labels, outcome: "error" }),
+      tool_error: this.#requests.labels({ ...labels, outcome: "tool_error" }),
+      duration: this.#duration.labels(labels),
+    };
+    byTool.set(tool, series);
+    this.#seriesCount++;
+    return series;
+  }
+
+  /**
+   * Follows a hub: `mcplex_upstream_state` from every `server-state` event, and from
+   * `hub.servers()` at once, on `catalog-changed` and before each render (so servers
+   * added or removed at run time are picked up); `mcplex_upstream_reconnects_total` on
+   * each reconnecting → ready transition. Returns the function that stops following.
+   */
+  trackHub(hub: Hub): () => void {
+    let known = new Set<string>();
+    const sync = () => {
+      const now = new Set<string>();
+      for (const status of hub.servers()) {
+        now.add(status.name);
+        this.#setState(status.name, status.state);
+        if (!known.has(status.name)) this.#reconnects.inc({ server: status.name }, 0);
+      }
+      for (const server of known) {
+        if (now.has(server)) continue;
+        for (const state of STATES) this.#state.remove({ server, state });
+        this.#reconnects.remove({ server });
+      }
+      known = now;
+    };
+    sync();
+    this.#syncs.add(sync);
+    const off = hub.on((event) => {
+      if (event.type === "catalog-changed") sync();
+      if (event.type !== "server-state") return;
+      this.#setState(event.server, event.state);
+      if (event.state === "ready" && event.previous === "reconnecting") {
+        this.#reconnects.inc({ server: event.server });
+      }
+    });
+    return () => {
+      off();
+      this.#syncs.delete(sync);
+    };
+  }
+
+  #setState(server: string, current: ServerStatus["state"]): void {
+    for (const state of STATES) this.#state.set({ server, state }, state === current ? 1 : 0);
+  }
+
+  /** Sets how many client sessions are open on a transport (`stdio`, `http`, `websocket`). */
+  setSessions(transport: string, count: number): void {
+    this.#sessions.set({ transport }, count);
+  }
+
+  /** Sets how many `subscriptions/listen` streams are open. */
+  setListenStreams(count: number): void {
+    this.#listenStreams.set(count);
+  }
+
+  /** The metrics in Prometheus text format, for `GET /metrics`. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    for (const sync of this.#syncs) sync();
+    const registry = this.#processMetrics
+      ? Registry.merge([this.registry, sharedProcessRegistry()])
+      : this.registry;
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  }
+}
+
+/** One server in a {@link HealthReport}. */
+export interface ServerHealth {
+  name: string;
+  state: ServerStatus["state"];
+  /** Why it is not ready (already redacted by the hub). */
+  error?: string;
+  /** Epoch ms of its next reconnect attempt. */
+  retryAt?: number;
+}
+
+/** What `/healthz` and `/readyz` report. */
+export interface HealthReport {
+  status: "ok" | "degraded" | "down";
+  servers: ServerHealth[];
+}
+
+/**
+ * The gateway's health from its hub's servers. Only enabled servers count; a lazy server
+ * not started yet (`idle`, or `stopped` after an idle stop) counts as healthy, since it
+ * starts on first use. `down`: no enabled server is healthy (answer `/readyz` with 503);
+ * `degraded`: some are not; `ok` otherwise, including when no server is enabled (an empty
+ * catalog is served fine). Carries no config: no env, headers or commands.
+ */
+export function healthReport(hub: Pick<Hub, "servers">): HealthReport {
+  const servers: ServerHealth[] = [];
+  let enabled = 0;
+  let healthy = 0;
+  for (const status of hub.servers()) {
+    const entry: ServerHealth = { name: status.name, state: status.state };
+    if (status.error !== undefined) entry.error = status.error;
+    if (status.retryAt !== undefined) entry.retryAt = status.retryAt;
+    servers.push(entry);
+    if (!status.enabled) continue;
+    enabled++;
+    const waiting = status.lazy && (status.state === "idle" || status.state === "stopped");
+    if (status.state === "ready" || waiting) healthy++;
+  }
+  const status = healthy === enabled ? "ok" : healthy === 0 ? "down" : "degraded";
+  return { status, servers };
+}

@@ -1,0 +1,106 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RpcError } from "../errors.js";
+import { wireError } from "./client-session.js";
+import type { Gateway } from "./gateway.js";
+import { HttpExchange, sendRpcError } from "./http-exchange.js";
+import { checkModernHeaders } from "./modern-headers.js";
+import { MISSING_CLIENT_CAPABILITY, readEnvelope, UNSUPPORTED_PROTOCOL_VERSION } from "./protocol.js";
+import type { RequestContext } from "./request-context.js";
+
+/** What the HTTP front learned about the caller before the body was read. */
+export interface Caller {
+  profile?: string;
+  sseAllowed: boolean;
+}
+
+/** HTTP status of a JSON-RPC error raised while serving a 2026 request. */
+function statusOf(code: number): number {
+  if (code === -32601) return 404;
+  if (code === MISSING_CLIENT_CAPABILITY || code === UNSUPPORTED_PROTOCOL_VERSION) return 400;
+  return 200;
+}
+
+/**
+ * Serves one stateless 2026 POST: headers checked against the body, the envelope
+ * read, the request dispatched. The answer is JSON unless progress or log messages
+ * come first; closing the connection cancels the request.
+ */
+export async function serveModernPost(
+  gateway: Gateway,
+  req: IncomingMessage,
+  res: ServerResponse,
+  message: { id?: unknown; method: string; params?: Record<string, unknown> },
+  version: string,
+  caller: Caller,
+): Promise<void> {
+  const { id, method, params } = message;
+  if (id === undefined) {
+    // 2026 defines no client notifications over HTTP (cancellation is closing the stream).
+    res.writeHead(202).end();
+    return;
+  }
+  if (typeof id !== "string" && typeof id !== "number") {
+    sendRpcError(res, 400, null, -32600, "Invalid Request: id must be a string or a number");
+    return;
+  }
+  const headerError = checkModernHeaders(req.headers, method, params, version);
+  if (headerError !== undefined) {
+    sendRpcError(res, 400, id, headerError.code, headerError.message);
+    return;
+  }
+  let envelope: ReturnType<typeof readEnvelope>;
+  try {
+    envelope = readEnvelope(params);
+  } catch (error) {
+    const e = error as RpcError;
+    sendRpcError(res, 400, id, e.code, e.message, e.data);
+    return;
+  }
+  const controller = new AbortController();
+  const exchange = new HttpExchange(res, { sseAllowed: caller.sseAllowed });
+  res.on("close", () => {
+    if (!exchange.done) controller.abort("the client closed the request");
+  });
+  const ctx: RequestContext = {
+    modern: true,
+    protocolVersion: envelope.protocolVersion,
+    clientCapabilities: envelope.clientCapabilities,
+    signal: controller.signal,
+    notify: (m, p) => exchange.event({ jsonrpc: "2.0", method: m, params: p }),
+  };
+  if (caller.profile !== undefined) ctx.profile = caller.profile;
+  if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;
+
+  if (method === "subscriptions/listen") {
+    if (!caller.sseAllowed) {
+      sendRpcError(
+        res,
+        406,
+        id,
+        -32600,
+        "Not Acceptable: subscriptions/listen answers with text/event-stream; accept it",
+      );
+      return;
+    }
+    exchange.open();
+    const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
+    keepAlive.unref();
+    try {
+      await gateway.listen(id, params ?? {}, ctx, (m, p) =>
+        exchange.event({ jsonrpc: "2.0", method: m, params: p }),
+      );
+    } finally {
+      clearInterval(keepAlive);
+      exchange.end();
+    }
+    return;
+  }
+  try {
+    if (!gateway.isReady) await gateway.ready;
+    const result = await gateway.dispatcher.handle(method, params, ctx);
+    exchange.finish({ jsonrpc: "2.0", id, result });
+  } catch (error) {
+    const wire = wireError(error);
+    exchange.finish({ jsonrpc: "2.0", id, error: wire }, statusOf(wire.code));
+  }
+}
