@@ -15,6 +15,7 @@ import type {
 import type { McplexConfig, ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
 import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
+import { ServerRequestRouter } from "./server-request-router.js";
 import type { BackoffOptions } from "./upstream/backoff.js";
 import { connectionKey } from "./upstream/connection-key.js";
 import type { Implementation } from "./upstream/negotiate.js";
@@ -69,6 +70,8 @@ export interface CallOptions {
   returnInputRequired?: boolean;
   /** The capabilities of the client the call is made for, sent to 2026 servers with the call. */
   clientCapabilities?: Record<string, unknown>;
+  /** Ask 2026 servers for log messages at this level or above during the call. */
+  logLevel?: string;
 }
 
 /** What `hub.servers()` reports for each configured server. */
@@ -128,8 +131,8 @@ export class Hub {
   /** Upstreams shared by identical server definitions, by connection key. */
   readonly #shared = new Map<string, { upstream: Upstream; users: Set<string> }>();
   readonly #listeners = new Set<(event: HubEvent) => void>();
-  /** Per-call handlers of calls in flight, per upstream, for routing server requests. */
-  readonly #callHandlers = new Map<Upstream, ServerRequestHandler[]>();
+  /** Sends server requests to the call that caused them. */
+  readonly #router = new ServerRequestRouter(() => this.#options.onServerRequest);
   /** Resource subscriptions by `server\0uri`, counted. */
   readonly #subscriptions = new Map<string, number>();
   #closed = false;
@@ -298,12 +301,7 @@ export class Hub {
     const count = this.#subscriptions.get(key) ?? 0;
     this.#subscriptions.set(key, count + 1);
     if (count > 0) return;
-    const { upstream } = this.#entry(target.server);
-    const capabilities = upstream.capabilities?.resources as { subscribe?: boolean } | undefined;
-    if (capabilities?.subscribe !== true || upstream.protocolVersion === undefined) return;
-    if (upstream.protocolVersion.startsWith("2025")) {
-      await upstream.request("resources/subscribe", { uri: target.uri }, { signal: options.signal });
-    }
+    await this.#entry(target.server).upstream.watchResource(target.uri, options.signal);
   }
 
   /** Releases one {@link subscribeResource}. */
@@ -317,10 +315,7 @@ export class Hub {
       return;
     }
     this.#subscriptions.delete(key);
-    const { upstream } = this.#entry(target.server);
-    if (count === 1 && upstream.state === "ready" && upstream.protocolVersion?.startsWith("2025") === true) {
-      await upstream.request("resources/unsubscribe", { uri: target.uri }).catch(() => {});
-    }
+    if (count === 1) await this.#entry(target.server).upstream.unwatchResource(target.uri);
   }
 
   /** Adds a server at run time and starts it (unless lazy or disabled). */
@@ -371,7 +366,7 @@ export class Hub {
       const upstream: Upstream = new Upstream(config, {
         clientInfo: this.#options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
         onEvent: (event) => this.#onUpstreamEvent(upstream, event),
-        onServerRequest: () => this.#serverRequestHandler(upstream),
+        onServerRequest: () => this.#router.handlerFor(upstream),
         ...(this.#options.slowMs === undefined ? {} : { slowMs: this.#options.slowMs }),
         ...(this.#options.backoff === undefined ? {} : { backoff: this.#options.backoff }),
         ...(this.#options.clientCapabilities === undefined
@@ -457,17 +452,6 @@ export class Hub {
     }
   }
 
-  /**
-   * Server requests go to the handler of the call that caused them when exactly
-   * one call with its own handler is in flight on that upstream (stdio carries no
-   * link between the two); otherwise to the hub-wide handler.
-   */
-  #serverRequestHandler(upstream: Upstream): ServerRequestHandler | undefined {
-    const perCall = this.#callHandlers.get(upstream);
-    if (perCall !== undefined && perCall.length === 1) return perCall[0];
-    return this.#options.onServerRequest;
-  }
-
   async #request<T>(
     entry: Entry,
     method: string,
@@ -477,13 +461,14 @@ export class Hub {
     const { upstream, config } = entry;
     if (!config.enabled) throw this.#disabled(config.name);
     const handler = options.onServerRequest;
-    if (handler !== undefined) this.#trackHandler(upstream, handler, true);
+    const unregister = handler === undefined ? undefined : this.#router.register(upstream, handler);
     try {
       const requestOptions: UpstreamRequestOptions = {
         timeout: options.timeout ?? config.timeout,
         signal: options.signal,
         onProgress: options.onProgress,
         clientCapabilities: options.clientCapabilities,
+        logLevel: options.logLevel,
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
       const first = await upstream.request<T>(method, sent, requestOptions);
@@ -497,16 +482,8 @@ export class Hub {
         retry: (extra) => upstream.request<T>(method, { ...params, ...extra }, requestOptions),
       });
     } finally {
-      if (handler !== undefined) this.#trackHandler(upstream, handler, false);
+      unregister?.();
     }
-  }
-
-  #trackHandler(upstream: Upstream, handler: ServerRequestHandler, add: boolean): void {
-    const list = this.#callHandlers.get(upstream) ?? [];
-    if (add) list.push(handler);
-    else list.splice(list.indexOf(handler), 1);
-    if (list.length === 0) this.#callHandlers.delete(upstream);
-    else this.#callHandlers.set(upstream, list);
   }
 
   #entry(name: string): Entry {

@@ -238,6 +238,9 @@ export class Dispatcher {
     call: (options: CallOptions) => Promise<unknown>,
   ): Promise<Result> {
     const base: CallOptions = { signal: ctx.signal, clientCapabilities: ctx.clientCapabilities };
+    // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
+    const logLevel = ctx.modern ? ctx.logLevel : (ctx.logLevel ?? "debug");
+    if (logLevel !== undefined) base.logLevel = logLevel;
     if (ctx.profile !== undefined) base.profile = ctx.profile;
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
     if (token !== undefined) {

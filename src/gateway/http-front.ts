@@ -18,7 +18,7 @@ import {
 import { LegacyHttpSessions } from "./legacy-http.js";
 import { GatewayMetrics, healthReport } from "./metrics.js";
 import { type Caller, serveModernPost } from "./modern-post.js";
-import { DEFAULT_PORT, envelopeVersion } from "./protocol.js";
+import { DEFAULT_PORT, envelopeVersion, SERVED_MODERN_VERSIONS } from "./protocol.js";
 import { ConcurrencyLimiter, RateLimiter } from "./rate-limiter.js";
 import { attachWebSocketFront } from "./ws-front.js";
 
@@ -187,6 +187,21 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         m as { id?: unknown; method: string; params?: Record<string, unknown> },
         version,
         caller,
+      );
+    }
+    const claimed = req.headers["mcp-protocol-version"];
+    if (
+      typeof claimed === "string" &&
+      SERVED_MODERN_VERSIONS.includes(claimed) &&
+      typeof m.method === "string"
+    ) {
+      // A 2026 request whose body lost its envelope: say what is missing rather than "no session".
+      return sendRpcError(
+        res,
+        400,
+        m.id,
+        -32602,
+        `Invalid params: a ${claimed} request carries _meta["io.modelcontextprotocol/protocolVersion"] and clientCapabilities`,
       );
     }
     legacy.post(req, res, message as Record<string, unknown>, caller);

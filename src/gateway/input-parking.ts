@@ -1,10 +1,14 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { RpcError } from "../errors.js";
 import type { ServerRequest, ServerRequestHandler } from "../upstream/upstream.js";
+import { MISSING_CLIENT_CAPABILITY } from "./protocol.js";
 import { capabilityFor } from "./request-context.js";
 
 /** How long a call waiting for a client's input is kept before it is cancelled. */
 const DEFAULT_PARK_MS = 10 * 60_000;
+/** Input requests that arrive within this quiet period of each other are asked together. */
+const QUIET_MS = 5;
+const QUIET_MAX_MS = 50;
 /** Prefix of the request states this gateway mints; others belong to upstream servers. */
 const STATE_PREFIX = "mcplex1.";
 
@@ -20,9 +24,13 @@ interface Asked {
 /** An upstream call in flight whose server asked for input the client has not given yet. */
 class ParkedCall {
   readonly id = randomBytes(12).toString("base64url");
+  /** Rounds of input so far: each round's request state is new. */
+  round = 0;
   readonly controller = new AbortController();
   readonly asked = new Map<string, Asked>();
   outcome: Promise<Outcome> | undefined;
+  /** A capability the server needed and the client had not declared. */
+  missingCapability: string | undefined;
   #keys = 0;
   #wake: (() => void) | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -53,11 +61,21 @@ class ParkedCall {
     });
     const settled = await Promise.race([this.outcome!, input]);
     this.#wake = undefined;
-    if (settled === "input") {
-      // Requests a server sends together belong in one input_required result.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    if (settled === "input") await this.#quiet();
     return settled;
+  }
+
+  /**
+   * Requests a server sends together belong in one input_required result: wait until
+   * none has arrived for a moment (bounded), since they come as separate messages.
+   */
+  async #quiet(): Promise<void> {
+    const started = Date.now();
+    let seen = -1;
+    while (seen !== this.asked.size && Date.now() - started < QUIET_MAX_MS) {
+      seen = this.asked.size;
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+    }
   }
 }
 
@@ -102,6 +120,7 @@ export class InputParking {
     const handler: ServerRequestHandler = (request) => {
       const capability = capabilityFor(request.method);
       if (capability !== undefined && capabilities[capability] === undefined) {
+        parked.missingCapability ??= capability;
         return Promise.reject(
           new RpcError(
             -32601,
@@ -111,6 +130,7 @@ export class InputParking {
       }
       return parked.ask(request);
     };
+    handler.waiting = () => this.#parked.has(parked.id);
     parked.outcome = start(handler, parked.controller.signal).then(
       (result): Outcome => ({ kind: "done", result }),
       (error: unknown): Outcome => ({ kind: "error", error }),
@@ -126,9 +146,9 @@ export class InputParking {
     responses: unknown,
     signal: AbortSignal,
   ): Promise<Record<string, unknown>> {
-    const id = this.#verify(state);
-    const parked = this.#parked.get(id);
-    if (parked === undefined) {
+    const [id, round] = this.#verify(state).split(".");
+    const parked = this.#parked.get(id!);
+    if (parked === undefined || String(parked.round) !== round) {
       throw new RpcError(
         -32602,
         "Invalid params: requestState is unknown or expired; call again without it",
@@ -170,6 +190,17 @@ export class InputParking {
     try {
       const next = await parked.next();
       if (next === "input") return this.#park(parked);
+      const missing = parked.missingCapability;
+      if (missing !== undefined) {
+        // What the server made of the refusal matters less than why: the client lacks a capability.
+        throw new RpcError(
+          MISSING_CLIENT_CAPABILITY,
+          `the server needs the client's ${missing} capability for this call`,
+          {
+            requiredCapabilities: { [missing]: {} },
+          },
+        );
+      }
       if (next.kind === "error") throw next.error;
       return next.result;
     } finally {
@@ -188,7 +219,12 @@ export class InputParking {
     const inputRequests: Record<string, { method: string; params: Record<string, unknown> }> = {};
     for (const [key, asked] of parked.asked)
       inputRequests[key] = { method: asked.method, params: asked.params };
-    return { resultType: "input_required", inputRequests, requestState: this.#sign(parked.id) };
+    parked.round++;
+    return {
+      resultType: "input_required",
+      inputRequests,
+      requestState: this.#sign(`${parked.id}.${parked.round}`),
+    };
   }
 
   #unpark(parked: ParkedCall): void {
@@ -201,7 +237,10 @@ export class InputParking {
   }
 
   #verify(state: string): string {
-    const [id, mac] = state.slice(STATE_PREFIX.length).split(".");
+    const body = state.slice(STATE_PREFIX.length);
+    const dot = body.lastIndexOf(".");
+    const id = dot === -1 ? undefined : body.slice(0, dot);
+    const mac = dot === -1 ? undefined : body.slice(dot + 1);
     const expected = id === undefined ? undefined : createHmac("sha256", this.#key).update(id).digest();
     const given = mac === undefined ? undefined : Buffer.from(mac, "base64url");
     if (

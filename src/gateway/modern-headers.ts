@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import { type ParamHeader, paramHeaders, scanParamHeaders } from "../upstream/param-headers.js";
 import { HEADER_MISMATCH } from "./protocol.js";
 
 const NAMED_BY: Record<string, "name" | "uri"> = {
@@ -7,10 +8,16 @@ const NAMED_BY: Record<string, "name" | "uri"> = {
   "resources/read": "uri",
 };
 
-/** Decodes an `Mcp-Name` / `Mcp-Param-*` value: plain, or `=?base64?...?=` for unsafe text. */
-export function decodeHeaderValue(value: string): string {
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Decodes an `Mcp-Name` / `Mcp-Param-*` value: plain, or `=?base64?...?=` for unsafe
+ * text. Strict: malformed base64 (bad characters, missing padding) is `undefined`.
+ */
+export function decodeHeaderValue(value: string): string | undefined {
   if (value.startsWith("=?base64?") && value.endsWith("?=")) {
-    return Buffer.from(value.slice(9, -2), "base64").toString("utf8");
+    const encoded = value.slice(9, -2);
+    return BASE64.test(encoded) ? Buffer.from(encoded, "base64").toString("utf8") : undefined;
   }
   return value;
 }
@@ -42,11 +49,56 @@ export function checkModernHeaders(
     const name = headers["mcp-name"];
     if (typeof name !== "string") return mismatch(`the Mcp-Name header is missing (${method} needs it)`);
     const expected = params?.[key];
-    if (decodeHeaderValue(name) !== expected) return mismatch(`Mcp-Name does not match params.${key}`);
+    const decoded = decodeHeaderValue(name);
+    if (decoded === undefined) return mismatch("Mcp-Name is not valid base64");
+    if (decoded !== expected) return mismatch(`Mcp-Name does not match params.${key}`);
   }
   return undefined;
 }
 
 function mismatch(message: string): { code: number; message: string } {
   return { code: HEADER_MISMATCH, message: `Header mismatch: ${message}` };
+}
+
+/** Header values must be visible ASCII (non-ASCII travels base64-wrapped). */
+const FIELD_VALUE = /^[\x20-\x7e\t]*$/;
+const scans = new WeakMap<object, readonly ParamHeader[]>();
+
+/**
+ * The `Mcp-Param-*` headers of a 2026 `tools/call`, checked against the arguments the
+ * tool's `x-mcp-header` annotations name: each must be present exactly when the
+ * argument has a value, carry that value, and use only valid characters.
+ */
+export function checkParamHeaders(
+  headers: IncomingHttpHeaders,
+  inputSchema: object,
+  args: unknown,
+): { code: number; message: string } | undefined {
+  let annotated = scans.get(inputSchema);
+  if (annotated === undefined) {
+    const scan = scanParamHeaders(inputSchema);
+    annotated = scan.valid ? scan.headers : [];
+    scans.set(inputSchema, annotated);
+  }
+  if (annotated.length === 0) return undefined;
+  const expected = paramHeaders(annotated, args);
+  for (const { name } of annotated) {
+    const key = `mcp-param-${name.toLowerCase()}`;
+    const sent = headers[key];
+    const want = expected[`Mcp-Param-${name}`];
+    if (typeof sent === "string" && !FIELD_VALUE.test(sent)) {
+      return mismatch(`Mcp-Param-${name} has characters a header cannot carry; base64-wrap the value`);
+    }
+    if (want === undefined) {
+      if (sent !== undefined) return mismatch(`Mcp-Param-${name} is sent but the argument has no value`);
+      continue;
+    }
+    if (typeof sent !== "string") return mismatch(`the Mcp-Param-${name} header is missing`);
+    const decoded = decodeHeaderValue(sent);
+    if (decoded === undefined) return mismatch(`Mcp-Param-${name} is not valid base64`);
+    if (decoded !== decodeHeaderValue(want)) {
+      return mismatch(`Mcp-Param-${name} does not match the argument it mirrors`);
+    }
+  }
+  return undefined;
 }

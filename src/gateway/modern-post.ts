@@ -3,7 +3,7 @@ import type { RpcError } from "../errors.js";
 import { wireError } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
-import { checkModernHeaders } from "./modern-headers.js";
+import { checkModernHeaders, checkParamHeaders } from "./modern-headers.js";
 import { MISSING_CLIENT_CAPABILITY, readEnvelope, UNSUPPORTED_PROTOCOL_VERSION } from "./protocol.js";
 import type { RequestContext } from "./request-context.js";
 
@@ -47,6 +47,15 @@ export async function serveModernPost(
   if (headerError !== undefined) {
     sendRpcError(res, 400, id, headerError.code, headerError.message);
     return;
+  }
+  if (method === "tools/call" && typeof params?.name === "string") {
+    const tool = gateway.hub.catalog.resolveTool(params.name, caller.profile);
+    const paramError =
+      tool === undefined ? undefined : checkParamHeaders(req.headers, tool.inputSchema, params.arguments);
+    if (paramError !== undefined) {
+      sendRpcError(res, 400, id, paramError.code, paramError.message);
+      return;
+    }
   }
   let envelope: ReturnType<typeof readEnvelope>;
   try {

@@ -7,6 +7,7 @@ import type {
 import type { ServerConfig } from "../config/types.js";
 import { McplexError, RpcError, UpstreamUnavailableError } from "../errors.js";
 import { Backoff, type BackoffOptions } from "./backoff.js";
+import { ChangeListener } from "./change-listener.js";
 import { type Connected, connect } from "./connect.js";
 import { listAll } from "./list-all.js";
 import { type Implementation, META } from "./negotiate.js";
@@ -29,8 +30,14 @@ export interface ServerRequest {
   signal: AbortSignal;
 }
 
-/** Answers server-to-client requests; throw (or reject) to decline with an error. */
-export type ServerRequestHandler = (request: ServerRequest) => Promise<Record<string, unknown>>;
+/**
+ * Answers server-to-client requests; throw (or reject) to decline with an error.
+ * `waiting`, when present, says the call is waiting on its client and will ask
+ * nothing new until answered (helps route a 2025 server's requests to the right call).
+ */
+export type ServerRequestHandler = ((request: ServerRequest) => Promise<Record<string, unknown>>) & {
+  waiting?: () => boolean;
+};
 
 /** Events an upstream reports. */
 export type UpstreamEvent =
@@ -66,6 +73,8 @@ export interface UpstreamRequestOptions {
    * request; 2025 servers only know the connection's).
    */
   clientCapabilities?: Record<string, unknown>;
+  /** Log messages this call wants (2026 servers send `notifications/message` only when asked per request). */
+  logLevel?: string;
 }
 
 /** What a client that answers every kind of server request declares. */
@@ -108,6 +117,9 @@ export class Upstream {
   #connectedAt = 0;
   #starting: Promise<void> | undefined;
   #abort: AbortController | undefined;
+  /** Resources someone asked to hear about; kept across reconnects. */
+  readonly #watched = new Set<string>();
+  #changes: ChangeListener | undefined;
 
   constructor(config: ServerConfig, options: UpstreamOptions) {
     this.config = config;
@@ -188,6 +200,7 @@ export class Upstream {
       });
       this.#connected = connected;
       await this.#refreshLists(["tools", "resources", "resourceTemplates", "prompts"], signal);
+      await this.#resubscribe(connected, signal);
     } catch (error) {
       if (connected !== undefined) {
         this.#connected = undefined;
@@ -241,8 +254,12 @@ export class Upstream {
       onProgress: options.onProgress,
     };
     if (annotated !== undefined) requestOptions.headers = paramHeaders(annotated, params?.arguments);
-    if (options.clientCapabilities !== undefined && this.#connected!.negotiated.stateless) {
-      requestOptions.meta = { [META.clientCapabilities]: options.clientCapabilities };
+    if (this.#connected!.negotiated.stateless) {
+      if (options.clientCapabilities !== undefined || options.logLevel !== undefined)
+        requestOptions.meta = {};
+      if (options.clientCapabilities !== undefined)
+        requestOptions.meta![META.clientCapabilities] = options.clientCapabilities;
+      if (options.logLevel !== undefined) requestOptions.meta![META.logLevel] = options.logLevel;
     }
     let failed = true;
     try {
@@ -422,8 +439,58 @@ export class Upstream {
     return new McplexError("UPSTREAM_CLOSED", `${this.name}: stopped`, { server: this.name });
   }
 
+  /**
+   * Asks to hear about changes of a resource (`resource-updated` events): 2025
+   * `resources/subscribe`, or the 2026 listen's `resourceSubscriptions`. Kept across
+   * reconnects. Does nothing for servers that do not offer subscriptions.
+   */
+  async watchResource(uri: string, signal?: AbortSignal): Promise<void> {
+    if (this.#watched.has(uri)) return;
+    this.#watched.add(uri);
+    await this.#subscribe(uri, "resources/subscribe", signal);
+  }
+
+  /** Stops hearing about a resource. */
+  async unwatchResource(uri: string): Promise<void> {
+    if (!this.#watched.delete(uri)) return;
+    await this.#subscribe(uri, "resources/unsubscribe").catch(() => {});
+  }
+
+  async #subscribe(uri: string, method: string, signal?: AbortSignal): Promise<void> {
+    const connected = this.#connected;
+    if (connected === undefined || this.#state !== "ready") return;
+    if (connected.negotiated.stateless) {
+      this.#changes?.refresh();
+    } else if (
+      (connected.negotiated.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe === true
+    ) {
+      await connected.connection.request(method, { uri }, { timeout: this.config.timeout, signal });
+    }
+  }
+
+  /** After (re)connecting: open the 2026 listen, or renew 2025 resource subscriptions. */
+  async #resubscribe(connected: Connected, signal: AbortSignal): Promise<void> {
+    const { negotiated, connection } = connected;
+    if (negotiated.stateless) {
+      this.#changes = new ChangeListener(connection, negotiated.capabilities, this.#watched);
+      this.#changes.refresh();
+      return;
+    }
+    const subscribe =
+      (negotiated.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe === true;
+    if (!subscribe) return;
+    await Promise.all(
+      [...this.#watched].map((uri) =>
+        connection
+          .request("resources/subscribe", { uri }, { timeout: this.config.timeout, signal })
+          .catch(() => {}),
+      ),
+    );
+  }
+
   /** Stops the server (child processes in stages); safe to call twice. */
   async close(): Promise<void> {
+    this.#changes?.stop();
     clearTimeout(this.#retryTimer);
     this.#retryAt = undefined;
     const connected = this.#connected;

@@ -1,0 +1,76 @@
+import { RpcError } from "./errors.js";
+import type { ServerRequestHandler, Upstream } from "./upstream/upstream.js";
+
+interface Slot {
+  handler: ServerRequestHandler;
+  /** Server requests delivered to this call and not answered yet. */
+  outstanding: number;
+  /** When the oldest of them was delivered. */
+  waitingSince: number;
+}
+
+/**
+ * A server asks for the inputs of one round together; a call that has been waiting on
+ * an answer for longer than this is not the one asking now.
+ */
+const ROUND_MS = 200;
+
+/**
+ * Sends a server-to-client request (2025 sampling, elicitation, roots) to the call
+ * that caused it. A 2025 stdio server does not say which call that is, so the router
+ * infers it: among the calls in flight on that connection with their own handler, the
+ * one not already waiting for an answer (a server asks a round's questions together,
+ * so a call still asking within {@link ROUND_MS} counts); if that is still ambiguous, the request goes
+ * to the hub-wide handler, or is declined — never to a guess, since the question might
+ * reach the wrong person.
+ */
+export class ServerRequestRouter {
+  readonly #calls = new Map<Upstream, Slot[]>();
+  readonly #fallback: () => ServerRequestHandler | undefined;
+
+  constructor(fallback: () => ServerRequestHandler | undefined) {
+    this.#fallback = fallback;
+  }
+
+  /** Registers a call's handler while the call is in flight; returns the unregister function. */
+  register(upstream: Upstream, handler: ServerRequestHandler): () => void {
+    const slot: Slot = { handler, outstanding: 0, waitingSince: 0 };
+    const slots = this.#calls.get(upstream) ?? [];
+    slots.push(slot);
+    this.#calls.set(upstream, slots);
+    return () => {
+      slots.splice(slots.indexOf(slot), 1);
+      if (slots.length === 0) this.#calls.delete(upstream);
+    };
+  }
+
+  /** The handler for a server request arriving now from `upstream`, if anyone can answer it. */
+  handlerFor(upstream: Upstream): ServerRequestHandler | undefined {
+    const slots = this.#calls.get(upstream);
+    if (slots === undefined || slots.length === 0) return this.#fallback();
+    const now = Date.now();
+    // A call whose handler says it is waiting on its client (parked) asks nothing new.
+    const live = slots.length === 1 ? slots : slots.filter((s) => s.handler.waiting?.() !== true);
+    const asking = live.filter((s) => s.outstanding === 0 || now - s.waitingSince < ROUND_MS);
+    const slot = live.length === 1 ? live[0] : asking.length === 1 ? asking[0] : undefined;
+    if (slot === undefined) {
+      const fallback = this.#fallback();
+      if (fallback !== undefined) return fallback;
+      return () =>
+        Promise.reject(
+          new RpcError(
+            -32603,
+            `mcplex: cannot tell which of ${slots.length} calls in flight on "${upstream.name}" this request belongs to, so it is declined`,
+          ),
+        );
+    }
+    return async (request) => {
+      if (slot.outstanding++ === 0) slot.waitingSince = Date.now();
+      try {
+        return await slot.handler(request);
+      } finally {
+        slot.outstanding--;
+      }
+    };
+  }
+}
