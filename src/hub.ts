@@ -12,106 +12,25 @@ import type {
   CatalogTool,
   ServerSnapshot,
 } from "./catalog/types.js";
-import type { McplexConfig, ServerConfig } from "./config/types.js";
+import type { ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
+import { disabledServer, notFound } from "./hub-errors.js";
+import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
 import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
 import { ServerRequestRouter } from "./server-request-router.js";
-import type { BackoffOptions } from "./upstream/backoff.js";
-import { connectionKey } from "./upstream/connection-key.js";
-import type { Implementation } from "./upstream/negotiate.js";
-import type { Progress } from "./upstream/rpc-connection.js";
 import {
   type ListKind,
-  type ServerRequestHandler,
   Upstream,
   type UpstreamEvent,
   type UpstreamRequestOptions,
-  type UpstreamState,
 } from "./upstream/upstream.js";
-import type { UpstreamStatsSnapshot } from "./upstream/upstream-stats.js";
-
-/** Options of a {@link Hub}. */
-export interface HubOptions {
-  config: McplexConfig;
-  /** How mcplex introduces itself to servers. */
-  clientInfo?: Implementation;
-  /** Answers server-to-client requests (sampling, elicitation, roots) for every call without its own handler. */
-  onServerRequest?: ServerRequestHandler;
-  /** Calls slower than this (ms) are counted and reported as `slow-call` events. Default 5000. */
-  slowMs?: number;
-  /** Leave tools of unavailable servers out of listings instead of marking them unavailable. */
-  hideUnavailable?: boolean;
-  /** Reconnect timing (default 1 s doubling to 30 s, with jitter). */
-  backoff?: BackoffOptions;
-  /**
-   * Capabilities declared to servers. Default: sampling, elicitation and roots when
-   * `onServerRequest` is given, none otherwise. A gateway declares them all and answers
-   * per call.
-   */
-  clientCapabilities?: Record<string, unknown>;
-}
-
-/** Per-call options. */
-export interface CallOptions {
-  signal?: AbortSignal;
-  /** Milliseconds without an answer or progress before the call fails. Default: the server's `timeout`. */
-  timeout?: number;
-  onProgress?: (progress: Progress) => void;
-  /** Resolve the name through this profile; names outside it are not found. */
-  profile?: string;
-  /** Answers this call's server-to-client requests (before the hub-wide handler). */
-  onServerRequest?: ServerRequestHandler;
-  /**
-   * Extra request params passed to the server as they are: a gateway forwards a 2026 client's
-   * `inputResponses` and `requestState` this way.
-   */
-  params?: Record<string, unknown>;
-  /** Hand a 2026 `input_required` result back as it is instead of resolving it through the handler. */
-  returnInputRequired?: boolean;
-  /** The capabilities of the client the call is made for, sent to 2026 servers with the call. */
-  clientCapabilities?: Record<string, unknown>;
-  /** Ask 2026 servers for log messages at this level or above during the call. */
-  logLevel?: string;
-}
-
-/** What `hub.servers()` reports for each configured server. */
-export interface ServerStatus {
-  name: string;
-  enabled: boolean;
-  lazy: boolean;
-  state: UpstreamState | "disabled";
-  transport: ServerConfig["transport"];
-  protocolVersion?: string;
-  serverName?: string;
-  error?: string;
-  /** Epoch ms of the next reconnect attempt. */
-  retryAt?: number;
-  pid?: number;
-  tools: number;
-  stats: UpstreamStatsSnapshot;
-}
-
-/** Events the hub emits; a discriminated union on `type`. */
-export type HubEvent =
-  | {
-      type: "server-state";
-      server: string;
-      state: UpstreamState;
-      previous: UpstreamState;
-      error?: string;
-      retryAt?: number;
-    }
-  | { type: "catalog-changed"; servers: string[]; kinds: ListKind[] }
-  | { type: "resource-updated"; server: string; uri: string }
-  | { type: "notification"; server: string; method: string; params?: Record<string, unknown> }
-  | { type: "slow-call"; server: string; method: string; name?: string; ms: number };
+import { UpstreamPool } from "./upstream/upstream-pool.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 
 interface Entry {
   config: ServerConfig;
   upstream: Upstream;
-  key: string;
 }
 
 /**
@@ -129,7 +48,7 @@ export class Hub {
   readonly #catalog: Catalog;
   readonly #entries = new Map<string, Entry>();
   /** Upstreams shared by identical server definitions, by connection key. */
-  readonly #shared = new Map<string, { upstream: Upstream; users: Set<string> }>();
+  readonly #pool: UpstreamPool;
   readonly #listeners = new Set<(event: HubEvent) => void>();
   /** Sends server requests to the call that caused them. */
   readonly #router = new ServerRequestRouter(() => this.#options.onServerRequest);
@@ -140,6 +59,7 @@ export class Hub {
   constructor(options: HubOptions) {
     this.#options = options;
     const { config } = options;
+    this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
     this.#catalog = new Catalog({
       profiles: config.profiles,
       hideUnavailable: options.hideUnavailable ?? false,
@@ -159,16 +79,17 @@ export class Hub {
    * ready or has failed. Never rejects because of one server: see {@link servers}.
    */
   async start(): Promise<void> {
-    const starts = [...this.#shared.values()]
-      .filter(({ upstream }) => upstream.config.enabled && !upstream.config.lazy)
-      .map(({ upstream }) => upstream.start().catch(() => {}));
+    const starts = this.#pool
+      .all()
+      .filter((upstream) => upstream.config.enabled && !upstream.config.lazy)
+      .map((upstream) => upstream.start().catch(() => {}));
     await Promise.all(starts);
   }
 
   /** Stops every server; safe to call twice. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([...this.#shared.values()].map(({ upstream }) => upstream.close()));
+    await Promise.all(this.#pool.all().map((upstream) => upstream.close()));
   }
 
   /** The configured servers with their state. */
@@ -222,7 +143,7 @@ export class Hub {
     options: CallOptions = {},
   ): Promise<CallToolResult> {
     const tool = this.#catalog.resolveTool(name, options.profile);
-    if (tool === undefined) throw this.#notFound("tool", name, options.profile);
+    if (tool === undefined) throw notFound("tool", name, options.profile);
     const entry = this.#entry(tool.server);
     return this.#request<CallToolResult>(
       entry,
@@ -235,7 +156,7 @@ export class Hub {
   /** Reads a resource by URI (as listed by the catalog, or matching a server's template). */
   async readResource(uri: string, options: CallOptions = {}): Promise<ReadResourceResult> {
     const target = this.#catalog.resolveResource(uri, options.profile);
-    if (target === undefined) throw this.#notFound("resource", uri, options.profile);
+    if (target === undefined) throw notFound("resource", uri, options.profile);
     return this.#request<ReadResourceResult>(
       this.#entry(target.server),
       "resources/read",
@@ -251,7 +172,7 @@ export class Hub {
     options: CallOptions = {},
   ): Promise<GetPromptResult> {
     const prompt = this.#catalog.resolvePrompt(name, options.profile);
-    if (prompt === undefined) throw this.#notFound("prompt", name, options.profile);
+    if (prompt === undefined) throw notFound("prompt", name, options.profile);
     return this.#request<GetPromptResult>(
       this.#entry(prompt.server),
       "prompts/get",
@@ -270,14 +191,14 @@ export class Hub {
     let upstreamRef: Record<string, unknown>;
     if (ref.type === "ref/prompt") {
       const prompt = this.#catalog.resolvePrompt(ref.name, options.profile);
-      if (prompt === undefined) throw this.#notFound("prompt", ref.name, options.profile);
+      if (prompt === undefined) throw notFound("prompt", ref.name, options.profile);
       server = prompt.server;
       upstreamRef = { type: "ref/prompt", name: prompt.originalName };
     } else {
       const template = this.#catalog
         .resourceTemplates(options.profile)
         .find((t) => t.uriTemplate === ref.uri);
-      if (template === undefined) throw this.#notFound("resource template", ref.uri, options.profile);
+      if (template === undefined) throw notFound("resource template", ref.uri, options.profile);
       server = template.server;
       upstreamRef = ref;
     }
@@ -296,7 +217,7 @@ export class Hub {
     options: { profile?: string; signal?: AbortSignal } = {},
   ): Promise<void> {
     const target = this.#catalog.resolveResource(uri, options.profile);
-    if (target === undefined) throw this.#notFound("resource", uri, options.profile);
+    if (target === undefined) throw notFound("resource", uri, options.profile);
     const key = `${target.server}\0${target.uri}`;
     const count = this.#subscriptions.get(key) ?? 0;
     this.#subscriptions.set(key, count + 1);
@@ -333,55 +254,39 @@ export class Hub {
   /** Removes a server; its connection stops unless another server shares it. */
   async removeServer(name: string): Promise<void> {
     const entry = this.#entries.get(name);
-    if (entry === undefined) throw this.#notFound("server", name);
+    if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
     this.#catalog.removeServer(name);
-    const shared = this.#shared.get(entry.key);
-    shared?.users.delete(name);
-    if (shared !== undefined && shared.users.size === 0) {
-      this.#shared.delete(entry.key);
-      await shared.upstream.close();
-    }
+    await this.#pool.release(entry.config);
     this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
   }
 
   /** Starts one server now (for lazy ones), or retries a failed one at once. */
   async startServer(name: string): Promise<void> {
     const { config, upstream } = this.#entry(name);
-    if (!config.enabled) throw this.#disabled(config.name);
+    if (!config.enabled) throw disabledServer(config.name);
     await upstream.start();
   }
 
-  #disabled(name: string): McplexError {
-    return new McplexError("UPSTREAM_UNAVAILABLE", `server "${name}" is disabled in the config`, {
-      server: name,
-      hint: `set servers.${name}.enabled to true`,
-    });
-  }
-
   #add(config: ServerConfig): Entry {
-    const key = connectionKey(config);
-    let shared = this.#shared.get(key);
-    if (shared === undefined) {
-      const upstream: Upstream = new Upstream(config, {
-        clientInfo: this.#options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
-        onEvent: (event) => this.#onUpstreamEvent(upstream, event),
-        onServerRequest: () => this.#router.handlerFor(upstream),
-        ...(this.#options.slowMs === undefined ? {} : { slowMs: this.#options.slowMs }),
-        ...(this.#options.backoff === undefined ? {} : { backoff: this.#options.backoff }),
-        ...(this.#options.clientCapabilities === undefined
-          ? {}
-          : { clientCapabilities: this.#options.clientCapabilities }),
-        ...(config.protocolVersion === undefined ? {} : { protocolVersion: config.protocolVersion }),
-      });
-      shared = { upstream, users: new Set() };
-      this.#shared.set(key, shared);
-    }
-    shared.users.add(config.name);
-    const entry: Entry = { config, upstream: shared.upstream, key };
+    const entry: Entry = { config, upstream: this.#pool.acquire(config) };
     this.#entries.set(config.name, entry);
     this.#catalog.setServer(this.#snapshot(entry));
     return entry;
+  }
+
+  #createUpstream(config: ServerConfig): Upstream {
+    const options = this.#options;
+    const upstream: Upstream = new Upstream(config, {
+      clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
+      onEvent: (event) => this.#onUpstreamEvent(upstream, event),
+      onServerRequest: () => this.#router.handlerFor(upstream),
+      ...(options.slowMs === undefined ? {} : { slowMs: options.slowMs }),
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.clientCapabilities === undefined ? {} : { clientCapabilities: options.clientCapabilities }),
+      ...(config.protocolVersion === undefined ? {} : { protocolVersion: config.protocolVersion }),
+    });
+    return upstream;
   }
 
   #snapshot(entry: Entry): ServerSnapshot {
@@ -409,14 +314,9 @@ export class Hub {
     }
   }
 
-  #usersOf(upstream: Upstream): string[] {
-    for (const shared of this.#shared.values()) if (shared.upstream === upstream) return [...shared.users];
-    return [];
-  }
-
   #onUpstreamEvent(upstream: Upstream, event: UpstreamEvent): void {
     if (this.#closed && event.type !== "state") return;
-    const servers = this.#usersOf(upstream);
+    const servers = this.#pool.usersOf(upstream);
     switch (event.type) {
       case "state": {
         const wasAvailable = event.previous === "ready";
@@ -459,7 +359,7 @@ export class Hub {
     options: CallOptions,
   ): Promise<T> {
     const { upstream, config } = entry;
-    if (!config.enabled) throw this.#disabled(config.name);
+    if (!config.enabled) throw disabledServer(config.name);
     const handler = options.onServerRequest;
     const unregister = handler === undefined ? undefined : this.#router.register(upstream, handler);
     try {
@@ -488,28 +388,13 @@ export class Hub {
 
   #entry(name: string): Entry {
     const entry = this.#entries.get(name);
-    if (entry === undefined) throw this.#notFound("server", name);
+    if (entry === undefined) throw notFound("server", name);
     return entry;
-  }
-
-  #notFound(kind: string, name: string, profile?: string): NotFoundError {
-    const code =
-      kind === "tool"
-        ? "TOOL_NOT_FOUND"
-        : kind === "prompt"
-          ? "PROMPT_NOT_FOUND"
-          : kind === "server"
-            ? "INVALID_ARGUMENT"
-            : "RESOURCE_NOT_FOUND";
-    const scope = profile === undefined ? "" : ` in profile "${profile}"`;
-    const hint = kind === "tool" ? "run `mcplex list` to see the exposed tool names" : undefined;
-    return new NotFoundError(code, `unknown ${kind} "${name}"${scope}`, {
-      ...(kind === "tool" ? { tool: name } : {}),
-      ...(hint === undefined ? {} : { hint }),
-    });
   }
 
   #emit(event: HubEvent): void {
     for (const listener of this.#listeners) listener(event);
   }
 }
+
+export type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";

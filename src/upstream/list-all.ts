@@ -1,4 +1,12 @@
-import type { ListKind } from "./upstream.js";
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from "@modelcontextprotocol/client";
+import { type ParamHeader, scanParamHeaders } from "./param-headers.js";
+import type { RpcConnection } from "./rpc-connection.js";
+import type { ListKind } from "./upstream-types.js";
 
 const METHOD: Record<ListKind, { method: string; key: string }> = {
   tools: { method: "tools/list", key: "tools" },
@@ -33,4 +41,53 @@ export async function listAll<T>(
     cursor = next;
   }
   return ttlMs === undefined ? { items } : { items, ttlMs };
+}
+
+/** The lists {@link fetchLists} fetched (a kind the server does not offer stays undefined). */
+export interface FetchedLists {
+  tools?: Tool[];
+  resources?: Resource[];
+  resourceTemplates?: ResourceTemplate[];
+  prompts?: Prompt[];
+  /** The smallest `ttlMs` of all pages (2026). */
+  ttlMs?: number;
+  /** With `paramHeaders`: the `x-mcp-header` annotations of each tool that has some. */
+  paramHeaders?: Map<string, ParamHeader[]>;
+}
+
+/**
+ * Fetches the given lists of one server, each only if its capabilities offer it. With
+ * `paramHeaders`, tools whose `x-mcp-header` annotations are invalid are left out (the
+ * 2026 spec says a client must not offer them) and the valid annotations are returned.
+ */
+export async function fetchLists(
+  connection: RpcConnection,
+  capabilities: Record<string, unknown>,
+  kinds: readonly ListKind[],
+  options: { timeout: number; signal?: AbortSignal | undefined; paramHeaders: boolean },
+): Promise<FetchedLists> {
+  const request = (method: string, params: Record<string, unknown> | undefined) =>
+    connection.request<Record<string, unknown>>(method, params, {
+      timeout: options.timeout,
+      signal: options.signal,
+    });
+  const lists: FetchedLists = {};
+  await Promise.all(
+    kinds.map(async (kind) => {
+      if (capabilities[kind === "resourceTemplates" ? "resources" : kind] === undefined) return;
+      const listed = await listAll<never>(request, kind);
+      if (listed.ttlMs !== undefined) lists.ttlMs = Math.min(lists.ttlMs ?? listed.ttlMs, listed.ttlMs);
+      lists[kind] = listed.items;
+    }),
+  );
+  if (options.paramHeaders && lists.tools !== undefined) {
+    const annotated = new Map<string, ParamHeader[]>();
+    lists.tools = lists.tools.filter((tool) => {
+      const scan = scanParamHeaders(tool.inputSchema);
+      if (scan.valid && scan.headers.length > 0) annotated.set(tool.name, scan.headers);
+      return scan.valid;
+    });
+    lists.paramHeaders = annotated;
+  }
+  return lists;
 }

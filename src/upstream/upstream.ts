@@ -6,83 +6,22 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError, RpcError, UpstreamUnavailableError } from "../errors.js";
-import { Backoff, type BackoffOptions } from "./backoff.js";
-import { ChangeListener } from "./change-listener.js";
+import { Backoff } from "./backoff.js";
+import { ChangeFeed } from "./change-feed.js";
 import { type Connected, connect } from "./connect.js";
-import { listAll } from "./list-all.js";
+import { fetchLists } from "./list-all.js";
 import { type Implementation, META } from "./negotiate.js";
-import { type ParamHeader, paramHeaders, scanParamHeaders } from "./param-headers.js";
-import type { Progress, RpcRequestOptions } from "./rpc-connection.js";
+import { type ParamHeader, paramHeaders } from "./param-headers.js";
+import type { RpcRequestOptions } from "./rpc-connection.js";
 import { UpstreamStats } from "./upstream-stats.js";
-
-/**
- * Life of one upstream: `idle` (lazy, not started yet) → `starting` → `ready`;
- * a crash goes to `reconnecting`; a failed start to `failed` (retried when the
- * cause may pass); `close()` ends in `stopped`.
- */
-export type UpstreamState = "idle" | "starting" | "ready" | "failed" | "reconnecting" | "stopped";
-
-/** A request from the server to the client (2025 sampling, elicitation, roots; 2026 input requests). */
-export interface ServerRequest {
-  server: string;
-  method: string;
-  params: Record<string, unknown>;
-  signal: AbortSignal;
-}
-
-/**
- * Answers server-to-client requests; throw (or reject) to decline with an error.
- * `waiting`, when present, says the call is waiting on its client and will ask
- * nothing new until answered (helps route a 2025 server's requests to the right call).
- */
-export type ServerRequestHandler = ((request: ServerRequest) => Promise<Record<string, unknown>>) & {
-  waiting?: () => boolean;
-};
-
-/** Events an upstream reports. */
-export type UpstreamEvent =
-  | { type: "state"; state: UpstreamState; previous: UpstreamState; error?: string; retryAt?: number }
-  | { type: "list-changed"; kinds: ListKind[] }
-  | { type: "resource-updated"; uri: string }
-  | { type: "notification"; method: string; params?: Record<string, unknown> }
-  | { type: "slow-call"; method: string; name?: string; ms: number };
-
-export type ListKind = "tools" | "resources" | "resourceTemplates" | "prompts";
-
-export interface UpstreamOptions {
-  clientInfo: Implementation;
-  onEvent: (event: UpstreamEvent) => void;
-  /** Handler of server-to-client requests; without one they are declined. */
-  onServerRequest?: () => ServerRequestHandler | undefined;
-  /** Capabilities declared to the server; default: all of them when there is a handler, else none. */
-  clientCapabilities?: Record<string, unknown>;
-  backoff?: BackoffOptions;
-  /** Calls slower than this are counted and reported. Default 5000 ms. */
-  slowMs?: number;
-  /** Pin a protocol revision instead of negotiating. */
-  protocolVersion?: string;
-}
-
-/** Per-call options. */
-export interface UpstreamRequestOptions {
-  signal?: AbortSignal;
-  timeout?: number;
-  onProgress?: (progress: Progress) => void;
-  /**
-   * The capabilities of the client this call is made for (2026 servers read them per
-   * request; 2025 servers only know the connection's).
-   */
-  clientCapabilities?: Record<string, unknown>;
-  /** Log messages this call wants (2026 servers send `notifications/message` only when asked per request). */
-  logLevel?: string;
-}
-
-/** What a client that answers every kind of server request declares. */
-export const ANSWERING_CAPABILITIES: Record<string, unknown> = {
-  sampling: {},
-  elicitation: { form: {}, url: {} },
-  roots: { listChanged: true },
-};
+import {
+  ANSWERING_CAPABILITIES,
+  type ListKind,
+  type UpstreamEvent,
+  type UpstreamOptions,
+  type UpstreamRequestOptions,
+  type UpstreamState,
+} from "./upstream-types.js";
 
 /** Consecutive failures after which the breaker opens: retries slow to once every 5 minutes. */
 const BREAKER_THRESHOLD = 8;
@@ -117,15 +56,14 @@ export class Upstream {
   #connectedAt = 0;
   #starting: Promise<void> | undefined;
   #abort: AbortController | undefined;
-  /** Resources someone asked to hear about; kept across reconnects. */
-  readonly #watched = new Set<string>();
-  #changes: ChangeListener | undefined;
+  readonly #changes: ChangeFeed;
 
   constructor(config: ServerConfig, options: UpstreamOptions) {
     this.config = config;
     this.#options = options;
     this.#backoff = new Backoff(options.backoff);
     this.stats = new UpstreamStats(options.slowMs);
+    this.#changes = new ChangeFeed(config.timeout);
     this.#state = config.lazy ? "idle" : "stopped";
   }
 
@@ -200,7 +138,7 @@ export class Upstream {
       });
       this.#connected = connected;
       await this.#refreshLists(["tools", "resources", "resourceTemplates", "prompts"], signal);
-      await this.#resubscribe(connected, signal);
+      await this.#changes.attach(connected.connection, connected.negotiated, signal);
     } catch (error) {
       if (connected !== undefined) {
         this.#connected = undefined;
@@ -294,45 +232,21 @@ export class Upstream {
   async #refreshLists(kinds: ListKind[], signal?: AbortSignal): Promise<void> {
     const connected = this.#connected;
     if (connected === undefined) return;
-    const caps = connected.negotiated.capabilities;
-    const timeout = this.config.timeout;
-    const request = (method: string, params: Record<string, unknown> | undefined) =>
-      connected.connection.request<Record<string, unknown>>(method, params, {
-        timeout,
-        ...(signal === undefined ? {} : { signal }),
-      });
-    let ttl: number | undefined;
-    const fetchKind = async (kind: ListKind) => {
-      const capability = kind === "resourceTemplates" ? "resources" : kind;
-      if (caps[capability] === undefined) return;
-      const listed = await listAll(request, kind);
-      if (listed.ttlMs !== undefined) ttl = ttl === undefined ? listed.ttlMs : Math.min(ttl, listed.ttlMs);
-      (this as unknown as Record<ListKind, unknown[]>)[kind] =
-        kind === "tools" ? this.#scanTools(connected, listed.items as Tool[]) : listed.items;
-    };
-    await Promise.all(kinds.map(fetchKind));
+    // Over 2026 Streamable HTTP, tools with invalid `x-mcp-header` annotations are not offered.
+    const headersApply = connected.negotiated.stateless && connected.transport === "streamable-http";
+    const lists = await fetchLists(connected.connection, connected.negotiated.capabilities, kinds, {
+      timeout: this.config.timeout,
+      signal,
+      paramHeaders: headersApply,
+    });
+    if (lists.tools !== undefined) this.tools = lists.tools;
+    if (lists.resources !== undefined) this.resources = lists.resources;
+    if (lists.resourceTemplates !== undefined) this.resourceTemplates = lists.resourceTemplates;
+    if (lists.prompts !== undefined) this.prompts = lists.prompts;
+    if (lists.paramHeaders !== undefined) this.#paramHeaders = lists.paramHeaders;
     this.listedAt = Date.now();
-    this.ttlMs = ttl;
+    this.ttlMs = lists.ttlMs;
     this.#options.onEvent({ type: "list-changed", kinds });
-  }
-
-  /**
-   * Over 2026 Streamable HTTP, arguments annotated with `x-mcp-header` also travel as
-   * `Mcp-Param-*` headers. A tool whose annotations break the spec's rules cannot be
-   * called correctly, so it is left out of the list (the spec's MUST for HTTP clients).
-   */
-  #scanTools(connected: Connected, tools: Tool[]): Tool[] {
-    const annotated = new Map<string, ParamHeader[]>();
-    let usable = tools;
-    if (connected.negotiated.stateless && connected.transport === "streamable-http") {
-      usable = tools.filter((tool) => {
-        const scan = scanParamHeaders(tool.inputSchema);
-        if (scan.valid && scan.headers.length > 0) annotated.set(tool.name, scan.headers);
-        return scan.valid;
-      });
-    }
-    this.#paramHeaders = annotated;
-    return usable;
   }
 
   /** Re-lists now (used on `list_changed` and when a list's `ttlMs` has passed). */
@@ -384,6 +298,7 @@ export class Upstream {
   #onClose(connected: Connected | undefined, error?: Error): void {
     if (connected === undefined || this.#connected !== connected) return;
     this.#connected = undefined;
+    this.#changes.detach();
     if (this.#state === "stopped") return;
     this.#backoff.connectionEnded(Date.now() - this.#connectedAt);
     const reason =
@@ -444,53 +359,18 @@ export class Upstream {
    * `resources/subscribe`, or the 2026 listen's `resourceSubscriptions`. Kept across
    * reconnects. Does nothing for servers that do not offer subscriptions.
    */
-  async watchResource(uri: string, signal?: AbortSignal): Promise<void> {
-    if (this.#watched.has(uri)) return;
-    this.#watched.add(uri);
-    await this.#subscribe(uri, "resources/subscribe", signal);
+  watchResource(uri: string, signal?: AbortSignal): Promise<void> {
+    return this.#changes.watch(uri, signal);
   }
 
   /** Stops hearing about a resource. */
-  async unwatchResource(uri: string): Promise<void> {
-    if (!this.#watched.delete(uri)) return;
-    await this.#subscribe(uri, "resources/unsubscribe").catch(() => {});
-  }
-
-  async #subscribe(uri: string, method: string, signal?: AbortSignal): Promise<void> {
-    const connected = this.#connected;
-    if (connected === undefined || this.#state !== "ready") return;
-    if (connected.negotiated.stateless) {
-      this.#changes?.refresh();
-    } else if (
-      (connected.negotiated.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe === true
-    ) {
-      await connected.connection.request(method, { uri }, { timeout: this.config.timeout, signal });
-    }
-  }
-
-  /** After (re)connecting: open the 2026 listen, or renew 2025 resource subscriptions. */
-  async #resubscribe(connected: Connected, signal: AbortSignal): Promise<void> {
-    const { negotiated, connection } = connected;
-    if (negotiated.stateless) {
-      this.#changes = new ChangeListener(connection, negotiated.capabilities, this.#watched);
-      this.#changes.refresh();
-      return;
-    }
-    const subscribe =
-      (negotiated.capabilities.resources as { subscribe?: boolean } | undefined)?.subscribe === true;
-    if (!subscribe) return;
-    await Promise.all(
-      [...this.#watched].map((uri) =>
-        connection
-          .request("resources/subscribe", { uri }, { timeout: this.config.timeout, signal })
-          .catch(() => {}),
-      ),
-    );
+  unwatchResource(uri: string): Promise<void> {
+    return this.#changes.unwatch(uri);
   }
 
   /** Stops the server (child processes in stages); safe to call twice. */
   async close(): Promise<void> {
-    this.#changes?.stop();
+    this.#changes.detach();
     clearTimeout(this.#retryTimer);
     this.#retryAt = undefined;
     const connected = this.#connected;
@@ -500,3 +380,14 @@ export class Upstream {
     await connected?.connection.close();
   }
 }
+
+export {
+  ANSWERING_CAPABILITIES,
+  type ListKind,
+  type ServerRequest,
+  type ServerRequestHandler,
+  type UpstreamEvent,
+  type UpstreamOptions,
+  type UpstreamRequestOptions,
+  type UpstreamState,
+} from "./upstream-types.js";

@@ -5,7 +5,7 @@ import type { TransportContract } from "./transport-contract.case.js";
 export const FIXTURE_CALLS: Pick<TransportContract, "echo" | "toolError" | "slow" | "resource" | "prompt"> = {
   echo: { tool: "echo", args: (tag) => ({ message: tag }), text: (tag) => `echo: ${tag}` },
   toolError: { tool: "fail", args: {} },
-  slow: { tool: "slow", args: (ms, step, tag) => ({ ms, step, tag }) },
+  slow: { tool: "slow", args: (ms, step, tag) => ({ ms, step, tag }), observesCancellation: true },
   resource: { uri: "fixture://readme", text: "fixture readme" },
   prompt: { name: "greet", args: { who: "Ada" }, text: "Say hello to Ada" },
 };

@@ -1,0 +1,82 @@
+import type { McplexConfig, ServerConfig } from "./config/types.js";
+import type { BackoffOptions } from "./upstream/backoff.js";
+import type { Implementation } from "./upstream/negotiate.js";
+import type { Progress } from "./upstream/rpc-connection.js";
+import type { UpstreamStatsSnapshot } from "./upstream/upstream-stats.js";
+import type { ListKind, ServerRequestHandler, UpstreamState } from "./upstream/upstream-types.js";
+
+/** Options of a {@link Hub}. */
+export interface HubOptions {
+  config: McplexConfig;
+  /** How mcplex introduces itself to servers. */
+  clientInfo?: Implementation;
+  /** Answers server-to-client requests (sampling, elicitation, roots) for every call without its own handler. */
+  onServerRequest?: ServerRequestHandler;
+  /** Calls slower than this (ms) are counted and reported as `slow-call` events. Default 5000. */
+  slowMs?: number;
+  /** Leave tools of unavailable servers out of listings instead of marking them unavailable. */
+  hideUnavailable?: boolean;
+  /** Reconnect timing (default 1 s doubling to 30 s, with jitter). */
+  backoff?: BackoffOptions;
+  /**
+   * Capabilities declared to servers. Default: sampling, elicitation and roots when
+   * `onServerRequest` is given, none otherwise. A gateway declares them all and answers
+   * per call.
+   */
+  clientCapabilities?: Record<string, unknown>;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Milliseconds without an answer or progress before the call fails. Default: the server's `timeout`. */
+  timeout?: number;
+  onProgress?: (progress: Progress) => void;
+  /** Resolve the name through this profile; names outside it are not found. */
+  profile?: string;
+  /** Answers this call's server-to-client requests (before the hub-wide handler). */
+  onServerRequest?: ServerRequestHandler;
+  /**
+   * Extra request params passed to the server as they are: a gateway forwards a 2026 client's
+   * `inputResponses` and `requestState` this way.
+   */
+  params?: Record<string, unknown>;
+  /** Hand a 2026 `input_required` result back as it is instead of resolving it through the handler. */
+  returnInputRequired?: boolean;
+  /** The capabilities of the client the call is made for, sent to 2026 servers with the call. */
+  clientCapabilities?: Record<string, unknown>;
+  /** Ask 2026 servers for log messages at this level or above during the call. */
+  logLevel?: string;
+}
+
+/** What `hub.servers()` reports for each configured server. */
+export interface ServerStatus {
+  name: string;
+  enabled: boolean;
+  lazy: boolean;
+  state: UpstreamState | "disabled";
+  transport: ServerConfig["transport"];
+  protocolVersion?: string;
+  serverName?: string;
+  error?: string;
+  /** Epoch ms of the next reconnect attempt. */
+  retryAt?: number;
+  pid?: number;
+  tools: number;
+  stats: UpstreamStatsSnapshot;
+}
+
+/** Events the hub emits; a discriminated union on `type`. */
+export type HubEvent =
+  | {
+      type: "server-state";
+      server: string;
+      state: UpstreamState;
+      previous: UpstreamState;
+      error?: string;
+      retryAt?: number;
+    }
+  | { type: "catalog-changed"; servers: string[]; kinds: ListKind[] }
+  | { type: "resource-updated"; server: string; uri: string }
+  | { type: "notification"; server: string; method: string; params?: Record<string, unknown> }
+  | { type: "slow-call"; server: string; method: string; name?: string; ms: number };

@@ -1,0 +1,72 @@
+import type { BackoffOptions } from "./backoff.js";
+import type { Implementation } from "./negotiate.js";
+import type { Progress } from "./rpc-connection.js";
+
+/**
+ * Life of one upstream: `idle` (lazy, not started yet) → `starting` → `ready`;
+ * a crash goes to `reconnecting`; a failed start to `failed` (retried when the
+ * cause may pass); `close()` ends in `stopped`.
+ */
+export type UpstreamState = "idle" | "starting" | "ready" | "failed" | "reconnecting" | "stopped";
+
+/** A request from the server to the client (2025 sampling, elicitation, roots; 2026 input requests). */
+export interface ServerRequest {
+  server: string;
+  method: string;
+  params: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+/**
+ * Answers server-to-client requests; throw (or reject) to decline with an error.
+ * `waiting`, when present, says the call is waiting on its client and will ask
+ * nothing new until answered (helps route a 2025 server's requests to the right call).
+ */
+export type ServerRequestHandler = ((request: ServerRequest) => Promise<Record<string, unknown>>) & {
+  waiting?: () => boolean;
+};
+
+/** Events an upstream reports. */
+export type UpstreamEvent =
+  | { type: "state"; state: UpstreamState; previous: UpstreamState; error?: string; retryAt?: number }
+  | { type: "list-changed"; kinds: ListKind[] }
+  | { type: "resource-updated"; uri: string }
+  | { type: "notification"; method: string; params?: Record<string, unknown> }
+  | { type: "slow-call"; method: string; name?: string; ms: number };
+
+export type ListKind = "tools" | "resources" | "resourceTemplates" | "prompts";
+
+export interface UpstreamOptions {
+  clientInfo: Implementation;
+  onEvent: (event: UpstreamEvent) => void;
+  /** Handler of server-to-client requests; without one they are declined. */
+  onServerRequest?: () => ServerRequestHandler | undefined;
+  /** Capabilities declared to the server; default: all of them when there is a handler, else none. */
+  clientCapabilities?: Record<string, unknown>;
+  backoff?: BackoffOptions;
+  /** Calls slower than this are counted and reported. Default 5000 ms. */
+  slowMs?: number;
+  /** Pin a protocol revision instead of negotiating. */
+  protocolVersion?: string;
+}
+
+/** Per-call options. */
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  timeout?: number;
+  onProgress?: (progress: Progress) => void;
+  /**
+   * The capabilities of the client this call is made for (2026 servers read them per
+   * request; 2025 servers only know the connection's).
+   */
+  clientCapabilities?: Record<string, unknown>;
+  /** Log messages this call wants (2026 servers send `notifications/message` only when asked per request). */
+  logLevel?: string;
+}
+
+/** What a client that answers every kind of server request declares. */
+export const ANSWERING_CAPABILITIES: Record<string, unknown> = {
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+  roots: { listChanged: true },
+};
