@@ -20,6 +20,7 @@ export { redact } from "./config/redact.js";
 export { SecretStore, type SecretStoreOptions } from "./config/secret-store.js";
 export type {
   LlmConfig,
+  LocalServerConfig,
   McplexConfig,
   ProfileConfig,
   RemoteServerConfig,
@@ -47,6 +48,7 @@ export {
 } from "./errors.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub.js";
 export type { BackoffOptions } from "./upstream/backoff.js";
+export { LocalServer, type LocalTool } from "./upstream/local-server.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./upstream/negotiate.js";
 export type { Progress } from "./upstream/rpc-connection.js";
 export type { ServerRequest, ServerRequestHandler, UpstreamState } from "./upstream/upstream.js";

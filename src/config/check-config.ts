@@ -68,7 +68,9 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
         ? [server.command, ...server.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(" ")
         : server.transport === "workspace"
           ? `${server.root} (${server.allowWrite ? "read-write" : "read-only"})`
-          : server.url;
+          : server.transport === "local"
+            ? "(in process)"
+            : server.url;
     const { name, transport, enabled, lazy, timeout, startTimeout } = server;
     return {
       name,

@@ -5,7 +5,7 @@
  */
 
 /** Transports an upstream can be reached over. */
-export type TransportKind = "stdio" | "streamable-http" | "sse" | "websocket" | "workspace";
+export type TransportKind = "stdio" | "streamable-http" | "sse" | "websocket" | "workspace" | "local";
 
 /** Allow/deny glob lists; deny wins over allow; an absent allow list allows everything. */
 export interface ToolFilter {
@@ -61,7 +61,17 @@ export interface WorkspaceServerConfig extends ServerCommon {
   rules: WorkspaceRule[];
 }
 
-export type ServerConfig = StdioServerConfig | RemoteServerConfig | WorkspaceServerConfig;
+/**
+ * A server in this process (library use only, not in config files): for example
+ * `LocalServer`, application functions served as tools.
+ */
+export interface LocalServerConfig extends ServerCommon {
+  transport: "local";
+  /** Opens a connection to the server; an SDK `Transport`. */
+  server: { connect(): import("@modelcontextprotocol/client").Transport };
+}
+
+export type ServerConfig = StdioServerConfig | RemoteServerConfig | WorkspaceServerConfig | LocalServerConfig;
 
 /** Per-agent view of the catalog. */
 export interface ProfileConfig {

@@ -136,6 +136,8 @@ async function createTransport(
         close: () => void server.close().catch(() => {}),
       };
     }
+    case "local":
+      return { transport: config.server.connect(), stderr: new StderrTail(), close: () => {} };
     case "websocket":
       return {
         transport: new WebSocketClientTransport({

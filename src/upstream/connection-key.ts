@@ -15,6 +15,8 @@ function baseKey(config: ServerConfig): string {
   switch (config.transport) {
     case "stdio":
       return JSON.stringify(["stdio", config.command, config.args, sorted(config.env), config.cwd ?? null]);
+    case "local":
+      return `local:${localId(config.server)}`;
     case "workspace":
       return JSON.stringify(["workspace", config.root, config.allowWrite, config.rules]);
     default:
@@ -24,4 +26,17 @@ function baseKey(config: ServerConfig): string {
 
 function sorted(record: Record<string, string>): Array<[string, string]> {
   return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+const localIds = new WeakMap<object, number>();
+let nextLocalId = 0;
+
+/** In-process servers are the same connection only when they are the same object. */
+function localId(server: object): number {
+  let id = localIds.get(server);
+  if (id === undefined) {
+    id = ++nextLocalId;
+    localIds.set(server, id);
+  }
+  return id;
 }

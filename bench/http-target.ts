@@ -1,0 +1,89 @@
+/**
+ * One HTTP target of bench/gateway-http-bench.ts, run in its own process:
+ *   mcplex  the gateway's HTTP front with an in-process echo tool
+ *   sdk     the official SDK v2 createMcpHandler serving the same tool
+ *   bare    a bare node:http JSON echo (the floor)
+ * Prints `url <url>` on stdout when listening.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import * as z from "zod/v4";
+import { Gateway } from "../src/gateway/gateway.js";
+import { startHttpFront } from "../src/gateway/http-front.js";
+import { Hub } from "../src/hub.js";
+import { LocalServer } from "../src/upstream/local-server.js";
+import { toNodeListener } from "../test/fixtures/servers/node-fetch-listener.js";
+
+const kind = process.argv[2];
+const echo = (text: string) => ({ content: [{ type: "text" as const, text }] });
+
+async function listen(server: ReturnType<typeof createServer>): Promise<string> {
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+let url: string;
+if (kind === "mcplex") {
+  const local = new LocalServer("echo", [
+    {
+      name: "echo",
+      inputSchema: { type: "object", properties: { message: { type: "string" } } },
+      handler: (args) => echo(String(args.message)),
+    },
+  ]);
+  const hub = new Hub({
+    config: {
+      source: "bench",
+      format: "mcplex",
+      profiles: {},
+      tokens: [],
+      secrets: [],
+      servers: [
+        {
+          name: "echo",
+          transport: "local",
+          server: local,
+          prefix: "",
+          enabled: true,
+          lazy: false,
+          timeout: 60_000,
+          startTimeout: 60_000,
+          tools: {},
+        },
+      ],
+    },
+  });
+  await hub.start();
+  const front = await startHttpFront(new Gateway(hub), { port: 0, websocket: false });
+  url = front.url;
+} else if (kind === "sdk") {
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: "echo", version: "1" });
+    server.registerTool("echo", { inputSchema: z.object({ message: z.string() }) }, async ({ message }) =>
+      echo(message),
+    );
+    return server;
+  });
+  url = await listen(createServer(toNodeListener((request) => handler.fetch(request))));
+} else if (kind === "bare") {
+  url = await listen(
+    createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const m = JSON.parse(Buffer.concat(chunks).toString()) as {
+          id: number;
+          params: { arguments: { message: string } };
+        };
+        const body = JSON.stringify({ jsonrpc: "2.0", id: m.id, result: echo(m.params.arguments.message) });
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+        res.end(body);
+      });
+    }),
+  );
+} else {
+  throw new Error("usage: http-target.ts mcplex|sdk|bare");
+}
+process.stdout.write(`url ${url}\n`);
