@@ -12,6 +12,7 @@ import type {
   CatalogTool,
   ServerSnapshot,
 } from "./catalog/types.js";
+import { redact } from "./config/redact.js";
 import type { ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
 import { disabledServer, notFound } from "./hub-errors.js";
@@ -281,6 +282,7 @@ export class Hub {
       clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
       onEvent: (event) => this.#onUpstreamEvent(upstream, event),
       onServerRequest: () => this.#router.handlerFor(upstream),
+      redact: (text) => redact(text, options.config.secrets),
       ...(options.slowMs === undefined ? {} : { slowMs: options.slowMs }),
       ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
       ...(options.clientCapabilities === undefined ? {} : { clientCapabilities: options.clientCapabilities }),

@@ -11,9 +11,10 @@ export type WireMessage = Record<string, unknown>;
 export interface Channel {
   /**
    * Sends one message. `related` is the id of the client request the message answers
-   * or belongs to (HTTP sends it on that request's stream).
+   * or belongs to (HTTP sends it on that request's stream). Returns `false` when the
+   * message could not be delivered (no stream can carry it).
    */
-  send(message: WireMessage, related?: string | number): void;
+  send(message: WireMessage, related?: string | number): boolean | undefined;
   close(): void;
 }
 
@@ -42,6 +43,7 @@ export class ClientSession {
   >();
   #asks = 0;
   #closed = false;
+  readonly #idle: Array<() => void> = [];
 
   constructor(gateway: Gateway, channel: Channel, options: { profile?: string } = {}) {
     this.#gateway = gateway;
@@ -162,7 +164,14 @@ export class ClientSession {
       this.#reply(id, { error: wireError(error) });
     } finally {
       this.#requests.delete(id);
+      if (this.#requests.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
     }
+  }
+
+  /** Resolves when no request of this client is in flight (to finish them before closing). */
+  idle(): Promise<void> {
+    if (this.#requests.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
   #initialize(params: Record<string, unknown>): Record<string, unknown> {
@@ -238,7 +247,16 @@ export class ClientSession {
           reject(e);
         },
       });
-      this.#send({ jsonrpc: "2.0", id, method, params }, related);
+      if (this.#channel.send({ jsonrpc: "2.0", id, method, params }, related) === false) {
+        this.#asked.delete(id);
+        signal.removeEventListener("abort", onAbort);
+        reject(
+          new RpcError(
+            -32603,
+            `cannot deliver ${method} to the client: its request accepts only application/json and it has no open GET stream`,
+          ),
+        );
+      }
     });
   }
 

@@ -23,6 +23,11 @@ export class HttpExchange {
     return this.#done;
   }
 
+  /** Whether messages before the final response can still be sent (SSE accepted, not finished). */
+  get canStream(): boolean {
+    return this.#sseAllowed && !this.#done;
+  }
+
   /** Sends a message that comes before the final response (dropped if the client takes JSON only). */
   event(message: WireMessage): void {
     if (this.#done || !this.#sseAllowed) return;

@@ -217,21 +217,33 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
           else res.end();
         });
         return;
-      case "/healthz":
+      case "/healthz": {
+        // Liveness only, but still not for pages of other origins.
+        const hostCheck = checkHostAndOrigin(req.headers, policy);
+        if (!hostCheck.ok) return sendJson(res, hostCheck.status, { error: hostCheck.message });
         sendJson(res, 200, { status: "ok" });
         return;
+      }
       case "/readyz": {
+        // Server names and errors: the same Host/Origin and token checks as /mcp.
+        const caller = admit(req);
+        if ("status" in caller)
+          return sendJson(res, caller.status, { error: caller.message }, caller.headers);
         const report = healthReport(gateway.hub);
         sendJson(res, report.status === "down" ? 503 : 200, report);
         return;
       }
-      case "/metrics":
+      case "/metrics": {
+        const caller = admit(req);
+        if ("status" in caller)
+          return sendJson(res, caller.status, { error: caller.message }, caller.headers);
         metrics.setSessions("http", legacy.size);
         metrics.render().then(
           ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
           () => res.writeHead(500).end(),
         );
         return;
+      }
       default:
         sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
     }

@@ -17,21 +17,26 @@ class HttpSessionChannel implements Channel {
   stream: ServerResponse | undefined;
   onClose: (() => void) | undefined;
 
-  send(message: WireMessage, related?: Id): void {
+  send(message: WireMessage, related?: Id): boolean {
     if (related !== undefined) {
       const exchange = this.exchanges.get(related);
       if (exchange !== undefined) {
         if (message.method === undefined && message.id === related) {
           this.exchanges.delete(related);
           exchange.finish(message);
-        } else {
-          exchange.event(message);
+          return true;
         }
-        return;
+        if (exchange.canStream) {
+          exchange.event(message);
+          return true;
+        }
+        // A JSON-only POST cannot carry it: the standalone stream may.
       }
     }
     // Not tied to an open request: the standalone stream, if the client opened one.
-    this.stream?.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    if (this.stream === undefined) return false;
+    this.stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    return true;
   }
 
   close(): void {
@@ -71,7 +76,17 @@ export class LegacyHttpSessions {
   /** A POST carrying one 2025 message. */
   post(req: IncomingMessage, res: ServerResponse, message: WireMessage, caller: Caller): void {
     const sessionId = header(req, "mcp-session-id");
-    const isRequest = typeof message.method === "string" && message.id !== undefined;
+    const { id, method } = message;
+    const validId = (typeof id === "string" && id !== "") || typeof id === "number";
+    if (typeof method !== "string" && !(id !== undefined && ("result" in message || "error" in message))) {
+      sendRpcError(res, 400, validId ? id : null, -32600, "Invalid Request: a request needs a method");
+      return;
+    }
+    if (typeof method === "string" && id !== undefined && !validId) {
+      sendRpcError(res, 400, null, -32600, "Invalid Request: id must be a non-empty string or a number");
+      return;
+    }
+    const isRequest = typeof method === "string" && id !== undefined;
     if (sessionId === undefined) {
       if (message.method !== "initialize") {
         sendRpcError(

@@ -270,7 +270,9 @@ export interface HealthReport {
  * not started yet (`idle`, or `stopped` after an idle stop) counts as healthy, since it
  * starts on first use. `down`: no enabled server is healthy (answer `/readyz` with 503);
  * `degraded`: some are not; `ok` otherwise, including when no server is enabled (an empty
- * catalog is served fine). Carries no config: no env, headers or commands.
+ * catalog is served fine). It carries no env values or headers; a server's error says why it
+ * failed (it may name the command that was not found) with secrets redacted by the hub,
+ * and `/readyz` is behind the same Host/Origin and token checks as `/mcp`.
  */
 export function healthReport(hub: Pick<Hub, "servers">): HealthReport {
   const servers: ServerHealth[] = [];

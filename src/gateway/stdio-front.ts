@@ -81,9 +81,15 @@ export function serveGatewayStdio(
     buffer = text;
   });
   const done = new Promise<void>((resolve) => {
+    let ending = false;
+    // End of input: the client has said all it will, but answers still owed go out first.
     const end = () => {
-      session.close();
-      resolve();
+      if (ending) return;
+      ending = true;
+      void session.idle().then(() => {
+        session.close();
+        resolve();
+      });
     };
     input.once("end", end);
     input.once("close", end);

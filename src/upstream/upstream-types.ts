@@ -48,6 +48,8 @@ export interface UpstreamOptions {
   slowMs?: number;
   /** Pin a protocol revision instead of negotiating. */
   protocolVersion?: string;
+  /** Takes secrets out of error text (messages quote the server's stderr). */
+  redact?: (text: string) => string;
 }
 
 /** Per-call options. */

@@ -154,9 +154,9 @@ export class Upstream {
               { server: this.name, retryable: true },
               { cause: error },
             );
-      this.#error = failure;
+      this.#error = this.#redacted(failure);
       this.#scheduleRetry(failure.retryable, wasReconnecting ? "reconnecting" : "failed");
-      throw failure;
+      throw this.#error;
     }
     this.#error = undefined;
     this.#connectedAt = Date.now();
@@ -313,13 +313,14 @@ export class Upstream {
             },
           );
     const tail = connected.stderr.text();
-    this.#error =
+    this.#error = this.#redacted(
       tail === ""
         ? reason
         : new McplexError("UPSTREAM_CLOSED", `${reason.message}\n--- stderr ---\n${tail}`, {
             server: this.name,
             retryable: true,
-          });
+          }),
+    );
     this.#scheduleRetry(true, "reconnecting");
   }
 
@@ -348,6 +349,23 @@ export class Upstream {
     if (this.#error !== undefined && state !== "ready") event.error = this.#error.message;
     if (this.#retryAt !== undefined) event.retryAt = this.#retryAt;
     this.#options.onEvent(event);
+  }
+
+  /**
+   * The error with the config's secrets taken out of its message: it quotes the
+   * server's stderr, which may print a token it was given.
+   */
+  #redacted(error: McplexError): McplexError {
+    const redact = this.#options.redact;
+    if (redact === undefined) return error;
+    const message = redact(error.message);
+    if (message === error.message) return error;
+    const fields = { server: this.name, retryable: error.retryable };
+    return new McplexError(
+      error.code,
+      message,
+      error.hint === undefined ? fields : { ...fields, hint: error.hint },
+    );
   }
 
   #stoppedError(): McplexError {

@@ -98,7 +98,7 @@ describe.each([
       { onprogress: (p) => seen.push(p.progress) },
     );
     expect(text(result)).toBe("slept 300");
-    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen.length).toBeGreaterThanOrEqual(1);
   });
 
   it("routes elicitation from a 2026 and from a 2025 upstream to this client", async () => {

@@ -292,6 +292,27 @@ describe("server-to-client requests", () => {
 });
 
 describe("hub errors", () => {
+  it("takes the config's secrets out of error messages, even from a server's stderr", async () => {
+    const secret = "s3cr3t-token-for-redaction";
+    const leaky = stdio(
+      "leaky",
+      process.execPath,
+      ["-e", "console.error('my token is ' + process.env.TOKEN); process.exit(2)"],
+      {
+        env: { TOKEN: secret },
+      } as never,
+    );
+    const hub = track(
+      new Hub({ config: configOf([leaky], { secrets: [secret] }), backoff: { initial: 60_000 } }),
+    );
+    await hub.start();
+    const error = hub.servers()[0]?.error ?? "";
+    expect(error).toContain("my token is ***");
+    expect(error).not.toContain(secret);
+    const call = await hub.startServer("leaky").catch((e: unknown) => e as Error);
+    expect((call as Error).message).not.toContain(secret);
+  });
+
   it("names unknown tools and disabled servers precisely", async () => {
     const hub = track(new Hub({ config: configOf([fixture("off", [], { enabled: false }), fixture("on")]) }));
     await hub.start();

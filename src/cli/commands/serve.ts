@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
 import type { TokenConfig } from "../../config/types.js";
 import { Gateway } from "../../gateway/gateway.js";
+import { checkNonLoopbackBind } from "../../gateway/http-guard.js";
 import { DEFAULT_PORT } from "../../gateway/protocol.js";
 import { serveGatewayStdio } from "../../gateway/stdio-front.js";
 import { Hub } from "../../hub.js";
@@ -45,6 +46,10 @@ export async function serveCommand(args: string[]): Promise<number> {
     ),
   ];
   config.secrets.push(...tokens.map((t) => t.token));
+  if (values.stdio !== true) {
+    const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
+    if (refusal !== undefined) throw new UsageError(refusal);
+  }
 
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({ config, clientCapabilities: ANSWERING_CAPABILITIES });
@@ -81,12 +86,18 @@ export async function serveCommand(args: string[]): Promise<number> {
 
   // Loaded only here: --stdio needs none of the HTTP, WebSocket and metrics code.
   const { startHttpFront } = await import("../../gateway/http-front.js");
-  const front = await startHttpFront(gateway, {
-    host: values.host ?? "127.0.0.1",
-    port,
-    tokens,
-    ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
-  });
+  let front: Awaited<ReturnType<typeof startHttpFront>>;
+  try {
+    front = await startHttpFront(gateway, {
+      host: values.host ?? "127.0.0.1",
+      port,
+      tokens,
+      ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
+    });
+  } catch (error) {
+    await stop(() => {});
+    throw error;
+  }
   await starting;
   reportFailures(hub);
   const ready = hub.servers().filter((s) => s.state === "ready").length;

@@ -1,0 +1,228 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  SUBSCRIPTION_ID_META_KEY,
+} from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  COMMANDS,
+  modernHeaders,
+  modernRequest,
+  postModern,
+  resultText,
+  type ServeProcess,
+  serveHttp,
+  sseMessages,
+  yamlConfig,
+} from "../support/gateway.js";
+
+// `mcplex serve --http` over the fixture (dual-era and 2025-only), server-everything and
+// server-memory, with the official SDK v2 client as an independent client in both eras.
+
+let dir: string;
+let gw: ServeProcess;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mcplex-gw-http-"));
+  const config = join(dir, "mcplex.yaml");
+  await writeFile(
+    config,
+    yamlConfig({
+      fx: COMMANDS.fixture,
+      legacy: COMMANDS.legacyFixture,
+      everything: COMMANDS.everything,
+      memory: { ...COMMANDS.memory, env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
+    }),
+  );
+  gw = await serveHttp(["--config", config]);
+});
+afterAll(async () => {
+  await gw?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function connect(mode: "legacy" | "auto"): Promise<Client> {
+  const client = new Client(
+    { name: "gateway-http-test", version: "1.0.0" },
+    { versionNegotiation: { mode }, capabilities: { elicitation: {} } },
+  );
+  client.setRequestHandler("elicitation/create", async () => ({
+    action: "accept",
+    content: { name: "Grace" },
+  }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  return client;
+}
+
+describe.each([
+  ["2025 (initialize, Mcp-Session-Id)", "legacy", "2025-11-25"],
+  ["2026-07-28 (stateless)", "auto", "2026-07-28"],
+] as const)("mcplex serve --http with an SDK v2 client speaking %s", (_label, mode, version) => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connect(mode);
+  });
+  afterAll(() => client?.close());
+
+  it("negotiates the expected protocol version", () => {
+    expect(client.getNegotiatedProtocolVersion()).toBe(version);
+  });
+
+  it("lists the tools of every upstream under namespaced names", async () => {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    for (const name of ["fx__echo", "legacy__echo", "everything__echo", "memory__read_graph"])
+      expect(names).toContain(name);
+  });
+
+  it("calls tools of server-everything and server-memory", async () => {
+    expect(
+      resultText(await client.callTool({ name: "everything__echo", arguments: { message: "over http" } })),
+    ).toBe("Echo: over http");
+    const person = `Hopper-${mode}`;
+    await client.callTool({
+      name: "memory__create_entities",
+      arguments: { entities: [{ name: person, entityType: "person", observations: ["used http"] }] },
+    });
+    expect(resultText(await client.callTool({ name: "memory__read_graph", arguments: {} }))).toContain(
+      person,
+    );
+  });
+
+  it("relays progress notifications on the request's stream", async () => {
+    const seen: number[] = [];
+    const result = await client.callTool(
+      { name: "fx__slow", arguments: { ms: 300, step: 100 } },
+      { onprogress: (p) => seen.push(p.progress) },
+    );
+    expect(resultText(result)).toBe("slept 300");
+    // How many steps fit in 300 ms depends on the machine's load; at least one always does.
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+  });
+
+  it("routes elicitation from a 2026 upstream and from a 2025 upstream to this client", async () => {
+    expect(resultText(await client.callTool({ name: "fx__ask_name", arguments: {} }))).toBe("hello Grace");
+    expect(resultText(await client.callTool({ name: "legacy__ask_name", arguments: {} }))).toBe(
+      "hello Grace",
+    );
+  });
+
+  it("answers an unknown tool with -32602 and keeps serving", async () => {
+    await expect(client.callTool({ name: "fx__nope", arguments: {} })).rejects.toThrow(
+      /Unknown tool: fx__nope/,
+    );
+    expect(resultText(await client.callTool({ name: "fx__echo", arguments: { message: "still" } }))).toBe(
+      "echo: still",
+    );
+  });
+});
+
+describe("list changes through the HTTP front", () => {
+  it("delivers tools/list_changed to a 2026 client's subscriptions/listen, tagged with its subscription id", async () => {
+    const client = await connect("auto");
+    try {
+      const changed = new Promise<Record<string, unknown>>((done) =>
+        client.setNotificationHandler("notifications/tools/list_changed", (n) =>
+          done((n.params ?? {}) as Record<string, unknown>),
+        ),
+      );
+      const subscription = await client.listen({ toolsListChanged: true });
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true });
+      const added = resultText(await client.callTool({ name: "fx__add_tool", arguments: {} }));
+      const params = await changed;
+      const meta = params._meta as Record<string, unknown>;
+      expect(meta[SUBSCRIPTION_ID_META_KEY]).toEqual(expect.any(String));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain(`fx__${added.replace("added ", "")}`);
+      await subscription.close();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("acknowledges a raw listen and tags list_changed with the listen's own JSON-RPC id", async () => {
+    const listen = modernRequest(77, "subscriptions/listen", { notifications: { toolsListChanged: true } });
+    const controller = new AbortController();
+    const res = await fetch(gw.url, {
+      method: "POST",
+      headers: modernHeaders(listen),
+      body: JSON.stringify(listen),
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    const messages: Array<{ method?: string; params?: { _meta?: Record<string, unknown> } }> = [];
+    const next = async () => {
+      for (;;) {
+        const events = buffer.split("\n\n");
+        buffer = events.pop() ?? "";
+        messages.push(...(sseMessages(events.join("\n\n")) as typeof messages));
+        if (messages.length > 0) return messages.shift()!;
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the listen stream ended");
+        buffer += value;
+      }
+    };
+    try {
+      const ack = await next();
+      expect(ack.method).toBe("notifications/subscriptions/acknowledged");
+      expect(ack.params?._meta?.[SUBSCRIPTION_ID_META_KEY]).toBe(77);
+      const call = modernRequest(78, "tools/call", { name: "fx__add_tool", arguments: {} });
+      const added = await postModern(gw.url, call);
+      expect(resultText((added.json as { result: unknown }).result)).toMatch(/^added extra_/);
+      const changed = await next();
+      expect(changed.method).toBe("notifications/tools/list_changed");
+      expect(changed.params?._meta?.[SUBSCRIPTION_ID_META_KEY]).toBe(77);
+    } finally {
+      controller.abort();
+      await reader.cancel().catch(() => {});
+    }
+  });
+
+  it("notifies a 2025 session of tools/list_changed", async () => {
+    const client = await connect("legacy");
+    try {
+      const changed = new Promise<void>((done) =>
+        client.setNotificationHandler("notifications/tools/list_changed", () => done()),
+      );
+      await client.callTool({ name: "fx__add_tool", arguments: {} });
+      await changed;
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("2026 input requests over a 2025 upstream", () => {
+  it("answers input_required to a raw 2026 call and completes it when the input comes back", async () => {
+    const caps = { elicitation: {} };
+    const first = await postModern(
+      gw.url,
+      modernRequest(1, "tools/call", { name: "legacy__ask_name" }, caps),
+    );
+    expect(first.status).toBe(200);
+    const result = (first.json as { result: Record<string, unknown> }).result;
+    expect(result.resultType).toBe("input_required");
+    const requests = result.inputRequests as Record<string, { method: string }>;
+    const [key, request] = Object.entries(requests)[0]!;
+    expect(request.method).toBe("elicitation/create");
+    const retry = modernRequest(
+      2,
+      "tools/call",
+      {
+        name: "legacy__ask_name",
+        inputResponses: { [key]: { action: "accept", content: { name: "Ada" } } },
+        requestState: result.requestState,
+      },
+      caps,
+    );
+    const second = await postModern(gw.url, retry);
+    const done = (second.json as { result: Record<string, unknown> }).result;
+    expect(done.resultType).toBe("complete");
+    expect(resultText(done)).toBe("hello Ada");
+  });
+});

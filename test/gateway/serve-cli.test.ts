@@ -1,0 +1,83 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import {
+  COMMANDS,
+  modernRequest,
+  postModern,
+  rawHttp,
+  resultText,
+  type ServeProcess,
+  serveHttp,
+  yamlConfig,
+} from "../support/gateway.js";
+import { processGone } from "../support/wait.js";
+
+// `mcplex serve --http` as a user runs it: what it prints, its token, how it refuses an
+// unprotected public bind, and how it stops.
+
+let dir: string;
+let config: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mcplex-gw-cli-"));
+  config = join(dir, "mcplex.yaml");
+  await writeFile(config, yamlConfig({ fx: COMMANDS.fixture, legacy: COMMANDS.legacyFixture }));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe("mcplex serve --http --token", () => {
+  let gw: ServeProcess;
+  const auth = { authorization: "Bearer cli-secret" };
+  beforeAll(async () => {
+    gw = await serveHttp(["--config", config, "--token", "cli-secret"]);
+  });
+  afterAll(() => gw?.stop("SIGKILL"));
+
+  it("prints the endpoint and how to add it to Claude Code, Cursor and VS Code", () => {
+    const out = gw.stderr();
+    expect(out).toMatch(/2 of 2 servers ready/);
+    expect(out).toContain(`Streamable HTTP  ${gw.url}`);
+    expect(out).toContain(`WebSocket        ${gw.wsUrl}`);
+    expect(out).toContain(`claude mcp add --transport http mcplex ${gw.url}`);
+    expect(out).toContain(`~/.cursor/mcp.json: {"mcpServers":{"mcplex":{"url":"${gw.url}"}}}`);
+    expect(out).toContain(`.vscode/mcp.json: {"servers":{"mcplex":{"type":"http","url":"${gw.url}"}}}`);
+    expect(out).toContain("Authorization: Bearer <token>");
+    expect(out).not.toContain("cli-secret");
+  });
+
+  it("refuses requests without the --token and serves them with it", async () => {
+    const call = modernRequest(1, "tools/call", { name: "fx__echo", arguments: { message: "cli" } });
+    const refused = await postModern(gw.url, call);
+    expect(refused.status).toBe(401);
+    expect(refused.headers["www-authenticate"]).toMatch(/^Bearer realm="mcplex"/);
+    const served = await postModern(gw.url, call, auth);
+    expect(served.status).toBe(200);
+    expect(resultText((served.json as { result: unknown }).result)).toBe("echo: cli");
+  });
+
+  it("stops cleanly on SIGTERM and leaves no upstream process behind", async () => {
+    const pids: number[] = [];
+    for (const name of ["fx__pid", "legacy__pid"]) {
+      const res = await postModern(gw.url, modernRequest(name, "tools/call", { name }), auth);
+      pids.push(Number(resultText((res.json as { result: unknown }).result)));
+    }
+    expect(pids.every((pid) => Number.isInteger(pid) && pid > 0)).toBe(true);
+    const exit = await gw.stop("SIGTERM");
+    expect(exit).toEqual({ code: 0, signal: null });
+    for (const pid of pids) await processGone(pid, 5000);
+    await expect(rawHttp(`${gw.origin}/healthz`, { method: "GET", timeoutMs: 2000 })).rejects.toThrow();
+  });
+});
+
+describe("mcplex serve --http --host 0.0.0.0 without a token", () => {
+  it("refuses to start, explains why, and exits", async () => {
+    const result = await runCli(["serve", "--http", "--host", "0.0.0.0", "--port", "0", "--config", config], {
+      timeout: 6000,
+    });
+    expect(result.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 without authentication/);
+    expect(result.stderr).toMatch(/--token/);
+    expect([1, 2]).toContain(result.code);
+  });
+});
