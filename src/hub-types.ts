@@ -58,6 +58,8 @@ export interface ServerStatus {
   transport: ServerConfig["transport"];
   protocolVersion?: string;
   serverName?: string;
+  /** What the server tells a model about using it. */
+  instructions?: string;
   error?: string;
   /** Epoch ms of the next reconnect attempt. */
   retryAt?: number;

@@ -19,6 +19,7 @@ import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
 import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
 import { ServerRequestRouter } from "./server-request-router.js";
+import { serverStatus } from "./server-status.js";
 import {
   type ListKind,
   Upstream,
@@ -95,23 +96,10 @@ export class Hub {
 
   /** The configured servers with their state. */
   servers(): ServerStatus[] {
-    return [...this.#entries.values()].map(({ config, upstream }) => {
-      const status: ServerStatus = {
-        name: config.name,
-        enabled: config.enabled,
-        lazy: config.lazy,
-        state: config.enabled ? upstream.state : "disabled",
-        transport: upstream.transport,
-        tools: this.#catalog.tools().filter((t) => t.server === config.name).length,
-        stats: upstream.stats.snapshot(),
-      };
-      if (upstream.protocolVersion !== undefined) status.protocolVersion = upstream.protocolVersion;
-      if (upstream.serverInfo !== undefined) status.serverName = upstream.serverInfo.name;
-      if (upstream.error !== undefined && upstream.state !== "ready") status.error = upstream.error.message;
-      if (upstream.retryAt !== undefined) status.retryAt = upstream.retryAt;
-      if (upstream.pid !== undefined) status.pid = upstream.pid;
-      return status;
-    });
+    const tools = this.#catalog.tools();
+    return [...this.#entries.values()].map(({ config, upstream }) =>
+      serverStatus(config, upstream, tools.filter((t) => t.server === config.name).length),
+    );
   }
 
   /** The catalog (read-only use: listings, name resolution, collisions). */
@@ -119,17 +107,26 @@ export class Hub {
     return this.#catalog;
   }
 
+  /** Tools of every ready server (as the catalog names them); lists past their `ttlMs` are refreshed behind. */
   tools(profile?: string): readonly CatalogTool[] {
+    this.#refreshStale();
     return this.#catalog.tools(profile);
   }
   resources(profile?: string): readonly CatalogResource[] {
+    this.#refreshStale();
     return this.#catalog.resources(profile);
   }
   resourceTemplates(profile?: string): readonly CatalogResourceTemplate[] {
     return this.#catalog.resourceTemplates(profile);
   }
   prompts(profile?: string): readonly CatalogPrompt[] {
+    this.#refreshStale();
     return this.#catalog.prompts(profile);
+  }
+
+  #refreshStale(): void {
+    const now = Date.now();
+    for (const upstream of this.#pool.all()) upstream.refreshIfStale(now);
   }
 
   /**

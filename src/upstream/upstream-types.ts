@@ -72,3 +72,10 @@ export const ANSWERING_CAPABILITIES: Record<string, unknown> = {
   elicitation: { form: {}, url: {} },
   roots: { listChanged: true },
 };
+
+/** Which lists a `list_changed` notification makes stale. */
+export const LIST_CHANGED: Record<string, ListKind[]> = {
+  "notifications/tools/list_changed": ["tools"],
+  "notifications/prompts/list_changed": ["prompts"],
+  "notifications/resources/list_changed": ["resources", "resourceTemplates"],
+};

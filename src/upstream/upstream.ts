@@ -5,7 +5,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
-import { McplexError, RpcError, UpstreamUnavailableError } from "../errors.js";
+import { McplexError, RpcError, type UpstreamUnavailableError } from "../errors.js";
 import { Backoff } from "./backoff.js";
 import { ChangeFeed } from "./change-feed.js";
 import { type Connected, connect } from "./connect.js";
@@ -13,9 +13,11 @@ import { fetchLists } from "./list-all.js";
 import { type Implementation, META } from "./negotiate.js";
 import { type ParamHeader, paramHeaders } from "./param-headers.js";
 import type { RpcRequestOptions } from "./rpc-connection.js";
+import { redacted, unavailable } from "./upstream-errors.js";
 import { UpstreamStats } from "./upstream-stats.js";
 import {
   ANSWERING_CAPABILITIES,
+  LIST_CHANGED,
   type ListKind,
   type UpstreamEvent,
   type UpstreamOptions,
@@ -57,6 +59,7 @@ export class Upstream {
   #starting: Promise<void> | undefined;
   #abort: AbortController | undefined;
   readonly #changes: ChangeFeed;
+  #refreshing = false;
 
   constructor(config: ServerConfig, options: UpstreamOptions) {
     this.config = config;
@@ -98,10 +101,6 @@ export class Upstream {
   }
   get pid(): number | undefined {
     return this.#connected?.pid;
-  }
-  /** The last lines the server wrote to stderr. */
-  get stderr(): string {
-    return this.#connected?.stderr.text() ?? "";
   }
 
   /**
@@ -154,7 +153,7 @@ export class Upstream {
               { server: this.name, retryable: true },
               { cause: error },
             );
-      this.#error = this.#redacted(failure);
+      this.#error = redacted(failure, this.name, this.#options.redact);
       this.#scheduleRetry(failure.retryable, wasReconnecting ? "reconnecting" : "failed");
       throw this.#error;
     }
@@ -215,17 +214,7 @@ export class Upstream {
 
   /** The error a call gets while this server is not ready. */
   unavailableError(): UpstreamUnavailableError {
-    const retryAt = this.#retryAt;
-    const when =
-      retryAt === undefined
-        ? ""
-        : `; next retry in ${Math.max(0, Math.ceil((retryAt - Date.now()) / 1000))} s`;
-    const reason = this.#error === undefined ? "" : `: ${this.#error.message.split("\n")[0]}`;
-    return new UpstreamUnavailableError(
-      `server "${this.name}" is ${this.#state}${reason}${when}`,
-      { server: this.name, ...(retryAt === undefined ? {} : { retryAt }) },
-      this.#error === undefined ? undefined : { cause: this.#error },
-    );
+    return unavailable(this.name, this.#state, this.#error, this.#retryAt);
   }
 
   /** Re-fetches the given lists (all pages) and reports the change. */
@@ -257,24 +246,34 @@ export class Upstream {
     });
   }
 
+  /**
+   * Re-lists in the background if the lists are past their freshness: the server's
+   * `ttlMs` when it gave one above 0; for a server that announces no list changes, 5 s;
+   * otherwise its announcements keep the lists fresh. One refresh at a time.
+   */
+  refreshIfStale(now = Date.now()): void {
+    if (this.#state !== "ready" || this.#refreshing) return;
+    const caps = this.capabilities as { tools?: { listChanged?: boolean } } | undefined;
+    const fresh =
+      this.ttlMs !== undefined && this.ttlMs > 0
+        ? this.ttlMs
+        : caps?.tools?.listChanged === true
+          ? Infinity
+          : 5000;
+    if (now < this.listedAt + fresh) return;
+    this.#refreshing = true;
+    void this.refresh().finally(() => {
+      this.#refreshing = false;
+    });
+  }
+
   #onNotification(method: string, params: Record<string, unknown> | undefined): void {
-    switch (method) {
-      case "notifications/tools/list_changed":
-        void this.refresh(["tools"]);
-        return;
-      case "notifications/prompts/list_changed":
-        void this.refresh(["prompts"]);
-        return;
-      case "notifications/resources/list_changed":
-        void this.refresh(["resources", "resourceTemplates"]);
-        return;
-      case "notifications/resources/updated":
-        if (typeof params?.uri === "string")
-          this.#options.onEvent({ type: "resource-updated", uri: params.uri });
-        return;
-      default:
-        this.#options.onEvent({ type: "notification", method, ...(params === undefined ? {} : { params }) });
-    }
+    const changed = LIST_CHANGED[method];
+    if (changed !== undefined) void this.refresh(changed);
+    else if (method === "notifications/resources/updated" && typeof params?.uri === "string") {
+      this.#options.onEvent({ type: "resource-updated", uri: params.uri });
+    } else
+      this.#options.onEvent({ type: "notification", method, ...(params === undefined ? {} : { params }) });
   }
 
   async #onServerRequest(
@@ -313,13 +312,15 @@ export class Upstream {
             },
           );
     const tail = connected.stderr.text();
-    this.#error = this.#redacted(
+    this.#error = redacted(
       tail === ""
         ? reason
         : new McplexError("UPSTREAM_CLOSED", `${reason.message}\n--- stderr ---\n${tail}`, {
             server: this.name,
             retryable: true,
           }),
+      this.name,
+      this.#options.redact,
     );
     this.#scheduleRetry(true, "reconnecting");
   }
@@ -349,23 +350,6 @@ export class Upstream {
     if (this.#error !== undefined && state !== "ready") event.error = this.#error.message;
     if (this.#retryAt !== undefined) event.retryAt = this.#retryAt;
     this.#options.onEvent(event);
-  }
-
-  /**
-   * The error with the config's secrets taken out of its message: it quotes the
-   * server's stderr, which may print a token it was given.
-   */
-  #redacted(error: McplexError): McplexError {
-    const redact = this.#options.redact;
-    if (redact === undefined) return error;
-    const message = redact(error.message);
-    if (message === error.message) return error;
-    const fields = { server: this.name, retryable: error.retryable };
-    return new McplexError(
-      error.code,
-      message,
-      error.hint === undefined ? fields : { ...fields, hint: error.hint },
-    );
   }
 
   #stoppedError(): McplexError {

@@ -157,6 +157,24 @@ describe("Hub with real servers", () => {
     expect(text(await hub.callTool("fx__extra_1", {}))).toBe("extra_1");
   });
 
+  it("re-lists a server whose list results have passed their ttlMs, when the catalog is read", async () => {
+    const hub = track(
+      new Hub({
+        config: configOf([stdio("ttl", process.execPath, ["test/fixtures/servers/ttl-server.mjs"])]),
+      }),
+    );
+    await hub.start();
+    expect(hub.servers()[0]?.protocolVersion).toBe("2026-07-28");
+    expect(hub.tools().map((t) => t.name)).toEqual(["ttl__t1"]);
+    // The server announces nothing: only reading the catalog after 300 ms re-lists it.
+    // Bounded polling, since the trigger is a read after time passes.
+    const deadline = Date.now() + 10_000;
+    while (!hub.tools().some((t) => t.name === "ttl__t2") && Date.now() < deadline) {
+      await nextEvent(hub, (e) => e.type === "catalog-changed", 1000).catch(() => undefined);
+    }
+    expect(hub.tools().map((t) => t.name)).toContain("ttl__t2");
+  });
+
   it("shares one connection between identical server definitions", async () => {
     const hub = track(new Hub({ config: configOf([fixture("a"), fixture("b")]) }));
     await hub.start();

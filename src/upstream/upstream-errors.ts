@@ -1,0 +1,38 @@
+import { McplexError, UpstreamUnavailableError } from "../errors.js";
+
+/** The error a call gets while a server is not ready: its state, why, and the next retry. */
+export function unavailable(
+  server: string,
+  state: string,
+  cause: McplexError | undefined,
+  retryAt: number | undefined,
+): UpstreamUnavailableError {
+  const when =
+    retryAt === undefined ? "" : `; next retry in ${Math.max(0, Math.ceil((retryAt - Date.now()) / 1000))} s`;
+  const reason = cause === undefined ? "" : `: ${cause.message.split("\n")[0]}`;
+  return new UpstreamUnavailableError(
+    `server "${server}" is ${state}${reason}${when}`,
+    { server, ...(retryAt === undefined ? {} : { retryAt }) },
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/**
+ * The error with the config's secrets taken out of its message: messages quote the
+ * server's stderr, which may print a token it was given.
+ */
+export function redacted(
+  error: McplexError,
+  server: string,
+  redact: ((text: string) => string) | undefined,
+): McplexError {
+  if (redact === undefined) return error;
+  const message = redact(error.message);
+  if (message === error.message) return error;
+  const fields = { server, retryable: error.retryable };
+  return new McplexError(
+    error.code,
+    message,
+    error.hint === undefined ? fields : { ...fields, hint: error.hint },
+  );
+}
