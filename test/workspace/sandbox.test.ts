@@ -43,8 +43,33 @@ describe("Permissions", () => {
 });
 
 /** Runs a child process that keeps swapping `target` between two states, truly concurrently. */
-function flipper(script: string): ChildProcess {
-  return spawn(process.execPath, ["-e", script], { stdio: "ignore" });
+/** Runs a race script in a child; resolves once it is running (it prints "go" first). */
+async function flipper(script: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["-e", `process.stdout.write("go\\n");\n${script}`], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once("data", () => resolve());
+    child.once("exit", (code) => reject(new Error(`race script exited with ${code}`)));
+  });
+  return child;
+}
+
+/**
+ * Repeats `attempt` at least `min` times and until both outcomes were seen, so that the
+ * race is really exercised however the scheduler treats the racing process (bounded).
+ */
+async function race(
+  attempt: (i: number) => Promise<boolean>,
+  min = 400,
+  max = 20_000,
+): Promise<{ ok: number; refused: number }> {
+  const seen = { ok: 0, refused: 0 };
+  for (let i = 0; i < max && (i < min || seen.ok === 0 || seen.refused === 0); i++) {
+    if (await attempt(i)) seen.ok++;
+    else seen.refused++;
+  }
+  return seen;
 }
 
 describe("Sandbox under check-versus-use races", () => {
@@ -67,7 +92,7 @@ describe("Sandbox under check-versus-use races", () => {
   it("never reads outside while a file flips between a regular file and a symlink out", async () => {
     const flip = path.join(root, "flip");
     await writeFile(flip, "inside\n");
-    child = flipper(`
+    child = await flipper(`
       const fs = require("fs");
       const flip = ${JSON.stringify(flip)}, out = ${JSON.stringify(path.join(base, "outside/secret.txt"))};
       for (let i = 0; ; i++) {
@@ -75,31 +100,30 @@ describe("Sandbox under check-versus-use races", () => {
         try { fs.writeFileSync(flip + ".f", "inside\\n"); fs.renameSync(flip + ".f", flip); } catch {}
       }`);
     const sandbox = new Sandbox(root, new Permissions());
-    const seen = { inside: 0, refused: 0 };
-    for (let i = 0; i < 400; i++) {
+    const seen = await race(async () => {
+      let file: Awaited<ReturnType<Sandbox["openFile"]>>;
       try {
-        const file = await sandbox.openFile("flip");
-        try {
-          const text = (await file.handle.readFile()).toString();
-          expect(text).not.toContain("SECRET");
-          seen.inside++;
-        } finally {
-          await file.handle.close();
-        }
+        file = await sandbox.openFile("flip");
       } catch (error) {
         expect(error).toBeInstanceOf(WorkspaceError);
-        seen.refused++;
+        return false;
       }
-    }
+      try {
+        expect((await file.handle.readFile()).toString()).not.toContain("SECRET");
+        return true;
+      } finally {
+        await file.handle.close();
+      }
+    });
     // Both outcomes happened, so the race was really exercised.
     expect(seen.refused).toBeGreaterThan(0);
-    expect(seen.inside).toBeGreaterThan(0);
+    expect(seen.ok).toBeGreaterThan(0);
   });
 
   it("never writes outside while a directory flips between a real one and a symlink out", async () => {
     const dir = path.join(root, "d");
     await mkdir(dir);
-    child = flipper(`
+    child = await flipper(`
       const fs = require("fs");
       const dir = ${JSON.stringify(dir)}, out = ${JSON.stringify(path.join(base, "outside-dir"))};
       for (;;) {
@@ -107,15 +131,14 @@ describe("Sandbox under check-versus-use races", () => {
         try { fs.unlinkSync(dir); fs.mkdirSync(dir); } catch {}
       }`);
     const sandbox = new Sandbox(root, new Permissions([], true));
-    const seen = { written: 0, refused: 0 };
-    for (let i = 0; i < 400; i++) {
+    const seen = await race(async (i) => {
       try {
         await sandbox.writeFile(`d/f${i}.txt`, "x", { createParents: i % 2 === 0 });
-        seen.written++;
+        return true;
       } catch {
-        seen.refused++;
+        return false;
       }
-    }
+    });
     child.kill("SIGKILL");
     child = undefined;
     expect(await readdir(path.join(base, "outside-dir"))).toEqual([]);
