@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
 import type { TokenConfig } from "../../config/types.js";
+import { watchConfig } from "../../config-reloader.js";
 import { Gateway } from "../../gateway/gateway.js";
 import { checkNonLoopbackBind } from "../../gateway/http-guard.js";
 import { DEFAULT_PORT } from "../../gateway/protocol.js";
@@ -36,9 +37,11 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
-  if (values["no-prefix"] === true) {
-    for (const server of config.servers) server.prefix = "";
-  }
+  const noPrefix = (c: typeof config) => {
+    if (values["no-prefix"] === true) for (const server of c.servers) server.prefix = "";
+    return c;
+  };
+  noPrefix(config);
   const tokens: TokenConfig[] = [
     ...config.tokens,
     ...(values.token ?? []).map((token) =>
@@ -58,9 +61,30 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (values["log-calls"] === true) {
     gateway.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
+  // A saved config file adds, removes or replaces servers while serving.
+  const watcher =
+    config.source === "<default>"
+      ? undefined
+      : watchConfig(
+          hub,
+          config,
+          (outcome) => {
+            if (!outcome.ok) console.error(`mcplex: config not reloaded: ${outcome.error.message}`);
+            else {
+              const parts = [
+                `added ${outcome.added.join(", ") || "-"}`,
+                `removed ${outcome.removed.join(", ") || "-"}`,
+              ];
+              if (outcome.changed.length > 0) parts.push(`replaced ${outcome.changed.join(", ")}`);
+              console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
+            }
+          },
+          { transform: noPrefix },
+        );
   let stopping: Promise<void> | undefined;
   const stop = (close: () => Promise<void> | void) => {
     stopping ??= (async () => {
+      watcher?.close();
       await close();
       gateway.close();
       await hub.close();

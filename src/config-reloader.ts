@@ -1,0 +1,84 @@
+import { type FSWatcher, watch } from "node:fs";
+import { loadConfig } from "./config/load-config.js";
+import type { McplexConfig, ServerConfig } from "./config/types.js";
+import type { Hub } from "./hub.js";
+
+/** What one reload changed, or why it was refused. */
+export type ReloadOutcome =
+  | { ok: true; added: string[]; removed: string[]; changed: string[] }
+  | { ok: false; error: Error };
+
+/** A server's definition as written, for comparing two loads (functions and objects of local servers aside). */
+function fingerprint(server: ServerConfig): string {
+  return JSON.stringify(server, (_key, value) => (typeof value === "function" ? undefined : value));
+}
+
+/**
+ * Applies a new config to a running hub: servers added, removed or changed (a changed
+ * one is replaced) without touching the others, whose connections and calls go on.
+ * Clients hear of it as list changes. Profiles and tokens are read at start only.
+ */
+export async function applyConfig(
+  hub: Hub,
+  before: McplexConfig,
+  after: McplexConfig,
+): Promise<ReloadOutcome & { ok: true }> {
+  const old = new Map(before.servers.map((s) => [s.name, s]));
+  const next = new Map(after.servers.map((s) => [s.name, s]));
+  const added: string[] = [];
+  const removed: string[] = [];
+  const changed: string[] = [];
+  for (const [name, server] of old) {
+    const replacement = next.get(name);
+    if (replacement === undefined) removed.push(name);
+    else if (fingerprint(replacement) !== fingerprint(server)) changed.push(name);
+  }
+  for (const name of next.keys()) if (!old.has(name)) added.push(name);
+  for (const name of [...removed, ...changed]) await hub.removeServer(name);
+  await Promise.all([...changed, ...added].map((name) => hub.addServer(next.get(name)!)));
+  return { ok: true, added, removed, changed };
+}
+
+/**
+ * Watches the config file of a running hub and applies each saved version. A file that
+ * does not load (syntax, a missing variable) is reported and changes nothing.
+ */
+export function watchConfig(
+  hub: Hub,
+  initial: McplexConfig,
+  onReload: (outcome: ReloadOutcome) => void,
+  options: { debounceMs?: number; transform?: (config: McplexConfig) => McplexConfig } = {},
+): { close(): void } {
+  let current = initial;
+  let timer: NodeJS.Timeout | undefined;
+  let running = Promise.resolve();
+  const reload = () => {
+    running = running.then(async () => {
+      try {
+        const loaded = await loadConfig({ config: initial.source });
+        const next = options.transform === undefined ? loaded : options.transform(loaded);
+        const outcome = await applyConfig(hub, current, next);
+        current = next;
+        if (outcome.added.length + outcome.removed.length + outcome.changed.length > 0) onReload(outcome);
+      } catch (error) {
+        onReload({ ok: false, error: error as Error });
+      }
+    });
+  };
+  // Editors save by rename, which ends a file watch: watch the directory, filter the name.
+  const file = initial.source;
+  const slash = file.lastIndexOf("/");
+  const dir = slash === -1 ? "." : file.slice(0, slash) || "/";
+  const name = file.slice(slash + 1);
+  const watcher: FSWatcher = watch(dir, (_event, changedName) => {
+    if (changedName !== null && changedName !== name) return;
+    clearTimeout(timer);
+    timer = setTimeout(reload, options.debounceMs ?? 200);
+  });
+  return {
+    close() {
+      clearTimeout(timer);
+      watcher.close();
+    },
+  };
+}
