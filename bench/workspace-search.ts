@@ -214,8 +214,8 @@ const servers: Server[] = [];
 const mcplexArgs = [STDIO_MAIN, "--root", ROOT];
 // The server caps maxBytes at its 256 MiB limit, above the tree's size; `truncated` is checked below.
 const unlimited = { maxResults: 10_000, maxBytes: 2 ** 31 };
-const matchesOf = (r: ToolResult) => (r.structuredContent?.matches as unknown[]).length;
-const filesOf = (r: ToolResult) => (r.structuredContent?.files as unknown[]).length;
+const matchesOf = (r: ToolResult) => (r.structuredContent!.matches as unknown[]).length;
+const filesOf = (r: ToolResult) => (r.structuredContent!.files as unknown[]).length;
 const linesOf = (r: ToolResult) => {
   const text = r.content[0]?.text ?? "";
   return text === "No matches found" ? 0 : text.split("\n").length;
@@ -261,7 +261,10 @@ const names = [
     {
       path: ROOT,
       pattern: GLOB,
-      excludePatterns: [...tree.ignoredDirs.map((d) => `**/${d}`), ...tree.ignoredGlobs.map((g) => `**/${g}`)],
+      excludePatterns: [
+        ...tree.ignoredDirs.map((d) => `**/${d}`),
+        ...tree.ignoredGlobs.map((g) => `**/${g}`),
+      ],
     },
     linesOf,
     servers,
@@ -295,8 +298,12 @@ for (const [c, rs] of runs) {
 console.log(
   `\n${tree.files} files, ${(tree.bytes / 1e6).toFixed(0)} MB (${tree.binaryFiles} binary, ${tree.ignoredFiles} gitignored) in ${ROOT}`,
 );
-console.log(`median of ${REPS} runs after one warm-up; peak RSS: ${HAVE_TIME ? "GNU time" : "sampled"} for commands, VmHWM for servers\n`);
-console.log(`${"".padEnd(28)} ${"ms".padStart(8)} ${"peak MiB".padStart(9)} ${"(idle)".padStart(7)} ${"results".padStart(8)}`);
+console.log(
+  `median of ${REPS} runs after one warm-up; peak RSS: ${HAVE_TIME ? "GNU time" : "sampled"} for commands, VmHWM for servers\n`,
+);
+console.log(
+  `${"".padEnd(28)} ${"ms".padStart(8)} ${"peak MiB".padStart(9)} ${"(idle)".padStart(7)} ${"results".padStart(8)}`,
+);
 for (const { title, cases } of groups) {
   console.log(title);
   for (const c of cases) {
@@ -345,7 +352,8 @@ const expected = tree.needles.filter((n) => n.expected).length;
 if (sc.matches.length !== expected) problems.push(`${sc.matches.length} matches, ${expected} expected`);
 if (sc.truncated) problems.push("the search was truncated");
 const grepCount = summary.get(literal[1]!)!.count;
-if (grepCount !== sc.matches.length) problems.push(`grep -rnI found ${grepCount}, mcplex ${sc.matches.length}`);
+if (grepCount !== sc.matches.length)
+  problems.push(`grep -rnI found ${grepCount}, mcplex ${sc.matches.length}`);
 if (summary.get(regex[1]!)!.count !== expected) problems.push("the regex search disagrees");
 if (summary.get(names[1]!)!.count !== summary.get(names[2]!)!.count)
   problems.push("mcplex and server-filesystem list different files for the glob");

@@ -94,7 +94,7 @@ const TEMPLATES = [
   (w: string[]) => `// ${w[0]} the ${w[1]} before ${w[2]} so that ${w[3]} keeps its ${w[4]}`,
   (w: string[]) => `export async function ${w[0]}${w[1]}(${w[2]}: ${w[3]}): Promise<${w[4]}> {`,
   (w: string[]) => `  ${w[0]}.${w[1]}(${JSON.stringify(w[2])}, ${w[3]}.${w[4]});`,
-  (w: string[]) => `}`,
+  () => "}",
   (w: string[]) => `import { ${w[0]}, ${w[1]} } from "./${w[2]}-${w[3]}.js";`,
   (w: string[]) => `  "${w[0]}": { "${w[1]}": ${w.length * 17}, "${w[2]}": "${w[3]} ${w[4]}" },`,
 ];
@@ -200,13 +200,28 @@ function generate(root: string): TreeManifest {
   special.set(firstOf(plainText, 2000), "two-on-one-line");
   special.set(firstOf(plainText, 3000), "crlf");
   special.set(firstOf(plainText, 4000), "after-multibyte");
-  special.set(firstOf((f) => plainText(f) && f.rel.includes("/deep/"), 5000), "deep");
+  special.set(
+    firstOf((f) => plainText(f) && f.rel.includes("/deep/"), 5000),
+    "deep",
+  );
   const boundary = firstOf((f) => f.kind === "big", 0);
   special.set(boundary, "window-boundary");
-  special.set(firstOf((f) => f.kind === "big" && f.size > 2.2 * WINDOW, boundary + 1), "third-window");
-  special.set(firstOf((f) => f.ignored && f.rel.includes("node_modules"), 0), "node_modules");
-  special.set(firstOf((f) => f.ignored && f.rel.endsWith(".log"), 0), "log");
-  special.set(firstOf((f) => f.kind === "binary", 0), "binary");
+  special.set(
+    firstOf((f) => f.kind === "big" && f.size > 2.2 * WINDOW, boundary + 1),
+    "third-window",
+  );
+  special.set(
+    firstOf((f) => f.ignored && f.rel.includes("node_modules"), 0),
+    "node_modules",
+  );
+  special.set(
+    firstOf((f) => f.ignored && f.rel.endsWith(".log"), 0),
+    "log",
+  );
+  special.set(
+    firstOf((f) => f.kind === "binary", 0),
+    "binary",
+  );
 
   let bytes = 0;
   const made = new Set<string>();

@@ -7,9 +7,8 @@ export const SNIFF_BYTES = 8192;
 
 /** A buffer is taken as binary when its first {@link SNIFF_BYTES} bytes hold a NUL (as git and grep do). */
 export function looksBinary(buf: Uint8Array): boolean {
-  const end = Math.min(buf.length, SNIFF_BYTES);
-  for (let i = 0; i < end; i++) if (buf[i] === 0) return true;
-  return false;
+  // A native search: a byte loop in JavaScript was a tenth of a whole content search.
+  return buf.subarray(0, Math.min(buf.length, SNIFF_BYTES)).indexOf(0) !== -1;
 }
 
 /** A byte count as people read it: `1.5 MiB (1572864 bytes)`. */

@@ -1,5 +1,4 @@
-import { constants, type Dirent } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { closeSync, constants, type Dirent, openSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { isGitPath } from "./permissions.js";
@@ -37,52 +36,46 @@ interface IgnoreLevel {
 const MAX_GITIGNORE_BYTES = 1024 * 1024;
 const NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
+interface Frame {
+  abs: string;
+  rel: string;
+  depth: number;
+  entries: Dirent[];
+  next: number;
+  levels: IgnoreLevel[];
+}
+
 /**
  * Walk a directory depth-first in name order, yielding each entry before its children.
  * `.git` is never entered, unreadable entries (by the permission rules) are not yielded,
  * symlinks are yielded but not followed, and with `respectGitignore` ignored paths are skipped.
+ *
+ * Synchronous on purpose, with an explicit stack: a directory read is cheaper than a
+ * thread-pool round trip, and nested generators pay at every level for every entry.
+ * Callers that run long yield to the event loop themselves (see searchFiles).
  */
-export async function* walk(
-  sandbox: Sandbox,
-  start: ResolvedPath,
-  options: WalkOptions,
-): AsyncGenerator<WalkEntry> {
+export function* walk(sandbox: Sandbox, start: ResolvedPath, options: WalkOptions): Generator<WalkEntry> {
   const levels: IgnoreLevel[] = [];
   if (options.respectGitignore) {
     // .gitignore files of the directories above the start apply too.
     const parts = start.rel === "" ? [] : start.rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const base = parts.slice(0, i).join("/");
-      const level = await loadGitignore(sandbox.absOf(base), base);
+      const level = loadGitignore(sandbox.absOf(base), base);
       if (level !== undefined) levels.push(level);
     }
   }
-  yield* walkDir(sandbox, start.abs, start.rel, 1, levels, options);
-}
-
-async function* walkDir(
-  sandbox: Sandbox,
-  abs: string,
-  rel: string,
-  depth: number,
-  levels: IgnoreLevel[],
-  options: WalkOptions,
-): AsyncGenerator<WalkEntry> {
-  options.signal?.throwIfAborted();
-  let dirents: Dirent[];
-  try {
-    dirents = await readdir(abs, { withFileTypes: true });
-  } catch {
-    return; // vanished or unreadable directories are skipped, not fatal to the walk
-  }
-  let active = levels;
-  if (options.respectGitignore) {
-    const level = await loadGitignore(abs, rel);
-    if (level !== undefined) active = [...levels, level];
-  }
-  dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const d of dirents) {
-    const childRel = rel === "" ? d.name : `${rel}/${d.name}`;
+  const stack: Frame[] = [];
+  const first = openFrame(start.abs, start.rel, 1, levels, options);
+  if (first !== undefined) stack.push(first);
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const d = frame.entries[frame.next++];
+    if (d === undefined) {
+      stack.pop();
+      continue;
+    }
+    const childRel = frame.rel === "" ? d.name : `${frame.rel}/${d.name}`;
     if (isGitPath(childRel)) continue;
     const type: EntryType = d.isFile()
       ? "file"
@@ -91,16 +84,41 @@ async function* walkDir(
         : d.isSymbolicLink()
           ? "symlink"
           : "other";
-    if (active.length > 0 && isIgnored(active, childRel, type === "directory")) continue;
-    const childAbs = path.join(abs, d.name);
+    if (frame.levels.length > 0 && isIgnored(frame.levels, childRel, type === "directory")) continue;
+    const childAbs = path.join(frame.abs, d.name);
     if (sandbox.permissions.check(childRel, "read").allowed) {
-      yield { rel: childRel, abs: childAbs, name: d.name, type, depth };
+      yield { rel: childRel, abs: childAbs, name: d.name, type, depth: frame.depth };
     }
     // A denied directory may still hold entries a more specific rule allows; they are checked one by one.
-    if (type === "directory" && depth < options.maxDepth) {
-      yield* walkDir(sandbox, childAbs, childRel, depth + 1, active, options);
+    if (type === "directory" && frame.depth < options.maxDepth) {
+      const child = openFrame(childAbs, childRel, frame.depth + 1, frame.levels, options);
+      if (child !== undefined) stack.push(child);
     }
   }
+}
+
+function openFrame(
+  abs: string,
+  rel: string,
+  depth: number,
+  levels: IgnoreLevel[],
+  options: WalkOptions,
+): Frame | undefined {
+  options.signal?.throwIfAborted();
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(abs, { withFileTypes: true });
+  } catch {
+    return undefined; // vanished or unreadable directories are skipped, not fatal to the walk
+  }
+  let active = levels;
+  // Only directories that have one pay for reading a .gitignore.
+  if (options.respectGitignore && entries.some((d) => d.name === ".gitignore" && d.isFile())) {
+    const level = loadGitignore(abs, rel);
+    if (level !== undefined) active = [...levels, level];
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { abs, rel, depth, entries, next: 0, levels: active };
 }
 
 function isIgnored(levels: IgnoreLevel[], rel: string, isDir: boolean): boolean {
@@ -111,14 +129,18 @@ function isIgnored(levels: IgnoreLevel[], rel: string, isDir: boolean): boolean 
   return false;
 }
 
-async function loadGitignore(dirAbs: string, base: string): Promise<IgnoreLevel | undefined> {
+function loadGitignore(dirAbs: string, base: string): IgnoreLevel | undefined {
   let text: string;
+  let fd: number | undefined;
   try {
-    const buf = await readFile(path.join(dirAbs, ".gitignore"), { flag: NOFOLLOW });
+    fd = openSync(path.join(dirAbs, ".gitignore"), NOFOLLOW);
+    const buf = readFileSync(fd);
     if (buf.length > MAX_GITIGNORE_BYTES) return undefined;
     text = buf.toString("utf8");
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   return { base, ig: ignore().add(text) };
 }
