@@ -79,6 +79,25 @@ describe("mcplex chat", () => {
     }
   });
 
+  it("keeps the conversation across prompts read from stdin", async () => {
+    const llm = await startMockLlm({ turns: [{ text: "First answer." }, { text: "Second answer." }] });
+    try {
+      const { code, stdout } = await runCli(
+        ["chat", "--config", config, "--base-url", llm.url, "--model", "m"],
+        {
+          input: "first question\nsecond question\n",
+        },
+      );
+      expect(code).toBe(0);
+      expect(stdout).toContain("First answer.");
+      expect(stdout).toContain("Second answer.");
+      const second = llm.requests[1]!.body.messages.map((m) => `${m.role}:${String(m.content)}`);
+      expect(second).toEqual(["user:first question", "assistant:First answer.", "user:second question"]);
+    } finally {
+      await llm.close();
+    }
+  });
+
   it("says what is missing when no model is configured", async () => {
     const { code, stderr } = await runCli(["chat", "--config", config, "-p", "hi"], {
       env: { MCPLEX_LLM_BASE_URL: "", MCPLEX_LLM_MODEL: "" },

@@ -1,4 +1,4 @@
-import { createInterface } from "node:readline/promises";
+import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import type { AgentEvent } from "../../agent/agent-events.js";
 import type { ChatMessage } from "../../agent/chat-types.js";
@@ -63,18 +63,15 @@ export async function chatCommand(args: string[]): Promise<number> {
 
     const controller = new AbortController();
     if (values.prompt !== undefined) return turn(values.prompt, controller.signal);
-    const rl = createInterface({
-      input: process.stdin,
-      output: process.stderr,
-      terminal: process.stdin.isTTY,
-    });
+    const tty = process.stdin.isTTY === true;
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: tty });
     let code: number = EXIT.ok;
+    // The line iterator buffers what arrives while a turn runs (piped prompts are not lost).
+    if (tty) rl.prompt();
     try {
-      for (;;) {
-        const line = await rl.question(process.stdin.isTTY ? "> " : "").catch(() => undefined);
-        if (line === undefined) break;
-        if (line.trim() === "") continue;
-        code = await turn(line, controller.signal);
+      for await (const line of rl) {
+        if (line.trim() !== "") code = await turn(line, controller.signal);
+        if (tty) rl.prompt();
       }
     } finally {
       rl.close();
