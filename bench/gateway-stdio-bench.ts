@@ -52,49 +52,64 @@ function pipe(command: string, args: string[]): Pipe {
   };
 }
 
-async function measure(call: () => Promise<unknown>): Promise<{ callsPerSecond: number; p50: number }> {
-  for (let i = 0; i < 500; i++) await call();
-  const latencies: number[] = [];
+/** Both paths measured interleaved: latency call by call, throughput in alternating rounds (median). */
+async function measureBoth(
+  calls: Array<() => Promise<unknown>>,
+  rounds = 3,
+): Promise<Array<{ callsPerSecond: number; p50: number }>> {
+  for (const call of calls) for (let i = 0; i < 500; i++) await call();
+  const latencies: number[][] = calls.map(() => []);
   for (let i = 0; i < SEQUENTIAL; i++) {
-    const t = performance.now();
-    await call();
-    latencies.push(performance.now() - t);
+    for (let c = 0; c < calls.length; c++) {
+      const t = performance.now();
+      await calls[c]!();
+      latencies[c]!.push(performance.now() - t);
+    }
   }
-  latencies.sort((a, b) => a - b);
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (next++ < CALLS) await call();
-    }),
-  );
-  return {
-    callsPerSecond: CALLS / ((performance.now() - start) / 1000),
-    p50: latencies[SEQUENTIAL / 2]! * 1000,
-  };
+  const rates: number[][] = calls.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let c = 0; c < calls.length; c++) {
+      let next = 0;
+      const start = performance.now();
+      await Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          while (next++ < CALLS) await calls[c]!();
+        }),
+      );
+      rates[c]!.push(CALLS / ((performance.now() - start) / 1000));
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return calls.map((_, c) => ({ callsPerSecond: median(rates[c]!), p50: median(latencies[c]!) * 1000 }));
 }
 
-async function run(p: Pipe, tool: string) {
+async function ready(p: Pipe, tool: string): Promise<() => Promise<unknown>> {
   await p.request("initialize", {
     protocolVersion: "2025-11-25",
     capabilities: {},
     clientInfo: { name: "bench", version: "1" },
   });
   if (tool !== "echo") await p.request("tools/list", {}); // waits for the gateway's upstreams
-  const result = await measure(() => p.request("tools/call", { name: tool, arguments: { message: "hi" } }));
-  p.child.stdin!.end();
-  return result;
+  return () => p.request("tools/call", { name: tool, arguments: { message: "hi" } });
 }
 
 const dir = await mkdtemp(join(tmpdir(), "mcplex-bench-"));
 const config = join(dir, "mcplex.yaml");
 await writeFile(config, `servers:\n  echo:\n    command: ${process.execPath}\n    args: [${ECHO}]\n`);
-const direct = await run(pipe(process.execPath, [ECHO]), "echo");
-const hop = await run(pipe(process.execPath, [CLI, "serve", "--stdio", "--config", config]), "echo__echo");
+const directPipe = pipe(process.execPath, [ECHO]);
+const hopPipe = pipe(process.execPath, [CLI, "serve", "--stdio", "--config", config]);
+const [direct, hop] = (await measureBoth([
+  await ready(directPipe, "echo"),
+  await ready(hopPipe, "echo__echo"),
+])) as [{ callsPerSecond: number; p50: number }, { callsPerSecond: number; p50: number }];
+directPipe.child.stdin!.end();
+hopPipe.child.stdin!.end();
 await rm(dir, { recursive: true, force: true });
 
 const fmt = (n: number) => n.toFixed(0).padStart(9);
-console.log(`echo tool, ${CALLS} calls with ${IN_FLIGHT} in flight; p50 of ${SEQUENTIAL} sequential calls\n`);
+console.log(
+  `echo tool, ${CALLS} calls with ${IN_FLIGHT} in flight (median of 3 alternating rounds); p50 of ${SEQUENTIAL} sequential calls (interleaved)\n`,
+);
 console.log("                            calls/s    p50 µs");
 console.log(`client → echo server      ${fmt(direct.callsPerSecond)} ${fmt(direct.p50)}`);
 console.log(`client → mcplex → echo    ${fmt(hop.callsPerSecond)} ${fmt(hop.p50)}`);
