@@ -1,0 +1,17 @@
+/**
+ * The gateway: a hub's catalog served as one MCP server. Named exports only.
+ *
+ * @example
+ * const hub = new Hub({ config, clientCapabilities: ANSWERING_CAPABILITIES });
+ * const gateway = new Gateway(hub, { ready: hub.start() });
+ * const front = await startHttpFront(gateway, { port: 8420 });
+ */
+
+export { ANSWERING_CAPABILITIES } from "../upstream/upstream-types.js";
+export { type Channel, ClientSession } from "./client-session.js";
+export { type GatewayIdentity, type RequestSample, serverCapabilities } from "./dispatcher.js";
+export { Gateway, type GatewayOptions, type SubscriptionFilter } from "./gateway.js";
+export { type HttpFront, type HttpFrontOptions, type Refusal, startHttpFront } from "./http-front.js";
+export { GatewayMetrics, healthReport } from "./metrics.js";
+export { DEFAULT_PORT } from "./protocol.js";
+export { type StdioFrontOptions, serveGatewayStdio } from "./stdio-front.js";
