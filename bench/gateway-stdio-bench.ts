@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Measured, measureInterleaved } from "./interleaved.js";
 
 const ECHO = new URL("./echo-server.mjs", import.meta.url).pathname;
 const CLI = new URL("../dist/cli/main.js", import.meta.url).pathname;
@@ -52,37 +53,6 @@ function pipe(command: string, args: string[]): Pipe {
   };
 }
 
-/** Both paths measured interleaved: latency call by call, throughput in alternating rounds (median). */
-async function measureBoth(
-  calls: Array<() => Promise<unknown>>,
-  rounds = 3,
-): Promise<Array<{ callsPerSecond: number; p50: number }>> {
-  for (const call of calls) for (let i = 0; i < 500; i++) await call();
-  const latencies: number[][] = calls.map(() => []);
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    for (let c = 0; c < calls.length; c++) {
-      const t = performance.now();
-      await calls[c]!();
-      latencies[c]!.push(performance.now() - t);
-    }
-  }
-  const rates: number[][] = calls.map(() => []);
-  for (let r = 0; r < rounds; r++) {
-    for (let c = 0; c < calls.length; c++) {
-      let next = 0;
-      const start = performance.now();
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          while (next++ < CALLS) await calls[c]!();
-        }),
-      );
-      rates[c]!.push(CALLS / ((performance.now() - start) / 1000));
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  return calls.map((_, c) => ({ callsPerSecond: median(rates[c]!), p50: median(latencies[c]!) * 1000 }));
-}
-
 async function ready(p: Pipe, tool: string): Promise<() => Promise<unknown>> {
   await p.request("initialize", {
     protocolVersion: "2025-11-25",
@@ -98,10 +68,12 @@ const config = join(dir, "mcplex.yaml");
 await writeFile(config, `servers:\n  echo:\n    command: ${process.execPath}\n    args: [${ECHO}]\n`);
 const directPipe = pipe(process.execPath, [ECHO]);
 const hopPipe = pipe(process.execPath, [CLI, "serve", "--stdio", "--config", config]);
-const [direct, hop] = (await measureBoth([
-  await ready(directPipe, "echo"),
-  await ready(hopPipe, "echo__echo"),
-])) as [{ callsPerSecond: number; p50: number }, { callsPerSecond: number; p50: number }];
+const paths = [await ready(directPipe, "echo"), await ready(hopPipe, "echo__echo")];
+const [direct, hop] = (await measureInterleaved(paths, {
+  calls: CALLS,
+  inFlight: IN_FLIGHT,
+  sequential: SEQUENTIAL,
+})) as [Measured, Measured];
 directPipe.child.stdin!.end();
 hopPipe.child.stdin!.end();
 await rm(dir, { recursive: true, force: true });

@@ -10,50 +10,13 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { ServerConfig } from "../src/config/types.js";
 import { Hub } from "../src/hub.js";
+import { type Call, measureInterleaved, type Measured as Result } from "./interleaved.js";
 
 const ECHO = new URL("./echo-server.mjs", import.meta.url).pathname;
 const argCalls = process.argv.indexOf("--calls");
 const CALLS = argCalls === -1 ? 20_000 : Number(process.argv[argCalls + 1]);
 const SEQUENTIAL = 2_000;
 const IN_FLIGHT = 64;
-
-type Call = () => Promise<unknown>;
-interface Result {
-  callsPerSecond: number;
-  p50: number;
-}
-
-/**
- * Measures the three clients interleaved, so that a slow moment of the machine hits all of
- * them alike: latency samples alternate call by call, and throughput runs alternate in
- * rounds (the median round counts).
- */
-async function measureAll(calls: Call[], rounds = 3): Promise<Result[]> {
-  for (const call of calls) for (let i = 0; i < 500; i++) await call(); // warm up
-  const latencies: number[][] = calls.map(() => []);
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    for (let c = 0; c < calls.length; c++) {
-      const t = performance.now();
-      await calls[c]!();
-      latencies[c]!.push(performance.now() - t);
-    }
-  }
-  const rates: number[][] = calls.map(() => []);
-  for (let r = 0; r < rounds; r++) {
-    for (let c = 0; c < calls.length; c++) {
-      let next = 0;
-      const start = performance.now();
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          while (next++ < CALLS) await calls[c]!();
-        }),
-      );
-      rates[c]!.push(CALLS / ((performance.now() - start) / 1000));
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  return calls.map((_, c) => ({ callsPerSecond: median(rates[c]!), p50: median(latencies[c]!) * 1000 }));
-}
 
 /** The floor: newline JSON straight into the server's stdin, answers matched by id. */
 async function rawPipe(): Promise<{ call: Call; close: () => void }> {
@@ -137,11 +100,11 @@ async function timeStart(servers: ServerConfig[]): Promise<number> {
 const raw = await rawPipe();
 const sdk = await sdkClient();
 const hub = await mcplexHub();
-const [floor, sdkResult, hubResult] = (await measureAll([raw.call, sdk.call, hub.call])) as [
-  Result,
-  Result,
-  Result,
-];
+const [floor, sdkResult, hubResult] = (await measureInterleaved([raw.call, sdk.call, hub.call], {
+  calls: CALLS,
+  inFlight: IN_FLIGHT,
+  sequential: SEQUENTIAL,
+})) as [Result, Result, Result];
 raw.close();
 await sdk.close();
 await hub.close();
