@@ -18,9 +18,10 @@ import {
   sseMessages,
   yamlConfig,
 } from "../support/gateway.js";
+import { frontContract } from "./front-contract.case.js";
 
-// `mcplex serve --http` over the fixture (dual-era and 2025-only), server-everything and
-// server-memory, with the official SDK v2 client as an independent client in both eras.
+// `mcplex serve --http`: the front contract (shared with stdio and WebSocket), then what only
+// HTTP has: listen streams over SSE, 2025 sessions' list changes, raw input_required rounds.
 
 let dir: string;
 let gw: ServeProcess;
@@ -56,67 +57,14 @@ async function connect(mode: "legacy" | "auto"): Promise<Client> {
   return client;
 }
 
-describe.each([
-  ["2025 (initialize, Mcp-Session-Id)", "legacy", "2025-11-25"],
-  ["2026-07-28 (stateless)", "auto", "2026-07-28"],
-] as const)("mcplex serve --http with an SDK v2 client speaking %s", (_label, mode, version) => {
-  let client: Client;
-  beforeAll(async () => {
-    client = await connect(mode);
-  });
-  afterAll(() => client?.close());
-
-  it("negotiates the expected protocol version", () => {
-    expect(client.getNegotiatedProtocolVersion()).toBe(version);
-  });
-
-  it("lists the tools of every upstream under namespaced names", async () => {
-    const names = (await client.listTools()).tools.map((t) => t.name);
-    for (const name of ["fx__echo", "legacy__echo", "everything__echo", "memory__read_graph"])
-      expect(names).toContain(name);
-  });
-
-  it("calls tools of server-everything and server-memory", async () => {
-    expect(
-      resultText(await client.callTool({ name: "everything__echo", arguments: { message: "over http" } })),
-    ).toBe("Echo: over http");
-    const person = `Hopper-${mode}`;
-    await client.callTool({
-      name: "memory__create_entities",
-      arguments: { entities: [{ name: person, entityType: "person", observations: ["used http"] }] },
-    });
-    expect(resultText(await client.callTool({ name: "memory__read_graph", arguments: {} }))).toContain(
-      person,
-    );
-  });
-
-  it("relays progress notifications on the request's stream", async () => {
-    const seen: number[] = [];
-    const result = await client.callTool(
-      { name: "fx__slow", arguments: { ms: 300, step: 100 } },
-      { onprogress: (p) => seen.push(p.progress) },
-    );
-    expect(resultText(result)).toBe("slept 300");
-    // How many steps fit in 300 ms depends on the machine's load; at least one always does.
-    expect(seen.length).toBeGreaterThanOrEqual(1);
-    expect(seen).toEqual([...seen].sort((a, b) => a - b));
-  });
-
-  it("routes elicitation from a 2026 upstream and from a 2025 upstream to this client", async () => {
-    expect(resultText(await client.callTool({ name: "fx__ask_name", arguments: {} }))).toBe("hello Grace");
-    expect(resultText(await client.callTool({ name: "legacy__ask_name", arguments: {} }))).toBe(
-      "hello Grace",
-    );
-  });
-
-  it("answers an unknown tool with -32602 and keeps serving", async () => {
-    await expect(client.callTool({ name: "fx__nope", arguments: {} })).rejects.toThrow(
-      /Unknown tool: fx__nope/,
-    );
-    expect(resultText(await client.callTool({ name: "fx__echo", arguments: { message: "still" } }))).toBe(
-      "echo: still",
-    );
-  });
+frontContract("mcplex serve --http", {
+  async start(config) {
+    const served = await serveHttp(["--config", config]);
+    return {
+      transport: () => new StreamableHTTPClientTransport(new URL(served.url)),
+      stop: () => served.stop(),
+    };
+  },
 });
 
 describe("list changes through the HTTP front", () => {
