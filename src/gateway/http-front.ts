@@ -59,8 +59,11 @@ export interface HttpFront {
   readonly wsUrl: string;
   readonly server: Server;
   readonly metrics: GatewayMetrics;
-  /** Stops accepting, ends sessions and streams. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, lets requests in flight answer (up to `graceMs`, default 10 s), then
+   * ends sessions and streams.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -83,6 +86,11 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   metrics.trackHub(gateway.hub);
   gateway.observe((sample) => metrics.observeRequest(sample));
   const legacy = new LegacyHttpSessions(gateway);
+  // Requests being answered, for a graceful close. Long-lived streams (a 2025 session's GET,
+  // a 2026 listen) are not waited for.
+  let inFlight = 0;
+  let draining = false;
+  let onIdle: (() => void) | undefined;
   const guardFor = (port: number) =>
     options.guard ?? defaultGuardPolicy(host, port, { tokens: tokens.length });
   let policy: GuardPolicy = guardFor(options.port ?? DEFAULT_PORT);
@@ -114,10 +122,36 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   };
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (draining) {
+      res.shouldKeepAlive = false;
+      return sendRpcError(
+        res,
+        503,
+        null,
+        -32000,
+        "Service Unavailable: the gateway is shutting down",
+        undefined,
+        {
+          "retry-after": "1",
+        },
+      );
+    }
     const caller = admit(req);
     if ("status" in caller)
       return sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
     if (req.method === "GET") return legacy.get(req, res, caller);
+    if (req.method === "POST") {
+      let counted = true;
+      inFlight++;
+      // A listen turns into a stream that lives until the client goes: it stops counting.
+      caller.detach = () => {
+        if (!counted) return;
+        counted = false;
+        inFlight--;
+        if (inFlight === 0) onIdle?.();
+      };
+      res.once("close", caller.detach);
+    }
     if (req.method === "DELETE") return legacy.delete(req, res, caller);
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "GET, POST, DELETE" }).end();
@@ -269,11 +303,21 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     wsUrl: `ws://${hostPart}:${port}/ws`,
     server,
     metrics,
-    async close() {
+    async close(graceMs = 10_000) {
+      // Stop taking requests; let the ones in flight answer (bounded), then cut the rest.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      draining = true;
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          onIdle = resolve;
+          setTimeout(resolve, graceMs).unref();
+        });
+      }
       legacy.close();
       ws?.close();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
     },
   };
 }

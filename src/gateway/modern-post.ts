@@ -11,6 +11,8 @@ import type { RequestContext } from "./request-context.js";
 export interface Caller {
   profile?: string;
   sseAllowed: boolean;
+  /** Called when the request becomes a long-lived stream (a graceful close does not wait for it). */
+  detach?: () => void;
 }
 
 /** HTTP status of a JSON-RPC error raised while serving a 2026 request. */
@@ -92,6 +94,7 @@ export async function serveModernPost(
       return;
     }
     exchange.open();
+    caller.detach?.();
     const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
     keepAlive.unref();
     try {

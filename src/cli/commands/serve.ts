@@ -94,11 +94,14 @@ export async function serveCommand(args: string[]): Promise<number> {
 
   if (values.stdio === true) {
     // stdout carries the protocol: everything for people goes to stderr.
-    const { done } = serveGatewayStdio(
+    const { done, session } = serveGatewayStdio(
       gateway,
       values.profile === undefined ? {} : { profile: values.profile },
     );
-    const onSignal = () => void stop(() => {}).finally(() => process.exit(EXIT.ok));
+    // Answers owed go out first (bounded), as on HTTP.
+    const drain = () =>
+      Promise.race([session.idle(), new Promise<void>((r) => setTimeout(r, 10_000).unref())]);
+    const onSignal = () => void stop(drain).finally(() => process.exit(EXIT.ok));
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     await starting;
