@@ -96,7 +96,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   let policy: GuardPolicy = guardFor(options.port ?? DEFAULT_PORT);
 
   /** Guards every /mcp and /ws request: the caller, or why it is refused. */
-  const admit = (req: IncomingMessage): (Caller & { key: string }) | Refusal => {
+  const admit = (req: IncomingMessage, limited = true): (Caller & { key: string }) | Refusal => {
     const hostCheck = checkHostAndOrigin(req.headers, policy);
     if (!hostCheck.ok) return { status: hostCheck.status, message: hostCheck.message, headers: {} };
     const auth = authenticate(req.headers.authorization, tokens);
@@ -107,7 +107,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         headers: { "www-authenticate": auth.wwwAuthenticate },
       };
     const key = auth.token?.key ?? req.socket.remoteAddress ?? "unknown";
-    if (rate !== undefined) {
+    if (rate !== undefined && limited) {
       const taken = rate.take(key);
       if (!taken.ok) {
         return {
@@ -259,8 +259,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return;
       }
       case "/readyz": {
-        // Server names and errors: the same Host/Origin and token checks as /mcp.
-        const caller = admit(req);
+        // Server names and errors: the same Host/Origin and token checks as /mcp (not its rate limit).
+        const caller = admit(req, false);
         if ("status" in caller)
           return sendJson(res, caller.status, { error: caller.message }, caller.headers);
         const report = healthReport(gateway.hub);
@@ -268,7 +268,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return;
       }
       case "/metrics": {
-        const caller = admit(req);
+        const caller = admit(req, false);
         if ("status" in caller)
           return sendJson(res, caller.status, { error: caller.message }, caller.headers);
         metrics.setSessions("http", legacy.size);
