@@ -228,14 +228,18 @@ export class Upstream {
       signal,
       paramHeaders: headersApply,
     });
-    if (lists.tools !== undefined) this.tools = lists.tools;
-    if (lists.resources !== undefined) this.resources = lists.resources;
-    if (lists.resourceTemplates !== undefined) this.resourceTemplates = lists.resourceTemplates;
-    if (lists.prompts !== undefined) this.prompts = lists.prompts;
+    // Only lists that really changed are reported: a re-list for freshness that finds the
+    // same tools must not send every client a list_changed.
+    const changed = kinds.filter((kind) => {
+      const next = lists[kind];
+      if (next === undefined || JSON.stringify(next) === JSON.stringify(this[kind])) return false;
+      (this as { [K in ListKind]: unknown[] })[kind] = next;
+      return true;
+    });
     if (lists.paramHeaders !== undefined) this.#paramHeaders = lists.paramHeaders;
     this.listedAt = Date.now();
     this.ttlMs = lists.ttlMs;
-    this.#options.onEvent({ type: "list-changed", kinds });
+    if (changed.length > 0) this.#options.onEvent({ type: "list-changed", kinds: changed });
   }
 
   /** Re-lists now (used on `list_changed` and when a list's `ttlMs` has passed). */
