@@ -59,12 +59,19 @@ interface Pending {
   method: string;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout | undefined;
+  /** Epoch ms after which the request times out (Infinity: never); progress moves it. */
+  deadline: number;
+  timeout: number;
+  /** Cancels the request upstream (a notification, or closing its stream). */
+  cancel: (reason: string) => void;
   onProgress: ((progress: Progress) => void) | undefined;
   cleanup: (() => void) | undefined;
 }
 
 type Params = Record<string, unknown> | undefined;
+
+/** How often pending requests are checked for timeouts. */
+const SWEEP_MS = 25;
 
 /**
  * A JSON-RPC 2.0 peer over an SDK `Transport`: request/response correlation,
@@ -80,6 +87,7 @@ export class RpcConnection {
   readonly #pending = new Map<number, Pending>();
   readonly #incoming = new Map<string | number, AbortController>();
   #nextId = 1;
+  #sweeper: NodeJS.Timeout | undefined;
   #closed = false;
   #closeError: Error | undefined;
 
@@ -158,16 +166,15 @@ export class RpcConnection {
         method,
         resolve: resolve as (value: unknown) => void,
         reject,
-        timer: undefined,
+        deadline: Number.POSITIVE_INFINITY,
+        timeout: options.timeout ?? this.#options.timeout,
+        cancel: (reason) => this.#cancel(id, reason, stream),
         onProgress: options.onProgress,
         cleanup: undefined,
       };
-      const timeout = options.timeout ?? this.#options.timeout;
-      if (timeout > 0 && Number.isFinite(timeout)) {
-        pending.timer = setTimeout(() => {
-          this.#fail(id, new TimeoutError(`${server}: ${method} timed out after ${timeout} ms`, { server }));
-          this.#cancel(id, "timeout", stream);
-        }, timeout);
+      if (pending.timeout > 0 && Number.isFinite(pending.timeout)) {
+        pending.deadline = Date.now() + pending.timeout;
+        this.#sweepSoon();
       }
       if (signal !== undefined) {
         const onAbort = () => {
@@ -204,6 +211,32 @@ export class RpcConnection {
     this.#onClose();
   }
 
+  /**
+   * Timeouts are checked by one timer for the whole connection rather than a timer per
+   * request (a tenth of the gateway's per-call work): it ticks while requests are
+   * pending, so a timeout fires at most {@link SWEEP_MS} late.
+   */
+  #sweepSoon(): void {
+    if (this.#sweeper !== undefined) return;
+    this.#sweeper = setInterval(() => {
+      if (this.#pending.size === 0) {
+        clearInterval(this.#sweeper);
+        this.#sweeper = undefined;
+        return;
+      }
+      const now = Date.now();
+      const server = this.#options.server;
+      for (const [id, pending] of this.#pending) {
+        if (now < pending.deadline) continue;
+        this.#fail(
+          id,
+          new TimeoutError(`${server}: ${pending.method} timed out after ${pending.timeout} ms`, { server }),
+        );
+        pending.cancel("timeout");
+      }
+    }, SWEEP_MS);
+  }
+
   #cancel(id: number, reason: string, stream: AbortController | undefined): void {
     if (this.#closed) return;
     if (stream !== undefined) {
@@ -217,7 +250,6 @@ export class RpcConnection {
     const pending = this.#pending.get(id);
     if (pending === undefined) return;
     this.#pending.delete(id);
-    if (pending.timer !== undefined) clearTimeout(pending.timer);
     pending.cleanup?.();
     pending.reject(error);
   }
@@ -250,7 +282,6 @@ export class RpcConnection {
     const pending = this.#pending.get(id);
     if (pending === undefined) return; // late answer to a timed-out or cancelled request
     this.#pending.delete(id);
-    if (pending.timer !== undefined) clearTimeout(pending.timer);
     pending.cleanup?.();
     if (m.error !== undefined) {
       const e = m.error;
@@ -271,7 +302,7 @@ export class RpcConnection {
     if (method === "notifications/progress" && params !== undefined) {
       const pending = this.#pending.get(Number(params.progressToken));
       if (pending !== undefined) {
-        pending.timer?.refresh();
+        if (pending.deadline !== Number.POSITIVE_INFINITY) pending.deadline = Date.now() + pending.timeout;
         pending.onProgress?.(params as unknown as Progress);
         return;
       }
