@@ -1,4 +1,4 @@
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { CLI } from "../support/cli.js";
 import { frontContract } from "./front-contract.case.js";
 
@@ -11,6 +11,8 @@ frontContract("mcplex serve --stdio", {
           command: process.execPath,
           args: [CLI, "serve", "--stdio", "--config", config],
           stderr: "ignore",
+          // The SDK passes only a safe part of the environment; the signal check must get through.
+          env: { ...getDefaultEnvironment(), MCPLEX_CHECK_SIGNALS: process.env.MCPLEX_CHECK_SIGNALS ?? "" },
         }),
       stop: async () => {},
     };
