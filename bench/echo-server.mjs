@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A minimal MCP echo server over stdio: newline JSON, 2025 handshake, one `echo` tool.
-// Hand-written so that benchmarks measure the client side, not the server.
-import { createInterface } from "node:readline";
+// Hand-written and lean (no readline, one write per chunk read) so that benchmarks measure
+// the client side, not the server.
 
 const tools = [
   {
@@ -10,40 +10,11 @@ const tools = [
     inputSchema: { type: "object", properties: { message: { type: "string" } } },
   },
 ];
-const out = [];
-let scheduled = false;
-function send(message) {
-  out.push(JSON.stringify(message));
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      process.stdout.write(`${out.join("\n")}\n`);
-      out.length = 0;
-    });
-  }
-}
-// `--delay-ms N`: take N ms before answering anything, like a server that is slow to start.
-const delayAt = process.argv.indexOf("--delay-ms");
-const ready = new Promise((r) => setTimeout(r, delayAt === -1 ? 0 : Number(process.argv[delayAt + 1])));
-let isReady = delayAt === -1;
-ready.then(() => {
-  isReady = true;
-});
-createInterface({ input: process.stdin }).on("line", (line) => {
-  if (line === "") return;
-  if (!isReady) {
-    ready.then(() => handle(line));
-    return;
-  }
-  handle(line);
-});
-function handle(line) {
-  const m = JSON.parse(line);
-  if (m.id === undefined) return;
+
+function answer(m) {
   switch (m.method) {
     case "initialize":
-      send({
+      return {
         jsonrpc: "2.0",
         id: m.id,
         result: {
@@ -51,23 +22,54 @@ function handle(line) {
           capabilities: { tools: {} },
           serverInfo: { name: "echo", version: "1" },
         },
-      });
-      return;
+      };
     case "tools/list":
-      send({ jsonrpc: "2.0", id: m.id, result: { tools } });
-      return;
+      return { jsonrpc: "2.0", id: m.id, result: { tools } };
     case "tools/call":
-      send({
+      return {
         jsonrpc: "2.0",
         id: m.id,
         result: { content: [{ type: "text", text: String(m.params.arguments?.message) }] },
-      });
-      return;
+      };
     case "ping":
-      send({ jsonrpc: "2.0", id: m.id, result: {} });
-      return;
+      return { jsonrpc: "2.0", id: m.id, result: {} };
     default:
-      send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } });
+      return { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } };
   }
 }
+
+/** Answers every complete line of `text`; returns the unfinished rest. */
+function serve(text) {
+  let out = "";
+  let start = 0;
+  for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+    const line = text.slice(start, nl);
+    start = nl + 1;
+    if (line === "") continue;
+    const m = JSON.parse(line);
+    if (m.id !== undefined) out += `${JSON.stringify(answer(m))}\n`;
+  }
+  if (out !== "") process.stdout.write(out);
+  return text.slice(start);
+}
+
+// `--delay-ms N`: take N ms before answering anything, like a server that is slow to start.
+const delayAt = process.argv.indexOf("--delay-ms");
+let held = delayAt === -1 ? undefined : "";
+if (held !== undefined) {
+  setTimeout(
+    () => {
+      const waiting = held;
+      held = undefined;
+      rest = serve(rest + waiting);
+    },
+    Number(process.argv[delayAt + 1]),
+  );
+}
+let rest = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk) => {
+  if (held !== undefined) held += chunk;
+  else rest = serve(rest + chunk);
+});
 process.stdin.on("end", () => process.exit(0));
