@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI } from "../support/cli.js";
+import { serveHttp } from "../support/gateway.js";
 import {
   type RequirementSet,
   runServerSuite,
@@ -52,28 +51,11 @@ async function startGateway(
     config,
     `servers:\n  everything:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${resolve("test/conformance/everything-server.ts")}, --stdio${legacy}]\n    prefix: ""\n`,
   );
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [CLI, "serve", "--http", "--port", "0", "--config", config],
-    {
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let text = "";
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-      text += chunk;
-      const match = /Streamable HTTP\s+(\S+)/.exec(text);
-      if (match) resolveUrl(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`mcplex serve exited with ${code}: ${text}`)));
-  });
+  const served = await serveHttp(["--config", config]);
   return {
-    url,
+    url: served.url,
     stop: async () => {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
+      await served.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };

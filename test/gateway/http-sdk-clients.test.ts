@@ -30,12 +30,8 @@ beforeAll(async () => {
   const config = join(dir, "mcplex.yaml");
   await writeFile(
     config,
-    yamlConfig({
-      fx: COMMANDS.fixture,
-      legacy: COMMANDS.legacyFixture,
-      everything: COMMANDS.everything,
-      memory: { ...COMMANDS.memory, env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
-    }),
+    // What only HTTP has needs only the fixture, dual-era and 2025-only.
+    yamlConfig({ fx: COMMANDS.fixture, legacy: COMMANDS.legacyFixture }),
   );
   gw = await serveHttp(["--config", config]);
 });
