@@ -1,4 +1,5 @@
 import type { Readable, Writable } from "node:stream";
+import { coalescingWriter, LineSplitter } from "../upstream/newline-framing.js";
 import type { ClientSession } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
 
@@ -22,36 +23,24 @@ export function serveGatewayStdio(
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const max = options.maxMessageBytes ?? 4 * 1024 * 1024;
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    output.uncork();
-  };
+  const write = coalescingWriter(output);
   const session = gateway.openSession(
     {
       send(message) {
-        // Answers of one tick go out in one write.
-        if (!corked) {
-          corked = true;
-          output.cork();
-          process.nextTick(uncork);
-        }
-        output.write(`${JSON.stringify(message)}\n`);
+        write(`${JSON.stringify(message)}\n`);
       },
       close() {},
     },
     options.profile === undefined ? {} : { profile: options.profile },
   );
 
-  let buffer = "";
-  let skipping = false;
   const onLine = (line: string) => {
     if (line.trim() === "") return;
     let message: unknown;
     try {
       message = JSON.parse(line);
     } catch (error) {
-      output.write(
+      write(
         `${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(error as Error).message}` } })}\n`,
       );
       return;
@@ -59,27 +48,12 @@ export function serveGatewayStdio(
     session.receive(message);
   };
   input.setEncoding?.("utf8");
-  input.on("data", (chunk: string) => {
-    let text = buffer + chunk;
-    let newline = text.indexOf("\n");
-    let start = 0;
-    while (newline !== -1) {
-      if (skipping) skipping = false;
-      else onLine(text.slice(start, newline));
-      start = newline + 1;
-      newline = text.indexOf("\n", start);
-    }
-    text = start === 0 ? text : text.slice(start);
-    if (text.length > max) {
-      // Drop the oversized message up to its end, and say so once.
-      output.write(
-        `${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: `Invalid Request: message larger than ${max} bytes` } })}\n`,
-      );
-      text = "";
-      skipping = true;
-    }
-    buffer = text;
-  });
+  const lines = new LineSplitter(onLine, max, () =>
+    write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: `Invalid Request: message larger than ${max} bytes` } })}\n`,
+    ),
+  );
+  input.on("data", (chunk: string) => lines.push(chunk));
   const done = new Promise<void>((resolve) => {
     let ending = false;
     // End of input: the client has said all it will, but answers still owed go out first.

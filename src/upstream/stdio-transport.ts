@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
+import { coalescingWriter, LineSplitter } from "./newline-framing.js";
 import { StderrTail } from "./stderr-tail.js";
 
 /** What to run. */
@@ -83,14 +84,9 @@ export class StdioClientTransport implements Transport {
   readonly stderr = new StderrTail();
   readonly #params: StdioServerParams;
   #child: ChildProcess | undefined;
-  #buffer = "";
   #closed = false;
   #exit: Promise<void> | undefined;
-  #corked = false;
-  readonly #uncork = () => {
-    this.#corked = false;
-    this.#child?.stdin?.uncork();
-  };
+  #write: ((text: string) => void) | undefined;
 
   constructor(params: StdioServerParams) {
     this.#params = params;
@@ -139,7 +135,13 @@ export class StdioClientTransport implements Transport {
 
     const maxLine = this.#params.maxLineBytes ?? 64 * 1024 * 1024;
     child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => this.#onData(chunk, maxLine));
+    const lines = new LineSplitter(
+      (line) => this.#onLine(line),
+      maxLine,
+      () => this.onerror?.(new Error(`message larger than ${maxLine} bytes; dropped`)),
+    );
+    child.stdout!.on("data", (chunk: string) => lines.push(chunk));
+    this.#write = coalescingWriter(child.stdin!);
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (chunk: string) => this.stderr.push(chunk));
     child.stdin!.on("error", (error) => this.onerror?.(error));
@@ -156,24 +158,6 @@ export class StdioClientTransport implements Transport {
         );
       }
     });
-  }
-
-  #onData(chunk: string, maxLine: number): void {
-    const buffer = this.#buffer.length === 0 ? chunk : this.#buffer + chunk;
-    let start = 0;
-    let newline = buffer.indexOf("\n");
-    while (newline !== -1) {
-      if (newline > start) this.#onLine(buffer.slice(start, newline));
-      start = newline + 1;
-      newline = buffer.indexOf("\n", start);
-    }
-    const rest = start === 0 ? buffer : buffer.slice(start);
-    if (rest.length > maxLine) {
-      this.onerror?.(new Error(`message larger than ${maxLine} bytes; dropped`));
-      this.#buffer = "";
-      return;
-    }
-    this.#buffer = rest;
   }
 
   #onLine(line: string): void {
@@ -201,15 +185,7 @@ export class StdioClientTransport implements Transport {
     if (stdin == null || this.#closed || !stdin.writable) {
       return Promise.reject(new Error("not connected"));
     }
-    // Coalesce the writes of one tick into one syscall: with many calls in flight this
-    // is the largest single saving on the path. Writes stay ordered; waiting for
-    // 'drain' here would serialise callers.
-    if (!this.#corked) {
-      this.#corked = true;
-      stdin.cork();
-      process.nextTick(this.#uncork);
-    }
-    stdin.write(`${JSON.stringify(message)}\n`);
+    this.#write!(`${JSON.stringify(message)}\n`);
     return Promise.resolve();
   }
 
