@@ -2,14 +2,24 @@
 // Instructions per call through `mcplex serve --stdio` (the gateway process only), counted by
 // valgrind's callgrind: repeatable on a shared machine where timings are not, so it shows
 // what one change to the message path is worth. Runs N1 and N2 calls and prints
-// (instructions(N2) - instructions(N1)) / (N2 - N1), which leaves start-up out.
-//   npm run build && node bench/gateway-callgrind.mjs [N1] [N2]     (about 2 minutes)
+// (instructions(N2) - instructions(N1)) / (N2 - N1), which leaves start-up out; every run
+// first makes 5000 calls, because the JIT's own work shows in the count for the first few
+// thousand calls (a 1000-vs-5000 window counted 159k per call, half of it TurboFan; after
+// the warm-up the same build counts 66k). With
+// `--in-flight 1` every message travels alone and the count moves less from run to run; with
+// more in flight (64 by default) it moves a little with how the messages happen to batch.
+//   npm run build && node bench/gateway-callgrind.mjs [N1] [N2] [--in-flight K]   (about 4 minutes)
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const [n1 = 1000, n2 = 5000] = process.argv.slice(2).map(Number);
+const args = process.argv.slice(2);
+const flightAt = args.indexOf("--in-flight");
+const IN_FLIGHT = flightAt === -1 ? 64 : Number(args.splice(flightAt, 2)[1]);
+const [n1 = 2000, n2 = 10000] = args.map(Number);
+/** Calls made first in every run (64 in flight), so that the JIT has done its work. */
+const WARM = 5000;
 const root = new URL("..", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "mcplex-callgrind-"));
 const config = join(dir, "mcplex.yaml");
@@ -58,13 +68,17 @@ async function instructions(calls) {
     clientInfo: { name: "cg", version: "1" },
   });
   await request("tools/list", {});
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 64 }, async () => {
-      while (next++ < calls)
-        await request("tools/call", { name: "echo__echo", arguments: { message: "hi" } });
-    }),
-  );
+  const run = async (count, inFlight) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next++ < count)
+          await request("tools/call", { name: "echo__echo", arguments: { message: "hi" } });
+      }),
+    );
+  };
+  await run(WARM, 64);
+  await run(calls, IN_FLIGHT);
   child.stdin.end();
   await new Promise((resolve) => child.on("close", resolve));
   const file = readdirSync(dir).find((f) => f.startsWith(`cg.${calls}`));
@@ -73,7 +87,8 @@ async function instructions(calls) {
 
 const a = await instructions(n1);
 const b = await instructions(n2);
-rmSync(dir, { recursive: true, force: true });
+if (!process.env.KEEP_CG) rmSync(dir, { recursive: true, force: true });
+else console.log("kept", dir);
 console.log(
-  `gateway instructions per tools/call: ${Math.round((b - a) / (n2 - n1))} (callgrind, ${n1} vs ${n2} calls)`,
+  `gateway instructions per tools/call: ${Math.round((b - a) / (n2 - n1))} (callgrind, ${n1} vs ${n2} calls, ${IN_FLIGHT} in flight)`,
 );

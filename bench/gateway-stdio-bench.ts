@@ -4,13 +4,15 @@
  * directly. The client is a lean newline-JSON pipe, so the ratio shows the gateway's
  * own cost. Prints ratios measured in one run.
  *
- *   npm run build && npx tsx bench/gateway-stdio-bench.ts [--calls N]
+ * Runs twice: on all cores, then pinned to one core; `--all-cores-only` skips the second run.
+ *
+ *   npm run build && npx tsx bench/gateway-stdio-bench.ts [--calls N] [--all-cores-only]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Measured, measureInterleaved } from "./interleaved.js";
+import { alsoOnOneCore, coresLabel, type Measured, measureInterleaved } from "./interleaved.js";
 
 const ECHO = new URL("./echo-server.mjs", import.meta.url).pathname;
 const CLI = new URL("../dist/cli/main.js", import.meta.url).pathname;
@@ -80,7 +82,7 @@ await rm(dir, { recursive: true, force: true });
 
 const fmt = (n: number) => n.toFixed(0).padStart(9);
 console.log(
-  `echo tool, ${CALLS} calls with ${IN_FLIGHT} in flight (median of 3 alternating rounds); p50 of ${SEQUENTIAL} sequential calls (interleaved)\n`,
+  `echo tool, ${coresLabel}: ${CALLS} calls with ${IN_FLIGHT} in flight (median of 3 alternating rounds); p50 of ${SEQUENTIAL} sequential calls (alternating blocks)\n`,
 );
 console.log("                            calls/s    p50 µs");
 console.log(`client → echo server      ${fmt(direct.callsPerSecond)} ${fmt(direct.p50)}`);
@@ -92,3 +94,5 @@ console.log(
 console.log(
   `throughput through the gateway / direct   ${(hop.callsPerSecond / direct.callsPerSecond).toFixed(2)}   (target >= 0.40)`,
 );
+console.log("");
+alsoOnOneCore();
