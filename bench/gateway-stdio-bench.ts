@@ -2,7 +2,9 @@
  * Gateway hop over stdio: one client calling an echo tool through `mcplex serve --stdio`
  * (in front of the echo server) against the same client calling the echo server
  * directly. The client is a lean newline-JSON pipe, so the ratio shows the gateway's
- * own cost. Prints ratios measured in one run.
+ * own cost; the same two paths with the SDK v2 Client show what most clients see. Two
+ * relays (bench/relay.mjs) are the floor of any process in the middle. Prints ratios
+ * measured in one run.
  *
  * Runs twice: on all cores, then pinned to one core; `--all-cores-only` skips the second run.
  *
@@ -12,6 +14,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { alsoOnOneCore, coresLabel, type Measured, measureInterleaved } from "./interleaved.js";
 
 const ECHO = new URL("./echo-server.mjs", import.meta.url).pathname;
@@ -68,31 +72,70 @@ async function ready(p: Pipe, tool: string): Promise<() => Promise<unknown>> {
 const dir = await mkdtemp(join(tmpdir(), "mcplex-bench-"));
 const config = join(dir, "mcplex.yaml");
 await writeFile(config, `servers:\n  echo:\n    command: ${process.execPath}\n    args: [${ECHO}]\n`);
-const directPipe = pipe(process.execPath, [ECHO]);
-const hopPipe = pipe(process.execPath, [CLI, "serve", "--stdio", "--config", config]);
-const paths = [await ready(directPipe, "echo"), await ready(hopPipe, "echo__echo")];
-const [direct, hop] = (await measureInterleaved(paths, {
-  calls: CALLS,
-  inFlight: IN_FLIGHT,
-  sequential: SEQUENTIAL,
-})) as [Measured, Measured];
-directPipe.child.stdin!.end();
-hopPipe.child.stdin!.end();
+const RELAY = new URL("./relay.mjs", import.meta.url).pathname;
+const pipes = [
+  pipe(process.execPath, [ECHO]),
+  pipe(process.execPath, [RELAY, process.execPath, ECHO]),
+  pipe(process.execPath, [RELAY, "--json", process.execPath, ECHO]),
+  pipe(process.execPath, [CLI, "serve", "--stdio", "--config", config]),
+];
+const tools = ["echo", "echo", "echo", "echo__echo"];
+const paths = await Promise.all(pipes.map((p, i) => ready(p, tools[i]!)));
+
+/** The official SDK v2 Client, as Claude Code and most MCP clients are built. */
+async function sdkClient(command: string, args: string[], tool: string) {
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(new StdioClientTransport({ command, args }));
+  return { client, call: () => client.callTool({ name: tool, arguments: { message: "hi" } }) };
+}
+const sdkDirect = await sdkClient(process.execPath, [ECHO], "echo");
+const sdkHop = await sdkClient(process.execPath, [CLI, "serve", "--stdio", "--config", config], "echo__echo");
+const [direct, relay, jsonRelay, hop, sdkDirectResult, sdkHopResult] = (await measureInterleaved(
+  [...paths, sdkDirect.call, sdkHop.call],
+  { calls: CALLS, inFlight: IN_FLIGHT, sequential: SEQUENTIAL },
+)) as [Measured, Measured, Measured, Measured, Measured, Measured];
+for (const p of pipes) p.child.stdin!.end();
+await sdkDirect.client.close();
+await sdkHop.client.close();
 await rm(dir, { recursive: true, force: true });
 
 const fmt = (n: number) => n.toFixed(0).padStart(9);
 console.log(
   `echo tool, ${coresLabel}: ${CALLS} calls with ${IN_FLIGHT} in flight (median of 3 alternating rounds); p50 of ${SEQUENTIAL} sequential calls (alternating blocks)\n`,
 );
-console.log("                            calls/s    p50 µs");
-console.log(`client → echo server      ${fmt(direct.callsPerSecond)} ${fmt(direct.p50)}`);
-console.log(`client → mcplex → echo    ${fmt(hop.callsPerSecond)} ${fmt(hop.p50)}`);
-console.log("");
+console.log("                                      calls/s    p50 µs");
+console.log(`client → echo server                ${fmt(direct.callsPerSecond)} ${fmt(direct.p50)}`);
+console.log(`client → byte relay → echo          ${fmt(relay.callsPerSecond)} ${fmt(relay.p50)}`);
+console.log(`client → JSON relay → echo          ${fmt(jsonRelay.callsPerSecond)} ${fmt(jsonRelay.p50)}`);
+console.log(`client → mcplex → echo              ${fmt(hop.callsPerSecond)} ${fmt(hop.p50)}`);
 console.log(
-  `p50 through the gateway / direct          ${(hop.p50 / direct.p50).toFixed(2)}   (target <= 2.5)`,
+  `SDK v2 Client → echo server        ${fmt(sdkDirectResult.callsPerSecond)} ${fmt(sdkDirectResult.p50)}`,
 );
 console.log(
-  `throughput through the gateway / direct   ${(hop.callsPerSecond / direct.callsPerSecond).toFixed(2)}   (target >= 0.40)`,
+  `SDK v2 Client → mcplex → echo      ${fmt(sdkHopResult.callsPerSecond)} ${fmt(sdkHopResult.p50)}`,
+);
+console.log("");
+const row = (label: string, value: number, target: string) =>
+  console.log(`${label.padEnd(44)} ${value.toFixed(2).padStart(6)}   (${target})`);
+row("p50 through mcplex / direct", hop.p50 / direct.p50, "target <= 2.5");
+row("throughput through mcplex / direct", hop.callsPerSecond / direct.callsPerSecond, "target >= 0.40");
+row(
+  "SDK client: p50 through mcplex / direct",
+  sdkHopResult.p50 / sdkDirectResult.p50,
+  "what SDK clients see",
+);
+row(
+  "SDK client: throughput through mcplex / direct",
+  sdkHopResult.callsPerSecond / sdkDirectResult.callsPerSecond,
+  "what SDK clients see",
+);
+row("p50 through the byte relay / direct", relay.p50 / direct.p50, "floor of any extra process");
+row("throughput through the byte relay / direct", relay.callsPerSecond / direct.callsPerSecond, "floor");
+row("p50 through mcplex / JSON relay", hop.p50 / jsonRelay.p50, "mcplex's own cost");
+row(
+  "throughput through mcplex / JSON relay",
+  hop.callsPerSecond / jsonRelay.callsPerSecond,
+  "mcplex's own cost",
 );
 console.log("");
 alsoOnOneCore();

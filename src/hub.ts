@@ -143,7 +143,7 @@ export class Hub {
     const tool = this.#catalog.resolveTool(name, options.profile);
     if (tool === undefined) throw notFound("tool", name, options.profile);
     const entry = this.#entry(tool.server);
-    return this.#request<CallToolResult>(
+    return await this.#request<CallToolResult>(
       entry,
       "tools/call",
       { name: tool.originalName, arguments: args },
@@ -155,7 +155,7 @@ export class Hub {
   async readResource(uri: string, options: CallOptions = {}): Promise<ReadResourceResult> {
     const target = this.#catalog.resolveResource(uri, options.profile);
     if (target === undefined) throw notFound("resource", uri, options.profile);
-    return this.#request<ReadResourceResult>(
+    return await this.#request<ReadResourceResult>(
       this.#entry(target.server),
       "resources/read",
       { uri: target.uri },
@@ -171,7 +171,7 @@ export class Hub {
   ): Promise<GetPromptResult> {
     const prompt = this.#catalog.resolvePrompt(name, options.profile);
     if (prompt === undefined) throw notFound("prompt", name, options.profile);
-    return this.#request<GetPromptResult>(
+    return await this.#request<GetPromptResult>(
       this.#entry(prompt.server),
       "prompts/get",
       { name: prompt.originalName, arguments: args },
@@ -202,7 +202,7 @@ export class Hub {
     }
     const params: Record<string, unknown> = { ref: upstreamRef, argument };
     if (options.context !== undefined) params.context = options.context;
-    return this.#request<CompleteResult>(this.#entry(server), "completion/complete", params, options);
+    return await this.#request<CompleteResult>(this.#entry(server), "completion/complete", params, options);
   }
 
   /**

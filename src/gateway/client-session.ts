@@ -322,7 +322,13 @@ export class ClientSession {
   #reply(id: Id, body: { result: unknown } | { error: unknown }): void {
     // A request the client cancelled gets no answer.
     if (this.#requests.get(id)?.signal.aborted === true) return;
-    this.#send({ jsonrpc: "2.0", id, ...body }, id);
+    // Built member by member, not spread: this runs for every answer.
+    this.#send(
+      "result" in body
+        ? { jsonrpc: "2.0", id, result: body.result }
+        : { jsonrpc: "2.0", id, error: body.error },
+      id,
+    );
   }
 
   #invalid(id: unknown, why: string): void {

@@ -142,11 +142,15 @@ export class Dispatcher {
         }
         const tool = hub.catalog.resolveTool(name, profile);
         if (tool === undefined) throw new RpcError(-32602, `Unknown tool: ${name}`, { name });
-        return this.#tracked(tool.server, ctx, () =>
-          this.#withInput(method, name, params, ctx, (options) =>
-            hub.callTool(name, args as Params, options),
-          ),
-        ).catch((error: unknown) => toolError(error));
+        try {
+          return await this.#tracked(tool.server, ctx, () =>
+            this.#withInput(method, name, params, ctx, (options) =>
+              hub.callTool(name, args as Params, options),
+            ),
+          );
+        } catch (error) {
+          return toolError(error);
+        }
       }
       case "prompts/get": {
         const name = requireString(params, "name");
@@ -154,14 +158,16 @@ export class Dispatcher {
           throw new RpcError(-32602, `Unknown prompt: ${name}`, { name });
         }
         const args = (params.arguments ?? {}) as Record<string, string>;
-        return this.#withInput(method, name, params, ctx, (options) => hub.getPrompt(name, args, options));
+        return await this.#withInput(method, name, params, ctx, (options) =>
+          hub.getPrompt(name, args, options),
+        );
       }
       case "resources/read": {
         const uri = requireString(params, "uri");
         if (hub.catalog.resolveResource(uri, profile) === undefined) {
           throw new RpcError(-32602, `Resource not found: ${uri}`, { uri });
         }
-        return this.#withInput(method, uri, params, ctx, (options) => hub.readResource(uri, options));
+        return await this.#withInput(method, uri, params, ctx, (options) => hub.readResource(uri, options));
       }
       case "completion/complete": {
         const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;

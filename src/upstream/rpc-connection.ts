@@ -62,10 +62,12 @@ interface Pending {
   /** Epoch ms after which the request times out (Infinity: never); progress moves it. */
   deadline: number;
   timeout: number;
-  /** Cancels the request upstream (a notification, or closing its stream). */
-  cancel: (reason: string) => void;
+  /** Closing this stream cancels the request (2026 over Streamable HTTP); else a notification does. */
+  stream: AbortController | undefined;
   onProgress: ((progress: Progress) => void) | undefined;
-  cleanup: (() => void) | undefined;
+  /** The caller's signal and our listener on it, removed when the request ends. */
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
 }
 
 type Params = Record<string, unknown> | undefined;
@@ -162,22 +164,24 @@ export class RpcConnection {
           };
 
     return new Promise<T>((resolve, reject) => {
+      // Data, not closures: this object is made for every call on the hot path.
       const pending: Pending = {
         method,
         resolve: resolve as (value: unknown) => void,
         reject,
         deadline: Number.POSITIVE_INFINITY,
         timeout: options.timeout ?? this.#options.timeout,
-        cancel: (reason) => this.#cancel(id, reason, stream),
+        stream,
         onProgress: options.onProgress,
-        cleanup: undefined,
+        signal,
+        onAbort: undefined,
       };
       if (pending.timeout > 0 && Number.isFinite(pending.timeout)) {
         pending.deadline = Date.now() + pending.timeout;
         this.#sweepSoon();
       }
       if (signal !== undefined) {
-        const onAbort = () => {
+        pending.onAbort = () => {
           this.#fail(
             id,
             new AbortedError(`${server}: ${method} aborted`, { server }, { cause: signal.reason }),
@@ -185,8 +189,7 @@ export class RpcConnection {
           const reason = signal.reason instanceof Error ? signal.reason.message : "aborted by the caller";
           this.#cancel(id, reason, stream);
         };
-        signal.addEventListener("abort", onAbort, { once: true });
-        pending.cleanup = () => signal.removeEventListener("abort", onAbort);
+        signal.addEventListener("abort", pending.onAbort, { once: true });
       }
       this.#pending.set(id, pending);
       this.#transport.send(message, sendOptions).catch((error: unknown) => {
@@ -232,7 +235,7 @@ export class RpcConnection {
           id,
           new TimeoutError(`${server}: ${pending.method} timed out after ${pending.timeout} ms`, { server }),
         );
-        pending.cancel("timeout");
+        this.#cancel(id, "timeout", pending.stream);
       }
     }, SWEEP_MS);
   }
@@ -250,7 +253,7 @@ export class RpcConnection {
     const pending = this.#pending.get(id);
     if (pending === undefined) return;
     this.#pending.delete(id);
-    pending.cleanup?.();
+    if (pending.onAbort !== undefined) pending.signal!.removeEventListener("abort", pending.onAbort);
     pending.reject(error);
   }
 
@@ -282,7 +285,7 @@ export class RpcConnection {
     const pending = this.#pending.get(id);
     if (pending === undefined) return; // late answer to a timed-out or cancelled request
     this.#pending.delete(id);
-    pending.cleanup?.();
+    if (pending.onAbort !== undefined) pending.signal!.removeEventListener("abort", pending.onAbort);
     if (m.error !== undefined) {
       const e = m.error;
       pending.reject(
