@@ -5,7 +5,17 @@ import type { Hub } from "./hub.js";
 
 /** What one reload changed, or why it was refused. */
 export type ReloadOutcome =
-  | { ok: true; added: string[]; removed: string[]; changed: string[] }
+  | {
+      ok: true;
+      added: string[];
+      removed: string[];
+      changed: string[];
+      /** The profiles changed (and were applied). */
+      profiles: boolean;
+      /** The tokens changed: the hub has none, so whoever serves HTTP applies `config.tokens`. */
+      tokens: boolean;
+      config: McplexConfig;
+    }
   | { ok: false; error: Error };
 
 /** A server's definition as written, for comparing two loads (functions and objects of local servers aside). */
@@ -15,8 +25,8 @@ function fingerprint(server: ServerConfig): string {
 
 /**
  * Applies a new config to a running hub: servers added, removed or changed (a changed
- * one is replaced) without touching the others, whose connections and calls go on.
- * Clients hear of it as list changes. Profiles and tokens are read at start only.
+ * one is replaced) without touching the others, whose connections and calls go on, and
+ * new profiles. Clients hear of it as list changes. Tokens are reported, not applied.
  */
 export async function applyConfig(
   hub: Hub,
@@ -36,7 +46,10 @@ export async function applyConfig(
   for (const name of next.keys()) if (!old.has(name)) added.push(name);
   for (const name of [...removed, ...changed]) await hub.removeServer(name);
   await Promise.all([...changed, ...added].map((name) => hub.addServer(next.get(name)!)));
-  return { ok: true, added, removed, changed };
+  const profiles = JSON.stringify(after.profiles) !== JSON.stringify(before.profiles);
+  if (profiles) hub.setProfiles(after.profiles);
+  const tokens = JSON.stringify(after.tokens) !== JSON.stringify(before.tokens);
+  return { ok: true, added, removed, changed, profiles, tokens, config: after };
 }
 
 /**
@@ -59,7 +72,8 @@ export function watchConfig(
         const next = options.transform === undefined ? loaded : options.transform(loaded);
         const outcome = await applyConfig(hub, current, next);
         current = next;
-        if (outcome.added.length + outcome.removed.length + outcome.changed.length > 0) onReload(outcome);
+        const servers = outcome.added.length + outcome.removed.length + outcome.changed.length;
+        if (servers > 0 || outcome.profiles || outcome.tokens) onReload(outcome);
       } catch (error) {
         onReload({ ok: false, error: error as Error });
       }

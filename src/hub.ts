@@ -13,11 +13,12 @@ import type {
   ServerSnapshot,
 } from "./catalog/types.js";
 import { redact } from "./config/redact.js";
-import type { ServerConfig } from "./config/types.js";
+import type { ProfileConfig, ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
 import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
+import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverStatus } from "./server-status.js";
 import {
@@ -55,7 +56,7 @@ export class Hub {
   /** Sends server requests to the call that caused them. */
   readonly #router = new ServerRequestRouter(() => this.#options.onServerRequest);
   /** Resource subscriptions by `server\0uri`, counted. */
-  readonly #subscriptions = new Map<string, number>();
+  readonly #subscriptions = new RefCounts<string>();
   #closed = false;
 
   constructor(options: HubOptions) {
@@ -216,25 +217,25 @@ export class Hub {
   ): Promise<void> {
     const target = this.#catalog.resolveResource(uri, options.profile);
     if (target === undefined) throw notFound("resource", uri, options.profile);
-    const key = `${target.server}\0${target.uri}`;
-    const count = this.#subscriptions.get(key) ?? 0;
-    this.#subscriptions.set(key, count + 1);
-    if (count > 0) return;
-    await this.#entry(target.server).upstream.watchResource(target.uri, options.signal);
+    if (this.#subscriptions.acquire(`${target.server}\0${target.uri}`))
+      await this.#entry(target.server).upstream.watchResource(target.uri, options.signal);
   }
 
   /** Releases one {@link subscribeResource}. */
   async unsubscribeResource(uri: string, options: { profile?: string } = {}): Promise<void> {
     const target = this.#catalog.resolveResource(uri, options.profile);
     if (target === undefined) return;
-    const key = `${target.server}\0${target.uri}`;
-    const count = this.#subscriptions.get(key) ?? 0;
-    if (count > 1) {
-      this.#subscriptions.set(key, count - 1);
-      return;
-    }
-    this.#subscriptions.delete(key);
-    if (count === 1) await this.#entry(target.server).upstream.unwatchResource(target.uri);
+    if (this.#subscriptions.release(`${target.server}\0${target.uri}`))
+      await this.#entry(target.server).upstream.unwatchResource(target.uri);
+  }
+
+  /**
+   * Replaces the profiles at run time (a reloaded config): every server's lists are
+   * announced as changed, since what each profile sees may have.
+   */
+  setProfiles(profiles: Record<string, ProfileConfig>): void {
+    this.#catalog.setProfiles(profiles);
+    this.#emit({ type: "catalog-changed", servers: [...this.#entries.keys()], kinds: ALL_KINDS });
   }
 
   /** Adds a server at run time and starts it (unless lazy or disabled). */

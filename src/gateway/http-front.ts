@@ -60,6 +60,12 @@ export interface HttpFront {
   readonly server: Server;
   readonly metrics: GatewayMetrics;
   /**
+   * Replaces the bearer tokens (a reloaded config): requests are checked against the new
+   * ones from now on, 2025 sessions included. Refused, leaving the old ones in place, when
+   * it would leave a non-loopback address without any.
+   */
+  setTokens(tokens: TokenConfig[]): void;
+  /**
    * Stops accepting, lets requests in flight answer (up to `graceMs`, default 10 s), then
    * ends sessions and streams.
    */
@@ -72,7 +78,7 @@ export interface HttpFront {
  */
 export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions = {}): Promise<HttpFront> {
   const host = options.host ?? "127.0.0.1";
-  const tokens = options.tokens ?? [];
+  let tokens = options.tokens ?? [];
   const refusal = checkNonLoopbackBind(host, tokens.length);
   if (refusal !== undefined)
     throw new McplexError("INVALID_ARGUMENT", refusal, { hint: "add --token, or bind 127.0.0.1" });
@@ -303,6 +309,14 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     wsUrl: `ws://${hostPart}:${port}/ws`,
     server,
     metrics,
+    setTokens(next) {
+      const refused = checkNonLoopbackBind(host, next.length);
+      if (refused !== undefined)
+        throw new McplexError("INVALID_ARGUMENT", `tokens not changed: ${refused}`, {
+          hint: "keep at least one token while serving on this address",
+        });
+      tokens = next;
+    },
     async close(graceMs = 10_000) {
       // Stop taking requests; let the ones in flight answer (bounded), then cut the rest.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -60,3 +60,94 @@ describe("mcplex serve with a config file that changes", () => {
     }
   });
 });
+
+/** Resolves once the serve process has logged `pattern` `times` times in all (waits on its stderr). */
+function logged(gw: ServeProcess, pattern: RegExp, times: number): Promise<void> {
+  const global = new RegExp(pattern.source, "g");
+  const enough = () => (gw.stderr().match(global)?.length ?? 0) >= times;
+  return new Promise((done) => {
+    if (enough()) return done();
+    const onData = () => {
+      if (!enough()) return;
+      gw.child.stderr?.off("data", onData);
+      done();
+    };
+    gw.child.stderr?.on("data", onData);
+  });
+}
+
+describe("mcplex serve reloading profiles and tokens", () => {
+  let dir2: string;
+  let file: string;
+  let served: ServeProcess;
+  const write = (profileServers: string[], tokens: string[]) =>
+    writeFile(
+      file,
+      yamlConfig(
+        { fx: COMMANDS.fixture, memory: COMMANDS.memory },
+        [
+          "profiles:",
+          `  narrow: { servers: ${JSON.stringify(profileServers)} }`,
+          "tokens:",
+          ...tokens.map((t) =>
+            t === "alpha" ? "  - { token: alpha-token, profile: narrow }" : `  - { token: ${t}-token }`,
+          ),
+          "",
+        ].join("\n"),
+      ),
+    );
+  const connect = async (token: string) => {
+    const client = new Client(
+      { name: "reload-auth", version: "1" },
+      { versionNegotiation: { mode: "legacy" } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(served.url), {
+        requestInit: { headers: { authorization: `Bearer ${token}-token` } },
+      }),
+    );
+    return client;
+  };
+  beforeAll(async () => {
+    dir2 = await mkdtemp(join(tmpdir(), "mcplex-reload-auth-"));
+    file = join(dir2, "mcplex.yaml");
+    await write(["fx"], ["alpha"]);
+    served = await serveHttp(["--config", file]);
+  });
+  afterAll(async () => {
+    await served?.stop();
+    await rm(dir2, { recursive: true, force: true });
+  });
+
+  it("applies new profiles and tokens to clients already connected", async () => {
+    const alpha = await connect("alpha");
+    try {
+      const names = async () => (await alpha.listTools()).tools.map((t) => t.name);
+      expect(await names()).toContain("fx__echo");
+      expect(await names()).not.toContain("memory__read_graph");
+      await expect(connect("beta")).rejects.toThrow(/401|Unauthorized/);
+
+      // The profile grows and a second token appears: alpha's session hears of the new
+      // tools without reconnecting, and beta gets in.
+      const widened = new Promise<void>((done) =>
+        alpha.setNotificationHandler("notifications/tools/list_changed", async () => {
+          if ((await names()).includes("memory__read_graph")) done();
+        }),
+      );
+      await write(["fx", "memory"], ["alpha", "beta"]);
+      await widened;
+      await logged(served, /profiles updated; tokens updated/, 1);
+      const beta = await connect("beta");
+      expect((await beta.listTools()).tools.map((t) => t.name)).toContain("memory__read_graph");
+
+      // alpha's token is withdrawn: its open session is refused from its next request on.
+      await write(["fx", "memory"], ["beta"]);
+      await logged(served, /tokens updated/, 2);
+      await expect(alpha.listTools()).rejects.toThrow(/401|Unauthorized/);
+      expect((await beta.listTools()).tools.length).toBeGreaterThan(0);
+      await beta.close();
+    } finally {
+      await alpha.close().catch(() => {});
+    }
+  });
+});

@@ -138,6 +138,20 @@ describe("tokens and profiles", () => {
     expect(raw.status).toBe(200);
     expect(rpcError(raw)).toMatchObject({ id: 5, code: -32602 });
   });
+
+  it("refuses to drop the last token of a non-loopback front, and keeps the old ones", async () => {
+    const wide = await gw.addFront({ host: "0.0.0.0", tokens: [{ token: ALL }] });
+    const url = wide.url.replace("0.0.0.0", "127.0.0.1");
+    expect(() => wide.setTokens([])).toThrow(/tokens not changed: refusing to listen on 0\.0\.0\.0/);
+    await expectStillServing(url, { authorization: `Bearer ${ALL}` });
+    expect((await postModern(url, echo(6))).status).toBe(401);
+    wide.setTokens([{ token: FILES, profile: "files" }]);
+    expect((await postModern(url, echo(7), { authorization: `Bearer ${ALL}` })).status).toBe(401);
+    expect(rpcError(await postModern(url, echo(8), { authorization: `Bearer ${FILES}` }))).toMatchObject({
+      id: 8,
+      code: -32602,
+    });
+  });
 });
 
 describe("DNS rebinding protection", () => {

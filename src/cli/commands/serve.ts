@@ -42,12 +42,10 @@ export async function serveCommand(args: string[]): Promise<number> {
     return c;
   };
   noPrefix(config);
-  const tokens: TokenConfig[] = [
-    ...config.tokens,
-    ...(values.token ?? []).map((token) =>
-      values.profile === undefined ? { token } : { token, profile: values.profile },
-    ),
-  ];
+  const cliTokens: TokenConfig[] = (values.token ?? []).map((token) =>
+    values.profile === undefined ? { token } : { token, profile: values.profile },
+  );
+  const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
   config.secrets.push(...tokens.map((t) => t.token));
   if (values.stdio !== true) {
     const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
@@ -62,6 +60,18 @@ export async function serveCommand(args: string[]): Promise<number> {
     gateway.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
   // A saved config file adds, removes or replaces servers while serving.
+  // Tokens of a reloaded config go to the HTTP front once there is one; stdio has no tokens.
+  let setFrontTokens: ((next: TokenConfig[]) => void) | undefined;
+  const applyTokens = (next: TokenConfig[]): string => {
+    if (setFrontTokens === undefined) return "tokens ignored (stdio takes none)";
+    try {
+      setFrontTokens(next);
+      config.secrets.push(...next.map((t) => t.token)); // redacted like the first ones
+      return "tokens updated";
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
   const watcher =
     config.source === "<default>"
       ? undefined
@@ -69,15 +79,21 @@ export async function serveCommand(args: string[]): Promise<number> {
           hub,
           config,
           (outcome) => {
-            if (!outcome.ok) console.error(`mcplex: config not reloaded: ${outcome.error.message}`);
-            else {
-              const parts = [
+            if (!outcome.ok) {
+              console.error(`mcplex: config not reloaded: ${outcome.error.message}`);
+              return;
+            }
+            const parts: string[] = [];
+            if (outcome.added.length + outcome.removed.length + outcome.changed.length > 0) {
+              parts.push(
                 `added ${outcome.added.join(", ") || "-"}`,
                 `removed ${outcome.removed.join(", ") || "-"}`,
-              ];
+              );
               if (outcome.changed.length > 0) parts.push(`replaced ${outcome.changed.join(", ")}`);
-              console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
             }
+            if (outcome.profiles) parts.push("profiles updated");
+            if (outcome.tokens) parts.push(applyTokens([...outcome.config.tokens, ...cliTokens]));
+            console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
           },
           { transform: noPrefix },
         );
@@ -125,6 +141,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     await stop(() => {});
     throw error;
   }
+  setFrontTokens = (next) => front.setTokens(next);
   await starting;
   reportFailures(hub);
   const ready = hub.servers().filter((s) => s.state === "ready").length;
