@@ -15,6 +15,8 @@ export interface WorkspaceLimits {
   maxListEntries: number;
   /** Resources per `resources/list` page. Default 200. */
   pageSize: number;
+  /** Longest a `search_files` regex may run on one file before the call fails. Default 5 s. */
+  regexTimeoutMs: number;
 }
 
 /** The defaults of {@link WorkspaceLimits}. */
@@ -25,6 +27,7 @@ export const DEFAULT_LIMITS: WorkspaceLimits = {
   maxSearchResults: 200,
   maxListEntries: 2000,
   pageSize: 200,
+  regexTimeoutMs: 5000,
 };
 
 /** What the tool, resource and prompt registrations share. */

@@ -48,6 +48,7 @@ export function registerSearchTools(server: McpServer, ctx: WorkspaceContext): v
           ...args,
           maxResults: args.maxResults ?? limits.maxSearchResults,
           maxBytes: Math.min(args.maxBytes ?? limits.maxSearchBytes, limits.maxSearchBytes),
+          regexTimeoutMs: limits.regexTimeoutMs,
           signal: extra.mcpReq.signal,
         });
         const lines =

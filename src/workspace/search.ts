@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from "node:fs";
 import picomatch from "picomatch";
 import { looksBinary } from "./file-content.js";
+import { type FileMatches, RegexGuard, RegexTimeoutError } from "./regex-guard.js";
 import type { Sandbox } from "./sandbox.js";
 import { walk } from "./walk.js";
 import { WorkspaceError } from "./workspace-error.js";
@@ -21,6 +22,8 @@ export interface SearchOptions {
   maxBytes: number;
   /** Also search paths that `.gitignore` ignores. */
   includeIgnored?: boolean;
+  /** Longest a `regex` query may run on one file before the search fails. Default 5 s. */
+  regexTimeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -49,6 +52,9 @@ export interface SearchResult {
 const YIELD_EVERY_MS = 10;
 const WINDOW = 1024 * 1024;
 const MAX_LINE_TEXT = 400;
+const REGEX_TIMEOUT_MS = 5000;
+/** Regex batches sent to the worker and not yet recorded, before the search waits. */
+const BATCHES_AHEAD = 2;
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
@@ -60,12 +66,24 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * been read. Results come in path order.
  */
 export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Promise<SearchResult> {
+  const matcher = options.query === undefined ? undefined : compileQuery(options.query, options);
+  try {
+    return await search(sandbox, options, matcher);
+  } finally {
+    matcher?.guard?.close();
+  }
+}
+
+async function search(
+  sandbox: Sandbox,
+  options: SearchOptions,
+  matcher: Matcher | undefined,
+): Promise<SearchResult> {
   const base = await sandbox.openDirectory(options.path ?? ".");
   const isMatch =
     options.pattern === undefined || options.pattern === "**"
       ? () => true
       : picomatch(options.pattern, { dot: true, basename: !options.pattern.includes("/") });
-  const matcher = options.query === undefined ? undefined : compileQuery(options.query, options);
   const result: SearchResult = {
     files: [],
     matches: [],
@@ -82,6 +100,7 @@ export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Pro
     result.truncated = true;
     result.truncatedBy = by;
   };
+  const guard = matcher?.guard;
 
   for (const entry of walk(sandbox, base, {
     maxDepth: Number.POSITIVE_INFINITY,
@@ -113,6 +132,7 @@ export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Pro
       break;
     }
     const outcome = scanFile(sandbox, entry.abs, entry.rel, matcher, buffer, budget);
+    if (outcome === undefined || outcome.binary) guard?.dropFile();
     if (outcome === undefined) continue;
     budget -= outcome.bytes;
     result.bytesScanned += outcome.bytes;
@@ -121,19 +141,51 @@ export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Pro
       continue;
     }
     result.filesScanned++;
-    if (outcome.matches.length === 0) continue;
-    result.files.push({ path: entry.rel, size: outcome.size });
-    for (const m of outcome.matches) {
+    if (guard === undefined) record(entry.rel, outcome.size, outcome.matches);
+    else {
+      guard.endFile(entry.rel, entry.abs);
+      while (guard.waiting > BATCHES_AHEAD) await recordBatch(guard.take()!);
+    }
+  }
+  if (guard !== undefined) {
+    guard.flush();
+    while (guard.waiting > 0) await recordBatch(guard.take()!);
+  }
+  if (matcher !== undefined && budget <= 0 && !result.truncated) stop("maxBytes");
+  return result;
+
+  function record(rel: string, size: number, matches: SearchMatch[]): void {
+    if (matches.length === 0) return;
+    result.files.push({ path: rel, size });
+    for (const m of matches) {
       if (result.matches.length >= options.maxResults) {
         stop("maxResults");
         break;
       }
       result.matches.push(m);
     }
-    found += outcome.matches.length;
+    found += matches.length;
   }
-  if (matcher !== undefined && budget <= 0 && !result.truncated) stop("maxBytes");
-  return result;
+
+  /** Records the matches of a regex batch (batches come back in file order). */
+  async function recordBatch(batch: Promise<FileMatches<SearchMatch>[]>): Promise<void> {
+    let files: FileMatches<SearchMatch>[];
+    try {
+      files = await batch;
+    } catch (error) {
+      if (!(error instanceof RegexTimeoutError)) throw error;
+      throw new WorkspaceError(
+        "too-slow",
+        `Regular expression /${matcher!.regex.source}/ ran longer than ${error.limitMs} ms on ${error.rel}: ` +
+          "it most likely backtracks without end. Simplify it (no nested quantifiers such as (a+)+ " +
+          "or (\\w*)*), anchor it, or search for plain text.",
+        { path: error.rel },
+      );
+    }
+    // Sizes only for files with matches, read now: one fstat per file scanned cost 4%.
+    for (const file of files)
+      if (file.matches.length > 0) record(file.rel, statIfFile(file.abs) ?? 0, file.matches);
+  }
 }
 
 function statIfFile(abs: string): number | undefined {
@@ -149,6 +201,9 @@ interface Matcher {
   regex: RegExp;
   /** Bytes to look for first when the query is plain case-sensitive text: no hit, no decoding. */
   literal?: Buffer;
+  /** A caller's regex runs in a worker with a time limit (it could backtrack for ever). */
+  guard?: RegexGuard<SearchMatch>;
+  limitMs: number;
 }
 
 function compileQuery(query: string, options: SearchOptions): Matcher {
@@ -157,9 +212,16 @@ function compileQuery(query: string, options: SearchOptions): Matcher {
     const source = options.regex ? query : query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     // `m`: `^` and `$` anchor at lines, as in grep.
     const regex = new RegExp(source, options.regex ? `${flags}mu` : flags);
-    return options.regex || options.caseSensitive === false
-      ? { regex }
-      : { regex, literal: Buffer.from(query, "utf8") };
+    const limitMs = options.regexTimeoutMs ?? REGEX_TIMEOUT_MS;
+    if (options.regex)
+      return {
+        regex,
+        limitMs,
+        guard: new RegexGuard(regex, matchLines, { maxText: MAX_LINE_TEXT, limitMs }),
+      };
+    return options.caseSensitive === false
+      ? { regex, limitMs }
+      : { regex, limitMs, literal: Buffer.from(query, "utf8") };
   } catch (error) {
     throw new WorkspaceError(
       "invalid-path",
@@ -173,6 +235,8 @@ function compileQuery(query: string, options: SearchOptions): Matcher {
 
 interface FileOutcome {
   matches: SearchMatch[];
+  /** Texts of a regex search handed to the worker (their matches come later). */
+  pieces: number;
   size: number;
   bytes: number;
   binary: boolean;
@@ -196,14 +260,21 @@ function scanFile(
     // No fstat: the walk saw a regular file, O_NOFOLLOW refuses a symlink swapped in since,
     // O_NONBLOCK keeps a FIFO from blocking, and reading a directory throws. One syscall
     // less per file is a tenth of a content search; the size is read only for a hit.
-    const outcome: FileOutcome = { matches: [], size: 0, bytes: 0, binary: false };
+    const outcome: FileOutcome = { matches: [], pieces: 0, size: 0, bytes: 0, binary: false };
     let position = 0;
     let carry: Buffer = EMPTY;
     let lineBase = 1;
     const scan = (chunk: Buffer, last: boolean) => {
       // Plain text not in the chunk: no decoding; its lines count only if more chunks follow.
       if (matcher.literal === undefined || chunk.indexOf(matcher.literal) !== -1) {
-        collect(chunk.toString("utf8"), matcher.regex, rel, lineBase, outcome.matches);
+        if (matcher.guard !== undefined) {
+          matcher.guard.add(chunk, rel, lineBase);
+          outcome.pieces++;
+        } else {
+          const text = chunk.toString("utf8");
+          for (const m of matchLines(text, matcher.regex, rel, lineBase, MAX_LINE_TEXT))
+            outcome.matches.push(m);
+        }
       }
       if (!last) lineBase += countNewlines(chunk);
     };
@@ -232,10 +303,11 @@ function scanFile(
     if (carry.length > 0) scan(carry, true);
     // The walk never follows symlinks; this catches a parent directory swapped for one since.
     // Checked only when there is something to report: nothing read elsewhere is ever shown.
-    if (outcome.matches.length > 0) {
+    // A regex search's texts are matched later, in the worker: checked whenever there are some.
+    if (outcome.matches.length > 0 || outcome.pieces > 0) {
       const real = descriptorPathSync(fd);
       if (real !== undefined && sandbox.relOf(real) !== rel) return undefined;
-      outcome.size = fstatSync(fd).size;
+      if (outcome.matches.length > 0) outcome.size = fstatSync(fd).size;
     }
     return outcome;
   } catch {
@@ -245,7 +317,18 @@ function scanFile(
   }
 }
 
-function collect(text: string, regex: RegExp, rel: string, lineBase: number, out: SearchMatch[]): void {
+/**
+ * The lines of `text` that `regex` matches, one match per line. Self-contained (no
+ * module-level names): {@link RegexGuard} compiles it again in its worker.
+ */
+function matchLines(
+  text: string,
+  regex: RegExp,
+  rel: string,
+  lineBase: number,
+  maxText: number,
+): SearchMatch[] {
+  const out: SearchMatch[] = [];
   regex.lastIndex = 0;
   let line = lineBase;
   let counted = 0;
@@ -262,12 +345,13 @@ function collect(text: string, regex: RegExp, rel: string, lineBase: number, out
       path: rel,
       line,
       column: m.index - start + 1,
-      text: full.length > MAX_LINE_TEXT ? `${full.slice(0, MAX_LINE_TEXT)}…` : full,
+      text: full.length > maxText ? `${full.slice(0, maxText)}…` : full,
     });
     // One match per line: continue after this line.
     regex.lastIndex = end + 1;
     if (end >= text.length) break;
   }
+  return out;
 }
 
 function countNewlines(chunk: Buffer): number {

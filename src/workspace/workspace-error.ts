@@ -12,7 +12,9 @@ export type WorkspaceErrorReason =
   | "too-large"
   | "exists"
   | "edit-failed"
-  | "race";
+  | "race"
+  /** A search regex ran past its time limit. */
+  | "too-slow";
 
 /**
  * A refused or failed workspace operation. `path` is the path as the caller gave it
