@@ -106,8 +106,8 @@ export class RegexGuard<M> {
 
   /** Adds a text of file `rel` (its bytes are copied): `lineBase` is its first line's number. */
   add(bytes: Uint8Array, rel: string, lineBase: number): void {
-    let target = (this.#bytes ??=
-      this.#spare.pop() ?? Buffer.allocUnsafeSlow(this.#batchBytes + 2 * 1024 * 1024));
+    this.#bytes ??= this.#spare.pop() ?? Buffer.allocUnsafeSlow(this.#batchBytes + 2 * 1024 * 1024);
+    let target = this.#bytes;
     if (this.#used + bytes.length > target.length) {
       // One file larger than what is left of the batch: the buffer grows.
       const grown = Buffer.allocUnsafeSlow(2 * (this.#used + bytes.length));
@@ -144,7 +144,8 @@ export class RegexGuard<M> {
     this.#pieces = [];
     this.#files = [];
     this.#fileStart = { used: 0, pieces: 0 };
-    const running = (this.#running ??= this.#start());
+    this.#running ??= this.#start();
+    const running = this.#running;
     const done = new Promise<FileMatches<M>[]>((resolve, reject) =>
       this.#inFlight.push({ seq, files, pieces, resolve, reject }),
     );
