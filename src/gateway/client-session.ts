@@ -1,5 +1,5 @@
-import { getEventListeners } from "node:events";
 import { McplexError, RpcError } from "../errors.js";
+import { abortListenerCount, slottedController } from "../upstream/abort-slots.js";
 import { toWireError } from "../upstream/rpc-connection.js";
 import type { Gateway } from "./gateway.js";
 import { envelopeVersion, readEnvelope, SERVED_LEGACY_VERSIONS } from "./protocol.js";
@@ -119,7 +119,7 @@ export class ClientSession {
       });
       return;
     }
-    const controller = this.#controllers.pop() ?? new AbortController();
+    const controller = this.#controllers.pop() ?? slottedController();
     this.#requests.set(id, controller);
     try {
       const modern = envelopeVersion(params) !== undefined;
@@ -183,7 +183,7 @@ export class ClientSession {
    */
   #recycle(controller: AbortController): void {
     if (controller.signal.aborted || this.#controllers.length >= 64) return;
-    if (CHECK_SIGNALS && getEventListeners(controller.signal, "abort").length > 0) {
+    if (CHECK_SIGNALS && abortListenerCount(controller.signal) > 0) {
       throw new Error("mcplex: a listener was left on a finished request's signal");
     }
     this.#controllers.push(controller);

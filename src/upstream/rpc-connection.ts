@@ -1,5 +1,6 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/client";
 import { AbortedError, ErrorCode, McplexError, RpcError, TimeoutError } from "../errors.js";
+import { offAbort, onAbort } from "./abort-slots.js";
 
 /** A progress notification's payload, as delivered to `onProgress`. */
 export interface Progress {
@@ -189,7 +190,7 @@ export class RpcConnection {
           const reason = signal.reason instanceof Error ? signal.reason.message : "aborted by the caller";
           this.#cancel(id, reason, stream);
         };
-        signal.addEventListener("abort", pending.onAbort, { once: true });
+        onAbort(signal, pending.onAbort);
       }
       this.#pending.set(id, pending);
       this.#transport.send(message, sendOptions).catch((error: unknown) => {
@@ -253,7 +254,7 @@ export class RpcConnection {
     const pending = this.#pending.get(id);
     if (pending === undefined) return;
     this.#pending.delete(id);
-    if (pending.onAbort !== undefined) pending.signal!.removeEventListener("abort", pending.onAbort);
+    if (pending.onAbort !== undefined) offAbort(pending.signal!, pending.onAbort);
     pending.reject(error);
   }
 
@@ -285,7 +286,7 @@ export class RpcConnection {
     const pending = this.#pending.get(id);
     if (pending === undefined) return; // late answer to a timed-out or cancelled request
     this.#pending.delete(id);
-    if (pending.onAbort !== undefined) pending.signal!.removeEventListener("abort", pending.onAbort);
+    if (pending.onAbort !== undefined) offAbort(pending.signal!, pending.onAbort);
     if (m.error !== undefined) {
       const e = m.error;
       pending.reject(
