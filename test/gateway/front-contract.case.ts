@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, type Transport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fileHasLine } from "../hub/transports/wait.js";
 import { COMMANDS, resultText, yamlConfig } from "../support/gateway.js";
 
 /**
@@ -25,8 +26,8 @@ export function frontContract(name: string, front: FrontUnderTest): void {
     await writeFile(
       config,
       yamlConfig({
-        fx: COMMANDS.fixture,
-        legacy: COMMANDS.legacyFixture,
+        fx: { ...COMMANDS.fixture, env: { FIXTURE_LOG: join(dir, "fx.log") } },
+        legacy: { ...COMMANDS.legacyFixture, env: { FIXTURE_LOG: join(dir, "legacy.log") } },
         everything: COMMANDS.everything,
         memory: { ...COMMANDS.memory, env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
       }),
@@ -91,6 +92,23 @@ export function frontContract(name: string, front: FrontUnderTest): void {
       // How many steps fit in 300 ms depends on the machine's load; at least one always does.
       expect(seen.length).toBeGreaterThanOrEqual(1);
       expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    });
+
+    it.each(["fx", "legacy"])("passes the client's cancellation on to the %s upstream", async (server) => {
+      const tag = `${name}-${mode}-${server}`.replace(/\W+/g, "_");
+      const controller = new AbortController();
+      let running!: () => void;
+      const started = new Promise<void>((resolve) => {
+        running = resolve;
+      });
+      const call = client.callTool(
+        { name: `${server}__slow`, arguments: { ms: 60_000, step: 50, tag } },
+        { signal: controller.signal, onprogress: () => running() },
+      );
+      await started; // the upstream is running the call: its progress came through
+      controller.abort();
+      await expect(call).rejects.toThrow();
+      await fileHasLine(join(dir, `${server}.log`), `cancelled ${tag}`);
     });
 
     it("routes elicitation from a 2026 and from a 2025 upstream to this client", async () => {
