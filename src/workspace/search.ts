@@ -67,10 +67,15 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  */
 export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Promise<SearchResult> {
   const matcher = options.query === undefined ? undefined : compileQuery(options.query, options);
+  // Cancelling stops a regex the worker is stuck on at once, not at the time limit.
+  const guard = matcher?.guard;
+  const stopWorker = () => guard?.close();
+  if (guard !== undefined) options.signal?.addEventListener("abort", stopWorker, { once: true });
   try {
     return await search(sandbox, options, matcher);
   } finally {
-    matcher?.guard?.close();
+    options.signal?.removeEventListener("abort", stopWorker);
+    guard?.close();
   }
 }
 
@@ -173,6 +178,7 @@ async function search(
     try {
       files = await batch;
     } catch (error) {
+      options.signal?.throwIfAborted();
       if (!(error instanceof RegexTimeoutError)) throw error;
       throw new WorkspaceError(
         "too-slow",

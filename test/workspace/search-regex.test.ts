@@ -84,4 +84,19 @@ describe("regex search", () => {
     ]);
     expect(few).toMatchObject({ truncated: true, truncatedBy: "maxResults" });
   });
+
+  it("stops a regex stuck in the worker when the search is cancelled, well before the limit", async () => {
+    const controller = new AbortController();
+    const search = searchFiles(sandbox, {
+      ...options,
+      query: "(a+)+$",
+      regex: true,
+      regexTimeoutMs: 600_000,
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(new Error("the client cancelled")), 50);
+    await expect(search).rejects.toThrow("the client cancelled");
+    const after = await searchFiles(sandbox, { ...options, query: "fine", regex: true });
+    expect(after.matches.map((m) => m.path)).toEqual(["evil.txt"]);
+  });
 });
