@@ -103,39 +103,26 @@ const fmt = (n: number) => n.toFixed(0).padStart(9);
 console.log(
   `echo tool, ${coresLabel}: ${CALLS} calls with ${IN_FLIGHT} in flight (median of 3 alternating rounds); p50 of ${SEQUENTIAL} sequential calls (alternating blocks)\n`,
 );
-console.log("                                      calls/s    p50 µs");
-console.log(`client → echo server                ${fmt(direct.callsPerSecond)} ${fmt(direct.p50)}`);
-console.log(`client → byte relay → echo          ${fmt(relay.callsPerSecond)} ${fmt(relay.p50)}`);
-console.log(`client → JSON relay → echo          ${fmt(jsonRelay.callsPerSecond)} ${fmt(jsonRelay.p50)}`);
-console.log(`client → mcplex → echo              ${fmt(hop.callsPerSecond)} ${fmt(hop.p50)}`);
-console.log(
-  `SDK v2 Client → echo server        ${fmt(sdkDirectResult.callsPerSecond)} ${fmt(sdkDirectResult.p50)}`,
-);
-console.log(
-  `SDK v2 Client → mcplex → echo      ${fmt(sdkHopResult.callsPerSecond)} ${fmt(sdkHopResult.p50)}`,
-);
+console.log(`${"".padEnd(34)} ${"calls/s".padStart(9)} ${"p50 µs".padStart(9)}`);
+const line = (label: string, m: Measured) =>
+  console.log(`${label.padEnd(34)} ${fmt(m.callsPerSecond)} ${fmt(m.p50)}`);
+line("client → echo server", direct);
+line("client → byte relay → echo", relay);
+line("client → JSON relay → echo", jsonRelay);
+line("client → mcplex → echo", hop);
+line("SDK v2 Client → echo server", sdkDirectResult);
+line("SDK v2 Client → mcplex → echo", sdkHopResult);
 console.log("");
-const row = (label: string, value: number, target: string) =>
-  console.log(`${label.padEnd(44)} ${value.toFixed(2).padStart(6)}   (${target})`);
-row("p50 through mcplex / direct", hop.p50 / direct.p50, "target <= 2.5");
-row("throughput through mcplex / direct", hop.callsPerSecond / direct.callsPerSecond, "target >= 0.40");
-row(
-  "SDK client: p50 through mcplex / direct",
-  sdkHopResult.p50 / sdkDirectResult.p50,
-  "what SDK clients see",
-);
-row(
-  "SDK client: throughput through mcplex / direct",
-  sdkHopResult.callsPerSecond / sdkDirectResult.callsPerSecond,
-  "what SDK clients see",
-);
-row("p50 through the byte relay / direct", relay.p50 / direct.p50, "floor of any extra process");
-row("throughput through the byte relay / direct", relay.callsPerSecond / direct.callsPerSecond, "floor");
-row("p50 through mcplex / JSON relay", hop.p50 / jsonRelay.p50, "mcplex's own cost");
-row(
-  "throughput through mcplex / JSON relay",
-  hop.callsPerSecond / jsonRelay.callsPerSecond,
-  "mcplex's own cost",
-);
+const row = (label: string, value: number, note: string) =>
+  console.log(`${label.padEnd(52)} ${value.toFixed(2).padStart(6)}   (${note})`);
+/** p50 and throughput of `path` against `base`. */
+const ratios = (what: string, path: Measured, base: Measured, p50Note: string, rateNote: string) => {
+  row(`p50 ${what}`, path.p50 / base.p50, p50Note);
+  row(`throughput ${what}`, path.callsPerSecond / base.callsPerSecond, rateNote);
+};
+ratios("through mcplex / direct", hop, direct, "target <= 2.5", "target >= 0.40");
+ratios("through mcplex / direct, SDK client", sdkHopResult, sdkDirectResult, "what SDK clients see", "ditto");
+ratios("through the byte relay / direct", relay, direct, "floor of any extra process", "floor");
+ratios("through mcplex / JSON relay", hop, jsonRelay, "mcplex's own cost", "mcplex's own cost");
 console.log("");
 alsoOnOneCore();
