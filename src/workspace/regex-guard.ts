@@ -75,7 +75,10 @@ export class RegexGuard<M> {
   readonly #limitMs: number;
   readonly #batchBytes: number;
   #running: Running | undefined;
+  /** Batches the worker has not answered yet, in the order sent. */
   readonly #inFlight: Batch<M>[] = [];
+  /** Their results, for {@link take}. */
+  readonly #pending: Promise<FileMatches<M>[]>[] = [];
   #seq = 0;
   #watchdog: NodeJS.Timeout | undefined;
   #watched = { key: -1, since: 0 };
@@ -138,7 +141,8 @@ export class RegexGuard<M> {
     if (this.#files.length === 0) return;
     const seq = ++this.#seq;
     const bytes = this.#bytes!;
-    const { files, pieces } = { files: this.#files, pieces: this.#pieces };
+    const files = this.#files;
+    const pieces = this.#pieces;
     this.#bytes = undefined;
     this.#used = 0;
     this.#pieces = [];
@@ -157,8 +161,6 @@ export class RegexGuard<M> {
     ]);
     this.#watch();
   }
-
-  readonly #pending: Promise<FileMatches<M>[]>[] = [];
 
   /** Batches sent and not yet taken. */
   get waiting(): number {
@@ -198,8 +200,9 @@ export class RegexGuard<M> {
 
   #onReply(reply: Reply<M>): void {
     if (this.#spare.length < 4) this.#spare.push(Buffer.from(reply.bytes.buffer));
-    const batch = this.#inFlight.shift();
-    if (batch === undefined || batch.seq !== reply.seq) return;
+    const at = this.#inFlight.findIndex((b) => b.seq === reply.seq);
+    if (at === -1) return;
+    const [batch] = this.#inFlight.splice(at, 1) as [Batch<M>];
     if (this.#inFlight.length === 0) this.#running?.port.unref();
     if (reply.error !== undefined) {
       batch.reject(new Error(reply.error));
