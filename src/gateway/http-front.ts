@@ -294,10 +294,12 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       ? undefined
       : attachWebSocketFront(gateway, server, { admit, maxBytes: maxBody });
 
+  const wanted = options.port ?? DEFAULT_PORT;
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? DEFAULT_PORT, host, () => {
-      server.off("error", reject);
+    const onError = (error: NodeJS.ErrnoException) => reject(listenError(error, host, wanted));
+    server.once("error", onError);
+    server.listen(wanted, host, () => {
+      server.off("error", onError);
       resolve();
     });
   });
@@ -334,4 +336,28 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       await closed;
     },
   };
+}
+
+/** Why the front could not listen, with what to do about it (instead of a stack trace). */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const at = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const known: Record<string, [string, string]> = {
+    EADDRINUSE: [
+      `${at} is already in use (another mcplex serve?)`,
+      "stop it, or choose another port with --port",
+    ],
+    EACCES: [
+      `not allowed to listen on ${at}`,
+      "ports below 1024 need privileges: choose another with --port",
+    ],
+    EADDRNOTAVAIL: [`${host} is not an address of this machine`, "use one of its addresses, or 127.0.0.1"],
+  };
+  const entry = error.code === undefined ? undefined : known[error.code];
+  if (entry === undefined) return error;
+  return new McplexError(
+    "INVALID_ARGUMENT",
+    `cannot listen: ${entry[0]}`,
+    { hint: entry[1] },
+    { cause: error },
+  );
 }

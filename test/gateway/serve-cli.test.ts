@@ -57,6 +57,15 @@ describe("mcplex serve --http --token", () => {
     expect(resultText((served.json as { result: unknown }).result)).toBe("echo: cli");
   });
 
+  it("explains a port already in use, without a stack trace", async () => {
+    const port = new URL(gw.url).port;
+    const result = await runCli(["serve", "--http", "--port", port, "--config", config], { timeout: 15_000 });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`mcplex: cannot listen: 127.0.0.1:${port} is already in use`);
+    expect(result.stderr).toContain("hint: stop it, or choose another port with --port");
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it("stops cleanly on SIGTERM and leaves no upstream process behind", async () => {
     const pids: number[] = [];
     for (const name of ["fx__pid", "legacy__pid"]) {
