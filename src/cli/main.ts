@@ -12,7 +12,11 @@ import { EXIT, printError, UsageError } from "./output.js";
 const HELP = `mcplex — one runtime for every MCP server an agent uses
 
 Usage:
-  mcplex serve --stdio [--config F] [--profile P]     serve the whole catalog as one MCP server
+  mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...]
+               [--config F] [--profile P] [--no-prefix] [--log-calls]
+                                                      serve the whole catalog as one MCP server
+                                                      (Streamable HTTP /mcp and WebSocket /ws on
+                                                      127.0.0.1:8420 by default)
   mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
   mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
@@ -51,7 +55,20 @@ async function main(argv: string[]): Promise<number> {
   if (run === undefined) {
     throw new UsageError(`unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(", ")}`);
   }
-  return run(rest);
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(HELP);
+    return EXIT.ok;
+  }
+  try {
+    return await run(rest);
+  } catch (error) {
+    // node:util parseArgs: an unknown option, a missing value, a stray argument.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS_")) {
+      throw new UsageError(`${command}: ${(error as Error).message}`);
+    }
+    throw error;
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -55,7 +55,16 @@ export class Sandbox {
 
   constructor(root: string, permissions: Permissions = new Permissions()) {
     this.givenRoot = path.resolve(root);
-    this.root = realpathSync(this.givenRoot);
+    try {
+      this.root = realpathSync(this.givenRoot);
+    } catch (error) {
+      throw new WorkspaceError(
+        "not-found",
+        `Workspace root ${root} does not exist or cannot be read (${(error as NodeJS.ErrnoException).code})`,
+        { path: root },
+        { cause: error },
+      );
+    }
     if (!statSync(this.root).isDirectory()) {
       throw new WorkspaceError("not-a-directory", `Workspace root ${root} is not a directory`, {
         path: root,

@@ -203,4 +203,26 @@ describe("mcplex usage", () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(/unknown command "frobnicate"/);
   });
+
+  it("explains an unknown option of a command with exit code 2, and no stack trace", async () => {
+    const { code, stderr } = await runCli(["list", "--bogus"]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^mcplex: list: Unknown option '--bogus'/);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("prints the usage for --help after a command", async () => {
+    const { code, stdout } = await runCli(["serve", "--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/mcplex serve \[--http \| --ws \| --stdio\]/);
+  });
+
+  it("names a workspace root that does not exist, without a stack trace", async () => {
+    const { code, stderr } = await runCli(["workspace", "--root", "/nonexistent/mcplex-root"], { input: "" });
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(
+      /Workspace root \/nonexistent\/mcplex-root does not exist or cannot be read \(ENOENT\)/,
+    );
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
 });
