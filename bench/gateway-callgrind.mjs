@@ -5,9 +5,10 @@
 // (instructions(N2) - instructions(N1)) / (N2 - N1), which leaves start-up out; every run
 // first makes 5000 calls, because the JIT's own work shows in the count for the first few
 // thousand calls (a 1000-vs-5000 window counted 159k per call, half of it TurboFan; after
-// the warm-up the same build counts 66k). With
-// `--in-flight 1` every message travels alone and the count moves less from run to run; with
-// more in flight (64 by default) it moves a little with how the messages happen to batch.
+// the warm-up the same build counts 66k). The measured calls go in rounds: `--in-flight`
+// requests (64 by default) written at once, all answered before the next round, so every
+// run batches alike (two runs side by side: 56,316 and 56,036); `--in-flight 1` sends every
+// message alone.
 //   npm run build && node bench/gateway-callgrind.mjs [N1] [N2] [--in-flight K]   (about 4 minutes)
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -80,8 +81,22 @@ async function instructions(calls) {
       }),
     );
   };
+  /** `count` calls in rounds of `inFlight` written at once, each round answered in full before the next. */
+  const lockstep = async (count, inFlight) => {
+    for (let done = 0; done < count; done += inFlight) {
+      const round = [];
+      let text = "";
+      for (let i = 0; i < Math.min(inFlight, count - done); i++) {
+        const n = ++id;
+        round.push(new Promise((resolve) => pending.set(n, resolve)));
+        text += `${JSON.stringify({ jsonrpc: "2.0", id: n, method: "tools/call", params: { name: "echo__echo", arguments: { message: "hi" } } })}\n`;
+      }
+      child.stdin.write(text);
+      await Promise.all(round);
+    }
+  };
   await run(WARM, 64);
-  await run(calls, IN_FLIGHT);
+  await lockstep(calls, IN_FLIGHT);
   child.stdin.end();
   await new Promise((resolve) => child.on("close", resolve));
   const file = readdirSync(dir).find((f) => f.startsWith(`cg.${calls}`));
