@@ -132,6 +132,7 @@ const row = (label: string, value: number, target: string) =>
 row("mcplex / SDK throughput", hubResult.callsPerSecond / sdkResult.callsPerSecond, ">= 3");
 row("mcplex / raw pipe throughput", hubResult.callsPerSecond / floor.callsPerSecond, ">= 0.40");
 row("mcplex / SDK sequential p50", hubResult.p50 / sdkResult.p50, "<= 0.5");
+row("raw pipe / SDK sequential p50", floor.p50 / sdkResult.p50, "info: the floor of the row above");
 
 if (!process.argv.includes("--one-core")) {
   // 20 servers that each take 100..1000 ms before they answer (slow to start, not busy): a
