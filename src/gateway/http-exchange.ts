@@ -31,15 +31,7 @@ export class HttpExchange {
   /** Sends a message that comes before the final response (dropped if the client takes JSON only). */
   event(message: WireMessage): void {
     if (this.#done || !this.#sseAllowed) return;
-    if (!this.#streaming) {
-      this.#streaming = true;
-      this.#res.writeHead(200, {
-        ...this.#headers,
-        "content-type": "text/event-stream",
-        "cache-control": "no-cache",
-        "x-accel-buffering": "no",
-      });
-    }
+    this.#startStream();
     this.#res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
 
@@ -62,16 +54,20 @@ export class HttpExchange {
 
   /** Keeps an SSE stream open (long-lived listens): starts it now. */
   open(): void {
-    if (!this.#streaming) {
-      this.#streaming = true;
-      this.#res.writeHead(200, {
-        ...this.#headers,
-        "content-type": "text/event-stream",
-        "cache-control": "no-cache",
-        "x-accel-buffering": "no",
-      });
-      this.#res.flushHeaders();
-    }
+    if (this.#startStream()) this.#res.flushHeaders();
+  }
+
+  /** Starts the SSE response unless it has started; `true` when it starts now. */
+  #startStream(): boolean {
+    if (this.#streaming) return false;
+    this.#streaming = true;
+    this.#res.writeHead(200, {
+      ...this.#headers,
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    });
+    return true;
   }
 
   /** Ends without a response (a stream the client or the gateway closes). */
