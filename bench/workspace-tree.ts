@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { rng } from "../test/support/rng.js";
 
 /** Bumped whenever the generator changes, so a stale tree is never reused. */
 const VERSION = 1;
@@ -68,18 +69,6 @@ export function ensureTree(dir = defaultTreeDir(), log: (line: string) => void =
   writeFileSync(marker, JSON.stringify(manifest, null, 2));
   log(`generated in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   return manifest;
-}
-
-/** mulberry32: small, fast, and the same sequence everywhere. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = (
@@ -179,7 +168,7 @@ function plan(rand: () => number): Planned[] {
 }
 
 function generate(root: string): TreeManifest {
-  const rand = prng(0x5eed);
+  const rand = rng(0x5eed);
   const pool = makeLinePool(rand);
   const files = plan(rand);
   const needles: NeedlePlace[] = [];

@@ -23,17 +23,7 @@ export function server(name: string, tools: string[], extra: Partial<ServerSnaps
   return { server: name, state: "ready", tools: tools.map((t) => tool(t)), ...extra };
 }
 
-/** Deterministic PRNG (mulberry32) so property-style tests are reproducible. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng } from "../support/rng.js";
 
 const UGLY = [
   ..."abcXYZ019_-",

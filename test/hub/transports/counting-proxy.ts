@@ -4,7 +4,8 @@
  * Bodies stream both ways; a client that goes away takes its upstream request down with it.
  */
 import { createServer, request } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { OpenCount, socketsOf } from "../../support/open-count.js";
 
 export interface CountingProxy {
   /** `http://127.0.0.1:<port>`; paths are passed on as they are. */
@@ -18,18 +19,9 @@ export interface CountingProxy {
 
 export async function startCountingProxy(target: string): Promise<CountingProxy> {
   const upstream = new URL(target);
-  let open = 0;
-  let idleWaiters: Array<() => void> = [];
-  const sockets = new Set<Socket>();
+  const requests = new OpenCount();
   const server = createServer((req, res) => {
-    open++;
-    res.once("close", () => {
-      open--;
-      if (open > 0) return;
-      const waiters = idleWaiters;
-      idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    });
+    requests.track(res);
     const out = request(
       {
         host: upstream.hostname,
@@ -50,18 +42,15 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
     res.once("close", () => out.destroy());
     req.pipe(out);
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
+  const sockets = socketsOf(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
     get open() {
-      return open;
+      return requests.open;
     },
-    idle: () => (open === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
+    idle: () => requests.idle(),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
