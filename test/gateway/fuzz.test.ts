@@ -46,6 +46,17 @@ function report(front: string, sent: number, tally: Tally, kinds: Tally): void {
 }
 
 /** The class of a JSON-RPC message: `error <code>`, `result`, or `notification <method>`. */
+/** An answer goes to the probe waiting on its id; anything else is tallied by kind. */
+function deliver(message: unknown, waiting: Map<string, (message: unknown) => void>, tally: Tally): void {
+  const id = (message as { id?: unknown }).id;
+  const resolve = typeof id === "string" ? waiting.get(id) : undefined;
+  if (resolve === undefined) add(tally, classOf(message));
+  else {
+    waiting.delete(id as string);
+    resolve(message);
+  }
+}
+
 function classOf(message: unknown): string {
   if (typeof message !== "object" || message === null) return "not-an-object";
   const m = message as { error?: { code?: unknown }; result?: unknown; method?: unknown };
@@ -184,12 +195,7 @@ describe("fuzzing the HTTP and WebSocket fronts of mcplex serve --http", () => {
           add(tally, "not-json");
           return;
         }
-        const id = (message as { id?: unknown }).id;
-        const resolve = typeof id === "string" ? waiting.get(id) : undefined;
-        if (resolve !== undefined) {
-          waiting.delete(id as string);
-          resolve(message);
-        } else add(tally, classOf(message));
+        deliver(message, waiting, tally);
       });
       socket.on("close", (code) => add(tally, `close ${code}`));
       socket.on("error", () => {});
@@ -248,12 +254,7 @@ describe("fuzzing mcplex serve --stdio", () => {
         add(tally, `not-json stdout: ${line.slice(0, 60)}`);
         return;
       }
-      const id = (message as { id?: unknown }).id;
-      const resolve = typeof id === "string" ? waiting.get(id) : undefined;
-      if (resolve !== undefined) {
-        waiting.delete(id as string);
-        resolve(message);
-      } else add(tally, classOf(message));
+      deliver(message, waiting, tally);
     });
     const exited = once(child, "exit");
     const write = (data: Buffer | string) =>

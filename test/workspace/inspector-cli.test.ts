@@ -52,32 +52,11 @@ describe("the MCP Inspector CLI against mcplex workspace over stdio", () => {
   it("lists the tools and calls read_file, list_directory and search_files", async () => {
     const tools = (await inspector(["--method", "tools/list"])).tools as Array<{ name: string }>;
     expect(tools.map((t) => t.name).sort()).toEqual(["list_directory", "read_file", "search_files"]);
-    const read = await inspector([
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "read_file",
-      "--tool-arg",
-      "path=docs/guide.md",
-    ]);
-    expect(JSON.stringify(read)).toContain("The needle is here.");
-    const listed = await inspector([
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "list_directory",
-      "--tool-arg",
-      "path=docs",
-    ]);
-    expect(JSON.stringify(listed)).toContain("guide.md");
-    const found = await inspector([
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "search_files",
-      "--tool-arg",
-      "query=needle",
-    ]);
+    const call = (tool: string, arg: string) =>
+      inspector(["--method", "tools/call", "--tool-name", tool, "--tool-arg", arg]);
+    expect(JSON.stringify(await call("read_file", "path=docs/guide.md"))).toContain("The needle is here.");
+    expect(JSON.stringify(await call("list_directory", "path=docs"))).toContain("guide.md");
+    const found = await call("search_files", "query=needle");
     expect(JSON.stringify(found)).toContain("docs/guide.md");
   });
 
