@@ -1,7 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
 import type { CallOptions, Hub } from "../hub.js";
-import { META } from "../upstream/negotiate.js";
+import { META, SERVER_REQUEST_CAPABILITIES } from "../upstream/negotiate.js";
 import type { ServerRequestHandler } from "../upstream/upstream.js";
 import { InputParking } from "./input-parking.js";
 import {
@@ -11,7 +11,7 @@ import {
   MODERN_ONLY_METHODS,
   SERVED_MODERN_VERSIONS,
 } from "./protocol.js";
-import { capabilityFor, type RequestContext } from "./request-context.js";
+import type { RequestContext } from "./request-context.js";
 
 type Params = Record<string, unknown>;
 type Result = Record<string, unknown>;
@@ -307,7 +307,7 @@ function legacy(result: Result): Result {
 /** Server requests from upstream go straight to a 2025 client that declared the capability. */
 function legacyClientHandler(ctx: RequestContext): ServerRequestHandler {
   return async (request) => {
-    const capability = capabilityFor(request.method);
+    const capability = SERVER_REQUEST_CAPABILITIES.get(request.method);
     if (
       ctx.requestClient === undefined ||
       (capability !== undefined && ctx.clientCapabilities[capability] === undefined)

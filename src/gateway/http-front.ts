@@ -18,7 +18,7 @@ import {
 import { LegacyHttpSessions } from "./legacy-http.js";
 import { GatewayMetrics, healthReport } from "./metrics.js";
 import { type Caller, serveModernPost } from "./modern-post.js";
-import { DEFAULT_PORT, envelopeVersion, SERVED_MODERN_VERSIONS } from "./protocol.js";
+import { DEFAULT_PORT, envelopeVersion, parseErrorAnswer, SERVED_MODERN_VERSIONS } from "./protocol.js";
 import { ConcurrencyLimiter, RateLimiter } from "./rate-limiter.js";
 import { attachWebSocketFront } from "./ws-front.js";
 
@@ -196,7 +196,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     try {
       message = JSON.parse(body.toString("utf8"));
     } catch (error) {
-      return sendRpcError(res, 400, null, -32700, `Parse error: ${(error as Error).message}`);
+      const { code, message } = parseErrorAnswer(error).error;
+      return sendRpcError(res, 400, null, code, message);
     }
     if (Array.isArray(message)) {
       return sendRpcError(

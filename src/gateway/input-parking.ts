@@ -1,8 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { RpcError } from "../errors.js";
+import { SERVER_REQUEST_CAPABILITIES } from "../upstream/negotiate.js";
 import type { ServerRequest, ServerRequestHandler } from "../upstream/upstream.js";
 import { MISSING_CLIENT_CAPABILITY } from "./protocol.js";
-import { capabilityFor } from "./request-context.js";
 
 /** How long a call waiting for a client's input is kept before it is cancelled. */
 const DEFAULT_PARK_MS = 10 * 60_000;
@@ -118,7 +118,7 @@ export class InputParking {
   ): Promise<Record<string, unknown>> {
     const parked = new ParkedCall(method, name);
     const handler: ServerRequestHandler = (request) => {
-      const capability = capabilityFor(request.method);
+      const capability = SERVER_REQUEST_CAPABILITIES.get(request.method);
       if (capability !== undefined && capabilities[capability] === undefined) {
         parked.missingCapability ??= capability;
         return Promise.reject(

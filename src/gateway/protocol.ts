@@ -1,4 +1,4 @@
-import { RpcError } from "../errors.js";
+import { ErrorCode, RpcError } from "../errors.js";
 import { LEGACY_PROTOCOL_VERSIONS, META, MODERN_PROTOCOL_VERSION } from "../upstream/negotiate.js";
 
 /** The default port of `mcplex serve --http`. */
@@ -94,4 +94,18 @@ export function logPasses(level: unknown, min: string | undefined): boolean {
   if (min === undefined) return false;
   const at = LOG_LEVELS.indexOf(String(level));
   return at === -1 || at >= LOG_LEVELS.indexOf(min);
+}
+
+/** The answer to a message that is not JSON, on every front (id null: none could be read). */
+export function parseErrorAnswer(error: unknown): {
+  jsonrpc: "2.0";
+  id: null;
+  error: { code: number; message: string };
+} {
+  const reason = error instanceof Error ? error.message : String(error);
+  return {
+    jsonrpc: "2.0",
+    id: null,
+    error: { code: ErrorCode.ParseError, message: `Parse error: ${reason}` },
+  };
 }

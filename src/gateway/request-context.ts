@@ -26,17 +26,3 @@ export interface RequestContext {
     signal: AbortSignal,
   ): Promise<Record<string, unknown>>;
 }
-
-/** The capability a client must declare to be asked a server-to-client request. */
-export function capabilityFor(method: string): string | undefined {
-  switch (method) {
-    case "sampling/createMessage":
-      return "sampling";
-    case "elicitation/create":
-      return "elicitation";
-    case "roots/list":
-      return "roots";
-    default:
-      return undefined;
-  }
-}

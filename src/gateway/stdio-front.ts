@@ -2,6 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import { coalescingWriter, LineSplitter } from "../upstream/newline-framing.js";
 import type { ClientSession } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
+import { parseErrorAnswer } from "./protocol.js";
 
 /** Options of {@link serveGatewayStdio}. */
 export interface StdioFrontOptions {
@@ -40,9 +41,7 @@ export function serveGatewayStdio(
     try {
       message = JSON.parse(line);
     } catch (error) {
-      write(
-        `${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(error as Error).message}` } })}\n`,
-      );
+      write(`${JSON.stringify(parseErrorAnswer(error))}\n`);
       return;
     }
     session.receive(message);

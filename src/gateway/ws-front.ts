@@ -4,6 +4,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import type { Gateway } from "./gateway.js";
 import type { Refusal } from "./http-front.js";
 import type { Caller } from "./modern-post.js";
+import { parseErrorAnswer } from "./protocol.js";
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Bad Request",
@@ -62,13 +63,7 @@ export function attachWebSocketFront(
         try {
           message = JSON.parse(isBinary ? Buffer.from(data as Buffer).toString("utf8") : data.toString());
         } catch (error) {
-          ws.send(
-            JSON.stringify({
-              jsonrpc: "2.0",
-              id: null,
-              error: { code: -32700, message: `Parse error: ${(error as Error).message}` },
-            }),
-          );
+          ws.send(JSON.stringify(parseErrorAnswer(error)));
           return;
         }
         session.receive(message);

@@ -18,6 +18,17 @@ export const META = {
   logLevel: "io.modelcontextprotocol/logLevel",
 } as const;
 
+/**
+ * The requests a 2025 server may send its client (sampling, elicitation, roots), each with
+ * the client capability it needs: the upstream accepts only these, and the gateway asks a
+ * client only when it declared the capability.
+ */
+export const SERVER_REQUEST_CAPABILITIES: ReadonlyMap<string, string> = new Map([
+  ["sampling/createMessage", "sampling"],
+  ["elicitation/create", "elicitation"],
+  ["roots/list", "roots"],
+]);
+
 /** JSON-RPC error a 2026 server answers with when it does not speak the requested revision. */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 

@@ -10,7 +10,7 @@ import { Backoff } from "./backoff.js";
 import { ChangeFeed } from "./change-feed.js";
 import { type Connected, connect } from "./connect.js";
 import { fetchLists } from "./list-all.js";
-import { type Implementation, META } from "./negotiate.js";
+import { type Implementation, META, SERVER_REQUEST_CAPABILITIES } from "./negotiate.js";
 import { type ParamHeader, paramHeaders } from "./param-headers.js";
 import type { RpcRequestOptions } from "./rpc-connection.js";
 import { redacted, unavailable } from "./upstream-errors.js";
@@ -28,8 +28,6 @@ import {
 /** Consecutive failures after which the breaker opens: retries slow to once every 5 minutes. */
 const BREAKER_THRESHOLD = 8;
 const BREAKER_DELAY_MS = 5 * 60_000;
-
-const SERVER_REQUEST_METHODS = new Set(["sampling/createMessage", "elicitation/create", "roots/list"]);
 
 /**
  * One server connection: connects, negotiates, lists, reconnects with backoff after
@@ -285,7 +283,7 @@ export class Upstream {
     params: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<unknown> {
-    if (!SERVER_REQUEST_METHODS.has(method)) {
+    if (!SERVER_REQUEST_CAPABILITIES.has(method)) {
       throw new RpcError(-32601, `Method not found: ${method}`);
     }
     const handler = this.#options.onServerRequest?.();
