@@ -4,14 +4,15 @@ import { Hub } from "../hub.js";
 
 /**
  * Loads the config, starts a hub, and makes sure it is closed (children stopped)
- * on SIGINT/SIGTERM as well as after `run` returns.
+ * on SIGINT/SIGTERM as well as after `run` returns. `onHub` sees the hub before it starts.
  */
 export async function withHub<T>(
-  options: { config?: string; startLazy?: boolean },
+  options: { config?: string; startLazy?: boolean; onHub?: (hub: Hub) => void },
   run: (hub: Hub, config: McplexConfig) => Promise<T>,
 ): Promise<T> {
   const config = await loadConfig(options.config === undefined ? {} : { config: options.config });
   const hub = new Hub({ config });
+  options.onHub?.(hub);
   const stop = (signal: NodeJS.Signals) => {
     void hub.close().finally(() => process.kill(process.pid, signal));
   };

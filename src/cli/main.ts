@@ -3,6 +3,7 @@ import { McplexError } from "../errors.js";
 import { callCommand } from "./commands/call.js";
 import { chatCommand } from "./commands/chat.js";
 import { configCommand } from "./commands/config.js";
+import { doctorCommand } from "./commands/doctor.js";
 import { listCommand } from "./commands/list.js";
 import { secretsCommand } from "./commands/secrets.js";
 import { serveCommand } from "./commands/serve.js";
@@ -22,6 +23,8 @@ Usage:
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
               [--config F] [--profile P] [--json]
   mcplex config check [--config F] [--json]           validate a config without connecting
+  mcplex doctor [--config F] [--port P] [--json]      start every server and check what mcplex needs,
+                                                      saying what to fix
   mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
 
@@ -29,13 +32,14 @@ Config: --config FILE, else mcplex.yaml|yml|json in this directory, else a read-
 workspace server on this directory. Claude Desktop / Cursor "mcpServers" and VS Code
 "servers" files are read as they are.
 
-Exit codes: 0 ok, 1 the tool returned an error, 2 usage or config error, 3 server unavailable.`;
+Exit codes: 0 ok, 1 the tool returned an error, 2 usage or config error, 3 server (or LLM) unavailable.`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   list: listCommand,
   call: callCommand,
   chat: chatCommand,
   config: configCommand,
+  doctor: doctorCommand,
   secrets: secretsCommand,
   serve: serveCommand,
   workspace: workspaceCommand,

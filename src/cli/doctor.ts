@@ -1,0 +1,299 @@
+import { createServer } from "node:net";
+import { type LlmFlags, resolveLlmConfig } from "../agent/llm-config.js";
+import { checkConfig, type ServerSummary } from "../config/check-config.js";
+import { redact } from "../config/redact.js";
+import type { McplexConfig } from "../config/types.js";
+import { ConfigError } from "../errors.js";
+import { DEFAULT_PORT } from "../gateway/protocol.js";
+import type { Hub } from "../hub.js";
+import { withHub } from "./hub-session.js";
+
+/** How one check came out: `warn` works but deserves a look; `fail` is something that does not work. */
+export type CheckStatus = "ok" | "warn" | "fail" | "skip";
+
+/** One line of `mcplex doctor`. */
+export interface Check {
+  area: "node" | "config" | "server" | "catalog" | "serve" | "llm";
+  status: CheckStatus;
+  message: string;
+  /** What to do about it. */
+  hint?: string;
+  /** The server a `server` check is about. */
+  server?: string;
+}
+
+export interface DoctorOptions {
+  config?: string;
+  /** Where `mcplex serve` would listen. Default 127.0.0.1 and {@link DEFAULT_PORT}. */
+  host?: string;
+  port?: number;
+  /** LLM flags, as `mcplex chat` takes them. */
+  llm?: LlmFlags;
+  env?: Record<string, string | undefined>;
+  /** Milliseconds the LLM endpoint gets to answer `GET /models`. Default 5000. */
+  llmTimeout?: number;
+}
+
+/** The first Node major mcplex supports. */
+const NODE_MAJOR = 20;
+/** A server whose start took more than this share of its `startTimeout` is flagged. */
+const SLOW_START_SHARE = 0.5;
+/** The tool limit of OpenAI's chat API, which `mcplex chat` works around by searching. */
+const PROVIDER_TOOL_LIMIT = 128;
+
+/**
+ * Everything `mcplex doctor` checks, in order: Node, the config, every enabled server
+ * started for real (lazy ones too), the merged catalog, the port `mcplex serve` would
+ * take, and the LLM endpoint `mcplex chat` would use. Never throws for what it checks:
+ * each problem is a `fail` check with a hint.
+ */
+export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
+  const env = options.env ?? process.env;
+  const checks: Check[] = [nodeCheck()];
+  const configured = await checkConfig({
+    ...(options.config === undefined ? {} : { config: options.config }),
+    env,
+  });
+  let config: McplexConfig | undefined;
+  if (!configured.ok) {
+    const { error } = configured;
+    checks.push({
+      area: "config",
+      status: "fail",
+      message: error.message,
+      hint: error.hint ?? "Run `mcplex config check` for every problem in the file.",
+    });
+    for (const issue of configured.issues.slice(1)) {
+      checks.push({ area: "config", status: "fail", message: `${issue.path}: ${issue.message}` });
+    }
+  } else {
+    const { summary } = configured;
+    const enabled = summary.servers.filter((s) => s.enabled).length;
+    checks.push({
+      area: "config",
+      status: "ok",
+      message:
+        summary.format === "default"
+          ? `no config file here: the embedded default, ${summary.servers.map((s) => s.target).join(", ")}`
+          : `${summary.source} (${summary.format}): ${count(summary.servers.length, "server")}, ${enabled} enabled`,
+    });
+    for (const warning of summary.warnings) {
+      checks.push({ area: "config", status: "warn", message: `${warning.path}: ${warning.message}` });
+    }
+    await withHub(
+      {
+        ...(options.config === undefined ? {} : { config: options.config }),
+        startLazy: true,
+        onHub: (hub) => startTimes(hub),
+      },
+      async (hub, loaded) => {
+        config = loaded;
+        checks.push(...serverChecks(hub, loaded, summary.servers), ...catalogChecks(hub));
+      },
+    );
+  }
+  checks.push(await portCheck(options.host ?? "127.0.0.1", options.port ?? DEFAULT_PORT));
+  checks.push(await llmCheck(config, options, env));
+  return checks;
+}
+
+function nodeCheck(): Check {
+  const version = process.versions.node;
+  if (Number(version.split(".")[0]) >= NODE_MAJOR) {
+    return { area: "node", status: "ok", message: `Node ${version}` };
+  }
+  return {
+    area: "node",
+    status: "fail",
+    message: `Node ${version} is too old: mcplex needs Node ${NODE_MAJOR} or newer`,
+    hint: `Install Node ${NODE_MAJOR} or newer (https://nodejs.org, or nvm install ${NODE_MAJOR}).`,
+  };
+}
+
+/** Milliseconds from the hub's start to each server's first `ready`, filled in as they come. */
+const readyAfter = new WeakMap<Hub, Map<string, number>>();
+
+function startTimes(hub: Hub): void {
+  const start = performance.now();
+  const times = new Map<string, number>();
+  readyAfter.set(hub, times);
+  hub.on((event) => {
+    if (event.type === "server-state" && event.state === "ready" && !times.has(event.server)) {
+      times.set(event.server, Math.round(performance.now() - start));
+    }
+  });
+}
+
+function serverChecks(hub: Hub, config: McplexConfig, summaries: readonly ServerSummary[]): Check[] {
+  const times = readyAfter.get(hub);
+  return hub.servers().map((server): Check => {
+    const name = server.name;
+    if (!server.enabled) {
+      return { area: "server", server: name, status: "skip", message: "disabled in the config" };
+    }
+    if (server.state !== "ready") {
+      return {
+        area: "server",
+        server: name,
+        status: "fail",
+        message: server.error ?? `${server.state}, with no error reported`,
+        hint: server.error?.includes("did not finish starting")
+          ? `Raise startTimeout for ${name} if it is only slow, or ${lowerFirst(byHand(summaries.find((s) => s.name === name)))}`
+          : byHand(summaries.find((s) => s.name === name)),
+      };
+    }
+    const resources = hub.resources().filter((r) => r.server === name).length;
+    const prompts = hub.prompts().filter((p) => p.server === name).length;
+    const counts = `${count(server.tools, "tool")}, ${count(resources, "resource")}, ${count(prompts, "prompt")}`;
+    const ms = times?.get(name);
+    const limit = config.servers.find((s) => s.name === name)?.startTimeout;
+    const message = `ready${ms === undefined ? "" : ` in ${ms} ms`}: ${server.protocolVersion ?? "?"} over ${server.transport}; ${counts}`;
+    if (ms !== undefined && limit !== undefined && ms > limit * SLOW_START_SHARE) {
+      return {
+        area: "server",
+        server: name,
+        status: "warn",
+        message: `${message}; slow to start (its startTimeout is ${limit} ms)`,
+        hint: `Raise startTimeout for ${name}, or mark it lazy: true so it starts on first use.`,
+      };
+    }
+    return { area: "server", server: name, status: "ok", message };
+  });
+}
+
+/** What to try when a server does not start. */
+function byHand(summary: ServerSummary | undefined): string {
+  if (summary?.transport === "stdio")
+    return `Run its command by hand to see what it prints: ${summary.target}`;
+  if (summary !== undefined && summary.transport !== "workspace") {
+    return `Check that ${summary.target} is up and that its URL and headers are right.`;
+  }
+  return "Run `mcplex list` for its state and error.";
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/** "1 tool", "2 tools". */
+function count(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? "" : "s"}`;
+}
+
+function catalogChecks(hub: Hub): Check[] {
+  const tools = hub.tools().length;
+  let message = `${count(tools, "tool")}, ${count(hub.resources().length, "resource")}, ${count(hub.prompts().length, "prompt")}`;
+  if (tools > PROVIDER_TOOL_LIMIT) {
+    message += `; more tools than OpenAI's API takes (${PROVIDER_TOOL_LIMIT}), so mcplex chat lets the model search them`;
+  }
+  const checks: Check[] = [{ area: "catalog", status: "ok", message }];
+  for (const collision of hub.catalog.collisions()) {
+    const members = collision.members.map((m) => `${m.server}/${m.originalName} → ${m.exposedName}`);
+    checks.push({
+      area: "catalog",
+      status: "warn",
+      message: `${collision.kind} name "${collision.name}" is claimed by several: ${members.join(", ")}`,
+      hint: "Give the servers distinct prefixes, or filter the tool you do not need.",
+    });
+  }
+  return checks;
+}
+
+/** Whether `mcplex serve` could listen where it would. */
+function portCheck(host: string, port: number): Promise<Check> {
+  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      const hint =
+        error.code === "EADDRINUSE"
+          ? `Stop what listens there (another mcplex serve?), or serve elsewhere: mcplex serve --port ${port + 1}.`
+          : error.code === "EACCES"
+            ? "Ports below 1024 need privileges: choose --port 1024 or above."
+            : "Check --host: the machine must have that address.";
+      resolve({
+        area: "serve",
+        status: "warn",
+        message: `mcplex serve cannot listen on ${where}: ${error.code ?? error.message}`,
+        hint,
+      });
+    });
+    server.listen({ host, port, exclusive: true }, () => {
+      server.close(() =>
+        resolve({ area: "serve", status: "ok", message: `${where} is free for mcplex serve` }),
+      );
+    });
+  });
+}
+
+/** Whether the endpoint `mcplex chat` would use answers, takes the key and lists the model. */
+async function llmCheck(
+  config: McplexConfig | undefined,
+  options: DoctorOptions,
+  env: Record<string, string | undefined>,
+): Promise<Check> {
+  let llm: ReturnType<typeof resolveLlmConfig>;
+  try {
+    llm = resolveLlmConfig({ config: config?.llm, flags: options.llm, env });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const nothing = config?.llm === undefined && !env.MCPLEX_LLM_BASE_URL && !options.llm?.baseUrl;
+    return {
+      area: "llm",
+      status: nothing ? "skip" : "warn",
+      message: nothing ? "no LLM endpoint configured (only mcplex chat needs one)" : error.message,
+      ...(error.hint === undefined ? {} : { hint: error.hint }),
+    };
+  }
+  const where = redact(llm.baseUrl, config?.secrets ?? []);
+  let response: Response;
+  try {
+    response = await fetch(`${llm.baseUrl}/models`, {
+      headers: llm.apiKey === undefined ? {} : { authorization: `Bearer ${llm.apiKey}` },
+      signal: AbortSignal.timeout(options.llmTimeout ?? 5000),
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const reason =
+      (error as Error).name === "TimeoutError"
+        ? `no answer within ${options.llmTimeout ?? 5000} ms`
+        : (cause?.code ?? cause?.message ?? (error as Error).message);
+    return {
+      area: "llm",
+      status: "fail",
+      message: `${where} does not answer: ${reason}`,
+      hint: "Check the base URL and that the LLM server is running (e.g. ollama serve).",
+    };
+  }
+  if (response.status === 401 || response.status === 403) {
+    return {
+      area: "llm",
+      status: "fail",
+      message: `${where} refused the API key (HTTP ${response.status})`,
+      hint:
+        llm.apiKey === undefined
+          ? "Set MCPLEX_LLM_API_KEY, or llm.apiKey in the config from the secret store (mcplex secrets set)."
+          : "Check MCPLEX_LLM_API_KEY or llm.apiKey: the endpoint does not accept it.",
+    };
+  }
+  if (!response.ok) {
+    return {
+      area: "llm",
+      status: "warn",
+      message: `${where} answers, but GET /models gave HTTP ${response.status}, so the model could not be checked`,
+    };
+  }
+  const body = (await response.json().catch(() => undefined)) as
+    | { data?: Array<{ id?: unknown }> }
+    | undefined;
+  const models = (body?.data ?? []).map((m) => String(m.id));
+  if (models.length > 0 && !models.includes(llm.model)) {
+    return {
+      area: "llm",
+      status: "warn",
+      message: `${where} answers, but does not list the model "${llm.model}"`,
+      hint: `It lists: ${models.slice(0, 8).join(", ")}${models.length > 8 ? ", ..." : ""}. Pass --model or set llm.model.`,
+    };
+  }
+  return { area: "llm", status: "ok", message: `${where} answers; model ${llm.model}` };
+}
