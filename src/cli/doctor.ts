@@ -29,6 +29,7 @@ export interface DoctorOptions {
   port?: number;
   /** LLM flags, as `mcplex chat` takes them. */
   llm?: LlmFlags;
+  /** Variables for the config's `${VAR}` and the `MCPLEX_LLM_*` settings. Default `process.env`. */
   env?: Record<string, string | undefined>;
   /** Milliseconds the LLM endpoint gets to answer `GET /models`. Default 5000. */
   llmTimeout?: number;
@@ -80,15 +81,19 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
     for (const warning of summary.warnings) {
       checks.push({ area: "config", status: "warn", message: `${warning.path}: ${warning.message}` });
     }
+    let times = new Map<string, number>();
     await withHub(
       {
         ...(options.config === undefined ? {} : { config: options.config }),
+        env,
         startLazy: true,
-        onHub: (hub) => startTimes(hub),
+        onHub: (hub) => {
+          times = readyTimes(hub);
+        },
       },
       async (hub, loaded) => {
         config = loaded;
-        checks.push(...serverChecks(hub, loaded, summary.servers), ...catalogChecks(hub));
+        checks.push(...serverChecks(hub, loaded, summary.servers, times), ...catalogChecks(hub));
       },
     );
   }
@@ -111,21 +116,23 @@ function nodeCheck(): Check {
 }
 
 /** Milliseconds from the hub's start to each server's first `ready`, filled in as they come. */
-const readyAfter = new WeakMap<Hub, Map<string, number>>();
-
-function startTimes(hub: Hub): void {
+function readyTimes(hub: Hub): Map<string, number> {
   const start = performance.now();
   const times = new Map<string, number>();
-  readyAfter.set(hub, times);
   hub.on((event) => {
     if (event.type === "server-state" && event.state === "ready" && !times.has(event.server)) {
       times.set(event.server, Math.round(performance.now() - start));
     }
   });
+  return times;
 }
 
-function serverChecks(hub: Hub, config: McplexConfig, summaries: readonly ServerSummary[]): Check[] {
-  const times = readyAfter.get(hub);
+function serverChecks(
+  hub: Hub,
+  config: McplexConfig,
+  summaries: readonly ServerSummary[],
+  times: ReadonlyMap<string, number>,
+): Check[] {
   return hub.servers().map((server): Check => {
     const name = server.name;
     if (!server.enabled) {
@@ -145,7 +152,7 @@ function serverChecks(hub: Hub, config: McplexConfig, summaries: readonly Server
     const resources = hub.resources().filter((r) => r.server === name).length;
     const prompts = hub.prompts().filter((p) => p.server === name).length;
     const counts = `${count(server.tools, "tool")}, ${count(resources, "resource")}, ${count(prompts, "prompt")}`;
-    const ms = times?.get(name);
+    const ms = times.get(name);
     const limit = config.servers.find((s) => s.name === name)?.startTimeout;
     const message = `ready${ms === undefined ? "" : ` in ${ms} ms`}: ${server.protocolVersion ?? "?"} over ${server.transport}; ${counts}`;
     if (ms !== undefined && limit !== undefined && ms > limit * SLOW_START_SHARE) {

@@ -7,10 +7,18 @@ import { Hub } from "../hub.js";
  * on SIGINT/SIGTERM as well as after `run` returns. `onHub` sees the hub before it starts.
  */
 export async function withHub<T>(
-  options: { config?: string; startLazy?: boolean; onHub?: (hub: Hub) => void },
+  options: {
+    config?: string;
+    env?: Readonly<Record<string, string | undefined>>;
+    startLazy?: boolean;
+    onHub?: (hub: Hub) => void;
+  },
   run: (hub: Hub, config: McplexConfig) => Promise<T>,
 ): Promise<T> {
-  const config = await loadConfig(options.config === undefined ? {} : { config: options.config });
+  const config = await loadConfig({
+    ...(options.config === undefined ? {} : { config: options.config }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+  });
   const hub = new Hub({ config });
   options.onHub?.(hub);
   const stop = (signal: NodeJS.Signals) => {
