@@ -1,6 +1,7 @@
 import type { McplexConfig, ServerConfig } from "./config/types.js";
 import type { BackoffOptions } from "./upstream/backoff.js";
 import type { Implementation } from "./upstream/negotiate.js";
+import type { OAuthHost } from "./upstream/oauth.js";
 import type { Progress } from "./upstream/rpc-connection.js";
 import type { UpstreamStatsSnapshot } from "./upstream/upstream-stats.js";
 import type { ListKind, ServerRequestHandler, UpstreamState } from "./upstream/upstream-types.js";
@@ -24,6 +25,11 @@ export interface HubOptions {
    * per call.
    */
   clientCapabilities?: Record<string, unknown>;
+  /**
+   * Where tokens of servers configured with `oauth` are kept (default: memory), and how to
+   * ask the user for a new authorization (default: none, so such a server fails with a hint).
+   */
+  oauth?: OAuthHost;
 }
 
 /** Per-call options. */

@@ -285,6 +285,7 @@ export class Hub {
       ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
       ...(options.clientCapabilities === undefined ? {} : { clientCapabilities: options.clientCapabilities }),
       ...(config.protocolVersion === undefined ? {} : { protocolVersion: config.protocolVersion }),
+      ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
     });
     return upstream;
   }

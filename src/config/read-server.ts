@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { describeValue, joinPath } from "./config-issues.js";
 import { urlCredentials } from "./redact.js";
-import type { ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
+import type { OAuthConfig, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
 
 /** Defaults applied to every server. */
@@ -23,7 +23,10 @@ const COMMON_KEYS = [
   "protocolVersion",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
-const REMOTE_KEYS = ["url", "headers"];
+const REMOTE_KEYS = ["url", "headers", "oauth"];
+const OAUTH_KEYS = ["redirectUrl", "clientName", "clientId", "clientSecret", "scope", "clientMetadataUrl"];
+/** Where `mcplex auth login` listens for the authorization server's redirect, unless configured. */
+export const DEFAULT_OAUTH_REDIRECT = "http://127.0.0.1:8421/callback";
 const WORKSPACE_KEYS = ["root", "allowWrite", "rules"];
 /** Every key a server may have in an mcplex file. */
 export const MCPLEX_SERVER_KEYS = [...COMMON_KEYS, ...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS];
@@ -264,7 +267,42 @@ function readRemote(
     const want = transport === "websocket" ? "ws:// or wss://" : "http:// or https://";
     return reader.fail(urlPath, `transport "${transport}" needs a ${want} URL`);
   }
-  return { transport, url, headers };
+  const oauth = readOAuth(ctx, node.oauth, joinPath(path, "oauth"));
+  if (oauth !== undefined && transport === "websocket") {
+    return reader.fail(
+      joinPath(path, "oauth"),
+      "OAuth is for http(s) servers; give a WebSocket server headers",
+    );
+  }
+  return { transport, url, headers, ...(oauth === undefined ? {} : { oauth }) };
+}
+
+/** `oauth: true`, or a map of {@link OAUTH_KEYS}. */
+function readOAuth(ctx: ReadContext, value: unknown, path: string): OAuthConfig | undefined {
+  const { reader } = ctx;
+  if (value === undefined || value === false) return undefined;
+  const defaults: OAuthConfig = { redirectUrl: DEFAULT_OAUTH_REDIRECT, clientName: "mcplex" };
+  if (value === true) return defaults;
+  const node = reader.map(value, path);
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, path, OAUTH_KEYS);
+  const text = (key: string) => reader.nonEmpty(node[key], joinPath(path, key));
+  const oauth: OAuthConfig = { ...defaults };
+  for (const key of ["redirectUrl", "clientMetadataUrl"] as const) {
+    const url = text(key);
+    if (url === undefined) continue;
+    if (!URL.canParse(url)) reader.fail(joinPath(path, key), `${describeValue(url)} is not a URL`);
+    else oauth[key] = url;
+  }
+  for (const key of ["clientName", "clientId", "clientSecret", "scope"] as const) {
+    const given = text(key);
+    if (given !== undefined) oauth[key] = given;
+  }
+  if (oauth.clientSecret !== undefined) reader.markSecret(oauth.clientSecret);
+  if (oauth.clientSecret !== undefined && oauth.clientId === undefined) {
+    reader.fail(joinPath(path, "clientSecret"), "a client secret needs its clientId");
+  }
+  return oauth;
 }
 
 function readWorkspace(ctx: ReadContext, node: RawMap, path: string) {

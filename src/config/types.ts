@@ -46,6 +46,23 @@ export interface RemoteServerConfig extends ServerCommon {
   transport: "streamable-http" | "sse" | "websocket";
   url: string;
   headers: Record<string, string>;
+  /** Authorize with OAuth 2.1 when the server asks (401/403); HTTP transports only. */
+  oauth?: OAuthConfig;
+}
+
+/** How mcplex registers and authorizes itself with a server's authorization server. */
+export interface OAuthConfig {
+  /** Where the authorization server sends the browser back; a loopback URL `mcplex auth login` listens on. */
+  redirectUrl: string;
+  /** `client_name` given at dynamic registration. */
+  clientName: string;
+  /** A pre-registered client; without it mcplex registers itself (metadata document or dynamic registration). */
+  clientId?: string;
+  clientSecret?: string;
+  /** Scope to ask for when the server's challenge names none. */
+  scope?: string;
+  /** An https URL serving mcplex's client metadata document (used as the client id where supported). */
+  clientMetadataUrl?: string;
 }
 
 /** Glob rule of the built-in workspace server. First match wins. */

@@ -7,6 +7,7 @@ import {
 import type { ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import { httpStatus, type Implementation, modernEnvelope, type Negotiated, negotiate } from "./negotiate.js";
+import { memoryOAuthStore, type OAuthHost, oauthFetch, ServerOAuthProvider } from "./oauth.js";
 import { type IncomingRequestHandler, type NotificationHandler, RpcConnection } from "./rpc-connection.js";
 import { StderrTail } from "./stderr-tail.js";
 import { StdioClientTransport } from "./stdio-transport.js";
@@ -31,6 +32,8 @@ export interface ConnectOptions {
   signal: AbortSignal;
   /** Pin one protocol revision instead of negotiating. */
   protocolVersion?: string;
+  /** Token store and user prompt for servers configured with `oauth`. */
+  oauth?: OAuthHost;
 }
 
 /**
@@ -65,7 +68,7 @@ async function open(
   kind: ServerConfig["transport"],
   options: ConnectOptions,
 ): Promise<Connected> {
-  const { transport, stderr, close } = await createTransport(config, kind);
+  const { transport, stderr, close } = await createTransport(config, kind, options.oauth);
   let negotiated: Negotiated | undefined;
   const connection = new RpcConnection(transport, {
     server: config.name,
@@ -107,9 +110,13 @@ async function open(
   return connected;
 }
 
+/** Where OAuth tokens live when the hub was given no {@link OAuthHost}: this process's memory. */
+const PROCESS_OAUTH: OAuthHost = { store: memoryOAuthStore() };
+
 async function createTransport(
   config: ServerConfig,
   kind: ServerConfig["transport"],
+  oauth: OAuthHost | undefined,
 ): Promise<{ transport: Transport; stderr: StderrTail; close: () => void }> {
   switch (config.transport) {
     case "stdio": {
@@ -151,13 +158,18 @@ async function createTransport(
     default: {
       const url = new URL(config.url);
       const requestInit = { headers: config.headers };
+      const send =
+        config.oauth === undefined
+          ? fetch
+          : oauthFetch(new ServerOAuthProvider(config.name, config.oauth, oauth ?? PROCESS_OAUTH), url);
       const transport =
         kind === "sse"
           ? new SSEClientTransport(url, {
               requestInit,
-              eventSourceInit: { fetch: (input, init) => fetch(input, withHeaders(init, config.headers)) },
+              fetch: send,
+              eventSourceInit: { fetch: (input, init) => send(input, withHeaders(init, config.headers)) },
             })
-          : new StreamableHTTPClientTransport(url, { requestInit });
+          : new StreamableHTTPClientTransport(url, { requestInit, fetch: send });
       if (transport instanceof StreamableHTTPClientTransport) endSessionOnClose(transport);
       return { transport, stderr: new StderrTail(), close: () => {} };
     }

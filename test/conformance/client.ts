@@ -8,8 +8,9 @@
  * and, for some scenarios, data in `MCP_CONFORMANCE_CONTEXT`. Everything goes
  * through the {@link Hub}: this script only says what to call.
  */
-import type { McplexConfig } from "../../src/config/types.js";
+import type { McplexConfig, OAuthConfig } from "../../src/config/types.js";
 import { Hub } from "../../src/hub.js";
+import { memoryOAuthStore } from "../../src/upstream/oauth.js";
 import type { ServerRequest } from "../../src/upstream/upstream.js";
 
 type Scenario = (hub: Hub) => Promise<void>;
@@ -77,6 +78,9 @@ const scenarios: Record<string, Scenario> = {
 
 interface Context {
   toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
+  /** A pre-registered client (auth/pre-registration). */
+  client_id?: string;
+  client_secret?: string;
 }
 
 function context(): Context {
@@ -112,16 +116,55 @@ async function answerServerRequest(request: ServerRequest): Promise<Record<strin
   }
 }
 
+/**
+ * Auth scenarios: connecting (discovery, registration, PKCE, token exchange, and any
+ * step-up on the way) is the test; then the tools are listed and called with the token.
+ */
+const authorized: Scenario = async (hub) => {
+  for (const tool of hub.tools()) await hub.callTool(tool.name, {});
+};
+
+/** The client mcplex presents to the scenario's authorization server. */
+function oauthConfig(): OAuthConfig {
+  const ctx = context();
+  const base: OAuthConfig = {
+    redirectUrl: "http://localhost:3000/callback",
+    clientName: "mcplex-conformance",
+    // The suite's authorization server knows this metadata document's URL.
+    clientMetadataUrl: "https://conformance-test.local/client-metadata.json",
+  };
+  if (ctx.client_id === undefined) return base;
+  const { clientMetadataUrl: _, ...registered } = base;
+  return {
+    ...registered,
+    clientId: ctx.client_id,
+    ...(ctx.client_secret === undefined ? {} : { clientSecret: ctx.client_secret }),
+  };
+}
+
+/**
+ * The user's browser, approving at once: the suite's authorization endpoint redirects
+ * straight back with the code, which is read off the redirect.
+ */
+async function approve(url: URL): Promise<{ code: string; iss?: string }> {
+  const response = await fetch(url, { redirect: "manual" });
+  const location = response.headers.get("location");
+  if (location === null)
+    throw new Error(`the authorization endpoint did not redirect (HTTP ${response.status})`);
+  const back = new URL(location);
+  const code = back.searchParams.get("code");
+  if (code === null) throw new Error(`no code in the redirect: ${location}`);
+  const iss = back.searchParams.get("iss");
+  return iss === null ? { code } : { code, iss };
+}
+
 async function main(): Promise<void> {
   const name = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
   const version = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? "2025-11-25";
   const url = process.argv.at(-1);
-  const scenario = scenarios[name];
-  if (scenario === undefined) {
-    throw new Error(
-      `scenario "${name}" is not supported${name.startsWith("auth/") ? " (no OAuth yet)" : ""}`,
-    );
-  }
+  const auth = name.startsWith("auth/");
+  const scenario = auth ? authorized : scenarios[name];
+  if (scenario === undefined) throw new Error(`scenario "${name}" is not supported`);
   if (url === undefined || !/^https?:\/\//.test(url)) throw new Error("usage: client.ts <server-url>");
 
   const config: McplexConfig = {
@@ -144,10 +187,15 @@ async function main(): Promise<void> {
         tools: {},
         // Pinned: 2025 revisions get the initialize handshake, 2026-07-28 the stateless protocol.
         protocolVersion: version,
+        ...(auth ? { oauth: oauthConfig() } : {}),
       },
     ],
   };
-  const hub = new Hub({ config, onServerRequest: answerServerRequest });
+  const hub = new Hub({
+    config,
+    onServerRequest: answerServerRequest,
+    oauth: { store: memoryOAuthStore(), authorize: approve },
+  });
   try {
     await hub.start();
     const [status] = hub.servers();

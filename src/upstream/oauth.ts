@@ -1,0 +1,238 @@
+import {
+  auth,
+  computeScopeUnion,
+  extractWWWAuthenticateParams,
+  type FetchLike,
+  isStrictScopeSuperset,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from "@modelcontextprotocol/client";
+import type { OAuthConfig } from "../config/types.js";
+import { McplexError } from "../errors.js";
+
+/** What is kept of one server's authorization between runs. */
+export interface OAuthRecord {
+  client?: StoredOAuthClientInformation;
+  tokens?: StoredOAuthTokens;
+  discovery?: OAuthDiscoveryState;
+}
+
+/** Where servers' OAuth records live: the secret store for the CLI, memory by default. */
+export interface OAuthStore {
+  load(server: string): Promise<OAuthRecord | undefined>;
+  save(server: string, record: OAuthRecord): Promise<void>;
+}
+
+/**
+ * Sends the user to `url` to approve access and resolves with the `code` (and `iss`) the
+ * authorization server redirected back with. Without one, a server that needs a new
+ * authorization fails with a message saying to run `mcplex auth login`.
+ */
+export type Authorize = (url: URL, server: string) => Promise<{ code: string; iss?: string }>;
+
+/** What the hub's host gives for OAuth: a store, and a way to ask the user. */
+export interface OAuthHost {
+  store: OAuthStore;
+  authorize?: Authorize;
+}
+
+/** An {@link OAuthStore} in memory: authorizations last as long as the process. */
+export function memoryOAuthStore(): OAuthStore {
+  const records = new Map<string, OAuthRecord>();
+  return {
+    load: async (server) => records.get(server),
+    save: async (server, record) => {
+      records.set(server, record);
+    },
+  };
+}
+
+/**
+ * The SDK's `auth()` drives discovery, registration, PKCE, token exchange and refresh;
+ * this provider keeps what it produces in an {@link OAuthStore}, and hands the
+ * authorization URL to the host's {@link Authorize}.
+ */
+export class ServerOAuthProvider implements OAuthClientProvider {
+  readonly #server: string;
+  readonly #config: OAuthConfig;
+  readonly #host: OAuthHost;
+  #record: Promise<OAuthRecord>;
+  #verifier: string | undefined;
+  #grant: { code: string; iss?: string } | undefined;
+
+  constructor(server: string, config: OAuthConfig, host: OAuthHost) {
+    this.#server = server;
+    this.#config = config;
+    this.#host = host;
+    this.#record = host.store.load(server).then((record) => record ?? {});
+  }
+
+  get redirectUrl(): string {
+    return this.#config.redirectUrl;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.#config.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.#config.clientName,
+      redirect_uris: [this.#config.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: this.#config.clientSecret === undefined ? "none" : "client_secret_basic",
+      ...(this.#config.scope === undefined ? {} : { scope: this.#config.scope }),
+    };
+  }
+
+  async clientInformation(
+    ctx?: OAuthClientInformationContext,
+  ): Promise<StoredOAuthClientInformation | undefined> {
+    const { clientId, clientSecret } = this.#config;
+    if (clientId === undefined) return (await this.#record).client;
+    // A configured client belongs to whichever authorization server the server names.
+    return {
+      client_id: clientId,
+      ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
+      ...(ctx === undefined ? {} : { issuer: ctx.issuer }),
+    };
+  }
+
+  async saveClientInformation(client: StoredOAuthClientInformation): Promise<void> {
+    await this.#update({ client });
+  }
+
+  async tokens(): Promise<StoredOAuthTokens | undefined> {
+    return (await this.#record).tokens;
+  }
+
+  async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
+    await this.#update({ tokens });
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    return (await this.#record).discovery;
+  }
+
+  async saveDiscoveryState(discovery: OAuthDiscoveryState): Promise<void> {
+    await this.#update({ discovery });
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    if (scope === "all" || scope === "verifier") this.#verifier = undefined;
+    const drop: Partial<Record<keyof OAuthRecord, undefined>> = {};
+    if (scope === "all" || scope === "client") drop.client = undefined;
+    if (scope === "all" || scope === "tokens") drop.tokens = undefined;
+    if (scope === "all" || scope === "discovery") drop.discovery = undefined;
+    if (Object.keys(drop).length > 0) await this.#update(drop);
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    const authorize = this.#host.authorize;
+    if (authorize === undefined) {
+      throw new McplexError(
+        "UPSTREAM_UNAUTHORIZED",
+        `${this.#server}: the server needs an OAuth authorization`,
+        {
+          server: this.#server,
+          hint: `Run "mcplex auth login ${this.#server}" once; mcplex keeps and refreshes the tokens.`,
+        },
+      );
+    }
+    this.#grant = await authorize(url, this.#server);
+  }
+
+  /** The code the last {@link redirectToAuthorization} brought back, once. */
+  takeGrant(): { code: string; iss?: string } | undefined {
+    const grant = this.#grant;
+    this.#grant = undefined;
+    return grant;
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.#verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (this.#verifier === undefined) throw new Error(`${this.#server}: no PKCE code verifier was saved`);
+    return this.#verifier;
+  }
+
+  async #update(change: Partial<OAuthRecord>): Promise<void> {
+    const record = { ...(await this.#record), ...change };
+    for (const key of Object.keys(change) as Array<keyof OAuthRecord>) {
+      if (record[key] === undefined) delete record[key];
+    }
+    this.#record = Promise.resolve(record);
+    await this.#host.store.save(this.#server, record);
+  }
+}
+
+/**
+ * A `fetch` for a server's transport that carries the server's access token and, when
+ * the server answers 401 (or 403 `insufficient_scope`), authorizes (refresh, or a new
+ * grant through the host) and sends the request once more.
+ */
+export function oauthFetch(
+  provider: ServerOAuthProvider,
+  serverUrl: URL,
+  base: FetchLike = fetch,
+): FetchLike {
+  return async (input, init) => {
+    const send = async () => {
+      const headers = new Headers(init?.headers);
+      const tokens = await provider.tokens();
+      if (tokens !== undefined) headers.set("authorization", `Bearer ${tokens.access_token}`);
+      return base(input, { ...init, headers });
+    };
+    const response = await send();
+    if (!needsAuthorization(response)) return response;
+    await response.body?.cancel().catch(() => {});
+    await authorizeAfter(response, provider, serverUrl, base);
+    return send();
+  };
+}
+
+function needsAuthorization(response: Response): boolean {
+  if (response.status === 401) return true;
+  return response.status === 403 && extractWWWAuthenticateParams(response).error === "insufficient_scope";
+}
+
+/** Runs the SDK's flow after a challenge; on a redirect, once more with the grant that came back. */
+async function authorizeAfter(
+  response: Response,
+  provider: ServerOAuthProvider,
+  serverUrl: URL,
+  fetchFn: FetchLike,
+): Promise<void> {
+  const { resourceMetadataUrl, scope: challenged } = extractWWWAuthenticateParams(response);
+  const held = await provider.tokens();
+  // A step-up keeps what was granted (asks for the union); a 401 with a token in hand may
+  // mean the server moved to another authorization server, so discovery starts over.
+  const scope = response.status === 403 ? computeScopeUnion(held?.scope, challenged) : challenged;
+  if (response.status === 401) await provider.invalidateCredentials("discovery");
+  const options = {
+    serverUrl,
+    fetchFn,
+    ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl }),
+    ...(scope === undefined ? {} : { scope }),
+  };
+  const first = await auth(provider, {
+    ...options,
+    forceReauthorization: isStrictScopeSuperset(scope, held?.scope),
+  });
+  if (first === "AUTHORIZED") return;
+  const grant = provider.takeGrant();
+  if (grant === undefined) throw new Error("the authorization ended without a code");
+  const second = await auth(provider, {
+    ...options,
+    authorizationCode: grant.code,
+    ...(grant.iss === undefined ? {} : { iss: grant.iss }),
+  });
+  if (second !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens for the code");
+}
