@@ -67,6 +67,8 @@ export interface ServerStatus {
   /** What the server tells a model about using it. */
   instructions?: string;
   error?: string;
+  /** What to do about `error`, when known (e.g. the command that authorizes the server). */
+  hint?: string;
   /** Epoch ms of the next reconnect attempt. */
   retryAt?: number;
   pid?: number;

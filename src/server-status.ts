@@ -16,7 +16,10 @@ export function serverStatus(config: ServerConfig, upstream: Upstream, tools: nu
   if (upstream.protocolVersion !== undefined) status.protocolVersion = upstream.protocolVersion;
   if (upstream.serverInfo !== undefined) status.serverName = upstream.serverInfo.name;
   if (upstream.instructions !== undefined) status.instructions = upstream.instructions;
-  if (upstream.error !== undefined && upstream.state !== "ready") status.error = upstream.error.message;
+  if (upstream.error !== undefined && upstream.state !== "ready") {
+    status.error = upstream.error.message;
+    if (upstream.error.hint !== undefined) status.hint = upstream.error.hint;
+  }
   if (upstream.retryAt !== undefined) status.retryAt = upstream.retryAt;
   if (upstream.pid !== undefined) status.pid = upstream.pid;
   return status;

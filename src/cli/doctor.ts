@@ -6,6 +6,7 @@ import type { McplexConfig } from "../config/types.js";
 import { ConfigError } from "../errors.js";
 import { DEFAULT_PORT } from "../gateway/protocol.js";
 import type { Hub } from "../hub.js";
+import type { ServerStatus } from "../hub-types.js";
 import { withHub } from "./hub-session.js";
 
 /** How one check came out: `warn` works but deserves a look; `fail` is something that does not work. */
@@ -144,9 +145,10 @@ function serverChecks(
         server: name,
         status: "fail",
         message: server.error ?? `${server.state}, with no error reported`,
-        hint: server.error?.includes("did not finish starting")
-          ? `Raise startTimeout for ${name} if it is only slow, or ${lowerFirst(byHand(summaries.find((s) => s.name === name)))}`
-          : byHand(summaries.find((s) => s.name === name)),
+        hint: failureHint(
+          server,
+          summaries.find((s) => s.name === name),
+        ),
       };
     }
     const resources = hub.resources().filter((r) => r.server === name).length;
@@ -168,14 +170,19 @@ function serverChecks(
   });
 }
 
-/** What to try when a server does not start. */
-function byHand(summary: ServerSummary | undefined): string {
+/** What to try when a server does not start: a longer start, its own hint, or its command by hand. */
+function failureHint(server: ServerStatus, summary: ServerSummary | undefined): string {
+  let byHand = "Run `mcplex list` for its state and error.";
   if (summary?.transport === "stdio")
-    return `Run its command by hand to see what it prints: ${summary.target}`;
-  if (summary !== undefined && summary.transport !== "workspace") {
-    return `Check that ${summary.target} is up and that its URL and headers are right.`;
+    byHand = `Run its command by hand to see what it prints: ${summary.target}`;
+  else if (summary !== undefined && summary.transport !== "workspace") {
+    byHand = `Check that ${summary.target} is up and that its URL and headers are right.`;
   }
-  return "Run `mcplex list` for its state and error.";
+  if (server.error?.includes("did not finish starting")) {
+    return `Raise startTimeout for ${server.name} if it is only slow, or ${lowerFirst(byHand)}`;
+  }
+  // A hint the message already quotes says nothing new.
+  return server.hint !== undefined && server.error?.includes(server.hint) !== true ? server.hint : byHand;
 }
 
 function lowerFirst(text: string): string {

@@ -1,6 +1,7 @@
 import { loadConfig } from "../config/load-config.js";
 import type { McplexConfig } from "../config/types.js";
 import { Hub } from "../hub.js";
+import { secretOAuthStore } from "./oauth-login.js";
 
 /**
  * Loads the config, starts a hub, and makes sure it is closed (children stopped)
@@ -19,7 +20,7 @@ export async function withHub<T>(
     ...(options.config === undefined ? {} : { config: options.config }),
     ...(options.env === undefined ? {} : { env: options.env }),
   });
-  const hub = new Hub({ config });
+  const hub = new Hub({ config, oauth: { store: secretOAuthStore() } });
   options.onHub?.(hub);
   const stop = (signal: NodeJS.Signals) => {
     void hub.close().finally(() => process.kill(process.pid, signal));

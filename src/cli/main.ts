@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { McplexError } from "../errors.js";
+import { authCommand } from "./commands/auth.js";
 import { callCommand } from "./commands/call.js";
 import { chatCommand } from "./commands/chat.js";
 import { configCommand } from "./commands/config.js";
@@ -26,6 +27,7 @@ Usage:
   mcplex doctor [--config F] [--port P] [--json]      start every server and check what mcplex needs,
                                                       saying what to fix
   mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
+  mcplex auth login NAME | logout NAME [--config F]   authorize mcplex with an OAuth server, in a browser
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
 
 Config: --config FILE, else mcplex.yaml|yml|json in this directory, else a read-only
@@ -35,6 +37,7 @@ workspace server on this directory. Claude Desktop / Cursor "mcpServers" and VS 
 Exit codes: 0 ok, 1 the tool returned an error, 2 usage or config error, 3 server (or LLM) unavailable.`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  auth: authCommand,
   list: listCommand,
   call: callCommand,
   chat: chatCommand,

@@ -217,6 +217,21 @@ function startError(
       { cause: error.cause ?? error },
     );
   }
+  const unauthorized = causeWithCode(error, "UPSTREAM_UNAUTHORIZED");
+  if (unauthorized !== undefined) {
+    // Retried like any start failure: a login in another terminal is seen on the next try.
+    return new McplexError(
+      "UPSTREAM_UNAUTHORIZED",
+      unauthorized.message,
+      {
+        server: config.name,
+        transport: kind,
+        retryable: true,
+        ...(unauthorized.hint ? { hint: unauthorized.hint } : {}),
+      },
+      { cause: error },
+    );
+  }
   const status = httpStatus(error);
   const retryable = status === undefined || status >= 500 || status === 429;
   const base =
@@ -229,6 +244,14 @@ function startError(
     { server: config.name, transport: kind, retryable },
     { cause: error },
   );
+}
+
+/** The first {@link McplexError} with `code` among `error` and its causes. */
+function causeWithCode(error: unknown, code: McplexError["code"]): McplexError | undefined {
+  for (let at = error, depth = 0; at instanceof Error && depth < 6; at = at.cause, depth++) {
+    if (at instanceof McplexError && at.code === code) return at;
+  }
+  return undefined;
 }
 
 function errorMessage(error: unknown, server?: string): string {

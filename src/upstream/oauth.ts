@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import {
   auth,
   computeScopeUnion,
@@ -77,6 +78,11 @@ export class ServerOAuthProvider implements OAuthClientProvider {
 
   get clientMetadataUrl(): string | undefined {
     return this.#config.clientMetadataUrl;
+  }
+
+  /** A fresh `state` for each authorization request, which the redirect must bring back. */
+  state(): string {
+    return randomBytes(16).toString("base64url");
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -203,7 +209,7 @@ function needsAuthorization(response: Response): boolean {
   return response.status === 403 && extractWWWAuthenticateParams(response).error === "insufficient_scope";
 }
 
-/** Runs the SDK's flow after a challenge; on a redirect, once more with the grant that came back. */
+/** Runs the SDK's flow after a challenge, keeping what was granted on a step-up. */
 async function authorizeAfter(
   response: Response,
   provider: ServerOAuthProvider,
@@ -212,25 +218,36 @@ async function authorizeAfter(
 ): Promise<void> {
   const { resourceMetadataUrl, scope: challenged } = extractWWWAuthenticateParams(response);
   const held = await provider.tokens();
-  // A step-up keeps what was granted (asks for the union); a 401 with a token in hand may
-  // mean the server moved to another authorization server, so discovery starts over.
+  // A step-up asks for the union of the granted and the challenged scope; a 401 with a
+  // token in hand may mean the server moved to another authorization server, so
+  // discovery starts over.
   const scope = response.status === 403 ? computeScopeUnion(held?.scope, challenged) : challenged;
   if (response.status === 401) await provider.invalidateCredentials("discovery");
-  const options = {
-    serverUrl,
+  await authorizeServer(provider, serverUrl, {
     fetchFn,
     ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl }),
     ...(scope === undefined ? {} : { scope }),
-  };
-  const first = await auth(provider, {
-    ...options,
-    forceReauthorization: isStrictScopeSuperset(scope, held?.scope),
+    force: isStrictScopeSuperset(scope, held?.scope),
   });
+}
+
+/**
+ * Authorizes mcplex with a server: refreshes the tokens when it can, else asks the host
+ * for a new grant (`force`: always) and exchanges it. Resolves once tokens are stored.
+ */
+export async function authorizeServer(
+  provider: ServerOAuthProvider,
+  serverUrl: URL,
+  options: { fetchFn?: FetchLike; resourceMetadataUrl?: URL; scope?: string; force?: boolean } = {},
+): Promise<void> {
+  const { force = false, ...rest } = options;
+  const first = await auth(provider, { serverUrl, ...rest, forceReauthorization: force });
   if (first === "AUTHORIZED") return;
   const grant = provider.takeGrant();
   if (grant === undefined) throw new Error("the authorization ended without a code");
   const second = await auth(provider, {
-    ...options,
+    serverUrl,
+    ...rest,
     authorizationCode: grant.code,
     ...(grant.iss === undefined ? {} : { iss: grant.iss }),
   });

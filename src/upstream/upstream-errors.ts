@@ -12,7 +12,11 @@ export function unavailable(
   const reason = cause === undefined ? "" : `: ${cause.message.split("\n")[0]}`;
   return new UpstreamUnavailableError(
     `server "${server}" is ${state}${reason}${when}`,
-    { server, ...(retryAt === undefined ? {} : { retryAt }) },
+    {
+      server,
+      ...(retryAt === undefined ? {} : { retryAt }),
+      ...(cause?.hint === undefined ? {} : { hint: cause.hint }),
+    },
     cause === undefined ? undefined : { cause },
   );
 }

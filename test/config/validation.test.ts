@@ -202,4 +202,50 @@ describe("YAML conveniences", () => {
     expect(config.servers[0]).toMatchObject({ timeout: 10_000, lazy: true });
     expect(parseConfig("servers:\nprofiles:\n", { source: "m.yaml" }).servers).toEqual([]);
   });
+
+  it("reads oauth as true or as a map, and says what is wrong with one", () => {
+    const ok = parseConfig(
+      [
+        "servers:",
+        "  a:",
+        "    url: https://a.example/mcp",
+        "    oauth: true",
+        "  b:",
+        "    url: https://b.example/mcp",
+        "    oauth:",
+        "      clientId: mcplex-b",
+        "      clientSecret: s3cret-value",
+        "      scope: read write",
+        "      redirectUrl: http://127.0.0.1:9999/cb",
+      ].join("\n"),
+      { source: "mcplex.yaml", env: {} },
+    );
+    const [a, b] = ok.servers as Array<{ oauth?: Record<string, string> }>;
+    expect(a!.oauth).toEqual({ redirectUrl: "http://127.0.0.1:8421/callback", clientName: "mcplex" });
+    expect(b!.oauth).toMatchObject({
+      clientId: "mcplex-b",
+      scope: "read write",
+      redirectUrl: "http://127.0.0.1:9999/cb",
+    });
+    // The client secret is a credential: error messages and summaries redact it.
+    expect(ok.secrets).toContain("s3cret-value");
+
+    const bad = errorOf(
+      [
+        "servers:",
+        "  c:",
+        "    url: wss://c.example/mcp",
+        "    oauth: true",
+        "  d:",
+        "    url: https://d.example/mcp",
+        "    oauth:",
+        "      clientSecret: x",
+        "      redirectUri: http://127.0.0.1/cb",
+      ].join("\n"),
+    );
+    const at = (path: string) => bad.issues.find((i) => i.path === path)?.message;
+    expect(at("servers.c.oauth")).toContain("OAuth is for http(s) servers");
+    expect(at("servers.d.oauth.clientSecret")).toBe("a client secret needs its clientId");
+    expect(at("servers.d.oauth.redirectUri")).toContain('did you mean "redirectUrl"?');
+  });
 });

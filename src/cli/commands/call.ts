@@ -61,7 +61,7 @@ export async function callCommand(args: string[]): Promise<number> {
   });
 }
 
-type Status = { name: string; state: string; error?: string };
+type Status = { name: string; state: string; error?: string; hint?: string };
 
 /** The server a `server__tool` name points at, when it exists. */
 function owner(name: string, servers: Status[]): Status | undefined {
@@ -76,7 +76,7 @@ function explainNotFound(error: unknown, name: string, servers: Status[]): unkno
   return new McplexError(
     "UPSTREAM_UNAVAILABLE",
     `tool "${name}" is not available: server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}`,
-    { server: server.name },
+    { server: server.name, ...(server.hint === undefined ? {} : { hint: server.hint }) },
   );
 }
 

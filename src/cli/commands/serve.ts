@@ -8,6 +8,7 @@ import { DEFAULT_PORT } from "../../gateway/protocol.js";
 import { serveGatewayStdio } from "../../gateway/stdio-front.js";
 import { Hub } from "../../hub.js";
 import { ANSWERING_CAPABILITIES } from "../../upstream/upstream.js";
+import { secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
 
 /**
@@ -53,7 +54,11 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
 
   // The gateway answers server requests per call, for the client that caused them.
-  const hub = new Hub({ config, clientCapabilities: ANSWERING_CAPABILITIES });
+  const hub = new Hub({
+    config,
+    clientCapabilities: ANSWERING_CAPABILITIES,
+    oauth: { store: secretOAuthStore() },
+  });
   const starting = hub.start();
   const gateway = new Gateway(hub, { ready: starting });
   if (values["log-calls"] === true) {

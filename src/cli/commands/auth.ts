@@ -1,0 +1,50 @@
+import { parseArgs } from "node:util";
+import { loadConfig } from "../../config/load-config.js";
+import { SecretStore } from "../../config/secret-store.js";
+import type { RemoteServerConfig } from "../../config/types.js";
+import { authorizeServer, ServerOAuthProvider } from "../../upstream/oauth.js";
+import { loopbackAuthorize, oauthSecretName, secretOAuthStore } from "../oauth-login.js";
+import { EXIT, UsageError } from "../output.js";
+
+const USAGE = "usage: mcplex auth login NAME | logout NAME [--config F]";
+
+/**
+ * `mcplex auth login NAME`: authorizes mcplex with a server configured with `oauth`, in a
+ * browser, and keeps the tokens in the secret store (refreshed from then on by every
+ * command). `mcplex auth logout NAME` forgets them.
+ */
+export async function authCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { config: { type: "string", short: "c" } },
+  });
+  const [sub, name, ...extra] = positionals;
+  if ((sub !== "login" && sub !== "logout") || name === undefined || extra.length > 0) {
+    throw new UsageError(USAGE);
+  }
+  const store = new SecretStore();
+  if (sub === "logout") {
+    const removed = await store.remove(oauthSecretName(name));
+    console.error(removed ? `forgot the OAuth tokens of ${name}` : `no OAuth tokens were kept for ${name}`);
+    return EXIT.ok;
+  }
+  const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
+  const server = config.servers.find((s) => s.name === name);
+  if (server === undefined) {
+    const names = config.servers.map((s) => s.name).join(", ");
+    throw new UsageError(`no server named "${name}" in ${config.source}; servers: ${names || "none"}`);
+  }
+  const oauth = (server as Partial<RemoteServerConfig>).oauth;
+  if (oauth === undefined || (server.transport !== "streamable-http" && server.transport !== "sse")) {
+    throw new UsageError(`${name} is not configured for OAuth: add "oauth: true" to it in ${config.source}`);
+  }
+  const print = (line: string) => console.error(line);
+  const provider = new ServerOAuthProvider(name, oauth, {
+    store: secretOAuthStore(store),
+    authorize: loopbackAuthorize(oauth.redirectUrl, print),
+  });
+  await authorizeServer(provider, new URL((server as RemoteServerConfig).url), { force: true });
+  print(`${name} is authorized; its tokens are kept in ${store.file} and refreshed when they expire.`);
+  return EXIT.ok;
+}
