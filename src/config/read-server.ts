@@ -24,7 +24,17 @@ const COMMON_KEYS = [
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const REMOTE_KEYS = ["url", "headers", "oauth"];
-const OAUTH_KEYS = ["redirectUrl", "clientName", "clientId", "clientSecret", "scope", "clientMetadataUrl"];
+const OAUTH_KEYS = [
+  "grant",
+  "redirectUrl",
+  "clientName",
+  "clientId",
+  "clientSecret",
+  "privateKey",
+  "signingAlgorithm",
+  "scope",
+  "clientMetadataUrl",
+];
 /** Where `mcplex auth login` listens for the authorization server's redirect, unless configured. */
 export const DEFAULT_OAUTH_REDIRECT = "http://127.0.0.1:8421/callback";
 const WORKSPACE_KEYS = ["root", "allowWrite", "rules"];
@@ -281,7 +291,11 @@ function readRemote(
 function readOAuth(ctx: ReadContext, value: unknown, path: string): OAuthConfig | undefined {
   const { reader } = ctx;
   if (value === undefined || value === false) return undefined;
-  const defaults: OAuthConfig = { redirectUrl: DEFAULT_OAUTH_REDIRECT, clientName: "mcplex" };
+  const defaults: OAuthConfig = {
+    grant: "authorization_code",
+    redirectUrl: DEFAULT_OAUTH_REDIRECT,
+    clientName: "mcplex",
+  };
   if (value === true) return defaults;
   const node = reader.map(value, path);
   if (node === undefined) return undefined;
@@ -294,13 +308,35 @@ function readOAuth(ctx: ReadContext, value: unknown, path: string): OAuthConfig 
     if (!URL.canParse(url)) reader.fail(joinPath(path, key), `${describeValue(url)} is not a URL`);
     else oauth[key] = url;
   }
-  for (const key of ["clientName", "clientId", "clientSecret", "scope"] as const) {
+  for (const key of [
+    "clientName",
+    "clientId",
+    "clientSecret",
+    "privateKey",
+    "signingAlgorithm",
+    "scope",
+  ] as const) {
     const given = text(key);
     if (given !== undefined) oauth[key] = given;
   }
-  if (oauth.clientSecret !== undefined) reader.markSecret(oauth.clientSecret);
-  if (oauth.clientSecret !== undefined && oauth.clientId === undefined) {
-    reader.fail(joinPath(path, "clientSecret"), "a client secret needs its clientId");
+  for (const secret of [oauth.clientSecret, oauth.privateKey])
+    if (secret !== undefined) reader.markSecret(secret);
+  const grant = text("grant");
+  if (grant === "client_credentials" || grant === "authorization_code") oauth.grant = grant;
+  else if (grant !== undefined) {
+    reader.fail(
+      joinPath(path, "grant"),
+      `${describeValue(grant)} is not a grant; use authorization_code or client_credentials`,
+    );
+  }
+  if (oauth.clientId === undefined && (oauth.clientSecret !== undefined || oauth.privateKey !== undefined)) {
+    reader.fail(path, "a client secret or private key needs its clientId");
+  }
+  if (
+    oauth.grant === "client_credentials" &&
+    (oauth.clientId === undefined || (oauth.clientSecret ?? oauth.privateKey) === undefined)
+  ) {
+    reader.fail(path, "client_credentials needs clientId and either clientSecret or privateKey");
   }
   return oauth;
 }

@@ -63,6 +63,15 @@ export interface OAuthConfig {
   scope?: string;
   /** An https URL serving mcplex's client metadata document (used as the client id where supported). */
   clientMetadataUrl?: string;
+  /**
+   * `authorization_code` (default): a person approves once in a browser. `client_credentials`:
+   * mcplex is the client itself, authenticated by `clientSecret` or `privateKey`; no browser.
+   */
+  grant: "authorization_code" | "client_credentials";
+  /** PEM private key for `private_key_jwt` client authentication (client credentials). */
+  privateKey?: string;
+  /** JWS algorithm of `privateKey`'s assertions. Default RS256. */
+  signingAlgorithm?: string;
 }
 
 /** Glob rule of the built-in workspace server. First match wins. */

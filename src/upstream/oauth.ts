@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import {
+  type AddClientAuthentication,
   auth,
   computeScopeUnion,
+  createPrivateKeyJwtAuth,
   extractWWWAuthenticateParams,
   type FetchLike,
   isStrictScopeSuperset,
@@ -70,10 +72,24 @@ export class ServerOAuthProvider implements OAuthClientProvider {
     this.#config = config;
     this.#host = host;
     this.#record = host.store.load(server).then((record) => record ?? {});
+    const { clientId, privateKey, signingAlgorithm = "RS256" } = config;
+    this.addClientAuthentication =
+      privateKey === undefined || clientId === undefined
+        ? undefined
+        : createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey, alg: signingAlgorithm });
+    this.prepareTokenRequest =
+      config.grant === "client_credentials"
+        ? (scope) => new URLSearchParams({ grant_type: "client_credentials", ...(scope ? { scope } : {}) })
+        : undefined;
   }
 
-  get redirectUrl(): string {
-    return this.#config.redirectUrl;
+  get redirectUrl(): string | undefined {
+    return this.#machine ? undefined : this.#config.redirectUrl;
+  }
+
+  /** The client credentials grant: mcplex authenticates as itself and nobody is asked. */
+  get #machine(): boolean {
+    return this.#config.grant === "client_credentials";
   }
 
   get clientMetadataUrl(): string | undefined {
@@ -86,15 +102,27 @@ export class ServerOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
+    const { clientName, clientSecret, privateKey, redirectUrl, scope } = this.#config;
+    const method =
+      privateKey !== undefined
+        ? "private_key_jwt"
+        : clientSecret !== undefined
+          ? "client_secret_basic"
+          : "none";
     return {
-      client_name: this.#config.clientName,
-      redirect_uris: [this.#config.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: this.#config.clientSecret === undefined ? "none" : "client_secret_basic",
-      ...(this.#config.scope === undefined ? {} : { scope: this.#config.scope }),
+      client_name: clientName,
+      redirect_uris: this.#machine ? [] : [redirectUrl],
+      grant_types: this.#machine ? ["client_credentials"] : ["authorization_code", "refresh_token"],
+      response_types: this.#machine ? [] : ["code"],
+      token_endpoint_auth_method: method,
+      ...(scope === undefined ? {} : { scope }),
     };
   }
+
+  /** Signs a `private_key_jwt` assertion for each token request, when a private key is configured. */
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
+  /** The client credentials grant's token request; the authorization code grant uses the SDK's. */
+  readonly prepareTokenRequest: ((scope?: string) => URLSearchParams) | undefined;
 
   async clientInformation(
     ctx?: OAuthClientInformationContext,

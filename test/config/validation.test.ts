@@ -221,7 +221,11 @@ describe("YAML conveniences", () => {
       { source: "mcplex.yaml", env: {} },
     );
     const [a, b] = ok.servers as Array<{ oauth?: Record<string, string> }>;
-    expect(a!.oauth).toEqual({ redirectUrl: "http://127.0.0.1:8421/callback", clientName: "mcplex" });
+    expect(a!.oauth).toEqual({
+      grant: "authorization_code",
+      redirectUrl: "http://127.0.0.1:8421/callback",
+      clientName: "mcplex",
+    });
     expect(b!.oauth).toMatchObject({
       clientId: "mcplex-b",
       scope: "read write",
@@ -245,7 +249,25 @@ describe("YAML conveniences", () => {
     );
     const at = (path: string) => bad.issues.find((i) => i.path === path)?.message;
     expect(at("servers.c.oauth")).toContain("OAuth is for http(s) servers");
-    expect(at("servers.d.oauth.clientSecret")).toBe("a client secret needs its clientId");
+    expect(at("servers.d.oauth")).toBe("a client secret or private key needs its clientId");
     expect(at("servers.d.oauth.redirectUri")).toContain('did you mean "redirectUrl"?');
+
+    const machine = errorOf(
+      [
+        "servers:",
+        "  e:",
+        "    url: https://e.example/mcp",
+        "    oauth: { grant: client_credentials, clientId: svc }",
+        "  f:",
+        "    url: https://f.example/mcp",
+        "    oauth: { grant: password }",
+      ].join("\n"),
+    );
+    expect(machine.issues.find((i) => i.path === "servers.e.oauth")?.message).toBe(
+      "client_credentials needs clientId and either clientSecret or privateKey",
+    );
+    expect(machine.issues.find((i) => i.path === "servers.f.oauth.grant")?.message).toContain(
+      "use authorization_code or client_credentials",
+    );
   });
 });

@@ -69,9 +69,10 @@ describe("official MCP conformance client suite", () => {
   ]);
 
   // Scenarios beyond the scored lists that the hub is expected to pass as well.
+  const machine = ["auth/client-credentials-basic", "auth/client-credentials-jwt"];
   const extra: Record<string, string[]> = {
-    "2025-11-25": [],
-    "2026-07-28": ["json-schema-2020-12-preservation"],
+    "2025-11-25": [...machine],
+    "2026-07-28": ["json-schema-2020-12-preservation", ...machine],
   };
 
   for (const revision of ["2025-11-25", "2026-07-28"]) {

@@ -81,6 +81,9 @@ interface Context {
   /** A pre-registered client (auth/pre-registration). */
   client_id?: string;
   client_secret?: string;
+  /** A client that signs its assertions (auth/client-credentials-jwt). */
+  private_key_pem?: string;
+  signing_algorithm?: string;
 }
 
 function context(): Context {
@@ -125,9 +128,10 @@ const authorized: Scenario = async (hub) => {
 };
 
 /** The client mcplex presents to the scenario's authorization server. */
-function oauthConfig(): OAuthConfig {
+function oauthConfig(scenario: string): OAuthConfig {
   const ctx = context();
   const base: OAuthConfig = {
+    grant: scenario.startsWith("auth/client-credentials") ? "client_credentials" : "authorization_code",
     redirectUrl: "http://localhost:3000/callback",
     clientName: "mcplex-conformance",
     // The suite's authorization server knows this metadata document's URL.
@@ -139,6 +143,8 @@ function oauthConfig(): OAuthConfig {
     ...registered,
     clientId: ctx.client_id,
     ...(ctx.client_secret === undefined ? {} : { clientSecret: ctx.client_secret }),
+    ...(ctx.private_key_pem === undefined ? {} : { privateKey: ctx.private_key_pem }),
+    ...(ctx.signing_algorithm === undefined ? {} : { signingAlgorithm: ctx.signing_algorithm }),
   };
 }
 
@@ -187,7 +193,7 @@ async function main(): Promise<void> {
         tools: {},
         // Pinned: 2025 revisions get the initialize handshake, 2026-07-28 the stateless protocol.
         protocolVersion: version,
-        ...(auth ? { oauth: oauthConfig() } : {}),
+        ...(auth ? { oauth: oauthConfig(name) } : {}),
       },
     ],
   };
