@@ -28,6 +28,7 @@ Usage:
                                                       saying what to fix
   mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
   mcplex auth login NAME | logout NAME [--config F]   authorize mcplex with an OAuth server, in a browser
+              [--no-browser]                          (only print the URL to open)
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
 
 Config: --config FILE, else mcplex.yaml|yml|json in this directory, else a read-only

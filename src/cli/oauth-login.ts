@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { SecretStore } from "../config/secret-store.js";
 import { McplexError } from "../errors.js";
@@ -27,7 +28,11 @@ const LOGIN_WAIT_MS = 5 * 60_000;
  * prints the authorization URL to open, and resolves with the code the browser brings
  * back (checking `state`), or fails on an error redirect or after five minutes.
  */
-export function loopbackAuthorize(redirectUrl: string, print: (line: string) => void): Authorize {
+export function loopbackAuthorize(
+  redirectUrl: string,
+  print: (line: string) => void,
+  options: { openBrowser?: boolean } = {},
+): Authorize {
   return (url, server) => {
     const redirect = new URL(redirectUrl);
     const expectedState = url.searchParams.get("state");
@@ -84,10 +89,31 @@ export function loopbackAuthorize(redirectUrl: string, print: (line: string) => 
       );
       http.listen(Number(redirect.port || 80), redirect.hostname.replace(/^\[|\]$/g, ""), () => {
         print(`Open this URL in a browser to authorize ${server}:\n\n  ${url.href}\n`);
+        if (options.openBrowser === true) openInBrowser(url.href);
         print(
           `Waiting for the authorization server to redirect to ${redirect.origin}${redirect.pathname} ...`,
         );
       });
     });
   };
+}
+
+/**
+ * Asks the desktop to open `url` (xdg-open, open, or start), without waiting and without
+ * failing: the URL is printed anyway, for machines with no browser.
+ */
+function openInBrowser(url: string): void {
+  const [command, args] =
+    process.platform === "darwin"
+      ? ["open", [url]]
+      : process.platform === "win32"
+        ? ["cmd", ["/c", "start", "", url]]
+        : ["xdg-open", [url]];
+  try {
+    const child = spawn(command, args, { stdio: "ignore", detached: true });
+    child.on("error", () => {});
+    child.unref();
+  } catch {
+    // No opener on this machine: the printed URL is the way.
+  }
 }

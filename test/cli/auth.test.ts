@@ -58,10 +58,14 @@ const callEcho = () => cli("call", "guarded__echo", '{"message":"through OAuth"}
  * fixture approves at once and redirects) and follows the redirect to mcplex's listener.
  */
 async function login(): Promise<{ code: number | null; stderr: string; page: string }> {
-  const child = spawn(process.execPath, [CLI, "auth", "login", "guarded", "--config", config], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, "auth", "login", "guarded", "--no-browser", "--config", config],
+    {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stderr = "";
   const exited = new Promise<number | null>((done) => child.on("close", done));
   const url = await new Promise<string>((found, fail) => {

@@ -6,7 +6,7 @@ import { authorizeServer, ServerOAuthProvider } from "../../upstream/oauth.js";
 import { loopbackAuthorize, oauthSecretName, secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
 
-const USAGE = "usage: mcplex auth login NAME | logout NAME [--config F]";
+const USAGE = "usage: mcplex auth login NAME [--no-browser] | logout NAME [--config F]";
 
 /**
  * `mcplex auth login NAME`: authorizes mcplex with a server configured with `oauth`, in a
@@ -17,7 +17,7 @@ export async function authCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { config: { type: "string", short: "c" } },
+    options: { config: { type: "string", short: "c" }, "no-browser": { type: "boolean" } },
   });
   const [sub, name, ...extra] = positionals;
   if ((sub !== "login" && sub !== "logout") || name === undefined || extra.length > 0) {
@@ -42,7 +42,7 @@ export async function authCommand(args: string[]): Promise<number> {
   const print = (line: string) => console.error(line);
   const provider = new ServerOAuthProvider(name, oauth, {
     store: secretOAuthStore(store),
-    authorize: loopbackAuthorize(oauth.redirectUrl, print),
+    authorize: loopbackAuthorize(oauth.redirectUrl, print, { openBrowser: values["no-browser"] !== true }),
   });
   await authorizeServer(provider, new URL((server as RemoteServerConfig).url), { force: true });
   print(`${name} is authorized; its tokens are kept in ${store.file} and refreshed when they expire.`);
