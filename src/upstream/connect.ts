@@ -217,7 +217,7 @@ function startError(
       { cause: error.cause ?? error },
     );
   }
-  const unauthorized = causeWithCode(error, "UPSTREAM_UNAUTHORIZED");
+  const unauthorized = mcplexCause(error, "UPSTREAM_UNAUTHORIZED");
   if (unauthorized !== undefined) {
     // Retried like any start failure: a login in another terminal is seen on the next try.
     return new McplexError(
@@ -238,18 +238,19 @@ function startError(
     status !== undefined
       ? `${config.name}: ${"url" in config ? config.url : ""} answered HTTP ${status}`
       : `${config.name}: failed to start: ${errorMessage(error, config.name)}`;
+  const hint = mcplexCause(error)?.hint;
   return new McplexError(
     "UPSTREAM_START_FAILED",
     withTail(base),
-    { server: config.name, transport: kind, retryable },
+    { server: config.name, transport: kind, retryable, ...(hint === undefined ? {} : { hint }) },
     { cause: error },
   );
 }
 
-/** The first {@link McplexError} with `code` among `error` and its causes. */
-function causeWithCode(error: unknown, code: McplexError["code"]): McplexError | undefined {
+/** The first {@link McplexError} among `error` and its causes (with `code`, when given). */
+function mcplexCause(error: unknown, code?: McplexError["code"]): McplexError | undefined {
   for (let at = error, depth = 0; at instanceof Error && depth < 6; at = at.cause, depth++) {
-    if (at instanceof McplexError && at.code === code) return at;
+    if (at instanceof McplexError && (code === undefined || at.code === code)) return at;
   }
   return undefined;
 }

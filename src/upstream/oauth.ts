@@ -72,6 +72,8 @@ export class ServerOAuthProvider implements OAuthClientProvider {
     this.#config = config;
     this.#host = host;
     this.#record = host.store.load(server).then((record) => record ?? {});
+    // A store that cannot be read fails the first request that needs it, not the process.
+    this.#record.catch(() => {});
     const { clientId, privateKey, signingAlgorithm = "RS256" } = config;
     this.addClientAuthentication =
       privateKey === undefined || clientId === undefined

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -122,6 +122,20 @@ describe("OAuth servers from the command line", () => {
     expect(out.code).toBe(0);
     expect(out.stderr).toContain("forgot the OAuth tokens of guarded");
     expect((await callEcho()).code).toBe(3);
+  });
+
+  it("names a secret store it cannot read, with what to do", async () => {
+    const home = join(dir, "broken-home");
+    await mkdir(home);
+    await writeFile(join(home, "secrets.enc"), "not a store\n");
+    const out = await runCli(["call", "guarded__echo", "{}", "--config", config], {
+      env: { ...env, MCPLEX_HOME: home },
+    });
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain(
+      `secret store ${join(home, "secrets.enc")} is truncated or not a mcplex secret store`,
+    );
+    expect(out.stderr).toContain("hint: restore it from a backup");
   });
 
   it("refuses to log in to a server that is not configured for OAuth, saying what to add", async () => {
