@@ -90,6 +90,8 @@ describe("OAuth servers from the command line", () => {
     expect(code).toBe(3);
     expect(stderr).toContain("guarded: the server needs an OAuth authorization");
     expect(stderr).toContain('mcplex auth login guarded"');
+    const list = await cli("list");
+    expect(list.stdout).toMatch(/^ {4}hint: Run "mcplex auth login guarded" once/m);
   });
 
   it("logs in through the browser's redirect, then calls with the stored token", async () => {

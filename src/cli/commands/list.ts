@@ -16,6 +16,8 @@ export async function listCommand(args: string[]): Promise<number> {
     { ...(values.config === undefined ? {} : { config: values.config }), startLazy: true },
     async (hub) => {
       const tools = hub.tools(values.profile);
+      // Text output only: the JSON shape is fixed.
+      const hints = new Map(hub.servers().map((s) => [s.name, s.hint]));
       const servers = hub.servers().map((s) => ({
         name: s.name,
         state: s.state,
@@ -37,6 +39,8 @@ export async function listCommand(args: string[]): Promise<number> {
         );
         if (server.error !== null) {
           for (const line of server.error.split("\n")) console.log(`    ${line}`);
+          const hint = hints.get(server.name);
+          if (hint !== undefined) console.log(`    hint: ${hint}`);
         }
         const width = Math.min(48, Math.max(0, ...server.tools.map((t) => t.name.length)));
         for (const tool of server.tools) {
