@@ -219,18 +219,28 @@ export function oauthFetch(
   serverUrl: URL,
   base: FetchLike = fetch,
 ): FetchLike {
+  let authorizing: Promise<void> | undefined;
   return async (input, init) => {
     const send = async () => {
       const headers = new Headers(init?.headers);
-      const tokens = await provider.tokens();
-      if (tokens !== undefined) headers.set("authorization", `Bearer ${tokens.access_token}`);
-      return base(input, { ...init, headers });
+      const token = (await provider.tokens())?.access_token;
+      if (token !== undefined) headers.set("authorization", `Bearer ${token}`);
+      return { response: await base(input, { ...init, headers }), token };
     };
-    const response = await send();
-    if (!needsAuthorization(response)) return response;
-    await response.body?.cancel().catch(() => {});
-    await authorizeAfter(response, provider, serverUrl, base);
-    return send();
+    const first = await send();
+    if (!needsAuthorization(first.response)) return first.response;
+    await first.response.body?.cancel().catch(() => {});
+    // One authorization at a time: with many calls in flight an expired token is refused
+    // many times, and each refusal refreshing on its own would spend the rotating refresh
+    // token once and fail the rest. A call refused with a token since replaced just goes again.
+    const current = (await provider.tokens())?.access_token;
+    if (authorizing === undefined && current === first.token) {
+      authorizing = authorizeAfter(first.response, provider, serverUrl, base).finally(() => {
+        authorizing = undefined;
+      });
+    }
+    await authorizing;
+    return (await send()).response;
   };
 }
 
