@@ -94,7 +94,11 @@ describe("OAuth servers from the command line", () => {
     expect(list.stdout).toMatch(/^ {4}hint: Run "mcplex auth login guarded" once/m);
   });
 
-  it("logs in through the browser's redirect, then calls with the stored token", async () => {
+  // Two CLI processes one after the other: on two cores busy with the conformance suite's
+  // forty clients, this has taken more than the default 30 s once.
+  it("logs in through the browser's redirect, then calls with the stored token", {
+    timeout: 90_000,
+  }, async () => {
     const { code, stderr, page } = await login();
     expect(code).toBe(0);
     expect(page).toContain("guarded is authorized");
