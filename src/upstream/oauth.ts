@@ -21,7 +21,6 @@ import { McplexError } from "../errors.js";
 export interface OAuthRecord {
   client?: StoredOAuthClientInformation;
   tokens?: StoredOAuthTokens;
-  discovery?: OAuthDiscoveryState;
 }
 
 /** Where servers' OAuth records live: the secret store for the CLI, memory by default. */
@@ -66,6 +65,12 @@ export class ServerOAuthProvider implements OAuthClientProvider {
   #record: Promise<OAuthRecord>;
   #verifier: string | undefined;
   #grant: { code: string; iss?: string } | undefined;
+  /** Discovered metadata: kept for this connection only, so connecting writes nothing. */
+  #discovery: OAuthDiscoveryState | undefined;
+  /** Signs a `private_key_jwt` assertion for each token request, when a private key is configured. */
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
+  /** The client credentials grant's token request; the authorization code grant uses the SDK's. */
+  readonly prepareTokenRequest: ((scope?: string) => URLSearchParams) | undefined;
 
   constructor(server: string, config: OAuthConfig, host: OAuthHost) {
     this.#server = server;
@@ -121,11 +126,6 @@ export class ServerOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  /** Signs a `private_key_jwt` assertion for each token request, when a private key is configured. */
-  readonly addClientAuthentication: AddClientAuthentication | undefined;
-  /** The client credentials grant's token request; the authorization code grant uses the SDK's. */
-  readonly prepareTokenRequest: ((scope?: string) => URLSearchParams) | undefined;
-
   async clientInformation(
     ctx?: OAuthClientInformationContext,
   ): Promise<StoredOAuthClientInformation | undefined> {
@@ -151,12 +151,12 @@ export class ServerOAuthProvider implements OAuthClientProvider {
     await this.#update({ tokens });
   }
 
-  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return (await this.#record).discovery;
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.#discovery;
   }
 
-  async saveDiscoveryState(discovery: OAuthDiscoveryState): Promise<void> {
-    await this.#update({ discovery });
+  saveDiscoveryState(discovery: OAuthDiscoveryState): void {
+    this.#discovery = discovery;
   }
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
@@ -164,7 +164,7 @@ export class ServerOAuthProvider implements OAuthClientProvider {
     const drop: Partial<Record<keyof OAuthRecord, undefined>> = {};
     if (scope === "all" || scope === "client") drop.client = undefined;
     if (scope === "all" || scope === "tokens") drop.tokens = undefined;
-    if (scope === "all" || scope === "discovery") drop.discovery = undefined;
+    if (scope === "all" || scope === "discovery") this.#discovery = undefined;
     if (Object.keys(drop).length > 0) await this.#update(drop);
   }
 
@@ -199,8 +199,13 @@ export class ServerOAuthProvider implements OAuthClientProvider {
     return this.#verifier;
   }
 
+  /**
+   * Applies `change` to the stored record as it is now, re-read first: another mcplex
+   * process (a `serve` refreshing, a `login`) may have saved since this one loaded it.
+   */
   async #update(change: Partial<OAuthRecord>): Promise<void> {
-    const record = { ...(await this.#record), ...change };
+    const stored = await this.#host.store.load(this.#server);
+    const record = { ...(stored ?? (await this.#record)), ...change };
     for (const key of Object.keys(change) as Array<keyof OAuthRecord>) {
       if (record[key] === undefined) delete record[key];
     }
