@@ -94,6 +94,28 @@ describe("OAuth servers from the command line", () => {
     expect(list.stdout).toMatch(/^ {4}hint: Run "mcplex auth login guarded" once/m);
   });
 
+  it("mcplex serve says at start which server needs a login, and keeps serving", async () => {
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--config", config], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    await new Promise<void>((started, fail) => {
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+        if (stderr.includes("Ctrl-C stops it.")) started();
+      });
+      child.on("close", () => fail(new Error(`serve exited:\n${stderr}`)));
+    });
+    const exited = new Promise((done) => child.on("close", done));
+    child.kill("SIGTERM");
+    await exited;
+    printed.push(stderr);
+    expect(stderr).toContain("guarded: the server needs an OAuth authorization");
+    expect(stderr).toContain('  hint: Run "mcplex auth login guarded" once');
+    expect(stderr).toContain("mcplex gateway: 0 of 1 servers ready");
+  });
+
   // Two CLI processes one after the other: on two cores busy with the conformance suite's
   // forty clients, this has taken more than the default 30 s once.
   it("logs in through the browser's redirect, then calls with the stored token", {

@@ -175,9 +175,11 @@ export async function serveCommand(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/** Servers that did not start (failed, or retrying after a failed start), with what to do. */
 function reportFailures(hub: Hub): void {
   for (const server of hub.servers()) {
-    if (server.state === "failed")
-      console.error(`mcplex: ${server.name} failed: ${server.error?.split("\n")[0]}`);
+    if (server.error === undefined || server.state === "ready" || server.state === "disabled") continue;
+    console.error(`mcplex: ${server.name} is ${server.state}: ${server.error.split("\n")[0]}`);
+    if (server.hint !== undefined) console.error(`  hint: ${server.hint}`);
   }
 }
