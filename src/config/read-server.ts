@@ -24,17 +24,16 @@ const COMMON_KEYS = [
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const REMOTE_KEYS = ["url", "headers", "oauth"];
-const OAUTH_KEYS = [
-  "grant",
-  "redirectUrl",
+/** The `oauth` keys that are plain text; `grant`, `redirectUrl` and `clientMetadataUrl` are checked apart. */
+const OAUTH_TEXT_KEYS = [
   "clientName",
   "clientId",
   "clientSecret",
   "privateKey",
   "signingAlgorithm",
   "scope",
-  "clientMetadataUrl",
-];
+] as const;
+const OAUTH_KEYS = ["grant", "redirectUrl", "clientMetadataUrl", ...OAUTH_TEXT_KEYS];
 /** Where `mcplex auth login` listens for the authorization server's redirect, unless configured. */
 export const DEFAULT_OAUTH_REDIRECT = "http://127.0.0.1:8421/callback";
 const WORKSPACE_KEYS = ["root", "allowWrite", "rules"];
@@ -308,14 +307,7 @@ function readOAuth(ctx: ReadContext, value: unknown, path: string): OAuthConfig 
     if (!URL.canParse(url)) reader.fail(joinPath(path, key), `${describeValue(url)} is not a URL`);
     else oauth[key] = url;
   }
-  for (const key of [
-    "clientName",
-    "clientId",
-    "clientSecret",
-    "privateKey",
-    "signingAlgorithm",
-    "scope",
-  ] as const) {
+  for (const key of OAUTH_TEXT_KEYS) {
     const given = text(key);
     if (given !== undefined) oauth[key] = given;
   }
