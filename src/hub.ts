@@ -281,11 +281,11 @@ export class Hub {
       onEvent: (event) => this.#onUpstreamEvent(upstream, event),
       onServerRequest: () => this.#router.handlerFor(upstream),
       redact: (text) => redact(text, options.config.secrets),
-      ...(options.slowMs === undefined ? {} : { slowMs: options.slowMs }),
-      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
-      ...(options.clientCapabilities === undefined ? {} : { clientCapabilities: options.clientCapabilities }),
-      ...(config.protocolVersion === undefined ? {} : { protocolVersion: config.protocolVersion }),
-      ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+      slowMs: options.slowMs,
+      backoff: options.backoff,
+      clientCapabilities: options.clientCapabilities,
+      protocolVersion: config.protocolVersion,
+      oauth: options.oauth,
     });
     return upstream;
   }
