@@ -10,7 +10,6 @@ import type {
   CatalogResource,
   CatalogResourceTemplate,
   CatalogTool,
-  ServerSnapshot,
 } from "./catalog/types.js";
 import { redact } from "./config/redact.js";
 import type { ProfileConfig, ServerConfig } from "./config/types.js";
@@ -20,7 +19,7 @@ import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-type
 import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
-import { serverStatus } from "./server-status.js";
+import { serverSnapshot, serverStatus } from "./server-status.js";
 import {
   type ListKind,
   Upstream,
@@ -270,7 +269,7 @@ export class Hub {
   #add(config: ServerConfig): Entry {
     const entry: Entry = { config, upstream: this.#pool.acquire(config) };
     this.#entries.set(config.name, entry);
-    this.#catalog.setServer(this.#snapshot(entry));
+    this.#catalog.setServer(serverSnapshot(entry.config, entry.upstream));
     return entry;
   }
 
@@ -290,28 +289,11 @@ export class Hub {
     return upstream;
   }
 
-  #snapshot(entry: Entry): ServerSnapshot {
-    const { config, upstream } = entry;
-    const snapshot: ServerSnapshot = {
-      server: config.name,
-      filter: config.tools,
-      state: upstream.state === "ready" ? "ready" : "unavailable",
-      tools: upstream.tools,
-      resources: upstream.resources,
-      resourceTemplates: upstream.resourceTemplates,
-      prompts: upstream.prompts,
-      listedAt: upstream.listedAt,
-    };
-    if (config.prefix !== undefined) snapshot.prefix = config.prefix;
-    if (upstream.ttlMs !== undefined) snapshot.ttlMs = upstream.ttlMs;
-    return snapshot;
-  }
-
   /** Re-publishes every server that uses this upstream to the catalog. */
   #publish(...names: string[]): void {
     for (const name of names) {
       const entry = this.#entries.get(name);
-      if (entry !== undefined) this.#catalog.setServer(this.#snapshot(entry));
+      if (entry !== undefined) this.#catalog.setServer(serverSnapshot(entry.config, entry.upstream));
     }
   }
 

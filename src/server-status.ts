@@ -1,3 +1,5 @@
+/** How the hub describes one configured server: to callers (status) and to the catalog (snapshot). */
+import type { ServerSnapshot } from "./catalog/types.js";
 import type { ServerConfig } from "./config/types.js";
 import type { ServerStatus } from "./hub-types.js";
 import type { Upstream } from "./upstream/upstream.js";
@@ -23,4 +25,21 @@ export function serverStatus(config: ServerConfig, upstream: Upstream, tools: nu
   if (upstream.retryAt !== undefined) status.retryAt = upstream.retryAt;
   if (upstream.pid !== undefined) status.pid = upstream.pid;
   return status;
+}
+
+/** What the catalog sees of one configured server on its upstream. */
+export function serverSnapshot(config: ServerConfig, upstream: Upstream): ServerSnapshot {
+  const snapshot: ServerSnapshot = {
+    server: config.name,
+    filter: config.tools,
+    state: upstream.state === "ready" ? "ready" : "unavailable",
+    tools: upstream.tools,
+    resources: upstream.resources,
+    resourceTemplates: upstream.resourceTemplates,
+    prompts: upstream.prompts,
+    listedAt: upstream.listedAt,
+  };
+  if (config.prefix !== undefined) snapshot.prefix = config.prefix;
+  if (upstream.ttlMs !== undefined) snapshot.ttlMs = upstream.ttlMs;
+  return snapshot;
 }
