@@ -1,4 +1,4 @@
-/** How the hub describes one configured server: to callers (status) and to the catalog (snapshot). */
+// How the hub describes one configured server: to callers (status) and to the catalog (snapshot).
 import type { ServerSnapshot } from "./catalog/types.js";
 import type { ServerConfig } from "./config/types.js";
 import type { ServerStatus } from "./hub-types.js";
