@@ -3,6 +3,7 @@ import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { SecretStoreError } from "../errors.js";
+import { withFileLock } from "./file-lock.js";
 import {
   createKeyFile,
   deriveKey,
@@ -58,7 +59,8 @@ interface Envelope {
  * (64 hex chars or base64 of 32 bytes as the key; anything else as a passphrase through
  * scrypt) or else from a key file created on the first `set` (mode 0600 in a 0700 directory).
  * A wrong key is SECRET_KEY_INVALID; a modified or truncated store is SECRET_STORE_INVALID.
- * Writes from two processes at once are not merged: the last one wins.
+ * Changes from several processes at once all land: each one reads, changes and writes the
+ * store under a lock file beside it.
  *
  * @example
  * const store = new SecretStore();
@@ -100,7 +102,7 @@ export class SecretStore {
     checkSecretName(name);
     if (typeof value !== "string")
       throw new SecretStoreError("INVALID_ARGUMENT", "a secret value must be a string");
-    return this.serial(async () => {
+    return this.exclusive(async () => {
       const current = (await this.load()) ?? { values: {}, key: await this.newKey() };
       await this.write({ ...current.values, [name]: value }, current.key);
     });
@@ -109,7 +111,7 @@ export class SecretStore {
   /** Removes a secret; `false` when there was none. */
   async remove(name: string): Promise<boolean> {
     checkSecretName(name);
-    return this.serial(async () => {
+    return this.exclusive(async () => {
       const current = await this.load();
       if (current === undefined || !Object.hasOwn(current.values, name)) return false;
       const { [name]: _removed, ...rest } = current.values;
@@ -123,6 +125,11 @@ export class SecretStore {
     const run = this.queue.then(operation, operation);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** A read-modify-write: one at a time in this instance, and under a lock file between processes. */
+  private exclusive<T>(operation: () => Promise<T>): Promise<T> {
+    return this.serial(() => withFileLock(`${this.file}.lock`, operation));
   }
 
   private async keySource(): Promise<KeySource | undefined> {

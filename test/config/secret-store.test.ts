@@ -1,11 +1,16 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config texts under test hold ${...} references
+
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { withFileLock } from "../../src/config/file-lock.js";
 import { defaultSecretStorePath, loadConfig, SecretStore } from "../../src/config/index.js";
 import { SecretStoreError } from "../../src/errors.js";
+
+const TSX = resolve("node_modules/.bin/tsx");
 
 let dir: string;
 beforeEach(async () => {
@@ -191,5 +196,48 @@ describe("secret store", () => {
     const config = await loadConfig({ cwd: dir, env });
     expect(config.servers[0]).toMatchObject({ env: { T: "ghp_fromTheStore42" } });
     expect(config.secrets).toContain("ghp_fromTheStore42");
+  });
+
+  it("keeps every change when several processes write at once", { timeout: 60_000 }, async () => {
+    // Six processes, each setting five secrets of its own in turn, all against one store.
+    const home = join(dir, "shared");
+    const env = { ...process.env, MCPLEX_HOME: home, MCPLEX_SECRET_KEY: "d".repeat(64) };
+    const script = join(dir, "writer.mts");
+    await writeFile(
+      script,
+      `import { SecretStore } from ${JSON.stringify(resolve("src/config/secret-store.ts"))};
+       const store = new SecretStore();
+       for (let i = 0; i < 5; i++) await store.set(\`p\${process.argv[2]}_\${i}\`, "v");\n`,
+    );
+    const runs = Array.from(
+      { length: 6 },
+      (_, n) =>
+        new Promise<number | null>((done) => {
+          const child = spawn(TSX, [script, String(n)], { env, stdio: "inherit" });
+          child.on("close", done);
+        }),
+    );
+    expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0]);
+    const names = await new SecretStore({
+      env: { MCPLEX_HOME: home, MCPLEX_SECRET_KEY: "d".repeat(64) },
+    }).list();
+    expect(names).toHaveLength(30);
+    expect(await readdir(home)).not.toContain("secrets.enc.lock");
+  });
+
+  it("breaks a lock left by a process that died, and waits for a live one", async () => {
+    const store = storeIn("locked", { MCPLEX_SECRET_KEY: "e".repeat(64) });
+    await store.set("first", "1");
+    const lock = `${store.file}.lock`;
+    await writeFile(lock, "99999\n");
+    const old = new Date(Date.now() - 60_000);
+    await utimes(lock, old, old);
+    await store.set("second", "2");
+    expect(await store.list()).toEqual(["first", "second"]);
+
+    await writeFile(lock, "1\n"); // fresh: held by someone alive
+    const held = await failure(withFileLock(lock, async () => undefined, { waitMs: 50 }));
+    expect(held.message).toBe(`${lock} is held by another mcplex process`);
+    expect(held.hint).toBe(`if no other mcplex is running, delete ${lock}`);
   });
 });

@@ -1,0 +1,54 @@
+import { mkdir, open, stat, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
+import { SecretStoreError } from "../errors.js";
+
+export interface FileLockOptions {
+  /** How long to wait for another holder before giving up. Default 10 s. */
+  waitMs?: number;
+  /** A lock file older than this was left by a process that died, and is broken. Default 30 s. */
+  staleMs?: number;
+}
+
+/**
+ * Runs `operation` while holding `path` as a lock between processes: the file is created
+ * exclusively and removed afterwards. For read-modify-write of a shared file (the secret
+ * store: a `serve` refreshing OAuth tokens while `mcplex secrets set` runs).
+ */
+export async function withFileLock<T>(
+  path: string,
+  operation: () => Promise<T>,
+  options: FileLockOptions = {},
+): Promise<T> {
+  const { waitMs = 10_000, staleMs = 30_000 } = options;
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const deadline = Date.now() + waitMs;
+  for (let delay = 2; ; delay = Math.min(delay * 2, 100)) {
+    try {
+      const handle = await open(path, "wx", 0o600);
+      await handle.writeFile(`${process.pid}\n`);
+      await handle.close();
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const since = await stat(path).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
+      if (since > staleMs) {
+        await unlink(path).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new SecretStoreError("SECRET_STORE_INVALID", `${path} is held by another mcplex process`, {
+          hint: `if no other mcplex is running, delete ${path}`,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+  try {
+    return await operation();
+  } finally {
+    await unlink(path).catch(() => undefined);
+  }
+}
