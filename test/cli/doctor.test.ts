@@ -8,6 +8,17 @@ import { startMockLlm } from "../support/mock-llm.js";
 
 const TSX = resolve("node_modules/.bin/tsx");
 const FIXTURE = resolve("test/fixtures/servers/fixture-server.ts");
+/**
+ * A plain-Node server that starts in a blink, for the checks that are not about servers:
+ * beside the conformance suite on two cores, two runs with the TypeScript fixture took
+ * more than 30 s once.
+ */
+const QUICK_SERVER = [
+  "servers:",
+  "  quick:",
+  `    command: ${process.execPath}`,
+  `    args: [${resolve("test/fixtures/servers/ttl-server.mjs")}]`,
+];
 
 /** Empty values count as unset: the machine's own LLM settings stay out of these tests. */
 const NO_LLM = {
@@ -124,10 +135,7 @@ describe("mcplex doctor", () => {
   });
 
   it("warns when the port serve would take is in use, and says which to take", async () => {
-    const { code, stdout } = await doctor(
-      ["servers:", "  fx:", `    command: ${TSX}`, `    args: [${FIXTURE}]`],
-      ["--json", "--port", String(busyPort)],
-    );
+    const { code, stdout } = await doctor(QUICK_SERVER, ["--json", "--port", String(busyPort)]);
     expect(code).toBe(0);
     expect(bySubject(stdout).get("serve")).toMatchObject({
       status: "warn",
@@ -136,8 +144,8 @@ describe("mcplex doctor", () => {
     });
   });
 
-  it("checks the LLM endpoint: a refused key and an unknown model", async () => {
-    const base = ["servers:", "  fx:", `    command: ${TSX}`, `    args: [${FIXTURE}]`];
+  it("checks the LLM endpoint: a refused key and an unknown model", { timeout: 90_000 }, async () => {
+    const base = QUICK_SERVER;
     const refused = await doctor([...base, "llm:", `  baseUrl: ${llm.url}`, "  model: mock"], ["--json"], {
       MCPLEX_LLM_API_KEY: "sk-wrong",
     });
