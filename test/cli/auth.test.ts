@@ -84,7 +84,9 @@ async function login(): Promise<{ code: number | null; stderr: string; page: str
   return { code, stderr, page };
 }
 
-describe("OAuth servers from the command line", () => {
+// Every test runs the CLI as a process, some of them several in turn: beside the conformance
+// suite on two cores, one of them took more than the default 30 s in a clean-clone run.
+describe("OAuth servers from the command line", { timeout: 90_000 }, () => {
   it("before any login, says which command authorizes the server", async () => {
     const { code, stderr } = await callEcho();
     expect(code).toBe(3);
@@ -116,11 +118,7 @@ describe("OAuth servers from the command line", () => {
     expect(stderr).toContain("mcplex gateway: 0 of 1 servers ready");
   });
 
-  // Two CLI processes one after the other: on two cores busy with the conformance suite's
-  // forty clients, this has taken more than the default 30 s once.
-  it("logs in through the browser's redirect, then calls with the stored token", {
-    timeout: 90_000,
-  }, async () => {
+  it("logs in through the browser's redirect, then calls with the stored token", async () => {
     const { code, stderr, page } = await login();
     expect(code).toBe(0);
     expect(page).toContain("guarded is authorized");

@@ -67,7 +67,9 @@ function bySubject(stdout: string): Map<string, Check> {
   return new Map(checks.map((c) => [c.server === undefined ? c.area : `${c.area} ${c.server}`, c]));
 }
 
-describe("mcplex doctor", () => {
+// Every test runs the CLI as a process, some of them several in turn: beside the conformance
+// suite on two cores, one of them took more than the default 30 s in a clean-clone run.
+describe("mcplex doctor", { timeout: 90_000 }, () => {
   it("starts every server, lazy ones too, and passes when everything works", async () => {
     const { code, stdout } = await doctor(
       [
@@ -144,7 +146,7 @@ describe("mcplex doctor", () => {
     });
   });
 
-  it("checks the LLM endpoint: a refused key and an unknown model", { timeout: 90_000 }, async () => {
+  it("checks the LLM endpoint: a refused key and an unknown model", async () => {
     const base = QUICK_SERVER;
     const refused = await doctor([...base, "llm:", `  baseUrl: ${llm.url}`, "  model: mock"], ["--json"], {
       MCPLEX_LLM_API_KEY: "sk-wrong",
