@@ -16,6 +16,7 @@ import {
   readBody,
 } from "./http-guard.js";
 import { LegacyHttpSessions } from "./legacy-http.js";
+import { listenProblem } from "./listen-error.js";
 import { GatewayMetrics, healthReport } from "./metrics.js";
 import { type Caller, serveModernPost } from "./modern-post.js";
 import { DEFAULT_PORT, envelopeVersion, parseErrorAnswer, SERVED_MODERN_VERSIONS } from "./protocol.js";
@@ -341,24 +342,12 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
 
 /** Why the front could not listen, with what to do about it (instead of a stack trace). */
 function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
-  const at = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  const known: Record<string, [string, string]> = {
-    EADDRINUSE: [
-      `${at} is already in use (another mcplex serve?)`,
-      "stop it, or choose another port with --port",
-    ],
-    EACCES: [
-      `not allowed to listen on ${at}`,
-      "ports below 1024 need privileges: choose another with --port",
-    ],
-    EADDRNOTAVAIL: [`${host} is not an address of this machine`, "use one of its addresses, or 127.0.0.1"],
-  };
-  const entry = error.code === undefined ? undefined : known[error.code];
-  if (entry === undefined) return error;
+  const known = listenProblem(error.code, host, port);
+  if (known === undefined) return error;
   return new McplexError(
     "INVALID_ARGUMENT",
-    `cannot listen: ${entry[0]}`,
-    { hint: entry[1] },
+    `cannot listen: ${known.problem}`,
+    { hint: known.hint },
     { cause: error },
   );
 }
