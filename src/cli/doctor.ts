@@ -4,6 +4,7 @@ import { checkConfig, type ServerSummary } from "../config/check-config.js";
 import { redact } from "../config/redact.js";
 import type { McplexConfig } from "../config/types.js";
 import { ConfigError } from "../errors.js";
+import { hostPort, listenProblem } from "../gateway/listen-error.js";
 import { DEFAULT_PORT } from "../gateway/protocol.js";
 import type { Hub } from "../hub.js";
 import type { ServerStatus } from "../hub-types.js";
@@ -83,17 +84,16 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
       checks.push({ area: "config", status: "warn", message: `${warning.path}: ${warning.message}` });
     }
     let times = new Map<string, number>();
+    config = configured.config;
     await withHub(
       {
-        ...(options.config === undefined ? {} : { config: options.config }),
-        env,
+        config,
         startLazy: true,
         onHub: (hub) => {
           times = readyTimes(hub);
         },
       },
       async (hub, loaded) => {
-        config = loaded;
         checks.push(...serverChecks(hub, loaded, summary.servers, times), ...catalogChecks(hub));
       },
     );
@@ -190,7 +190,7 @@ function lowerFirst(text: string): string {
 }
 
 /** "1 tool", "2 tools". */
-function count(n: number, what: string): string {
+export function count(n: number, what: string): string {
   return `${n} ${what}${n === 1 ? "" : "s"}`;
 }
 
@@ -215,21 +215,16 @@ function catalogChecks(hub: Hub): Check[] {
 
 /** Whether `mcplex serve` could listen where it would. */
 function portCheck(host: string, port: number): Promise<Check> {
-  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const where = hostPort(host, port);
   return new Promise((resolve) => {
     const server = createServer();
     server.once("error", (error: NodeJS.ErrnoException) => {
-      const hint =
-        error.code === "EADDRINUSE"
-          ? `Stop what listens there (another mcplex serve?), or serve elsewhere: mcplex serve --port ${port + 1}.`
-          : error.code === "EACCES"
-            ? "Ports below 1024 need privileges: choose --port 1024 or above."
-            : "Check --host: the machine must have that address.";
+      const known = listenProblem(error.code, host, port);
       resolve({
         area: "serve",
         status: "warn",
         message: `mcplex serve cannot listen on ${where}: ${error.code ?? error.message}`,
-        hint,
+        ...(known === undefined ? {} : { hint: known.hint }),
       });
     });
     server.listen({ host, port, exclusive: true }, () => {

@@ -4,22 +4,18 @@ import { Hub } from "../hub.js";
 import { secretOAuthStore } from "./oauth-login.js";
 
 /**
- * Loads the config, starts a hub, and makes sure it is closed (children stopped)
- * on SIGINT/SIGTERM as well as after `run` returns. `onHub` sees the hub before it starts.
+ * Loads the config (a `--config` path, or found; or one already loaded), starts a hub,
+ * and makes sure it is closed (children stopped) on SIGINT/SIGTERM as well as after `run`
+ * returns. `onHub` sees the hub before it starts.
  */
 export async function withHub<T>(
-  options: {
-    config?: string;
-    env?: Readonly<Record<string, string | undefined>>;
-    startLazy?: boolean;
-    onHub?: (hub: Hub) => void;
-  },
+  options: { config?: string | McplexConfig; startLazy?: boolean; onHub?: (hub: Hub) => void },
   run: (hub: Hub, config: McplexConfig) => Promise<T>,
 ): Promise<T> {
-  const config = await loadConfig({
-    ...(options.config === undefined ? {} : { config: options.config }),
-    ...(options.env === undefined ? {} : { env: options.env }),
-  });
+  const config =
+    typeof options.config === "object"
+      ? options.config
+      : await loadConfig(options.config === undefined ? {} : { config: options.config });
   const hub = new Hub({ config, oauth: { store: secretOAuthStore() } });
   options.onHub?.(hub);
   const stop = (signal: NodeJS.Signals) => {

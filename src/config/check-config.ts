@@ -41,7 +41,7 @@ export interface ConfigSummary {
 
 /** Result of {@link checkConfig}: a summary, or every problem that stopped loading. */
 export type ConfigCheck =
-  | { ok: true; summary: ConfigSummary }
+  | { ok: true; summary: ConfigSummary; config: McplexConfig }
   | { ok: false; error: McplexError; issues: ConfigIssue[] };
 
 /** The prefix the catalog derives: the configured one or the server name, made LLM-safe. */
@@ -200,7 +200,7 @@ export async function checkConfig(options: LoadConfigOptions = {}): Promise<Conf
       });
     }
   }
-  return { ok: true, summary };
+  return { ok: true, summary, config };
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -35,8 +35,9 @@ export async function authCommand(args: string[]): Promise<number> {
     const names = config.servers.map((s) => s.name).join(", ");
     throw new UsageError(`no server named "${name}" in ${config.source}; servers: ${names || "none"}`);
   }
+  // The config admits `oauth` on http(s) servers only.
   const oauth = (server as Partial<RemoteServerConfig>).oauth;
-  if (oauth === undefined || (server.transport !== "streamable-http" && server.transport !== "sse")) {
+  if (oauth === undefined) {
     throw new UsageError(`${name} is not configured for OAuth: add "oauth: true" to it in ${config.source}`);
   }
   const print = (line: string) => console.error(line);

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { type Check, runDoctor } from "../doctor.js";
+import { type Check, count, runDoctor } from "../doctor.js";
 import { EXIT, UsageError } from "../output.js";
 
 /**
@@ -44,12 +44,11 @@ export async function doctorCommand(args: string[]): Promise<number> {
   }
   for (const check of checks) console.log(format(check));
   const warnings = checks.filter((c) => c.status === "warn").length;
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
   console.log(
     failed.length > 0
-      ? `\n${plural(failed.length, "problem")}${warnings > 0 ? ` and ${plural(warnings, "warning")}` : ""}: see "fail" above.`
+      ? `\n${count(failed.length, "problem")}${warnings > 0 ? ` and ${count(warnings, "warning")}` : ""}: see "fail" above.`
       : warnings > 0
-        ? `\nNo problems; ${plural(warnings, "warning")}.`
+        ? `\nNo problems; ${count(warnings, "warning")}.`
         : "\nAll checks passed.",
   );
   return exit;
