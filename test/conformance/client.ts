@@ -12,6 +12,7 @@ import type { McplexConfig, OAuthConfig } from "../../src/config/types.js";
 import { Hub } from "../../src/hub.js";
 import { memoryOAuthStore } from "../../src/upstream/oauth.js";
 import type { ServerRequest } from "../../src/upstream/upstream.js";
+import { approveAtOnce } from "../support/approve.js";
 
 type Scenario = (hub: Hub) => Promise<void>;
 
@@ -148,22 +149,6 @@ function oauthConfig(scenario: string): OAuthConfig {
   };
 }
 
-/**
- * The user's browser, approving at once: the suite's authorization endpoint redirects
- * straight back with the code, which is read off the redirect.
- */
-async function approve(url: URL): Promise<{ code: string; iss?: string }> {
-  const response = await fetch(url, { redirect: "manual" });
-  const location = response.headers.get("location");
-  if (location === null)
-    throw new Error(`the authorization endpoint did not redirect (HTTP ${response.status})`);
-  const back = new URL(location);
-  const code = back.searchParams.get("code");
-  if (code === null) throw new Error(`no code in the redirect: ${location}`);
-  const iss = back.searchParams.get("iss");
-  return iss === null ? { code } : { code, iss };
-}
-
 async function main(): Promise<void> {
   const name = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
   const version = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? "2025-11-25";
@@ -200,7 +185,7 @@ async function main(): Promise<void> {
   const hub = new Hub({
     config,
     onServerRequest: answerServerRequest,
-    oauth: { store: memoryOAuthStore(), authorize: approve },
+    oauth: { store: memoryOAuthStore(), authorize: approveAtOnce },
   });
   try {
     await hub.start();

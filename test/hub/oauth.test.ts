@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Hub } from "../../src/hub.js";
 import { type Authorize, memoryOAuthStore } from "../../src/upstream/oauth.js";
 import { type OAuthFixture, startOAuthFixture } from "../fixtures/servers/oauth-fixture.js";
+import { approveAtOnce } from "../support/approve.js";
 import { configOf, remote } from "../support/config.js";
 
 let server: OAuthFixture;
@@ -9,13 +10,6 @@ beforeAll(async () => {
   server = await startOAuthFixture();
 });
 afterAll(() => server.close());
-
-/** The user's browser, approving at once: follows the authorization endpoint's redirect. */
-const approve: Authorize = async (url) => {
-  const response = await fetch(url, { redirect: "manual" });
-  const code = new URL(response.headers.get("location")!).searchParams.get("code");
-  return { code: code! };
-};
 
 function guardedHub(authorize?: Authorize): Hub {
   const config = configOf([
@@ -28,7 +22,7 @@ function guardedHub(authorize?: Authorize): Hub {
 
 describe("a hub in front of an OAuth server", () => {
   it("refreshes once for many calls refused together, and every call succeeds", async () => {
-    const hub = guardedHub(approve);
+    const hub = guardedHub(approveAtOnce);
     await hub.start();
     try {
       expect(hub.servers()[0]?.state).toBe("ready");
