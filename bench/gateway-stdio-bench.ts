@@ -11,6 +11,9 @@
  * and writes back every message. On one core the JSON relay alone is about 2.5x direct,
  * so the lean rows are compared with it.
  *
+ * The same again with the echo tool served by the SDK v2 McpServer (bench/sdk-echo-server.mjs)
+ * gives the hop against the direct SDK path, client and server as most are written.
+ *
  * Runs twice: on all cores, then pinned to one core; `--all-cores-only` skips the second run.
  *
  *   npm run build && npx tsx bench/gateway-stdio-bench.ts [--calls N] [--all-cores-only]
@@ -24,6 +27,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { alsoOnOneCore, coresLabel, type Measured, measureInterleaved } from "./interleaved.js";
 
 const ECHO = new URL("./echo-server.mjs", import.meta.url).pathname;
+const SDK_ECHO = new URL("./sdk-echo-server.mjs", import.meta.url).pathname;
 const CLI = new URL("../dist/cli/main.js", import.meta.url).pathname;
 const argCalls = process.argv.indexOf("--calls");
 const CALLS = argCalls === -1 ? 20_000 : Number(process.argv[argCalls + 1]);
@@ -77,6 +81,8 @@ async function ready(p: Pipe, tool: string): Promise<() => Promise<unknown>> {
 const dir = await mkdtemp(join(tmpdir(), "mcplex-bench-"));
 const config = join(dir, "mcplex.yaml");
 await writeFile(config, `servers:\n  echo:\n    command: ${process.execPath}\n    args: [${ECHO}]\n`);
+const sdkConfig = join(dir, "mcplex-sdk.yaml");
+await writeFile(sdkConfig, `servers:\n  echo:\n    command: ${process.execPath}\n    args: [${SDK_ECHO}]\n`);
 const RELAY = new URL("./relay.mjs", import.meta.url).pathname;
 const pipes = [
   pipe(process.execPath, [ECHO]),
@@ -95,13 +101,17 @@ async function sdkClient(command: string, args: string[], tool: string) {
 }
 const sdkDirect = await sdkClient(process.execPath, [ECHO], "echo");
 const sdkHop = await sdkClient(process.execPath, [CLI, "serve", "--stdio", "--config", config], "echo__echo");
-const [direct, relay, jsonRelay, hop, sdkDirectResult, sdkHopResult] = (await measureInterleaved(
-  [...paths, sdkDirect.call, sdkHop.call],
-  { calls: CALLS, inFlight: IN_FLIGHT, sequential: SEQUENTIAL },
-)) as [Measured, Measured, Measured, Measured, Measured, Measured];
+const sdkBoth = await sdkClient(process.execPath, [SDK_ECHO], "echo");
+const sdkBothHop = await sdkClient(process.execPath, [CLI, "serve", "--stdio", "--config", sdkConfig], "echo__echo");
+const sdks = [sdkDirect, sdkHop, sdkBoth, sdkBothHop];
+const [direct, relay, jsonRelay, hop, sdkDirectResult, sdkHopResult, sdkBothResult, sdkBothHopResult] =
+  (await measureInterleaved([...paths, ...sdks.map((s) => s.call)], {
+    calls: CALLS,
+    inFlight: IN_FLIGHT,
+    sequential: SEQUENTIAL,
+  })) as Measured[] as [Measured, Measured, Measured, Measured, Measured, Measured, Measured, Measured];
 for (const p of pipes) p.child.stdin!.end();
-await sdkDirect.client.close();
-await sdkHop.client.close();
+for (const s of sdks) await s.client.close();
 await rm(dir, { recursive: true, force: true });
 
 const fmt = (n: number) => n.toFixed(0).padStart(9);
@@ -117,6 +127,8 @@ line("lean client → JSON relay → echo", jsonRelay);
 line("lean client → mcplex → echo", hop);
 line("SDK v2 Client → echo server", sdkDirectResult);
 line("SDK v2 Client → mcplex → echo", sdkHopResult);
+line("SDK v2 Client → SDK v2 echo server", sdkBothResult);
+line("SDK v2 Client → mcplex → SDK v2 echo", sdkBothHopResult);
 console.log("");
 const row = (label: string, value: number, note: string) =>
   console.log(`${label.padEnd(52)} ${value.toFixed(2).padStart(6)}   (${note})`);
@@ -127,6 +139,8 @@ const ratios = (what: string, path: Measured, base: Measured, p50Note: string, r
 };
 console.log("The issue's targets, with the official SDK v2 Client as the client:");
 ratios("through mcplex / direct", sdkHopResult, sdkDirectResult, "target <= 2.5", "target >= 0.40");
+console.log("\nBoth ends the official SDK v2 (Client, and McpServer as the echo server):");
+ratios("through mcplex / direct", sdkBothHopResult, sdkBothResult, "the direct SDK path", "ditto");
 console.log("\nLean newline-JSON client: the processes' own cost, against what any middle process costs:");
 ratios("through mcplex / direct", hop, direct, "JSON relay floor below", "JSON relay floor below");
 ratios("through the byte relay / direct", relay, direct, "floor: copies bytes", "floor: copies bytes");
