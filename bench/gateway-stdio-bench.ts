@@ -102,7 +102,11 @@ async function sdkClient(command: string, args: string[], tool: string) {
 const sdkDirect = await sdkClient(process.execPath, [ECHO], "echo");
 const sdkHop = await sdkClient(process.execPath, [CLI, "serve", "--stdio", "--config", config], "echo__echo");
 const sdkBoth = await sdkClient(process.execPath, [SDK_ECHO], "echo");
-const sdkBothHop = await sdkClient(process.execPath, [CLI, "serve", "--stdio", "--config", sdkConfig], "echo__echo");
+const sdkBothHop = await sdkClient(
+  process.execPath,
+  [CLI, "serve", "--stdio", "--config", sdkConfig],
+  "echo__echo",
+);
 const sdks = [sdkDirect, sdkHop, sdkBoth, sdkBothHop];
 const [direct, relay, jsonRelay, hop, sdkDirectResult, sdkHopResult, sdkBothResult, sdkBothHopResult] =
   (await measureInterleaved([...paths, ...sdks.map((s) => s.call)], {
