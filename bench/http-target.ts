@@ -56,7 +56,11 @@ if (kind === "mcplex") {
     },
   });
   await hub.start();
-  const front = await startHttpFront(new Gateway(hub), { port: 0, websocket: false });
+  const front = await startHttpFront(new Gateway(hub), {
+    port: 0,
+    websocket: false,
+    dashboard: process.env.BENCH_DASHBOARD !== "0",
+  });
   url = front.url;
 } else if (kind === "sdk") {
   const handler = createMcpHandler(() => {

@@ -102,6 +102,11 @@ export class Hub {
     );
   }
 
+  /** `text` with the config's secrets replaced by `***` (for anything shown or logged). */
+  redact(text: string): string {
+    return redact(text, this.#options.config.secrets);
+  }
+
   /** The catalog (read-only use: listings, name resolution, collisions). */
   get catalog(): Catalog {
     return this.#catalog;
@@ -279,7 +284,7 @@ export class Hub {
       clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
       onEvent: (event) => this.#onUpstreamEvent(upstream, event),
       onServerRequest: () => this.#router.handlerFor(upstream),
-      redact: (text) => redact(text, options.config.secrets),
+      redact: (text) => this.redact(text),
       slowMs: options.slowMs,
       backoff: options.backoff,
       clientCapabilities: options.clientCapabilities,

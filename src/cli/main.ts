@@ -15,10 +15,11 @@ const HELP = `mcplex — one runtime for every MCP server an agent uses
 
 Usage:
   mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...]
-               [--config F] [--profile P] [--no-prefix] [--log-calls]
+               [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                                                       serve the whole catalog as one MCP server
-                                                      (Streamable HTTP /mcp and WebSocket /ws on
-                                                      127.0.0.1:8420 by default)
+                                                      (Streamable HTTP /mcp, WebSocket /ws and the
+                                                      web dashboard /dashboard on 127.0.0.1:8420
+                                                      by default)
   mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
   mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools

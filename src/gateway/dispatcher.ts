@@ -3,6 +3,15 @@ import { McplexError, NotFoundError, RpcError } from "../errors.js";
 import type { CallOptions, Hub } from "../hub.js";
 import { META, SERVER_REQUEST_CAPABILITIES } from "../upstream/negotiate.js";
 import type { ServerRequestHandler } from "../upstream/upstream.js";
+import {
+  type CallEnd,
+  type CallWatcher,
+  callSubject,
+  errorSummary,
+  firstText,
+  WATCHED_METHODS,
+  type WatchedCall,
+} from "./call-watch.js";
 import { InputParking } from "./input-parking.js";
 import {
   CACHEABLE_METHODS,
@@ -54,6 +63,8 @@ export class Dispatcher {
   readonly #identity: GatewayIdentity;
   readonly parking: InputParking;
   readonly #observers = new Set<(sample: RequestSample) => void>();
+  readonly #watchers = new Set<CallWatcher>();
+  #callIds = 0;
   /** Requests in flight per upstream server, to relay that server's log messages. */
   readonly #inflight = new Map<string, Set<RequestContext>>();
 
@@ -69,30 +80,57 @@ export class Dispatcher {
     return () => this.#observers.delete(observer);
   }
 
+  /** Sees every forwarded request start and end (tools/call, resources/read, prompts/get, completion/complete). */
+  watchCalls(watcher: CallWatcher): () => void {
+    this.#watchers.add(watcher);
+    return () => this.#watchers.delete(watcher);
+  }
+
   /** Handles a request; throws {@link RpcError} for wire errors. */
   async handle(method: string, params: Params | undefined, ctx: RequestContext): Promise<Result> {
     if (ctx.modern ? LEGACY_ONLY_METHODS.has(method) : MODERN_ONLY_METHODS.has(method)) {
       throw new RpcError(-32601, `Method not found: ${method}`);
     }
-    if (this.#observers.size === 0)
+    if (this.#observers.size === 0 && this.#watchers.size === 0)
       return this.#shape(method, await this.#route(method, params ?? {}, ctx), ctx);
+    return this.#observed(method, params ?? {}, ctx);
+  }
+
+  /** {@link handle} with samples for observers and start/end for watchers. */
+  async #observed(method: string, params: Params, ctx: RequestContext): Promise<Result> {
     const started = performance.now();
+    const subject = callSubject(this.#hub, method, params, ctx.profile);
+    let call: WatchedCall | undefined;
+    if (this.#watchers.size > 0 && WATCHED_METHODS.has(method)) {
+      call = { id: ++this.#callIds, method, protocolVersion: ctx.protocolVersion, startedAt: Date.now() };
+      if (subject.target !== undefined) call.target = this.#hub.redact(subject.target);
+      if (subject.server !== undefined) call.server = subject.server;
+      if (ctx.profile !== undefined) call.profile = ctx.profile;
+      for (const watcher of this.#watchers) watcher.started(call);
+    }
     let outcome: RequestSample["outcome"] = "error";
+    let error: string | undefined;
     try {
-      const result = await this.#route(method, params ?? {}, ctx);
+      const result = await this.#route(method, params, ctx);
       outcome = result.isError === true ? "tool_error" : "ok";
+      if (outcome === "tool_error" && call !== undefined) error = firstText(result);
       return this.#shape(method, result, ctx);
+    } catch (thrown) {
+      error = thrown instanceof Error ? thrown.message : String(thrown);
+      throw thrown;
     } finally {
-      const sample: RequestSample = { method, outcome, seconds: (performance.now() - started) / 1000 };
-      const name = params?.name;
-      if (method === "tools/call" && typeof name === "string") {
-        const tool = this.#hub.catalog.resolveTool(name, ctx.profile);
-        if (tool !== undefined) {
-          sample.server = tool.server;
-          sample.tool = tool.name;
-        }
+      const seconds = (performance.now() - started) / 1000;
+      const sample: RequestSample = { method, outcome, seconds };
+      if (method === "tools/call" && subject.tool !== undefined) {
+        sample.server = subject.server;
+        sample.tool = subject.tool;
       }
       for (const observer of this.#observers) observer(sample);
+      if (call !== undefined) {
+        const end: CallEnd = { outcome, ms: seconds * 1000 };
+        if (error !== undefined) end.error = errorSummary(this.#hub.redact(error));
+        for (const watcher of this.#watchers) watcher.ended(call, end);
+      }
     }
   }
 

@@ -67,6 +67,11 @@ export class Gateway {
     });
   }
 
+  /** Name, version and instructions the gateway reports. */
+  get identity(): Readonly<GatewayIdentity> {
+    return this.#identity;
+  }
+
   /** Receives one sample per request handled; returns the unsubscribe function. */
   observe(observer: (sample: RequestSample) => void): () => void {
     return this.dispatcher.observe(observer);

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TokenConfig } from "../config/types.js";
+import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
 import type { Gateway } from "./gateway.js";
 import { sendJson, sendRpcError } from "./http-exchange.js";
@@ -50,6 +51,8 @@ export interface HttpFrontOptions {
   guard?: GuardPolicy;
   /** Serve WebSocket at /ws too. Default true. */
   websocket?: boolean;
+  /** Serve the web dashboard at /dashboard. Default true. */
+  dashboard?: boolean;
 }
 
 /** A running HTTP front. */
@@ -58,6 +61,8 @@ export interface HttpFront {
   readonly url: string;
   /** The WebSocket endpoint, e.g. `ws://127.0.0.1:8420/ws`. */
   readonly wsUrl: string;
+  /** The web dashboard, e.g. `http://127.0.0.1:8420/dashboard`; absent when turned off. */
+  readonly dashboardUrl?: string;
   readonly server: Server;
   readonly metrics: GatewayMetrics;
   /**
@@ -127,6 +132,22 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const profile = auth.profile ?? options.profile;
     return { key, sseAllowed: true, ...(profile === undefined ? {} : { profile }) };
   };
+
+  let endpoints: { mcp: string; ws?: string } = { mcp: "" };
+  const dashboard =
+    options.dashboard === false
+      ? undefined
+      : new Dashboard(gateway, {
+          admit: (req) => admit(req, false),
+          checkPage: (req) => {
+            const hostCheck = checkHostAndOrigin(req.headers, policy);
+            return hostCheck.ok
+              ? undefined
+              : { status: hostCheck.status, message: hostCheck.message, headers: {} };
+          },
+          endpoints: () => endpoints,
+          authenticated: () => tokens.length > 0,
+        });
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (draining) {
@@ -250,7 +271,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   };
 
   const server = createServer((req, res) => {
-    const path = (req.url ?? "/").split("?")[0];
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
     switch (path) {
       case "/mcp":
         handleMcp(req, res).catch((error: unknown) => {
@@ -287,6 +308,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return;
       }
       default:
+        if (dashboard !== undefined && Dashboard.owns(path)) return dashboard.handle(req, res, path);
         sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
     }
   });
@@ -308,9 +330,12 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const { port } = server.address() as AddressInfo;
   policy = guardFor(port);
   const hostPart = host.includes(":") ? `[${host}]` : host;
+  const base = `http://${hostPart}:${port}`;
+  endpoints = { mcp: `${base}/mcp`, ...(ws === undefined ? {} : { ws: `ws://${hostPart}:${port}/ws` }) };
   return {
-    url: `http://${hostPart}:${port}/mcp`,
+    url: `${base}/mcp`,
     wsUrl: `ws://${hostPart}:${port}/ws`,
+    ...(dashboard === undefined ? {} : { dashboardUrl: `${base}/dashboard` }),
     server,
     metrics,
     setTokens(next) {
@@ -334,6 +359,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       }
       legacy.close();
       ws?.close();
+      dashboard?.close();
       server.closeAllConnections();
       await closed;
     },

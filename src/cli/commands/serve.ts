@@ -29,6 +29,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       profile: { type: "string" },
       "no-prefix": { type: "boolean" },
       "log-calls": { type: "boolean" },
+      "no-dashboard": { type: "boolean" },
     },
   });
   if (values.stdio === true && (values.http === true || values.ws === true)) {
@@ -141,6 +142,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       port,
       tokens,
       ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
+      dashboard: values["no-dashboard"] !== true,
     });
   } catch (error) {
     await stop(() => {});
@@ -156,6 +158,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       `  Streamable HTTP  ${front.url}`,
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
       `  health           ${front.url.replace(/\/mcp$/, "/readyz")}   metrics ${front.url.replace(/\/mcp$/, "/metrics")}`,
+      front.dashboardUrl === undefined ? "" : `  dashboard        ${front.dashboardUrl}`,
       "",
       "Add it to a client:",
       `  Claude Code   claude mcp add --transport http mcplex ${front.url}`,

@@ -1,0 +1,82 @@
+import type { CallEnd, CallWatcher, WatchedCall } from "../gateway/call-watch.js";
+import type { Gateway } from "../gateway/gateway.js";
+
+/** A finished call as the dashboard lists it. */
+export interface FinishedCall extends WatchedCall, CallEnd {}
+
+/** What a {@link CallFeed} tells its subscribers. */
+export type FeedEvent =
+  | { type: "call-started"; call: WatchedCall }
+  | { type: "call-ended"; call: FinishedCall }
+  /** Server states or the catalog changed: read the state again. */
+  | { type: "changed" };
+
+/** Finished calls kept for a page that opens later. */
+const RECENT = 200;
+
+/**
+ * The gateway's forwarded calls as they run and end, and a signal when servers or the
+ * catalog change: what the dashboard's live view is made of. Keeps the calls in flight and
+ * the last {@link RECENT} finished ones, so a page opened now shows what just happened.
+ */
+export class CallFeed {
+  readonly #active = new Map<number, WatchedCall>();
+  /** A ring of finished calls; `#next` is where the next one goes. */
+  readonly #recent: FinishedCall[] = [];
+  #next = 0;
+  readonly #subscribers = new Set<(event: FeedEvent) => void>();
+  readonly #off: Array<() => void>;
+
+  constructor(gateway: Gateway) {
+    const watcher: CallWatcher = {
+      started: (call) => {
+        this.#active.set(call.id, call);
+        this.#send({ type: "call-started", call });
+      },
+      ended: (call, end) => {
+        this.#active.delete(call.id);
+        const finished: FinishedCall = { ...call, ...end };
+        if (this.#recent.length < RECENT) this.#recent.push(finished);
+        else this.#recent[this.#next] = finished;
+        this.#next = (this.#next + 1) % RECENT;
+        this.#send({ type: "call-ended", call: finished });
+      },
+    };
+    this.#off = [
+      gateway.dispatcher.watchCalls(watcher),
+      gateway.hub.on((event) => {
+        if (event.type === "server-state" || event.type === "catalog-changed")
+          this.#send({ type: "changed" });
+      }),
+    ];
+  }
+
+  /** Calls in flight, oldest first. */
+  active(): WatchedCall[] {
+    return [...this.#active.values()];
+  }
+
+  /** Finished calls, newest first. */
+  recent(): FinishedCall[] {
+    const n = this.#recent.length;
+    const out: FinishedCall[] = [];
+    for (let i = 1; i <= n; i++) out.push(this.#recent[(this.#next - i + n) % n]!);
+    return out;
+  }
+
+  /** Receives every event from now on; returns the unsubscribe function. */
+  subscribe(subscriber: (event: FeedEvent) => void): () => void {
+    this.#subscribers.add(subscriber);
+    return () => this.#subscribers.delete(subscriber);
+  }
+
+  /** Stops watching the gateway. */
+  close(): void {
+    for (const off of this.#off) off();
+    this.#subscribers.clear();
+  }
+
+  #send(event: FeedEvent): void {
+    for (const subscriber of this.#subscribers) subscriber(event);
+  }
+}

@@ -1,0 +1,206 @@
+import { readFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { WatchedCall } from "../gateway/call-watch.js";
+import type { Gateway } from "../gateway/gateway.js";
+import { sendJson } from "../gateway/http-exchange.js";
+import { healthReport } from "../gateway/metrics.js";
+import { CallFeed, type FeedEvent } from "./call-feed.js";
+
+/** Why a request was turned away (the HTTP front's refusal). */
+interface Refusal {
+  status: number;
+  message: string;
+  headers: Record<string, string>;
+}
+
+/** What the HTTP front lends the dashboard. */
+export interface DashboardHost {
+  /** Host/Origin and token checks of a data request: the caller's profile, or a refusal. */
+  admit(req: IncomingMessage): { profile?: string } | Refusal;
+  /** Host/Origin check alone, for the page itself (it holds no data). */
+  checkPage(req: IncomingMessage): Refusal | undefined;
+  /** The endpoints the front serves, to show on the page. */
+  endpoints(): { mcp: string; ws?: string };
+  /** Whether the front asks for bearer tokens. */
+  authenticated(): boolean;
+}
+
+/** The page's files, under web/dashboard/ beside src/ and dist/. */
+const ASSETS: Record<string, { file: string; type: string }> = {
+  "/dashboard": { file: "index.html", type: "text/html; charset=utf-8" },
+  "/dashboard/": { file: "index.html", type: "text/html; charset=utf-8" },
+  "/dashboard/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
+  "/dashboard/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
+};
+const ASSET_DIR = new URL("../../web/dashboard/", import.meta.url);
+
+/** Nothing but the page's own files, no framing by other sites, no referrer. */
+const PAGE_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-cache",
+};
+
+/** How often queued events go out on a stream, ms: a busy gateway sends batches, not a flood. */
+const FLUSH_MS = 100;
+/** Most events in one batch; older ones beyond it are counted as dropped. */
+const BATCH_MAX = 500;
+/** A comment line this often keeps proxies from closing an idle stream, ms. */
+const HEARTBEAT_MS = 20_000;
+
+/**
+ * The web dashboard of a running gateway: `/dashboard` (the page), `/dashboard/state`
+ * (servers, health, tools, calls as JSON) and `/dashboard/events` (a server-sent event
+ * stream of calls starting and ending, and of changes to servers and the catalog).
+ * Data requests pass the same Host/Origin and token checks as `/mcp`; a profile-bound
+ * token sees its profile's tools and calls.
+ */
+export class Dashboard {
+  readonly #gateway: Gateway;
+  readonly #host: DashboardHost;
+  readonly #feed: CallFeed;
+  readonly #startedAt = Date.now();
+  readonly #streams = new Set<ServerResponse>();
+  readonly #assets = new Map<string, Promise<Buffer>>();
+
+  constructor(gateway: Gateway, host: DashboardHost) {
+    this.#gateway = gateway;
+    this.#host = host;
+    this.#feed = new CallFeed(gateway);
+  }
+
+  /** Whether `path` is the dashboard's. */
+  static owns(path: string): boolean {
+    return path === "/" || path === "/dashboard" || path.startsWith("/dashboard/");
+  }
+
+  /** Answers a request for one of the dashboard's paths. */
+  handle(req: IncomingMessage, res: ServerResponse, path: string): void {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD" }).end();
+      return;
+    }
+    if (path === "/") {
+      res.writeHead(302, { location: "/dashboard" }).end();
+      return;
+    }
+    const asset = ASSETS[path];
+    if (asset !== undefined) {
+      this.#serveAsset(req, res, asset);
+      return;
+    }
+    if (path !== "/dashboard/state" && path !== "/dashboard/events") {
+      sendJson(res, 404, { error: `no such endpoint ${path}; the dashboard is at /dashboard` });
+      return;
+    }
+    const caller = this.#host.admit(req);
+    if ("status" in caller) {
+      sendJson(res, caller.status, { error: caller.message }, caller.headers);
+      return;
+    }
+    if (path === "/dashboard/state")
+      sendJson(res, 200, this.state(caller.profile), { "cache-control": "no-store" });
+    else this.#stream(req, res, caller.profile);
+  }
+
+  /** Everything the page shows, in `profile`'s view. */
+  state(profile?: string): Record<string, unknown> {
+    const hub = this.#gateway.hub;
+    const visible = (call: WatchedCall) => profile === undefined || call.profile === profile;
+    return {
+      gateway: {
+        ...this.#gateway.identity,
+        startedAt: this.#startedAt,
+        now: Date.now(),
+        ...this.#host.endpoints(),
+        authenticated: this.#host.authenticated(),
+        ...(profile === undefined ? {} : { profile }),
+      },
+      health: healthReport(hub),
+      servers: hub.servers(),
+      tools: hub.tools(profile).map((t) => ({
+        name: t.name,
+        server: t.server,
+        ...(t.title === undefined ? {} : { title: t.title }),
+        ...(t.description === undefined ? {} : { description: t.description }),
+        available: t.available,
+      })),
+      resources: hub.resources(profile).length,
+      resourceTemplates: hub.resourceTemplates(profile).length,
+      prompts: hub.prompts(profile).length,
+      calls: { active: this.#feed.active().filter(visible), recent: this.#feed.recent().filter(visible) },
+    };
+  }
+
+  /** Ends every event stream and stops watching the gateway. */
+  close(): void {
+    this.#feed.close();
+    for (const res of this.#streams) res.end();
+    this.#streams.clear();
+  }
+
+  #serveAsset(req: IncomingMessage, res: ServerResponse, asset: { file: string; type: string }): void {
+    const refused = this.#host.checkPage(req);
+    if (refused !== undefined) {
+      sendJson(res, refused.status, { error: refused.message });
+      return;
+    }
+    let body = this.#assets.get(asset.file);
+    if (body === undefined) {
+      body = readFile(new URL(asset.file, ASSET_DIR));
+      this.#assets.set(asset.file, body);
+    }
+    body.then(
+      (bytes) => {
+        res.writeHead(200, { ...PAGE_HEADERS, "content-type": asset.type, "content-length": bytes.length });
+        res.end(req.method === "HEAD" ? undefined : bytes);
+      },
+      (error: Error) => {
+        this.#assets.delete(asset.file);
+        sendJson(res, 500, { error: `dashboard file missing (${error.message}); reinstall mcplex` });
+      },
+    );
+  }
+
+  /** Sends feed events as `event: batch` messages until the client goes. */
+  #stream(req: IncomingMessage, res: ServerResponse, profile: string | undefined): void {
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    });
+    res.write("retry: 2000\n\n");
+    this.#streams.add(res);
+    let queue: FeedEvent[] = [];
+    let dropped = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      if (queue.length === 0) return;
+      res.write(`event: batch\ndata: ${JSON.stringify({ events: queue, dropped })}\n\n`);
+      queue = [];
+      dropped = 0;
+    };
+    const unsubscribe = this.#feed.subscribe((event) => {
+      if (event.type !== "changed" && profile !== undefined && event.call.profile !== profile) return;
+      if (queue.length === BATCH_MAX) {
+        queue.shift();
+        dropped++;
+      }
+      queue.push(event);
+      timer ??= setTimeout(flush, FLUSH_MS);
+    });
+    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
+    heartbeat.unref();
+    const end = () => {
+      unsubscribe();
+      clearInterval(heartbeat);
+      if (timer !== undefined) clearTimeout(timer);
+      this.#streams.delete(res);
+    };
+    req.once("close", end);
+    res.once("close", end);
+  }
+}

@@ -1,0 +1,315 @@
+// The mcplex dashboard: reads /dashboard/state once, then follows /dashboard/events (a
+// server-sent event stream read with fetch, so that a bearer token can go with it).
+// Everything from the gateway is shown with textContent: tool names and descriptions
+// come from servers and are never parsed as HTML.
+
+const TOKEN_KEY = "mcplex.dashboard.token";
+/** Finished calls kept on the page (the gateway keeps the same number). */
+const RECENT_MAX = 200;
+const $ = (id) => document.getElementById(id);
+
+let token = sessionStorage.getItem(TOKEN_KEY) ?? undefined;
+/** The last state read, with calls kept up to date by the event stream. */
+let state;
+/** Gateway clock minus page clock, ms, so that running times do not depend on the page's clock. */
+let clockOffset = 0;
+/**
+ * Calls seen ending on the event stream, by id: a state read that was answered before a
+ * call ended but arrived after its end event must not bring it back as running.
+ */
+const seenEnded = new Map();
+let refreshTimer;
+let refreshDue = 0;
+
+function headers() {
+  return token === undefined ? {} : { authorization: `Bearer ${token}` };
+}
+
+/** An element with attributes and children (strings become text nodes). */
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined) node.setAttribute(name, value);
+  }
+  for (const child of children)
+    node.append(child instanceof Node ? child : document.createTextNode(String(child ?? "")));
+  return node;
+}
+
+function badge(text, kind = text) {
+  return el("span", { class: `badge ${kind}` }, text);
+}
+
+function fill(tbody, rows, emptyText, columns) {
+  tbody.replaceChildren(
+    ...(rows.length > 0 ? rows : [el("tr", { class: "empty" }, el("td", { colspan: columns }, emptyText))]),
+  );
+}
+
+const ms = (n) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+const clock = (epoch) => new Date(epoch).toLocaleTimeString();
+
+function duration(totalMs) {
+  const s = Math.floor(totalMs / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/** Reads the state; false when the page must ask for a token first. */
+async function load() {
+  const response = await fetch("/dashboard/state", { headers: headers(), cache: "no-store" });
+  if (response.status === 401 || response.status === 403) {
+    const body = await response.json().catch(() => ({}));
+    askForToken(token === undefined ? "" : (body.error ?? "this token is not accepted"));
+    return false;
+  }
+  if (!response.ok) throw new Error(`the gateway answered ${response.status}`);
+  const next = await response.json();
+  if (state !== undefined && state.gateway.startedAt !== next.gateway.startedAt) seenEnded.clear();
+  state = next;
+  mergeSeenEnded();
+  clockOffset = state.gateway.now - Date.now();
+  $("login").hidden = true;
+  $("problem").hidden = true;
+  $("main").hidden = false;
+  render();
+  return true;
+}
+
+function askForToken(message) {
+  $("main").hidden = true;
+  $("login").hidden = false;
+  $("login-error").textContent = message;
+  $("token").focus();
+}
+
+function render() {
+  const { gateway, health } = state;
+  const name = gateway.name === "mcplex" ? "" : `${gateway.name} `;
+  const profile = gateway.profile === undefined ? "" : ` · profile ${gateway.profile}`;
+  $("identity").textContent = `${name}${gateway.version}${profile}`;
+  $("health").replaceWith(Object.assign(badge(health.status), { id: "health" }));
+  $("endpoint").textContent = [gateway.mcp, gateway.ws].filter(Boolean).join("   ");
+  renderServers();
+  renderTools();
+  renderCalls();
+}
+
+function renderSummary() {
+  const { servers, tools, calls, gateway } = state;
+  const enabled = servers.filter((s) => s.enabled);
+  const requests = servers.reduce((sum, s) => sum + s.stats.requests, 0);
+  const errors = servers.reduce((sum, s) => sum + s.stats.errors, 0);
+  const card = (label, value) => el("div", { class: "card" }, el("b", {}, value), label);
+  $("summary").replaceChildren(
+    card("servers ready", `${enabled.filter((s) => s.state === "ready").length} / ${enabled.length}`),
+    card("tools", tools.length),
+    card("resources", state.resources + state.resourceTemplates),
+    card("prompts", state.prompts),
+    card("calls in flight", calls.active.length),
+    card("server requests", requests),
+    card("server errors", errors),
+    card("up", duration(Date.now() + clockOffset - gateway.startedAt)),
+  );
+}
+
+function renderServers() {
+  const rows = state.servers.map((s) => {
+    const detail = el("td", { class: "detail" });
+    if (s.error !== undefined) detail.append(el("div", { class: "error" }, s.error));
+    if (s.hint !== undefined) detail.append(el("div", { class: "hint" }, `hint: ${s.hint}`));
+    if (s.retryAt !== undefined)
+      detail.append(el("div", { class: "hint" }, `next try at ${clock(s.retryAt)}`));
+    if (s.lazy && (s.state === "idle" || s.state === "stopped"))
+      detail.append(el("div", { class: "hint" }, "starts on first use"));
+    if (s.pid !== undefined) detail.append(el("div", { class: "hint" }, `pid ${s.pid}`));
+    return el(
+      "tr",
+      { "data-server": s.name },
+      el("td", { class: "name" }, s.name),
+      el("td", {}, badge(s.enabled ? s.state : "disabled")),
+      el("td", {}, s.transport),
+      el("td", {}, s.protocolVersion ?? ""),
+      el("td", { class: "num" }, s.tools),
+      el("td", { class: "num" }, s.stats.requests),
+      el("td", { class: "num" }, s.stats.errors),
+      el("td", { class: "num" }, s.stats.requests > 0 ? ms(s.stats.p50) : ""),
+      el("td", { class: "num" }, s.stats.requests > 0 ? ms(s.stats.p95) : ""),
+      detail,
+    );
+  });
+  fill($("servers").tBodies[0], rows, "no servers configured", 10);
+}
+
+function renderTools() {
+  const filter = $("tool-filter").value.trim().toLowerCase();
+  const shown = state.tools.filter(
+    (t) =>
+      filter === "" ||
+      `${t.name} ${t.server} ${t.title ?? ""} ${t.description ?? ""}`.toLowerCase().includes(filter),
+  );
+  $("tools-count").textContent =
+    filter === "" ? `(${state.tools.length})` : `(${shown.length} of ${state.tools.length})`;
+  const rows = shown.map((t) =>
+    el(
+      "tr",
+      { class: t.available ? undefined : "unavailable", "data-tool": t.name },
+      el("td", { class: "name" }, t.name),
+      el("td", {}, t.server),
+      el("td", {}, t.title === undefined ? (t.description ?? "") : `${t.title}: ${t.description ?? ""}`),
+    ),
+  );
+  fill($("tools").tBodies[0], rows, filter === "" ? "no tools" : "no tool matches", 3);
+}
+
+function renderCalls() {
+  renderSummary();
+  const now = Date.now() + clockOffset;
+  const { active, recent } = state.calls;
+  $("active-count").textContent = `(${active.length})`;
+  fill(
+    $("active").tBodies[0],
+    active.map((c) =>
+      el(
+        "tr",
+        { "data-call": c.id },
+        el("td", {}, clock(c.startedAt)),
+        el("td", {}, c.method),
+        el("td", { class: "name" }, c.target ?? ""),
+        el("td", {}, c.server ?? ""),
+        el("td", { class: "num" }, Math.max(0, now - c.startedAt).toFixed(0)),
+      ),
+    ),
+    "nothing running",
+    5,
+  );
+  const errorsOnly = $("errors-only").checked;
+  const shown = errorsOnly ? recent.filter((c) => c.outcome !== "ok") : recent;
+  $("recent-count").textContent = `(${shown.length})`;
+  fill(
+    $("recent").tBodies[0],
+    shown.map((c) =>
+      el(
+        "tr",
+        { "data-call": c.id },
+        el("td", {}, clock(c.startedAt + c.ms)),
+        el("td", {}, c.method),
+        el("td", { class: "name" }, c.target ?? ""),
+        el("td", {}, c.server ?? ""),
+        el("td", {}, badge(c.outcome)),
+        el("td", { class: "num" }, ms(c.ms)),
+        el("td", { class: "detail error" }, c.error ?? ""),
+      ),
+    ),
+    errorsOnly ? "no failed calls" : "no calls yet",
+    7,
+  );
+}
+
+function mergeSeenEnded() {
+  const { calls } = state;
+  calls.active = calls.active.filter((c) => !seenEnded.has(c.id));
+  const listed = new Set(calls.recent.map((c) => c.id));
+  const missing = [...seenEnded.values()].filter((c) => !listed.has(c.id));
+  if (missing.length === 0) return;
+  calls.recent = [...calls.recent, ...missing].sort((a, b) => b.id - a.id).slice(0, RECENT_MAX);
+}
+
+/** Applies one batch from the event stream. */
+function apply({ events, dropped }) {
+  const { calls } = state;
+  let changed = dropped > 0;
+  let ended = false;
+  for (const event of events) {
+    if (event.type === "call-started") calls.active.push(event.call);
+    else if (event.type === "call-ended") {
+      calls.active = calls.active.filter((c) => c.id !== event.call.id);
+      calls.recent.unshift(event.call);
+      seenEnded.set(event.call.id, event.call);
+      if (seenEnded.size > RECENT_MAX) seenEnded.delete(seenEnded.keys().next().value);
+      ended = true;
+    } else changed = true;
+  }
+  if (calls.recent.length > RECENT_MAX) calls.recent.length = RECENT_MAX;
+  renderCalls();
+  // Server states, the catalog, or calls beyond what a batch holds: read everything again
+  // soon. Finished calls change the servers' counters: read them again at most once a second.
+  if (changed) refreshSoon(200);
+  else if (ended) refreshSoon(1000);
+}
+
+/** Reads the state again after `delayMs`, unless a read is already due sooner. */
+function refreshSoon(delayMs) {
+  const due = Date.now() + delayMs;
+  if (refreshTimer !== undefined && refreshDue <= due) return;
+  clearTimeout(refreshTimer);
+  refreshDue = due;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = undefined;
+    load().catch(showProblem);
+  }, delayMs);
+}
+
+function showProblem(error) {
+  $("problem").hidden = false;
+  $("problem").textContent = `Cannot reach the gateway: ${error.message}`;
+}
+
+function setLive(text, kind) {
+  $("live").replaceWith(
+    Object.assign(badge(text, kind), { id: "live", title: "Live updates from the gateway" }),
+  );
+}
+
+/** Follows the event stream; resolves when it ends. */
+async function follow() {
+  const response = await fetch("/dashboard/events", { headers: headers(), cache: "no-store" });
+  if (!response.ok || response.body === null) throw new Error(`the event stream answered ${response.status}`);
+  setLive("live", "ok");
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+      const message = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = message
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).trimStart())
+        .join("\n");
+      if (data !== "") apply(JSON.parse(data));
+    }
+  }
+}
+
+/** Reads the state and follows events, starting over after the gateway restarts or the network drops. */
+async function run() {
+  for (;;) {
+    try {
+      if (!(await load())) return; // waits for a token
+      await follow();
+      setLive("reconnecting", "reconnecting");
+    } catch (error) {
+      setLive("offline", "down");
+      showProblem(error);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+$("login").addEventListener("submit", (event) => {
+  event.preventDefault();
+  token = $("token").value.trim();
+  sessionStorage.setItem(TOKEN_KEY, token);
+  run();
+});
+$("tool-filter").addEventListener("input", () => renderTools());
+$("errors-only").addEventListener("change", () => renderCalls());
+setInterval(() => {
+  if (state !== undefined && state.calls.active.length > 0) renderCalls();
+}, 500);
+run();
