@@ -16,6 +16,7 @@ const HELP = `mcplex — one runtime for every MCP server an agent uses
 Usage:
   mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...]
                [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
+               [--dashboard-port P (with --stdio)]
                                                       serve the whole catalog as one MCP server
                                                       (Streamable HTTP /mcp, WebSocket /ws and the
                                                       web dashboard /dashboard on 127.0.0.1:8420

@@ -53,6 +53,11 @@ export interface HttpFrontOptions {
   websocket?: boolean;
   /** Serve the web dashboard at /dashboard. Default true. */
   dashboard?: boolean;
+  /**
+   * Serve MCP at /mcp (and /ws). Default true; `false` leaves the dashboard and the health
+   * endpoints, for a gateway that serves its client on stdio.
+   */
+  mcp?: boolean;
 }
 
 /** A running HTTP front. */
@@ -274,6 +279,12 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     switch (path) {
       case "/mcp":
+        if (options.mcp === false) {
+          sendJson(res, 404, {
+            error: "MCP is not served on this port: this gateway serves its client on stdio",
+          });
+          return;
+        }
         handleMcp(req, res).catch((error: unknown) => {
           if (!res.headersSent)
             sendRpcError(res, 500, null, -32603, `Internal error: ${(error as Error).message}`);
@@ -314,7 +325,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   });
   server.keepAliveTimeout = 65_000;
   const ws =
-    options.websocket === false
+    options.websocket === false || options.mcp === false
       ? undefined
       : attachWebSocketFront(gateway, server, { admit, maxBytes: maxBody });
 

@@ -30,6 +30,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       "no-prefix": { type: "boolean" },
       "log-calls": { type: "boolean" },
       "no-dashboard": { type: "boolean" },
+      "dashboard-port": { type: "string" },
     },
   });
   if (values.stdio === true && (values.http === true || values.ws === true)) {
@@ -38,6 +39,15 @@ export async function serveCommand(args: string[]): Promise<number> {
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
+  const dashboardPort = values["dashboard-port"] === undefined ? undefined : Number(values["dashboard-port"]);
+  if (dashboardPort !== undefined) {
+    if (values.stdio !== true)
+      throw new UsageError(
+        "--dashboard-port is for --stdio; over HTTP the dashboard is at /dashboard on --port",
+      );
+    if (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65_535)
+      throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
+  }
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const noPrefix = (c: typeof config) => {
     if (values["no-prefix"] === true) for (const server of c.servers) server.prefix = "";
@@ -49,7 +59,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   );
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
   config.secrets.push(...tokens.map((t) => t.token));
-  if (values.stdio !== true) {
+  if (values.stdio !== true || dashboardPort !== undefined) {
     const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
     if (refusal !== undefined) throw new UsageError(refusal);
   }
@@ -120,16 +130,40 @@ export async function serveCommand(args: string[]): Promise<number> {
       gateway,
       values.profile === undefined ? {} : { profile: values.profile },
     );
+    // The dashboard, on a port of its own: the client has stdio.
+    let dashboard: { close(graceMs?: number): Promise<void> } | undefined;
+    if (dashboardPort !== undefined) {
+      const { startHttpFront } = await import("../../gateway/http-front.js");
+      try {
+        const front = await startHttpFront(gateway, {
+          host: values.host ?? "127.0.0.1",
+          port: dashboardPort,
+          tokens,
+          mcp: false,
+          ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
+        });
+        setFrontTokens = (next) => front.setTokens(next);
+        dashboard = front;
+        console.error(`mcplex: dashboard at ${front.dashboardUrl}`);
+      } catch (error) {
+        await stop(() => {});
+        throw error;
+      }
+    }
     // Answers owed go out first (bounded), as on HTTP.
     const drain = () =>
       Promise.race([session.idle(), new Promise<void>((r) => setTimeout(r, 10_000).unref())]);
-    const onSignal = () => void stop(drain).finally(() => process.exit(EXIT.ok));
+    const onSignal = () =>
+      void stop(async () => {
+        await drain();
+        await dashboard?.close(1000);
+      }).finally(() => process.exit(EXIT.ok));
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     await starting;
     reportFailures(hub);
     await done;
-    await stop(() => {});
+    await stop(() => dashboard?.close(1000));
     return EXIT.ok;
   }
 
