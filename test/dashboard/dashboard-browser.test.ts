@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configOf, fixture, stdio } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernHeaders,
   modernRequest,
   postModern,
+  slowCallUntilAborted,
   startGateway,
 } from "../support/gateway.js";
 
@@ -71,14 +71,7 @@ describe("the dashboard page", { timeout: 60_000 }, () => {
   });
 
   it("shows calls while they run and after they end, live", async () => {
-    const giveUp = new AbortController();
-    const message = modernRequest(1, "tools/call", { name: "fx__slow", arguments: { ms: 60_000, step: 50 } });
-    const slow = fetch(gw.url, {
-      method: "POST",
-      headers: modernHeaders(message),
-      body: JSON.stringify(message),
-      signal: giveUp.signal,
-    }).then((res) => res.text());
+    const slow = slowCallUntilAborted(gw.url, 1);
     const running = page.locator("#active tbody tr[data-call]", { hasText: "fx__slow" });
     await running.waitFor();
     expect(await running.locator("td").nth(3).textContent()).toBe("fx");
@@ -90,8 +83,8 @@ describe("the dashboard page", { timeout: 60_000 }, () => {
     expect(await failed.locator("td.detail").textContent()).toBe(MARKUP);
     expect(await page.locator("#recent img").count()).toBe(0);
 
-    giveUp.abort();
-    await expect(slow).rejects.toThrow();
+    slow.giveUp();
+    await expect(slow.answer).rejects.toThrow();
     await page.locator("#recent tbody tr[data-call]", { hasText: "fx__slow" }).waitFor();
     await page.locator("#active tbody tr.empty").waitFor();
 

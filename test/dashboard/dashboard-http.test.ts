@@ -4,10 +4,10 @@ import type { FeedEvent } from "../../src/dashboard/call-feed.js";
 import { configOf, fixture, stdio } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernHeaders,
   modernRequest,
   postModern,
   rawHttp,
+  slowCallUntilAborted,
   startGateway,
 } from "../support/gateway.js";
 
@@ -161,17 +161,7 @@ describe("dashboard of a gateway with a fixture upstream and a broken one", () =
     expect(stream.status).toBe(200);
     try {
       // A call that runs until the client gives up on it.
-      const giveUp = new AbortController();
-      const message = modernRequest(1, "tools/call", {
-        name: "fx__slow",
-        arguments: { ms: 60_000, step: 50 },
-      });
-      const slow = fetch(gw.url, {
-        method: "POST",
-        headers: modernHeaders(message),
-        body: JSON.stringify(message),
-        signal: giveUp.signal,
-      }).then((res) => res.text());
+      const slow = slowCallUntilAborted(gw.url, 1);
       const started = await stream.next((e) => e.type === "call-started" && e.call.target === "fx__slow");
       expect(started).toMatchObject({
         call: { method: "tools/call", target: "fx__slow", server: "fx", protocolVersion: "2026-07-28" },
@@ -203,8 +193,8 @@ describe("dashboard of a gateway with a fixture upstream and a broken one", () =
       expect(JSON.stringify(stream.events)).not.toContain(SECRET);
 
       // The client goes away: the call ends (cancelled) and leaves the active list.
-      giveUp.abort();
-      await expect(slow).rejects.toThrow();
+      slow.giveUp();
+      await expect(slow.answer).rejects.toThrow();
       const cancelled = await stream.next((e) => e.type === "call-ended" && e.call.target === "fx__slow");
       expect(cancelled.type === "call-ended" && cancelled.call.ms).toBeGreaterThan(0);
       const after = (await rawHttp(`${gw.origin}/dashboard/state`, { method: "GET" })).json as State;

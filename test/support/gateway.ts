@@ -281,6 +281,22 @@ export async function postModern(
   return { ...res, json: messages.at(-1), messages };
 }
 
+/**
+ * A 2026 `fx__slow` call (the fixture's tool) that runs a minute unless the client gives up:
+ * `giveUp()` drops the connection, which cancels it, and `answer` then rejects.
+ */
+export function slowCallUntilAborted(url: string, id: number): { answer: Promise<string>; giveUp(): void } {
+  const abort = new AbortController();
+  const message = modernRequest(id, "tools/call", { name: "fx__slow", arguments: { ms: 60_000, step: 50 } });
+  const answer = fetch(url, {
+    method: "POST",
+    headers: modernHeaders(message),
+    body: JSON.stringify(message),
+    signal: abort.signal,
+  }).then((res) => res.text());
+  return { answer, giveUp: () => abort.abort() };
+}
+
 /** The JSON messages of an SSE body (`data:` lines, one message per event). */
 export function sseMessages(body: string): unknown[] {
   return body
