@@ -5,7 +5,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
-import { McplexError } from "../errors.js";
+import { McplexError, TimeoutError } from "../errors.js";
 import { httpStatus, type Implementation, modernEnvelope, type Negotiated, negotiate } from "./negotiate.js";
 import { memoryOAuthStore, type OAuthHost, oauthFetch, ServerOAuthProvider } from "./oauth.js";
 import { type IncomingRequestHandler, type NotificationHandler, RpcConnection } from "./rpc-connection.js";
@@ -191,7 +191,12 @@ function startError(
 ): McplexError {
   const tail = stderr.text();
   const withTail = (message: string) => (tail === "" ? message : `${message}\n--- stderr ---\n${tail}`);
-  if (signal.aborted && signal.reason instanceof DOMException && signal.reason.name === "TimeoutError") {
+  // The start budget runs out through one of two timers of the same length: the start's signal, or
+  // the handshake request's own timeout. Which fires first is up to the event loop; both say the same.
+  const startTimedOut =
+    (signal.aborted && signal.reason instanceof DOMException && signal.reason.name === "TimeoutError") ||
+    error instanceof TimeoutError;
+  if (startTimedOut) {
     return new McplexError(
       "UPSTREAM_START_FAILED",
       withTail(`${config.name}: did not finish starting within ${config.startTimeout} ms`),
