@@ -44,6 +44,8 @@ export async function applyConfig(
     else if (fingerprint(replacement) !== fingerprint(server)) changed.push(name);
   }
   for (const name of next.keys()) if (!old.has(name)) added.push(name);
+  // Before any new server can fail and print a secret of the new config.
+  hub.addSecrets(after.secrets);
   for (const name of [...removed, ...changed]) await hub.removeServer(name);
   await Promise.all([...changed, ...added].map((name) => hub.addServer(next.get(name)!)));
   const profiles = JSON.stringify(after.profiles) !== JSON.stringify(before.profiles);

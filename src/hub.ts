@@ -57,10 +57,13 @@ export class Hub {
   /** Resource subscriptions by `server\0uri`, counted. */
   readonly #subscriptions = new RefCounts<string>();
   #closed = false;
+  /** What {@link redact} hides: the config's secrets, and those of every reload since. */
+  #secrets: readonly string[];
 
   constructor(options: HubOptions) {
     this.#options = options;
     const { config } = options;
+    this.#secrets = config.secrets;
     this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
     this.#catalog = new Catalog({
       profiles: config.profiles,
@@ -104,7 +107,16 @@ export class Hub {
 
   /** `text` with the config's secrets replaced by `***` (for anything shown or logged). */
   redact(text: string): string {
-    return redact(text, this.#options.config.secrets);
+    return redact(text, this.#secrets);
+  }
+
+  /**
+   * Adds the secrets of a reloaded config to those {@link redact} hides. The old ones stay:
+   * a message about a server that used one may still be on its way.
+   */
+  addSecrets(secrets: readonly string[]): void {
+    const fresh = secrets.filter((secret) => !this.#secrets.includes(secret));
+    if (fresh.length > 0) this.#secrets = [...this.#secrets, ...fresh];
   }
 
   /** The catalog (read-only use: listings, name resolution, collisions). */

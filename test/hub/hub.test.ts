@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { EXPOSED_NAME_PATTERN } from "../../src/catalog/tool-naming.js";
+import { applyConfig } from "../../src/config-reloader.js";
 import { type McplexError, NotFoundError, UpstreamUnavailableError } from "../../src/errors.js";
 import { Hub, type HubEvent } from "../../src/hub.js";
 import { configOf, EVERYTHING, fixture, MEMORY, remote, stdio } from "../support/config.js";
@@ -331,6 +332,31 @@ describe("hub errors", () => {
     expect(error).not.toContain(secret);
     const call = await hub.startServer("leaky").catch((e: unknown) => e as Error);
     expect((call as Error).message).not.toContain(secret);
+  });
+
+  it("takes out the secrets a reloaded config brings, as well as the first config's", async () => {
+    const first = "first-config-secret-value";
+    const later = "reloaded-config-secret-value";
+    const leaky = (name: string, secret: string) =>
+      stdio(
+        name,
+        process.execPath,
+        ["-e", "console.error('my token is ' + process.env.TOKEN); process.exit(2)"],
+        {
+          env: { TOKEN: secret },
+        } as never,
+      );
+    const before = configOf([leaky("one", first)], { secrets: [first] });
+    const hub = track(new Hub({ config: before, backoff: { initial: 60_000 } }));
+    await hub.start();
+    const after = configOf([leaky("one", first), leaky("two", later)], { secrets: [later] });
+    const outcome = await applyConfig(hub, before, after);
+    expect(outcome.added).toEqual(["two"]);
+    const errors = Object.fromEntries(hub.servers().map((s) => [s.name, s.error ?? ""]));
+    expect(errors.two).toContain("my token is ***");
+    expect(errors.two).not.toContain(later);
+    // The first config's secret is still hidden (a message about its server may come later).
+    expect(hub.redact(`was ${first}`)).toBe("was ***");
   });
 
   it("names unknown tools and disabled servers precisely", async () => {
