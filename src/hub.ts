@@ -11,7 +11,7 @@ import type {
   CatalogResourceTemplate,
   CatalogTool,
 } from "./catalog/types.js";
-import { redact } from "./config/redact.js";
+import { redactor } from "./config/redact.js";
 import type { ProfileConfig, ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
 import { disabledServer, notFound } from "./hub-errors.js";
@@ -59,11 +59,13 @@ export class Hub {
   #closed = false;
   /** What {@link redact} hides: the config's secrets, and those of every reload since. */
   #secrets: readonly string[];
+  #redact: (text: string) => string;
 
   constructor(options: HubOptions) {
     this.#options = options;
     const { config } = options;
     this.#secrets = config.secrets;
+    this.#redact = redactor(config.secrets);
     this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
     this.#catalog = new Catalog({
       profiles: config.profiles,
@@ -107,7 +109,7 @@ export class Hub {
 
   /** `text` with the config's secrets replaced by `***` (for anything shown or logged). */
   redact(text: string): string {
-    return redact(text, this.#secrets);
+    return this.#redact(text);
   }
 
   /**
@@ -116,7 +118,9 @@ export class Hub {
    */
   addSecrets(secrets: readonly string[]): void {
     const fresh = secrets.filter((secret) => !this.#secrets.includes(secret));
-    if (fresh.length > 0) this.#secrets = [...this.#secrets, ...fresh];
+    if (fresh.length === 0) return;
+    this.#secrets = [...this.#secrets, ...fresh];
+    this.#redact = redactor(this.#secrets);
   }
 
   /** The catalog (read-only use: listings, name resolution, collisions). */

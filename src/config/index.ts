@@ -32,7 +32,7 @@ export {
 export { type ConfigSyntax, parseDocument } from "./parse-document.js";
 export { MAX_DURATION_MS, parseDuration } from "./parse-duration.js";
 export { SERVER_DEFAULTS, SERVER_NAME } from "./read-server.js";
-export { REDACTED, redact } from "./redact.js";
+export { REDACTED, redact, redactor } from "./redact.js";
 export { defaultSecretStorePath, SECRET_NAME, SecretStore, type SecretStoreOptions } from "./secret-store.js";
 export type {
   LlmConfig,

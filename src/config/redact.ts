@@ -18,23 +18,39 @@ function escapeRegExp(text: string): string {
  * whole `Bearer abc...` goes before its token part). Shorter ones are replaced only as whole
  * tokens (not inside a longer run of letters/digits), which keeps ordinary text readable
  * while a short secret printed on its own (`KEY=abc`) is still hidden. Empty strings are
- * ignored.
+ * ignored. To redact many texts with the same secrets, make one {@link redactor}.
  *
  * @example
  * redact("auth failed for ghp_123456", config.secrets) // "auth failed for ***"
  */
 export function redact(text: string, secrets: readonly string[]): string {
   if (secrets.length === 0 || text === "") return text;
-  const unique = [...new Set(secrets)].filter((s) => s !== "").sort((a, b) => b.length - a.length);
-  let out = text;
-  for (const secret of unique) {
-    if (secret.length >= SUBSTRING_MIN_LENGTH) {
-      out = out.split(secret).join(REDACTED);
-    } else {
-      out = out.replace(new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(secret)}(?![A-Za-z0-9])`, "g"), REDACTED);
+  return redactor(secrets)(text);
+}
+
+/**
+ * {@link redact} with the secrets prepared once (sorted, short ones compiled to patterns),
+ * for a hot path such as naming every call a gateway forwards.
+ */
+export function redactor(secrets: readonly string[]): (text: string) => string {
+  const steps = [...new Set(secrets)]
+    .filter((s) => s !== "")
+    .sort((a, b) => b.length - a.length)
+    .map((secret) =>
+      secret.length >= SUBSTRING_MIN_LENGTH
+        ? secret
+        : new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(secret)}(?![A-Za-z0-9])`, "g"),
+    );
+  if (steps.length === 0) return (text) => text;
+  return (text) => {
+    let out = text;
+    for (const step of steps) {
+      if (typeof step === "string") {
+        if (out.includes(step)) out = out.split(step).join(REDACTED);
+      } else out = out.replace(step, REDACTED);
     }
-  }
-  return out;
+    return out;
+  };
 }
 
 /** Env keys, header names and query parameters whose values are treated as credentials. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig, redact } from "../../src/config/index.js";
+import { parseConfig, redact, redactor } from "../../src/config/index.js";
 
 describe("redact", () => {
   it("replaces every occurrence of each secret", () => {
@@ -19,6 +19,17 @@ describe("redact", () => {
   it("ignores empty secrets and escapes regex characters", () => {
     expect(redact("a.b a+b", ["", "a+"])).toBe("a.b a+b");
     expect(redact("x a+b y", ["a+b"])).toBe("x *** y");
+  });
+});
+
+describe("redactor", () => {
+  it("redacts text after text as redact does, its prepared patterns reused", () => {
+    const secrets = ["abc", "long-secret-1", "Bearer long-secret-1"];
+    const hide = redactor(secrets);
+    const texts = ["KEY=abc and abc", "Bearer long-secret-1 then abc", "abcdef stays", "KEY=abc", ""];
+    for (const text of [...texts, ...texts]) expect(hide(text)).toBe(redact(text, secrets));
+    expect(hide("KEY=abc, abc")).toBe("KEY=***, ***");
+    expect(redactor([])("nothing to hide")).toBe("nothing to hide");
   });
 });
 
