@@ -23,7 +23,7 @@ interface Asked {
 
 /** An upstream call in flight whose server asked for input the client has not given yet. */
 class ParkedCall {
-  readonly id = randomBytes(12).toString("base64url");
+  #id: string | undefined;
   /** Rounds of input so far: each round's request state is new. */
   round = 0;
   readonly controller = new AbortController();
@@ -39,6 +39,12 @@ class ParkedCall {
     readonly method: string,
     readonly name: string,
   ) {}
+
+  /** Minted when first needed: most calls never park, and random bytes are not free. */
+  get id(): string {
+    this.#id ??= randomBytes(12).toString("base64url");
+    return this.#id;
+  }
 
   /** The handler the upstream call uses: each server request waits here for the client. */
   ask(request: ServerRequest): Promise<Record<string, unknown>> {
@@ -130,7 +136,7 @@ export class InputParking {
       }
       return parked.ask(request);
     };
-    handler.waiting = () => this.#parked.has(parked.id);
+    handler.waiting = () => this.#parked.get(parked.id) === parked;
     parked.outcome = start(handler, parked.controller.signal).then(
       (result): Outcome => ({ kind: "done", result }),
       (error: unknown): Outcome => ({ kind: "error", error }),
