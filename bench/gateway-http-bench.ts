@@ -1,17 +1,29 @@
 /**
  * The gateway's HTTP front under load: 2026 stateless `tools/call` requests answered
- * with JSON, 64 keep-alive connections, an echo tool. Three targets, each in its own
- * process, measured in one run with the same load generator:
- *   mcplex (gateway front, in-process echo tool), the official SDK v2 createMcpHandler,
- *   and a bare node:http JSON echo as the floor.
+ * with JSON, 64 keep-alive connections, an echo tool. Four targets, each in its own
+ * process, loaded by the same generator:
+ *   mcplex (gateway front, in-process echo tool, dashboard on as by default), the same
+ *   front with the dashboard off, the official SDK v2 createMcpHandler, and a bare
+ *   node:http JSON echo as the floor.
  *
- *   npx tsx bench/gateway-http-bench.ts [--seconds S]
+ * The targets take turns in rounds (the order rotating each round), and each ratio is the
+ * median of its per-round ratios: a slow moment of a shared machine then lands on
+ * neighbouring measurements alike instead of on one target's whole run.
+ *
+ *   npx tsx bench/gateway-http-bench.ts [--rounds R] [--seconds S]   (S per target per round)
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 
-const argSeconds = process.argv.indexOf("--seconds");
-const SECONDS = argSeconds === -1 ? 5 : Number(process.argv[argSeconds + 1]);
+function numberArg(name: string, fallback: number): number {
+  const at = process.argv.indexOf(name);
+  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
+  if (!(value > 0)) throw new Error(`${name} wants a positive number`);
+  return value;
+}
+const ROUNDS = numberArg("--rounds", 6);
+const SECONDS = numberArg("--seconds", 1.5);
 const CONNECTIONS = 64;
 const META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -26,10 +38,17 @@ const HEADERS = {
   "mcp-name": "echo",
 };
 
-async function start(kind: string): Promise<{ url: string; stop: () => void }> {
+interface Target {
+  url: string;
+  stop: () => void;
+  /** CPU seconds the target process has used so far (Linux /proc), or undefined elsewhere. */
+  cpu: () => number | undefined;
+}
+
+async function start(kind: string): Promise<Target> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", new URL("./http-target.ts", import.meta.url).pathname, kind],
+    ["--import", "tsx", new URL("./http-target.ts", import.meta.url).pathname, ...kind.split(" ")],
     {
       stdio: ["ignore", "pipe", "inherit"],
     },
@@ -43,7 +62,17 @@ async function start(kind: string): Promise<{ url: string; stop: () => void }> {
     });
     child.once("exit", (code) => reject(new Error(`${kind} target exited with ${code}`)));
   });
-  return { url, stop: () => child.kill() };
+  const ticks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  const cpu = () => {
+    try {
+      // Fields 14 and 15 (utime, stime) follow the parenthesised command name.
+      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      return (Number(fields[11]) + Number(fields[12])) / ticks;
+    } catch {
+      return undefined;
+    }
+  };
+  return { url, stop: () => child.kill(), cpu };
 }
 
 function call(agent: Agent, url: URL, id: number): Promise<void> {
@@ -72,10 +101,8 @@ function call(agent: Agent, url: URL, id: number): Promise<void> {
   });
 }
 
-async function load(target: string): Promise<number> {
-  const url = new URL(target);
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  for (let i = 0; i < 200; i++) await call(agent, url, i); // warm up
+/** Keeps 64 calls in flight for {@link SECONDS}; calls per second. */
+async function load(agent: Agent, url: URL): Promise<number> {
   let done = 0;
   let id = 1000;
   const deadline = performance.now() + SECONDS * 1000;
@@ -88,26 +115,74 @@ async function load(target: string): Promise<number> {
       }
     }),
   );
-  const rate = done / ((performance.now() - started) / 1000);
-  agent.destroy();
-  return rate;
+  return done / ((performance.now() - started) / 1000);
 }
 
-const rates: Record<string, number> = {};
-for (const kind of ["bare", "sdk", "mcplex"]) {
-  const target = await start(kind);
-  try {
-    rates[kind] = await load(target.url);
-  } finally {
-    target.stop();
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const TARGETS = [
+  { kind: "bare", label: "bare node:http JSON echo" },
+  { kind: "sdk", label: "SDK v2 createMcpHandler" },
+  { kind: "mcplex", label: "mcplex gateway front" },
+  { kind: "mcplex --no-dashboard", label: "mcplex, dashboard off" },
+] as const;
+type Kind = (typeof TARGETS)[number]["kind"];
+
+const running = await Promise.all(TARGETS.map((t) => start(t.kind)));
+const rates = new Map<Kind, number[]>(TARGETS.map((t) => [t.kind, []]));
+/** Target-process CPU µs per call, per round: what a call costs the server, whatever the load generator. */
+const costs = new Map<Kind, number[]>(TARGETS.map((t) => [t.kind, []]));
+try {
+  const clients = TARGETS.map((t, i) => ({
+    kind: t.kind,
+    target: running[i]!,
+    url: new URL(running[i]!.url),
+    agent: new Agent({ keepAlive: true, maxSockets: CONNECTIONS }),
+  }));
+  for (const c of clients) for (let i = 0; i < 500; i++) await call(c.agent, c.url, i); // warm up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < clients.length; k++) {
+      const c = clients[(round + k) % clients.length]!;
+      const before = c.target.cpu();
+      const rate = await load(c.agent, c.url);
+      const after = c.target.cpu();
+      rates.get(c.kind)!.push(rate);
+      if (before !== undefined && after !== undefined)
+        costs.get(c.kind)!.push(((after - before) * 1e6) / (rate * SECONDS));
+    }
   }
+  for (const c of clients) c.agent.destroy();
+} finally {
+  for (const target of running) target.stop();
 }
+
 const fmt = (n: number) => n.toFixed(0).padStart(8);
+const perRound = (a: Kind, b: Kind) => rates.get(a)!.map((rate, i) => rate / rates.get(b)![i]!);
+const ratio = (a: Kind, b: Kind) => {
+  const each = perRound(a, b);
+  return `${median(each).toFixed(2)}   (rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`;
+};
 console.log(
-  `2026 stateless tools/call, JSON answers, ${CONNECTIONS} keep-alive connections, ${SECONDS} s each\n`,
+  `2026 stateless tools/call, JSON answers, ${CONNECTIONS} keep-alive connections, ${ROUNDS} rounds of ${SECONDS} s per target\n`,
 );
-console.log(`bare node:http JSON echo   ${fmt(rates.bare!)} calls/s`);
-console.log(`SDK v2 createMcpHandler    ${fmt(rates.sdk!)} calls/s`);
-console.log(`mcplex gateway front       ${fmt(rates.mcplex!)} calls/s\n`);
-console.log(`mcplex / SDK    ${(rates.mcplex! / rates.sdk!).toFixed(2)}   (target >= 5)`);
-console.log(`mcplex / bare   ${(rates.mcplex! / rates.bare!).toFixed(2)}   (target >= 0.50)`);
+const hasCosts = costs.get("bare")!.length === ROUNDS;
+for (const t of TARGETS) {
+  const cost = hasCosts ? `   ${median(costs.get(t.kind)!).toFixed(0).padStart(5)} µs CPU/call` : "";
+  console.log(`${t.label.padEnd(27)}${fmt(median(rates.get(t.kind)!))} calls/s${cost}   (medians)`);
+}
+console.log("");
+console.log(`mcplex / SDK    ${ratio("mcplex", "sdk")}   target >= 5`);
+console.log(`mcplex / bare   ${ratio("mcplex", "bare")}   target >= 0.50`);
+console.log(`dashboard on / off   ${ratio("mcplex", "mcplex --no-dashboard")}   (its cost: 1.00 is none)`);
+if (hasCosts) {
+  // The same comparison by server CPU per call: steadier than calls/s on a shared machine,
+  // since the load generator's share of the cores drops out.
+  const cheaper = (a: Kind, b: Kind) => median(costs.get(b)!) / median(costs.get(a)!);
+  console.log("\nby server CPU per call (how many mcplex calls for one of the other):");
+  console.log(`mcplex vs SDK    ${cheaper("mcplex", "sdk").toFixed(2)}`);
+  console.log(`mcplex vs bare   ${cheaper("mcplex", "bare").toFixed(2)}`);
+}

@@ -1,6 +1,6 @@
 /**
  * One HTTP target of bench/gateway-http-bench.ts, run in its own process:
- *   mcplex  the gateway's HTTP front with an in-process echo tool
+ *   mcplex  the gateway's HTTP front with an in-process echo tool (`--no-dashboard`: without it)
  *   sdk     the official SDK v2 createMcpHandler serving the same tool
  *   bare    a bare node:http JSON echo (the floor)
  * Prints `url <url>` on stdout when listening.
@@ -59,7 +59,7 @@ if (kind === "mcplex") {
   const front = await startHttpFront(new Gateway(hub), {
     port: 0,
     websocket: false,
-    dashboard: process.env.BENCH_DASHBOARD !== "0",
+    dashboard: !process.argv.includes("--no-dashboard"),
   });
   url = front.url;
 } else if (kind === "sdk") {
