@@ -1,5 +1,5 @@
 import { McplexError, RpcError } from "../errors.js";
-import { abortListenerCount, slottedController } from "../upstream/abort-slots.js";
+import { ControllerPool } from "../upstream/abort-slots.js";
 import { toWireError } from "../upstream/rpc-connection.js";
 import type { Gateway } from "./gateway.js";
 import { envelopeVersion, readEnvelope, SERVED_LEGACY_VERSIONS } from "./protocol.js";
@@ -20,8 +20,6 @@ export interface Channel {
 }
 
 type Id = string | number;
-
-const CHECK_SIGNALS = process.env.MCPLEX_CHECK_SIGNALS === "1";
 
 /**
  * One client connection: a 2025 session after `initialize` (stdio, WebSocket, HTTP with
@@ -47,7 +45,8 @@ export class ClientSession {
   #asks = 0;
   #closed = false;
   readonly #idle: Array<() => void> = [];
-  readonly #controllers: AbortController[] = [];
+  /** Request controllers kept for reuse (see {@link ControllerPool} for the rule that allows it). */
+  readonly #controllers = new ControllerPool();
 
   constructor(gateway: Gateway, channel: Channel, options: { profile?: string } = {}) {
     this.#gateway = gateway;
@@ -119,7 +118,7 @@ export class ClientSession {
       });
       return;
     }
-    const controller = this.#controllers.pop() ?? slottedController();
+    const controller = this.#controllers.take();
     this.#requests.set(id, controller);
     try {
       const modern = envelopeVersion(params) !== undefined;
@@ -168,25 +167,9 @@ export class ClientSession {
       this.#reply(id, { error: wireError(error) });
     } finally {
       this.#requests.delete(id);
-      this.#recycle(controller);
+      this.#controllers.give(controller);
       if (this.#requests.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
     }
-  }
-
-  /**
-   * Keeps a request's AbortController for the next request when it was never aborted.
-   * Creating one per request was a third of the gateway's work per call (callgrind).
-   * This relies on one rule: whatever listens to a request's signal stops listening when
-   * the request ends (RpcConnection, parking, client requests all do), or it would see a
-   * later request's abort. With MCPLEX_CHECK_SIGNALS=1 (set by the test suite) a leftover
-   * listener is a crash, so the rule is checked by every test that goes through a gateway.
-   */
-  #recycle(controller: AbortController): void {
-    if (controller.signal.aborted || this.#controllers.length >= 64) return;
-    if (CHECK_SIGNALS && abortListenerCount(controller.signal) > 0) {
-      throw new Error("mcplex: a listener was left on a finished request's signal");
-    }
-    this.#controllers.push(controller);
   }
 
   /** Resolves when no request of this client is in flight (to finish them before closing). */

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { RpcError } from "../errors.js";
+import { ControllerPool, offAbort, onAbort } from "../upstream/abort-slots.js";
 import { SERVER_REQUEST_CAPABILITIES } from "../upstream/negotiate.js";
 import type { ServerRequest, ServerRequestHandler } from "../upstream/upstream.js";
 import { MISSING_CLIENT_CAPABILITY } from "./protocol.js";
@@ -26,7 +27,6 @@ class ParkedCall {
   #id: string | undefined;
   /** Rounds of input so far: each round's request state is new. */
   round = 0;
-  readonly controller = new AbortController();
   readonly asked = new Map<string, Asked>();
   outcome: Promise<Outcome> | undefined;
   /** A capability the server needed and the client had not declared. */
@@ -38,6 +38,8 @@ class ParkedCall {
   constructor(
     readonly method: string,
     readonly name: string,
+    /** Aborts the upstream call: the client's cancellation while it waits, or parking's end. */
+    readonly controller: AbortController,
   ) {}
 
   /** Minted when first needed: most calls never park, and random bytes are not free. */
@@ -96,6 +98,8 @@ export class InputParking {
   readonly #key = randomBytes(32);
   readonly #parked = new Map<string, ParkedCall>();
   readonly #parkMs: number;
+  /** Controllers of calls that ended without ever parking, for the next calls. */
+  readonly #controllers = new ControllerPool(256);
 
   constructor(options: { parkMs?: number } = {}) {
     this.#parkMs = options.parkMs ?? DEFAULT_PARK_MS;
@@ -122,7 +126,7 @@ export class InputParking {
     signal: AbortSignal,
     start: (handler: ServerRequestHandler, signal: AbortSignal) => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
-    const parked = new ParkedCall(method, name);
+    const parked = new ParkedCall(method, name, this.#controllers.take());
     const handler: ServerRequestHandler = (request) => {
       const capability = SERVER_REQUEST_CAPABILITIES.get(request.method);
       if (capability !== undefined && capabilities[capability] === undefined) {
@@ -191,27 +195,30 @@ export class InputParking {
 
   async #answer(parked: ParkedCall, signal: AbortSignal): Promise<Record<string, unknown>> {
     // While the client's request is open, its cancellation is the call's cancellation.
-    const onAbort = () => parked.controller.abort(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const abort = () => parked.controller.abort(signal.reason);
+    onAbort(signal, abort);
+    let next: Outcome | "input";
     try {
-      const next = await parked.next();
-      if (next === "input") return this.#park(parked);
-      const missing = parked.missingCapability;
-      if (missing !== undefined) {
-        // What the server made of the refusal matters less than why: the client lacks a capability.
-        throw new RpcError(
-          MISSING_CLIENT_CAPABILITY,
-          `the server needs the client's ${missing} capability for this call`,
-          {
-            requiredCapabilities: { [missing]: {} },
-          },
-        );
-      }
-      if (next.kind === "error") throw next.error;
-      return next.result;
+      next = await parked.next();
     } finally {
-      signal.removeEventListener("abort", onAbort);
+      offAbort(signal, abort);
     }
+    if (next === "input") return this.#park(parked);
+    // The call is over. One that never parked has no timer that could abort its controller later.
+    if (parked.round === 0) this.#controllers.give(parked.controller);
+    const missing = parked.missingCapability;
+    if (missing !== undefined) {
+      // What the server made of the refusal matters less than why: the client lacks a capability.
+      throw new RpcError(
+        MISSING_CLIENT_CAPABILITY,
+        `the server needs the client's ${missing} capability for this call`,
+        {
+          requiredCapabilities: { [missing]: {} },
+        },
+      );
+    }
+    if (next.kind === "error") throw next.error;
+    return next.result;
   }
 
   #park(parked: ParkedCall): Record<string, unknown> {

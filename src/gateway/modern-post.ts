@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RpcError } from "../errors.js";
+import { ControllerPool } from "../upstream/abort-slots.js";
 import { wireError } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
@@ -14,6 +15,9 @@ export interface Caller {
   /** Called when the request becomes a long-lived stream (a graceful close does not wait for it). */
   detach?: () => void;
 }
+
+/** Request controllers kept for reuse across requests (see {@link ControllerPool} for the rule). */
+const controllers = new ControllerPool(256);
 
 /** HTTP status of a JSON-RPC error raised while serving a 2026 request. */
 function statusOf(code: number): number {
@@ -67,7 +71,7 @@ export async function serveModernPost(
     sendRpcError(res, 400, id, e.code, e.message, e.data);
     return;
   }
-  const controller = new AbortController();
+  const controller = controllers.take();
   const exchange = new HttpExchange(res, { sseAllowed: caller.sseAllowed });
   res.on("close", () => {
     if (!exchange.done) controller.abort("the client closed the request");
@@ -91,6 +95,7 @@ export async function serveModernPost(
         -32600,
         "Not Acceptable: subscriptions/listen answers with text/event-stream; accept it",
       );
+      controllers.give(controller);
       return;
     }
     exchange.open();
@@ -104,6 +109,7 @@ export async function serveModernPost(
     } finally {
       clearInterval(keepAlive);
       exchange.end();
+      controllers.give(controller);
     }
     return;
   }
@@ -115,4 +121,6 @@ export async function serveModernPost(
     const wire = wireError(error);
     exchange.finish({ jsonrpc: "2.0", id, error: wire }, statusOf(wire.code));
   }
+  // The exchange is done, so this response's close can no longer abort it.
+  controllers.give(controller);
 }
