@@ -31,7 +31,7 @@ export class CallFeed {
     const watcher: CallWatcher = {
       started: (call) => {
         this.#active.set(call.id, call);
-        this.#send({ type: "call-started", call });
+        if (this.#subscribers.size > 0) this.#send({ type: "call-started", call });
       },
       ended: (call, end) => {
         this.#active.delete(call.id);
@@ -39,7 +39,7 @@ export class CallFeed {
         if (this.#recent.length < RECENT) this.#recent.push(finished);
         else this.#recent[this.#next] = finished;
         this.#next = (this.#next + 1) % RECENT;
-        this.#send({ type: "call-ended", call: finished });
+        if (this.#subscribers.size > 0) this.#send({ type: "call-ended", call: finished });
       },
     };
     this.#off = [
