@@ -11,7 +11,7 @@ import type {
   CatalogResourceTemplate,
   CatalogTool,
 } from "./catalog/types.js";
-import { redactor } from "./config/redact.js";
+import { SecretSet } from "./config/redact.js";
 import type { ProfileConfig, ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
 import { disabledServer, notFound } from "./hub-errors.js";
@@ -58,14 +58,12 @@ export class Hub {
   readonly #subscriptions = new RefCounts<string>();
   #closed = false;
   /** What {@link redact} hides: the config's secrets, and those of every reload since. */
-  #secrets: readonly string[];
-  #redact: (text: string) => string;
+  readonly #secrets: SecretSet;
 
   constructor(options: HubOptions) {
     this.#options = options;
     const { config } = options;
-    this.#secrets = config.secrets;
-    this.#redact = redactor(config.secrets);
+    this.#secrets = new SecretSet(config.secrets);
     this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
     this.#catalog = new Catalog({
       profiles: config.profiles,
@@ -109,7 +107,7 @@ export class Hub {
 
   /** `text` with the config's secrets replaced by `***` (for anything shown or logged). */
   redact(text: string): string {
-    return this.#redact(text);
+    return this.#secrets.redact(text);
   }
 
   /**
@@ -117,10 +115,7 @@ export class Hub {
    * a message about a server that used one may still be on its way.
    */
   addSecrets(secrets: readonly string[]): void {
-    const fresh = secrets.filter((secret) => !this.#secrets.includes(secret));
-    if (fresh.length === 0) return;
-    this.#secrets = [...this.#secrets, ...fresh];
-    this.#redact = redactor(this.#secrets);
+    this.#secrets.add(secrets);
   }
 
   /** The catalog (read-only use: listings, name resolution, collisions). */

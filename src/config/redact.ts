@@ -53,6 +53,30 @@ export function redactor(secrets: readonly string[]): (text: string) => string {
   };
 }
 
+/** Secrets that can grow (a reloaded config brings more), redacted by a prepared {@link redactor}. */
+export class SecretSet {
+  #secrets: readonly string[];
+  #redact: (text: string) => string;
+
+  constructor(secrets: readonly string[]) {
+    this.#secrets = secrets;
+    this.#redact = redactor(secrets);
+  }
+
+  /** `text` with every secret held replaced by `***`. */
+  redact(text: string): string {
+    return this.#redact(text);
+  }
+
+  /** Adds secrets; those held already stay. */
+  add(secrets: readonly string[]): void {
+    const fresh = secrets.filter((secret) => !this.#secrets.includes(secret));
+    if (fresh.length === 0) return;
+    this.#secrets = [...this.#secrets, ...fresh];
+    this.#redact = redactor(this.#secrets);
+  }
+}
+
 /** Env keys, header names and query parameters whose values are treated as credentials. */
 const SECRET_NAME = /token|secret|key|password|passwd|pwd|auth|credential|cookie/i;
 
