@@ -10,7 +10,7 @@
  * median of its per-round ratios: a slow moment of a shared machine then lands on
  * neighbouring measurements alike instead of on one target's whole run.
  *
- *   npx tsx bench/gateway-http-bench.ts [--rounds R] [--seconds S]   (S per target per round)
+ *   npm run build && npx tsx bench/gateway-http-bench.ts [--rounds R] [--seconds S]   (S per target per round)
  */
 import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
