@@ -15,6 +15,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { median } from "./interleaved.js";
 
 function numberArg(name: string, fallback: number): number {
   const at = process.argv.indexOf(name);
@@ -117,12 +118,6 @@ async function load(agent: Agent, url: URL): Promise<number> {
   );
   return done / ((performance.now() - started) / 1000);
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 const TARGETS = [
   { kind: "bare", label: "bare node:http JSON echo" },

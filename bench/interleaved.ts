@@ -1,5 +1,12 @@
 import { spawnSync } from "node:child_process";
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 /** A request path measured by {@link measureInterleaved}. */
 export type Call = () => Promise<unknown>;
 
@@ -66,7 +73,6 @@ export async function measureInterleaved(
       rates[c]!.push(options.calls / ((performance.now() - start) / 1000));
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   return paths.map((_, c) => ({ callsPerSecond: median(rates[c]!), p50: median(latencies[c]!) * 1000 }));
 }
 

@@ -9,6 +9,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { median } from "./interleaved.js";
 import { defaultTreeDir, ensureTree, NEEDLE, removeTree } from "./workspace-tree.js";
 
 const argReps = process.argv.indexOf("--reps");
@@ -287,7 +288,6 @@ for (let rep = -1; rep < REPS; rep++) {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const summary = new Map<Case, { ms: number; peak?: number; count: number }>();
 for (const [c, rs] of runs) {
   const peaks = rs.flatMap((r) => (r.peakMiB === undefined ? [] : [r.peakMiB]));
