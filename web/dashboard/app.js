@@ -163,6 +163,11 @@ function renderTools() {
   fill($("tools").tBodies[0], rows, filter === "" ? "no tools" : "no tool matches", 3);
 }
 
+/** The cells both call tables have: what was asked, of what, and which server answers. */
+function callCells(c) {
+  return [el("td", {}, c.method), el("td", { class: "name" }, c.target ?? ""), el("td", {}, c.server ?? "")];
+}
+
 function renderCalls() {
   renderSummary();
   const now = Date.now() + clockOffset;
@@ -175,9 +180,7 @@ function renderCalls() {
         "tr",
         { "data-call": c.id },
         el("td", {}, clock(c.startedAt)),
-        el("td", {}, c.method),
-        el("td", { class: "name" }, c.target ?? ""),
-        el("td", {}, c.server ?? ""),
+        ...callCells(c),
         el("td", { class: "num" }, Math.max(0, now - c.startedAt).toFixed(0)),
       ),
     ),
@@ -194,9 +197,7 @@ function renderCalls() {
         "tr",
         { "data-call": c.id },
         el("td", {}, clock(c.startedAt + c.ms)),
-        el("td", {}, c.method),
-        el("td", { class: "name" }, c.target ?? ""),
-        el("td", {}, c.server ?? ""),
+        ...callCells(c),
         el("td", {}, badge(c.outcome)),
         el("td", { class: "num" }, ms(c.ms)),
         el("td", { class: "detail error" }, c.error ?? ""),
