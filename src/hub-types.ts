@@ -53,6 +53,12 @@ export interface CallOptions {
   clientCapabilities?: Record<string, unknown>;
   /** Ask 2026 servers for log messages at this level or above during the call. */
   logLevel?: string;
+  /**
+   * The client session the call is made for (any object that stands for it; a gateway passes its
+   * session). Servers marked `share: false` get a connection per client; a shared server that was
+   * given another client's roots is told they changed. Release it with `hub.releaseClient`.
+   */
+  client?: object;
 }
 
 /** What `hub.servers()` reports for each configured server. */
@@ -73,6 +79,8 @@ export interface ServerStatus {
   retryAt?: number;
   pid?: number;
   tools: number;
+  /** With `share: false`: client sessions holding a connection of their own now. */
+  clientConnections?: number;
   stats: UpstreamStatsSnapshot;
 }
 

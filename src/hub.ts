@@ -14,6 +14,7 @@ import type {
 import { SecretSet } from "./config/redact.js";
 import type { ProfileConfig, ServerConfig } from "./config/types.js";
 import { McplexError, NotFoundError } from "./errors.js";
+import { ClientConnections } from "./hub/client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
 import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
@@ -51,6 +52,8 @@ export class Hub {
   readonly #entries = new Map<string, Entry>();
   /** Upstreams shared by identical server definitions, by connection key. */
   readonly #pool: UpstreamPool;
+  /** Connections of `share: false` servers, one per client session. */
+  readonly #own: ClientConnections;
   readonly #listeners = new Set<(event: HubEvent) => void>();
   /** Sends server requests to the call that caused them. */
   readonly #router = new ServerRequestRouter(() => this.#options.onServerRequest);
@@ -65,6 +68,7 @@ export class Hub {
     const { config } = options;
     this.#secrets = new SecretSet(config.secrets);
     this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
+    this.#own = new ClientConnections((server) => this.#createUpstream(server, false));
     this.#catalog = new Catalog({
       profiles: config.profiles,
       hideUnavailable: options.hideUnavailable ?? false,
@@ -94,15 +98,25 @@ export class Hub {
   /** Stops every server; safe to call twice. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#pool.all().map((upstream) => upstream.close()));
+    await Promise.all([this.#own.close(), ...this.#pool.all().map((upstream) => upstream.close())]);
   }
 
   /** The configured servers with their state. */
   servers(): ServerStatus[] {
     const tools = this.#catalog.tools();
-    return [...this.#entries.values()].map(({ config, upstream }) =>
-      serverStatus(config, upstream, tools.filter((t) => t.server === config.name).length),
-    );
+    return [...this.#entries.values()].map(({ config, upstream }) => {
+      const status = serverStatus(config, upstream, tools.filter((t) => t.server === config.name).length);
+      if (config.share === false) status.clientConnections = this.#own.count(config.name);
+      return status;
+    });
+  }
+
+  /**
+   * Closes the connections a client session holds to `share: false` servers (see
+   * {@link CallOptions.client}); a gateway calls it when the session ends.
+   */
+  async releaseClient(client: object): Promise<void> {
+    await this.#own.release(client);
   }
 
   /** `text` with the config's secrets replaced by `***` (for anything shown or logged). */
@@ -271,7 +285,7 @@ export class Hub {
     if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
     this.#catalog.removeServer(name);
-    await this.#pool.release(entry.config);
+    await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
     this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
   }
 
@@ -289,11 +303,15 @@ export class Hub {
     return entry;
   }
 
-  #createUpstream(config: ServerConfig): Upstream {
+  /**
+   * A connection to a server. A client session's own one (`shared` false) reports nothing to
+   * the catalog: the shared connection lists the server.
+   */
+  #createUpstream(config: ServerConfig, shared = true): Upstream {
     const options = this.#options;
     const upstream: Upstream = new Upstream(config, {
       clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
-      onEvent: (event) => this.#onUpstreamEvent(upstream, event),
+      onEvent: shared ? (event) => this.#onUpstreamEvent(upstream, event) : () => {},
       onServerRequest: () => this.#router.handlerFor(upstream),
       redact: (text) => this.redact(text),
       slowMs: options.slowMs,
@@ -357,10 +375,19 @@ export class Hub {
     params: Record<string, unknown>,
     options: CallOptions,
   ): Promise<T> {
-    const { upstream, config } = entry;
+    const { config } = entry;
     if (!config.enabled) throw disabledServer(config.name);
+    const client = options.client;
+    const upstream =
+      config.share === false && client !== undefined
+        ? await this.#own.acquire(client, config)
+        : entry.upstream;
     const handler = options.onServerRequest;
-    const unregister = handler === undefined ? undefined : this.#router.register(upstream, handler);
+    const unregister = handler === undefined ? undefined : this.#router.register(upstream, handler, client);
+    // A shared server given another client's roots hears they changed, and asks again.
+    if (client !== undefined && this.#router.rootsChangeFor(upstream, client)) {
+      upstream.notify("notifications/roots/list_changed");
+    }
     try {
       const requestOptions: UpstreamRequestOptions = {
         timeout: options.timeout ?? config.timeout,

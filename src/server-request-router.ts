@@ -3,6 +3,8 @@ import type { ServerRequestHandler, Upstream } from "./upstream/upstream.js";
 
 interface Slot {
   handler: ServerRequestHandler;
+  /** The client session the call is made for (a call of its own when it has none). */
+  client: object;
   /** Server requests delivered to this call and not answered yet. */
   outstanding: number;
   /** When the oldest of them was delivered. */
@@ -26,15 +28,20 @@ const ROUND_MS = 200;
  */
 export class ServerRequestRouter {
   readonly #calls = new Map<Upstream, Slot[]>();
+  /** Per connection, the client whose roots it was last given. */
+  readonly #rootsHolder = new WeakMap<Upstream, object>();
   readonly #fallback: () => ServerRequestHandler | undefined;
 
   constructor(fallback: () => ServerRequestHandler | undefined) {
     this.#fallback = fallback;
   }
 
-  /** Registers a call's handler while the call is in flight; returns the unregister function. */
-  register(upstream: Upstream, handler: ServerRequestHandler): () => void {
-    const slot: Slot = { handler, outstanding: 0, waitingSince: 0 };
+  /**
+   * Registers a call's handler while the call is in flight; returns the unregister function.
+   * `client` stands for the session the call is made for; a call without one is its own client.
+   */
+  register(upstream: Upstream, handler: ServerRequestHandler, client: object = {}): () => void {
+    const slot: Slot = { handler, client, outstanding: 0, waitingSince: 0 };
     const slots = this.#calls.get(upstream) ?? [];
     slots.push(slot);
     this.#calls.set(upstream, slots);
@@ -42,6 +49,18 @@ export class ServerRequestRouter {
       slots.splice(slots.indexOf(slot), 1);
       if (slots.length === 0) this.#calls.delete(upstream);
     };
+  }
+
+  /**
+   * Whether a call for `client` must first tell `upstream` that the roots changed: the server
+   * was last given another client's roots (and may have kept them). Forgets that client, so
+   * the server is told once; the roots it asks for next are the new client's.
+   */
+  rootsChangeFor(upstream: Upstream, client: object): boolean {
+    const holder = this.#rootsHolder.get(upstream);
+    if (holder === undefined || holder === client) return false;
+    this.#rootsHolder.delete(upstream);
+    return true;
   }
 
   /** The handler for a server request arriving now from `upstream`, if anyone can answer it. */
@@ -67,7 +86,9 @@ export class ServerRequestRouter {
     return async (request) => {
       if (slot.outstanding++ === 0) slot.waitingSince = Date.now();
       try {
-        return await slot.handler(request);
+        const answer = await slot.handler(request);
+        if (request.method === "roots/list") this.#rootsHolder.set(upstream, slot.client);
+        return answer;
       } finally {
         slot.outstanding--;
       }

@@ -21,6 +21,8 @@ const COMMON_KEYS = [
   "transport",
   "type",
   "protocolVersion",
+  "share",
+  "maxSessions",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const REMOTE_KEYS = ["url", "headers", "oauth"];
@@ -122,6 +124,7 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     tools: readToolFilter(reader, node.tools, joinPath(path, "tools")),
     ...readPrefix(reader, node.prefix, joinPath(path, "prefix")),
     ...readProtocolVersion(reader, node.protocolVersion, joinPath(path, "protocolVersion")),
+    ...readSharing(reader, node, path),
   };
   const present = (keys: string[]) => keys.filter((k) => node[k] !== undefined);
   const misplaced = (keys: string[], kind: string) => {
@@ -196,6 +199,24 @@ export function readForeignServer(ctx: ReadContext, name: string, value: unknown
           : "streamable-http";
   const remote = readRemote(ctx, node, path, transport, true, urlKey);
   return remote && ({ ...common, ...remote } satisfies ServerConfig);
+}
+
+/** `share: false` (one connection per client session) and its cap, `maxSessions`. */
+function readSharing(
+  reader: ValueReader,
+  node: RawMap,
+  path: string,
+): { share?: false; maxSessions?: number } {
+  const share = reader.boolean(node.share, joinPath(path, "share"));
+  const maxSessions = reader.count(node.maxSessions, joinPath(path, "maxSessions"));
+  if (maxSessions !== undefined && share !== false) {
+    reader.fail(
+      joinPath(path, "maxSessions"),
+      'caps the connections of "share: false"; add "share: false" or remove it',
+    );
+  }
+  if (share !== false) return {};
+  return maxSessions === undefined ? { share } : { share, maxSessions };
 }
 
 function readPrefix(reader: ValueReader, value: unknown, path: string): { prefix?: string } {

@@ -32,6 +32,14 @@ interface ServerCommon {
   tools: ToolFilter;
   /** Pin one protocol revision (e.g. `"2025-11-25"`) instead of negotiating. */
   protocolVersion?: string;
+  /**
+   * `false`: every client session of a gateway gets a connection of its own (started on its first
+   * call, closed with the session), for servers that keep per-connection state such as the roots
+   * they were given. Default: one connection shared by every client.
+   */
+  share?: false;
+  /** With `share: false`, at most this many client sessions hold a connection at once. Default 16. */
+  maxSessions?: number;
 }
 
 export interface StdioServerConfig extends ServerCommon {

@@ -120,6 +120,16 @@ export class ValueReader {
     return this.fail(path, `must be true or false, not ${describeValue(text ?? value)}`);
   }
 
+  /** A whole number from `min` up; a string of digits is accepted so that `${N:-4}` works. */
+  count(value: unknown, path: string, min = 1): number | undefined {
+    if (value === undefined) return undefined;
+    const expanded = typeof value === "string" ? this.string(value, path) : value;
+    if (expanded === undefined) return undefined;
+    const n = typeof expanded === "string" && /^\d+$/.test(expanded) ? Number(expanded) : expanded;
+    if (typeof n === "number" && Number.isSafeInteger(n) && n >= min) return n;
+    return this.fail(path, `must be a whole number of at least ${min}, not ${describeValue(expanded)}`);
+  }
+
   /** A duration in ms: a number, or a string such as "30s", "2m", "500ms". */
   duration(value: unknown, path: string): number | undefined {
     if (value === undefined) return undefined;

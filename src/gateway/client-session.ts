@@ -209,6 +209,7 @@ export class ClientSession {
       clientCapabilities: capabilities,
       signal,
       notify: (method, params) => this.#send({ jsonrpc: "2.0", method, params }, id),
+      client: this,
     };
     if (this.profile !== undefined) ctx.profile = this.profile;
     if (!modern) {

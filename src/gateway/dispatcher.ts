@@ -286,6 +286,7 @@ export class Dispatcher {
     const logLevel = ctx.modern ? ctx.logLevel : (ctx.logLevel ?? "debug");
     if (logLevel !== undefined) base.logLevel = logLevel;
     if (ctx.profile !== undefined) base.profile = ctx.profile;
+    if (ctx.client !== undefined) base.client = ctx.client;
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
     if (token !== undefined) {
       base.onProgress = (p) => ctx.notify("notifications/progress", { ...p, progressToken: token });

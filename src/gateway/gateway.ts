@@ -97,6 +97,7 @@ export class Gateway {
   /** @internal Called by a session when it ends. */
   sessionClosed(session: ClientSession): void {
     this.#sessions.delete(session);
+    void this.hub.releaseClient(session).catch(() => {});
     for (const uri of session.subscriptions) {
       void this.hub
         .unsubscribeResource(uri, session.profile === undefined ? {} : { profile: session.profile })

@@ -10,6 +10,11 @@ export interface RequestContext {
   clientCapabilities: Record<string, unknown>;
   /** The catalog view this client may see. */
   profile?: string;
+  /**
+   * The session the request came on (absent for stateless 2026 HTTP requests): servers marked
+   * `share: false` get a connection per session.
+   */
+  client?: object;
   /** Aborted when the client cancels the request or goes away. */
   signal: AbortSignal;
   /** Minimum level of log notifications the client wants (2025 `logging/setLevel`, 2026 envelope). */

@@ -373,6 +373,18 @@ export class Upstream {
     return this.#changes.unwatch(uri);
   }
 
+  /**
+   * Sends a notification to a 2025 server (a stateless 2026 server takes none outside its
+   * requests). Does nothing while not ready: a server that connects later starts afresh.
+   */
+  notify(method: string, params?: Record<string, unknown>): void {
+    const connected = this.#connected;
+    if (this.#state !== "ready" || connected === undefined || connected.negotiated.stateless) return;
+    connected.connection.notify(method, params).catch(() => {
+      // A closing connection: the reconnect starts the server afresh.
+    });
+  }
+
   /** Stops the server (child processes in stages); safe to call twice. */
   async close(): Promise<void> {
     this.#changes.detach();

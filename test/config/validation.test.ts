@@ -30,6 +30,18 @@ describe("config validation", () => {
     ).not.toThrow();
   });
 
+  it("reads share: false with its maxSessions, and refuses a cap without it or below one", () => {
+    const config = parseConfig("servers:\n  a:\n    command: x\n    share: false\n    maxSessions: 4\n", {
+      source: "mcplex.yaml",
+    });
+    expect(config.servers[0]).toMatchObject({ share: false, maxSessions: 4 });
+    const orphan = errorOf("servers:\n  a:\n    command: x\n    maxSessions: 4\n");
+    expect(orphan.path).toBe("servers.a.maxSessions");
+    expect(orphan.message).toContain('add "share: false"');
+    const zero = errorOf("servers:\n  a:\n    command: x\n    share: false\n    maxSessions: 0\n");
+    expect(zero.message).toContain("servers.a.maxSessions: must be a whole number of at least 1, not 0");
+  });
+
   it("says a server needs either command or url", () => {
     const error = errorOf("servers:\n  github:\n    timeout: 10s\n");
     expect(error.path).toBe("servers.github");
