@@ -14,7 +14,10 @@ afterEach(async () => {
 });
 
 /** A 2025 client (so it has a session) whose roots handler answers with `root`. */
-async function clientWithRoots(url: string, root: string): Promise<{ client: Client; asked: () => number }> {
+async function clientWithRoots(
+  url: string,
+  root: string,
+): Promise<{ client: Client; asked: () => number; end: () => Promise<void> }> {
   let asked = 0;
   const client = new Client(
     { name: `roots-${root}`, version: "1.0.0" },
@@ -24,8 +27,15 @@ async function clientWithRoots(url: string, root: string): Promise<{ client: Cli
     asked++;
     return { roots: [{ uri: `file:///${root}`, name: root }] };
   });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  return { client, asked: () => asked };
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  // Ending the session (DELETE) is what closes its own connections; closing the client alone
+  // leaves the session to the idle sweep.
+  const end = async () => {
+    await transport.terminateSession();
+    await client.close();
+  };
+  return { client, asked: () => asked, end };
 }
 
 async function rootsSeenBy(client: Client, tool: string): Promise<string> {
@@ -46,11 +56,11 @@ describe("roots belong to the client that asked", () => {
       expect(b.asked()).toBeGreaterThan(0);
       expect(gw.hub.servers()[0]?.clientConnections).toBe(2);
     } finally {
-      await a.client.close();
+      await a.end();
     }
     // A session's own connection closes with the session.
     await eventually(async () => gw?.hub.servers()[0]?.clientConnections === 1 || undefined);
-    await b.client.close();
+    await b.end();
     await eventually(async () => gw?.hub.servers()[0]?.clientConnections === 0 || undefined);
   });
 
