@@ -16,6 +16,7 @@ import {
   type ServeProcess,
   serveHttp,
 } from "../support/gateway.js";
+import { attackSize, attackTimeout } from "../support/hostile.js";
 import { type FuzzCase, fuzzCase, fuzzHeaders, Rng } from "./fuzz-messages.js";
 
 // Thousands of malformed messages on every front — HTTP POST /mcp, WebSocket and stdio — then
@@ -24,9 +25,10 @@ import { type FuzzCase, fuzzCase, fuzzHeaders, Rng } from "./fuzz-messages.js";
 // temp dir. Seeded: FUZZ_SEED=<n> reproduces a run; FUZZ_COUNT changes how many per front.
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20260728);
-const COUNT = Number(process.env.FUZZ_COUNT ?? 3000);
+// 3000 per front in the suite; under `npm run test:hostile` the tester's 20,000 per front.
+const COUNT = Number(process.env.FUZZ_COUNT ?? attackSize(3000, 20_000));
 /** Each front stops sending after this long even if COUNT is not reached. */
-const BUDGET_MS = 15_000;
+const BUDGET_MS = attackTimeout(15_000, 300_000);
 
 type Tally = Record<string, number>;
 const add = (tally: Tally, key: string) => {
@@ -79,7 +81,9 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-describe("fuzzing the HTTP and WebSocket fronts of mcplex serve --http", () => {
+describe("fuzzing the HTTP and WebSocket fronts of mcplex serve --http", {
+  timeout: attackTimeout(30_000, 400_000),
+}, () => {
   let gw: ServeProcess;
   beforeAll(async () => {
     gw = await serveHttp([], { cwd: dir });
@@ -235,7 +239,7 @@ describe("fuzzing the HTTP and WebSocket fronts of mcplex serve --http", () => {
   });
 });
 
-describe("fuzzing mcplex serve --stdio", () => {
+describe("fuzzing mcplex serve --stdio", { timeout: attackTimeout(30_000, 400_000) }, () => {
   it(`answers ${COUNT} malformed lines with JSON-RPC errors and keeps serving`, async () => {
     const r = new Rng(SEED + 2);
     const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLI, "serve", "--stdio"], {
