@@ -228,8 +228,8 @@ describe.each(Object.keys(FRONTS))("a tool-glob profile over %s", (frontName) =>
     try {
       for (const a of attacks()) {
         const { probed, missing } = await probe(front, a.method, a.params, a.name, a.missing);
-        expect("code" in missing, `${a.what}: the missing item must be refused`).toBe(true);
-        expect(probed, a.what).toEqual(missing);
+        expect.soft("code" in missing, `${a.what}: the missing item must be refused`).toBe(true);
+        expect.soft(probed, a.what).toEqual(missing);
       }
     } finally {
       await front.close();
@@ -280,6 +280,19 @@ it(
   },
   attackTimeout(60_000, 600_000),
 );
+
+it("refuses the other server through the hub's library API too", async () => {
+  const profile = { profile: "fixonly" };
+  await expect(gw.hub.readResource(DOC, profile)).rejects.toThrow(`unknown resource "${DOC}"`);
+  await expect(gw.hub.readResource(TEMPLATED, profile)).rejects.toThrow(/unknown resource/);
+  await expect(gw.hub.getPrompt("every__simple-prompt", {}, profile)).rejects.toThrow(/unknown prompt/);
+  await expect(
+    gw.hub.complete({ type: "ref/resource", uri: TEMPLATE }, { name: "resourceId", value: "1" }, profile),
+  ).rejects.toThrow(/unknown resource template/);
+  await expect(gw.hub.subscribeResource(DOC, profile)).rejects.toThrow(/unknown resource/);
+  expect(gw.hub.servers("fixonly").map((s) => s.name)).toEqual(["fix"]);
+  expect((await gw.hub.readResource(DOC, { profile: "everyonly" })).contents).toHaveLength(1);
+});
 
 describe("dashboard and operator endpoints", () => {
   const get = (path: string, token?: string) =>
