@@ -106,6 +106,18 @@ describe("Catalog profile scope over resources and prompts", () => {
     expect(c.resolvePrompt("other__leak", "narrow")).toBeUndefined();
   });
 
+  it("follows the servers' tools and the profiles as they change", () => {
+    const c = catalog(toolsOnly);
+    expect(c.resolvePrompt("other__leak", "agent")).toBeUndefined();
+    c.setServer({ ...server("other", ["secret_tool", "x"]), prefix: "mine", prompts: [prompt("leak")] });
+    // Renamed into the profile's globs: its tools now pass, so its prompts are reachable.
+    expect(c.reaches("other", "agent")).toBe(true);
+    expect(c.resolvePrompt("mine__leak", "agent")).toMatchObject({ server: "other" });
+    c.setProfiles({ agent: { tools: { allow: ["nothing__*"] } } });
+    expect(c.reaches("mine", "agent")).toBe(false);
+    expect(c.resources("agent")).toEqual([]);
+  });
+
   it("keeps the whole catalog without a profile", () => {
     const c = catalog(toolsOnly);
     expect(c.resolveResource("test://other/a")).toMatchObject({ server: "other" });
