@@ -101,10 +101,16 @@ export class Hub {
     await Promise.all([this.#own.close(), ...this.#pool.all().map((upstream) => upstream.close())]);
   }
 
-  /** The configured servers with their state. */
-  servers(): ServerStatus[] {
-    const tools = this.#catalog.tools();
-    return [...this.#entries.values()].map(({ config, upstream }) => {
+  /**
+   * The configured servers with their state; with `profile`, only those it can use at all
+   * (and their tools counted through it).
+   */
+  servers(profile?: string): ServerStatus[] {
+    const tools = this.#catalog.tools(profile);
+    const entries = [...this.#entries.values()];
+    return (
+      profile === undefined ? entries : entries.filter((e) => this.#catalog.reaches(e.config.name, profile))
+    ).map(({ config, upstream }) => {
       const status = serverStatus(config, upstream, tools.filter((t) => t.server === config.name).length);
       if (config.share === false) status.clientConnections = this.#own.count(config.name);
       return status;
@@ -223,9 +229,7 @@ export class Hub {
       server = prompt.server;
       upstreamRef = { type: "ref/prompt", name: prompt.originalName };
     } else {
-      const template = this.#catalog
-        .resourceTemplates(options.profile)
-        .find((t) => t.uriTemplate === ref.uri);
+      const template = this.#catalog.resolveResourceTemplate(ref.uri, options.profile);
       if (template === undefined) throw notFound("resource template", ref.uri, options.profile);
       server = template.server;
       upstreamRef = ref;

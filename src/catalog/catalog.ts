@@ -1,9 +1,15 @@
 import type { ProfileConfig } from "../config/types.js";
 import { ConfigError } from "../errors.js";
 import { buildCatalogIndex, type CatalogIndex } from "./catalog-index.js";
+import {
+  type CompiledProfile,
+  compileProfile,
+  FULL_SCOPE,
+  type ProfileScope,
+  scopeOf,
+} from "./profile-scope.js";
 import { parseQualifiedUri } from "./resource-routing.js";
 import { createServerSlot, type ServerSlot, withState } from "./server-slot.js";
-import { compileToolFilter, type NameMatcher } from "./tool-filter.js";
 import type {
   CatalogCollision,
   CatalogOptions,
@@ -15,11 +21,6 @@ import type {
   ServerSnapshot,
   ServerState,
 } from "./types.js";
-
-interface CompiledProfile {
-  servers: ReadonlySet<string> | undefined;
-  tools: NameMatcher;
-}
 
 interface Listings {
   tools: readonly CatalogTool[];
@@ -41,8 +42,10 @@ const NO_PROFILE = "\0all";
  *   `available: false` (unless `hideUnavailable`); they still resolve, so a call can fail fast with
  *   a clear "server unavailable" error instead of "unknown tool".
  * - A server's `filter` globs match original tool names; a profile's `tools` globs match exposed
- *   names (what the agent sees, e.g. `github__*`). A profile's `servers` list applies to tools,
- *   prompts, resources and templates; its `tools` globs to tools only.
+ *   names (what the agent sees, e.g. `github__*`). A profile reaches the resources, templates and
+ *   prompts of the servers it can use at all, narrowed by its `resources` and `prompts` globs
+ *   ({@link scopeOf}); anything out of reach is listed nowhere and resolves to `undefined`, like a
+ *   missing item, whatever the URI form.
  * - Every change marks the merged index stale; it is rebuilt on the next read in one linear pass
  *   over per-server caches ({@link ServerSlot}).
  *
@@ -58,6 +61,7 @@ export class Catalog {
   #profiles = new Map<string, CompiledProfile>();
   #index: CatalogIndex | undefined;
   #listings = new Map<string, Listings>();
+  #scopes = new Map<string, ProfileScope>();
   #revision = 0;
 
   constructor(options: CatalogOptions = {}) {
@@ -104,16 +108,9 @@ export class Catalog {
 
   /** Replaces the profiles (after a config reload). */
   setProfiles(profiles: Record<string, ProfileConfig>): void {
-    this.#profiles = new Map(
-      Object.entries(profiles).map(([name, p]) => [
-        name,
-        {
-          servers: p.servers === undefined ? undefined : new Set(p.servers),
-          tools: compileToolFilter(p.tools),
-        },
-      ]),
-    );
+    this.#profiles = new Map(Object.entries(profiles).map(([name, p]) => [name, compileProfile(p)]));
     this.#listings.clear();
+    this.#scopes.clear();
     this.#revision++;
   }
 
@@ -158,15 +155,25 @@ export class Catalog {
   }
 
   /**
+   * Whether `profile` can use `server` at all: see its tools, or its resources, templates and
+   * prompts (all when omitted). The dashboard shows a profile only these servers.
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  reaches(server: string, profile?: string): boolean {
+    return this.#scope(profile).server(server);
+  }
+
+  /**
    * Where an exposed tool name goes; `undefined` when unknown or outside `profile`. Tools of
    * unavailable servers resolve (check `available`).
    *
    * @throws ConfigError when `profile` is not defined.
    */
   resolveTool(name: string, profile?: string): CatalogTool | undefined {
-    const p = this.#profile(profile);
+    const scope = this.#scope(profile);
     const tool = this.#view().toolsByName.get(name);
-    return tool !== undefined && this.#toolVisible(tool, p) ? tool : undefined;
+    return tool !== undefined && scope.tool(tool.server, tool.name) ? tool : undefined;
   }
 
   /**
@@ -175,35 +182,49 @@ export class Catalog {
    * @throws ConfigError when `profile` is not defined.
    */
   resolvePrompt(name: string, profile?: string): CatalogPrompt | undefined {
-    const p = this.#profile(profile);
+    const scope = this.#scope(profile);
     const prompt = this.#view().promptsByName.get(name);
-    return prompt !== undefined && serverVisible(prompt.server, p) ? prompt : undefined;
+    return prompt !== undefined && scope.prompt(prompt.server, prompt.name) ? prompt : undefined;
+  }
+
+  /**
+   * The resource template with exactly this text (a completion's `ref/resource`); `undefined`
+   * when unknown or outside `profile`. The first in server order when several servers list it.
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  resolveResourceTemplate(uriTemplate: string, profile?: string): CatalogResourceTemplate | undefined {
+    const scope = this.#scope(profile);
+    return this.#view().resourceTemplates.find(
+      (t) => t.uriTemplate === uriTemplate && scope.resource(t.server, t.uriTemplate),
+    );
   }
 
   /**
    * Where a resource read goes. Tried in order: a listed URI (as exposed), a qualified
    * `mcplex://server/uri` naming a known server, a raw URI listed by several servers (the first in
-   * server order), then the resource templates in server and listing order.
+   * server order), then the resource templates in server and listing order. Only servers and URIs
+   * in `profile`'s reach take part, so a URI out of reach is as unknown as a missing one.
    *
    * @throws ConfigError when `profile` is not defined.
    */
   resolveResource(uri: string, profile?: string): ResourceTarget | undefined {
-    const p = this.#profile(profile);
+    const scope = this.#scope(profile);
     const index = this.#view();
     const listed = index.resourcesByUri.get(uri);
-    if (listed !== undefined && serverVisible(listed.server, p))
+    if (listed !== undefined && scope.resource(listed.server, listed.originalUri))
       return target(listed, listed.originalUri, "listed");
     const qualified = parseQualifiedUri(uri);
     const slot = qualified === undefined ? undefined : this.#slots.get(qualified.server);
-    if (qualified !== undefined && slot !== undefined && serverVisible(slot.server, p)) {
+    if (qualified !== undefined && slot !== undefined && scope.resource(slot.server, qualified.uri)) {
       return { server: slot.server, uri: qualified.uri, available: slot.state === "ready", via: "qualified" };
     }
-    const shared = index.resourcesByOriginalUri.get(uri)?.find((r) => serverVisible(r.server, p));
+    const shared = index.resourcesByOriginalUri.get(uri)?.find((r) => scope.resource(r.server, uri));
     if (shared !== undefined) return target(shared, uri, "listed");
     const templates = index.resourceTemplates;
     for (let i = 0; i < templates.length; i++) {
       const t = templates[i]!;
-      if (serverVisible(t.server, p) && index.templateMatchers[i]!(uri)) return target(t, uri, "template");
+      if (scope.resource(t.server, uri) && index.templateMatchers[i]!(uri)) return target(t, uri, "template");
     }
     return undefined;
   }
@@ -216,6 +237,7 @@ export class Catalog {
   #changed(): void {
     this.#index = undefined;
     this.#listings.clear();
+    this.#scopes.clear();
     this.#revision++;
   }
 
@@ -248,23 +270,32 @@ export class Catalog {
     });
   }
 
-  #toolVisible(tool: CatalogTool, profile: CompiledProfile | undefined): boolean {
-    return serverVisible(tool.server, profile) && (profile === undefined || profile.tools(tool.name));
+  /** The profile's scope over the catalog as it is now; rebuilt after any change. */
+  #scope(name: string | undefined): ProfileScope {
+    const profile = this.#profile(name);
+    if (name === undefined || profile === undefined) return FULL_SCOPE;
+    let scope = this.#scopes.get(name);
+    if (scope === undefined) {
+      scope = scopeOf(profile, this.#view().tools);
+      this.#scopes.set(name, scope);
+    }
+    return scope;
   }
 
   #list(profileName: string | undefined): Listings {
     const key = profileName ?? NO_PROFILE;
     const cached = this.#listings.get(key);
     if (cached !== undefined) return cached;
-    const p = this.#profile(profileName);
+    const scope = this.#scope(profileName);
     const index = this.#view();
-    const shown = (e: { server: string; available: boolean }) =>
-      (e.available || !this.#hideUnavailable) && serverVisible(e.server, p);
+    const shown = (e: { available: boolean }) => e.available || !this.#hideUnavailable;
     const listings: Listings = {
-      tools: index.tools.filter((t) => shown(t) && this.#toolVisible(t, p)),
-      prompts: index.prompts.filter(shown),
-      resources: index.resources.filter(shown),
-      resourceTemplates: index.resourceTemplates.filter(shown),
+      tools: index.tools.filter((t) => shown(t) && scope.tool(t.server, t.name)),
+      prompts: index.prompts.filter((p) => shown(p) && scope.prompt(p.server, p.name)),
+      resources: index.resources.filter((r) => shown(r) && scope.resource(r.server, r.originalUri)),
+      resourceTemplates: index.resourceTemplates.filter(
+        (t) => shown(t) && scope.resource(t.server, t.uriTemplate),
+      ),
     };
     this.#listings.set(key, listings);
     return listings;
@@ -274,10 +305,6 @@ export class Catalog {
 /** Code-unit order: the same on every machine, unlike `localeCompare`. */
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function serverVisible(server: string, profile: CompiledProfile | undefined): boolean {
-  return profile?.servers === undefined || profile.servers.has(server);
 }
 
 function target(

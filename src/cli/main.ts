@@ -14,7 +14,7 @@ import { EXIT, printError, UsageError } from "./output.js";
 const HELP = `mcplex — one runtime for every MCP server an agent uses
 
 Usage:
-  mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...]
+  mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...] [--operator-token T ...]
                [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                [--dashboard-port P (with --stdio)]
                                                       serve the whole catalog as one MCP server

@@ -136,12 +136,16 @@ function readProfiles(reader: ValueReader, value: unknown): Record<string, Profi
     checkName(reader, name, path, "profile");
     const profile = reader.map(entry ?? {}, path);
     if (profile === undefined) continue;
-    reader.knownKeys(profile, path, ["servers", "tools"]);
+    reader.knownKeys(profile, path, ["servers", "tools", "resources", "prompts"]);
     const servers = reader.stringList(profile.servers, joinPath(path, "servers"));
     profiles[name] = {
       ...(servers === undefined ? {} : { servers }),
       tools: readToolFilter(reader, profile.tools, joinPath(path, "tools")),
     };
+    for (const kind of ["resources", "prompts"] as const) {
+      if (profile[kind] !== undefined && profile[kind] !== null)
+        profiles[name][kind] = readToolFilter(reader, profile[kind], joinPath(path, kind));
+    }
   }
   return profiles;
 }
@@ -157,7 +161,7 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
     const path = joinPath("tokens", i);
     const entry = reader.map(item, path);
     if (entry === undefined) return;
-    reader.knownKeys(entry, path, ["token", "profile"]);
+    reader.knownKeys(entry, path, ["token", "profile", "operator"]);
     if (entry.token === undefined) {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows config syntax
       reader.fail(path, 'needs a "token"; use "${secret:NAME}" to keep it out of the file');
@@ -165,9 +169,14 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
     }
     const token = reader.nonEmpty(entry.token, joinPath(path, "token"));
     const profile = reader.nonEmpty(entry.profile, joinPath(path, "profile"));
+    const operator = reader.boolean(entry.operator, joinPath(path, "operator"));
     if (token === undefined) return;
     reader.secrets.add(token);
-    tokens.push(profile === undefined ? { token } : { token, profile });
+    tokens.push({
+      token,
+      ...(profile === undefined ? {} : { profile }),
+      ...(operator === true ? { operator } : {}),
+    });
   });
   return tokens;
 }

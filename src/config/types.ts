@@ -107,17 +107,31 @@ export interface LocalServerConfig extends ServerCommon {
 
 export type ServerConfig = StdioServerConfig | RemoteServerConfig | WorkspaceServerConfig | LocalServerConfig;
 
-/** Per-agent view of the catalog. */
+/**
+ * Per-agent view of the catalog. A profile reaches a server (its tools, resources, templates and
+ * prompts) when the server is in `servers`, or, without `servers`, when one of its tools passes a
+ * `tools.allow` list; with neither, every server. `resources` and `prompts` narrow that further.
+ */
 export interface ProfileConfig {
-  /** Servers visible to this profile; absent means all. */
+  /** Servers visible to this profile; absent means those its tool globs select. */
   servers?: string[];
+  /** Globs over exposed tool names (`github__*`). */
   tools: ToolFilter;
+  /** Globs over the servers' own resource URIs and template texts (`file:///docs/*`). */
+  resources?: ToolFilter;
+  /** Globs over exposed prompt names (`github__*`). */
+  prompts?: ToolFilter;
 }
 
 /** Bearer token bound to a profile (used by the gateway). */
 export interface TokenConfig {
   token: string;
   profile?: string;
+  /**
+   * May read the operator endpoints (`/metrics`, `/readyz`) although bound to a profile. A token
+   * bound to no profile may anyway.
+   */
+  operator?: boolean;
 }
 
 /** OpenAI-compatible chat endpoint used by the agent loop. */

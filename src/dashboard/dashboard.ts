@@ -55,7 +55,7 @@ const HEARTBEAT_MS = 20_000;
  * (servers, health, tools, calls as JSON) and `/dashboard/events` (a server-sent event
  * stream of calls starting and ending, and of changes to servers and the catalog).
  * Data requests pass the same Host/Origin and token checks as `/mcp`; a profile-bound
- * token sees its profile's tools and calls.
+ * token sees its profile's servers, tools and calls only.
  */
 export class Dashboard {
   readonly #gateway: Gateway;
@@ -118,8 +118,9 @@ export class Dashboard {
         authenticated: this.#host.authenticated(),
         ...(profile === undefined ? {} : { profile }),
       },
-      health: healthReport(hub),
-      servers: hub.servers(),
+      // Only the servers the profile can use: others' names, pids and errors are not its business.
+      health: healthReport({ servers: () => hub.servers(profile) }),
+      servers: hub.servers(profile),
       tools: hub.tools(profile).map((t) => ({
         name: t.name,
         server: t.server,

@@ -113,7 +113,10 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   let policy: GuardPolicy = guardFor(options.port ?? DEFAULT_PORT);
 
   /** Guards every /mcp and /ws request: the caller, or why it is refused. */
-  const admit = (req: IncomingMessage, limited = true): (Caller & { key: string }) | Refusal => {
+  const admit = (
+    req: IncomingMessage,
+    limited = true,
+  ): (Caller & { key: string; operator: boolean }) | Refusal => {
     const hostCheck = checkHostAndOrigin(req.headers, policy);
     if (!hostCheck.ok) return { status: hostCheck.status, message: hostCheck.message, headers: {} };
     const auth = authenticate(req.headers.authorization, tokens);
@@ -135,7 +138,29 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       }
     }
     const profile = auth.profile ?? options.profile;
-    return { key, sseAllowed: true, ...(profile === undefined ? {} : { profile }) };
+    // Without tokens (loopback only) everyone is the operator, as before tokens existed.
+    const operator =
+      tokens.length === 0 ||
+      profile === undefined ||
+      (auth.token !== undefined && tokens[auth.token.index]?.operator === true);
+    return { key, operator, sseAllowed: true, ...(profile === undefined ? {} : { profile }) };
+  };
+
+  /**
+   * Guards /metrics and /readyz: they name every server with its state and errors, so a token
+   * bound to a profile (which must not learn of servers outside it) needs `operator: true`.
+   */
+  const admitOperator = (req: IncomingMessage, path: string): Refusal | undefined => {
+    const caller = admit(req, false);
+    if ("status" in caller) return caller;
+    if (caller.operator) return undefined;
+    return {
+      status: 403,
+      message:
+        `Forbidden: ${path} is an operator endpoint and this token is bound to a profile; ` +
+        "use a token bound to no profile, or mark this one `operator: true` in the config's tokens",
+      headers: {},
+    };
   };
 
   let endpoints: { mcp: string; ws?: string } = { mcp: "" };
@@ -299,18 +324,19 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return;
       }
       case "/readyz": {
-        // Server names and errors: the same Host/Origin and token checks as /mcp (not its rate limit).
-        const caller = admit(req, false);
-        if ("status" in caller)
-          return sendJson(res, caller.status, { error: caller.message }, caller.headers);
+        // Server names and errors: the same Host/Origin and token checks as /mcp (not its rate
+        // limit), and an operator's token.
+        const refused = admitOperator(req, path);
+        if (refused !== undefined)
+          return sendJson(res, refused.status, { error: refused.message }, refused.headers);
         const report = healthReport(gateway.hub);
         sendJson(res, report.status === "down" ? 503 : 200, report);
         return;
       }
       case "/metrics": {
-        const caller = admit(req, false);
-        if ("status" in caller)
-          return sendJson(res, caller.status, { error: caller.message }, caller.headers);
+        const refused = admitOperator(req, path);
+        if (refused !== undefined)
+          return sendJson(res, refused.status, { error: refused.message }, refused.headers);
         metrics.setSessions("http", legacy.size);
         metrics.render().then(
           ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),

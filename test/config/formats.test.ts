@@ -186,6 +186,31 @@ describe("config formats", () => {
     expect(config.profiles).toEqual({ reader: { servers: ["docs"], tools: {} } });
   });
 
+  it("reads a profile's resource and prompt globs and an operator token", () => {
+    const config = parseConfig(
+      [
+        "servers:\n  a:\n    command: x",
+        "profiles:\n  agent:\n    tools: { allow: [a__*] }",
+        "    resources: { allow: ['file:///docs/*'] }\n    prompts: { deny: [a__secret*] }",
+        "tokens:\n  - { token: scrape-token-123456, profile: agent, operator: true }",
+      ].join("\n"),
+      { source: "a.yaml" },
+    );
+    expect(config.profiles).toEqual({
+      agent: {
+        tools: { allow: ["a__*"] },
+        resources: { allow: ["file:///docs/*"] },
+        prompts: { deny: ["a__secret*"] },
+      },
+    });
+    expect(config.tokens).toEqual([{ token: "scrape-token-123456", profile: "agent", operator: true }]);
+    expect(() =>
+      parseConfig("servers:\n  a:\n    command: x\nprofiles:\n  p:\n    prompts: { allow: [''] }\n", {
+        source: "a.yaml",
+      }),
+    ).toThrow(/profiles\.p\.prompts\.allow\[0\]/);
+  });
+
   it("tells a VS Code servers file from ours by the transport type", () => {
     const vscode = parseConfig('{"servers": {"a": {"type": "stdio", "command": "x", "dev": {}}}}', {
       source: "a.json",

@@ -90,3 +90,41 @@ describe("mcplex serve --http --host 0.0.0.0 without a token", () => {
     expect([1, 2]).toContain(result.code);
   });
 });
+
+describe("mcplex serve --http --profile P --token T --operator-token O", () => {
+  let gw: ServeProcess;
+  beforeAll(async () => {
+    const scoped = join(dir, "scoped.yaml");
+    await writeFile(
+      scoped,
+      yamlConfig({ fx: COMMANDS.fixture }, "profiles:\n  echoes:\n    tools: { allow: [fx__echo] }\n"),
+    );
+    gw = await serveHttp([
+      "--config",
+      scoped,
+      "--profile",
+      "echoes",
+      "--token",
+      "agent-secret",
+      "--operator-token",
+      "scrape-secret",
+    ]);
+  });
+  afterAll(() => gw?.stop("SIGKILL"));
+
+  it("keeps /metrics and /readyz from the profile's token and opens them to the operator token", async () => {
+    const get = (path: string, token: string) =>
+      rawHttp(`${gw.origin}${path}`, { method: "GET", headers: { authorization: `Bearer ${token}` } });
+    for (const path of ["/metrics", "/readyz"]) {
+      const refused = await get(path, "agent-secret");
+      expect(refused.status, path).toBe(403);
+      expect(refused.body).toMatch(/operator endpoint/);
+      expect((await get(path, "scrape-secret")).status, path).toBe(200);
+    }
+    // The operator token is bound to the profile for MCP like the others.
+    const call = modernRequest(1, "tools/call", { name: "fx__pid", arguments: {} });
+    const res = await postModern(gw.url, call, { authorization: "Bearer scrape-secret" });
+    expect((res.json as { error?: { code: number } }).error?.code).toBe(-32602);
+    expect(gw.stderr()).not.toContain("scrape-secret");
+  });
+});

@@ -26,6 +26,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       host: { type: "string" },
       port: { type: "string" },
       token: { type: "string", multiple: true },
+      "operator-token": { type: "string", multiple: true },
       profile: { type: "string" },
       "no-prefix": { type: "boolean" },
       "log-calls": { type: "boolean" },
@@ -54,9 +55,12 @@ export async function serveCommand(args: string[]): Promise<number> {
     return c;
   };
   noPrefix(config);
-  const cliTokens: TokenConfig[] = (values.token ?? []).map((token) =>
-    values.profile === undefined ? { token } : { token, profile: values.profile },
-  );
+  const profileOf = values.profile === undefined ? {} : { profile: values.profile };
+  // An operator token may also read /metrics and /readyz; for MCP it is bound like the others.
+  const cliTokens: TokenConfig[] = [
+    ...(values.token ?? []).map((token) => ({ token, ...profileOf })),
+    ...(values["operator-token"] ?? []).map((token) => ({ token, ...profileOf, operator: true })),
+  ];
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
   config.secrets.push(...tokens.map((t) => t.token));
   if (values.stdio !== true || dashboardPort !== undefined) {
