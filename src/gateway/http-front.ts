@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tokenProblem } from "../config/token-rules.js";
 import type { TokenConfig } from "../config/types.js";
 import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
+import { authenticate } from "./bearer-auth.js";
 import type { Gateway } from "./gateway.js";
 import { sendJson, sendRpcError } from "./http-exchange.js";
 import {
-  authenticate,
   BodyTooLargeError,
   checkAccept,
   checkContentType,
@@ -90,6 +91,7 @@ export interface HttpFront {
 export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions = {}): Promise<HttpFront> {
   const host = options.host ?? "127.0.0.1";
   let tokens = options.tokens ?? [];
+  checkTokens(tokens, "");
   const refusal = checkNonLoopbackBind(host, tokens.length);
   if (refusal !== undefined)
     throw new McplexError("INVALID_ARGUMENT", refusal, { hint: "add --token, or bind 127.0.0.1" });
@@ -350,6 +352,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     server,
     metrics,
     setTokens(next) {
+      checkTokens(next, "tokens not changed: ");
       const refused = checkNonLoopbackBind(host, next.length);
       if (refused !== undefined)
         throw new McplexError("INVALID_ARGUMENT", `tokens not changed: ${refused}`, {
@@ -375,6 +378,17 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       await closed;
     },
   };
+}
+
+/** Refuses tokens too weak to protect anything, naming the entry (never the token). */
+function checkTokens(tokens: readonly TokenConfig[], prefix: string): void {
+  tokens.forEach(({ token }, i) => {
+    const problem = tokenProblem(token);
+    if (problem !== undefined)
+      throw new McplexError("INVALID_ARGUMENT", `${prefix}tokens[${i}].token ${problem}`, {
+        path: `tokens[${i}].token`,
+      });
+  });
 }
 
 /** Why the front could not listen, with what to do about it (instead of a stack trace). */

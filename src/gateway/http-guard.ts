@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { McplexError, type McplexErrorCode } from "../errors.js";
 
@@ -105,62 +104,6 @@ export function checkHostAndOrigin(
   if (scheme < 0) return BAD_ORIGIN;
   const base = lower.slice(0, scheme + 3) + hostnameOf(lower.slice(scheme + 3));
   return policy.allowedOrigins.has(base) ? OK : BAD_ORIGIN;
-}
-
-/** Which configured token a request presented; `key` (`token#<index>`) is safe to log and to key limits by. */
-export type TokenRef = { readonly index: number; readonly key: string };
-
-/** The outcome of {@link authenticate}. */
-export type AuthResult =
-  | { ok: true; profile?: string; token?: TokenRef }
-  | { ok: false; status: 401; wwwAuthenticate: string; message: string };
-
-const NO_TOKEN: AuthResult = Object.freeze({
-  ...refuse(401, "Unauthorized: send the gateway token as `Authorization: Bearer <token>`"),
-  wwwAuthenticate: 'Bearer realm="mcplex"',
-});
-const BAD_TOKEN: AuthResult = Object.freeze({
-  ...refuse(401, "Unauthorized: invalid token"),
-  wwwAuthenticate: 'Bearer realm="mcplex", error="invalid_token"',
-});
-const digests = new WeakMap<object, Buffer>();
-const refs: TokenRef[] = [];
-
-const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
-
-function digestOf(entry: { token: string }): Buffer {
-  const digest = digests.get(entry) ?? sha256(entry.token);
-  digests.set(entry, digest);
-  return digest;
-}
-
-/**
- * Checks an `Authorization: Bearer <token>` header against the configured tokens; with
- * none configured every request passes, without a profile. SHA-256 digests are compared
- * with `timingSafeEqual` against every token, so neither a token's length nor its position
- * leaks through timing (configured digests are cached per token object).
- *
- * @example
- * const auth = authenticate(req.headers.authorization, config.tokens);
- * if (!auth.ok) res.writeHead(401, { "WWW-Authenticate": auth.wwwAuthenticate }).end(auth.message);
- */
-export function authenticate(
-  header: string | undefined,
-  tokens: ReadonlyArray<{ token: string; profile?: string }>,
-): AuthResult {
-  if (tokens.length === 0) return OK;
-  if (header === undefined || header.indexOf(" ") !== 6 || !mediaTypeIs(header, 0, "bearer")) return NO_TOKEN;
-  const given = sha256(header.slice(7).trim());
-  let match = -1;
-  for (let i = 0; i < tokens.length; i++) {
-    // No early exit: every token is compared whatever matched before.
-    if (timingSafeEqual(given, digestOf(tokens[i]!)) && match < 0) match = i;
-  }
-  if (match < 0) return BAD_TOKEN;
-  const profile = tokens[match]!.profile;
-  refs[match] ??= { index: match, key: `token#${match}` };
-  const token = refs[match];
-  return profile === undefined ? { ok: true, token } : { ok: true, profile, token };
 }
 
 /**

@@ -3,8 +3,8 @@ import { once } from "node:events";
 import { type ClientRequest, createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { authenticate } from "../../src/gateway/bearer-auth.js";
 import {
-  authenticate,
   BodyTooLargeError,
   checkAccept,
   checkContentType,

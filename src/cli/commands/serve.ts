@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
+import { tokenProblem } from "../../config/token-rules.js";
 import type { TokenConfig } from "../../config/types.js";
 import { watchConfig } from "../../config-reloader.js";
 import { Gateway } from "../../gateway/gateway.js";
@@ -54,9 +55,12 @@ export async function serveCommand(args: string[]): Promise<number> {
     return c;
   };
   noPrefix(config);
-  const cliTokens: TokenConfig[] = (values.token ?? []).map((token) =>
-    values.profile === undefined ? { token } : { token, profile: values.profile },
-  );
+  const cliTokens: TokenConfig[] = (values.token ?? []).map((token, i, all) => {
+    const problem = tokenProblem(token);
+    if (problem !== undefined)
+      throw new UsageError(`--token${all.length > 1 ? ` #${i + 1}` : ""} ${problem}`);
+    return values.profile === undefined ? { token } : { token, profile: values.profile };
+  });
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
   config.secrets.push(...tokens.map((t) => t.token));
   if (values.stdio !== true || dashboardPort !== undefined) {
