@@ -46,8 +46,15 @@ export interface HttpFrontOptions {
   maxBodyBytes?: number;
   /** Requests per second per token (or per client address without tokens), with a burst. */
   rateLimit?: { perSecond: number; burst: number };
-  /** Requests in flight per client. Default 256. */
+  /** Requests in flight per client (per connection on /ws). Default 256. */
   maxConcurrent?: number;
+  /**
+   * Time a request body has to arrive in full, from its headers, before it is answered 408
+   * and its connection closed. A body is read before it takes a call slot. Default 30 s.
+   */
+  bodyTimeoutMs?: number;
+  /** Long-lived streams (2026 `subscriptions/listen`) open per client. Default 64. */
+  maxStreams?: number;
   /** Host/Origin policy; default: loopback names only on a loopback bind. */
   guard?: GuardPolicy;
   /** Serve WebSocket at /ws too. Default true. */
@@ -101,6 +108,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       ? undefined
       : new RateLimiter({ ratePerSecond: options.rateLimit.perSecond, burst: options.rateLimit.burst });
   const concurrency = new ConcurrencyLimiter(options.maxConcurrent ?? 256);
+  const streams = new ConcurrencyLimiter(options.maxStreams ?? 64);
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const metrics = new GatewayMetrics();
   metrics.trackHub(gateway.hub);
   gateway.observe((sample) => metrics.observeRequest(sample));
@@ -175,18 +184,6 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     if ("status" in caller)
       return sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
     if (req.method === "GET") return legacy.get(req, res, caller);
-    if (req.method === "POST") {
-      let counted = true;
-      inFlight++;
-      // A listen turns into a stream that lives until the client goes: it stops counting.
-      caller.detach = () => {
-        if (!counted) return;
-        counted = false;
-        inFlight--;
-        if (inFlight === 0) onIdle?.();
-      };
-      res.once("close", caller.detach);
-    }
     if (req.method === "DELETE") return legacy.delete(req, res, caller);
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "GET, POST, DELETE" }).end();
@@ -197,6 +194,18 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const accept = checkAccept(req.headers.accept);
     if (!accept.ok) return sendRpcError(res, 406, null, -32000, accept.message);
     caller.sseAllowed = accept.sse;
+    // Counted for a graceful close from here: a body on its way is waited for too.
+    let counted = true;
+    inFlight++;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      inFlight--;
+      if (inFlight === 0) onIdle?.();
+    };
+    res.once("close", uncount);
+    const body = await readCallBody(req, res);
+    if (body === undefined) return;
     const release = concurrency.acquire(caller.key);
     if (release === undefined) {
       return sendRpcError(
@@ -204,23 +213,20 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         429,
         null,
         -32000,
-        "Too Many Requests: too many requests in flight",
-        undefined,
+        `Too Many Requests: ${concurrency.max} requests already in flight for this client; wait for their answers`,
       );
     }
     res.once("close", release);
-    let body: Buffer;
-    try {
-      body = await readBody(req, maxBody);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError) {
-        // The rest of the body stays unread: this connection cannot be reused.
-        res.shouldKeepAlive = false;
-        return sendRpcError(res, 413, null, -32600, `Payload Too Large: the limit is ${maxBody} bytes`);
-      }
-      res.destroy();
-      return;
-    }
+    caller.openStream = () => {
+      // A listen lives until the client goes: it leaves the calls for the streams' own bound.
+      const closeStream = streams.acquire(caller.key);
+      if (closeStream === undefined)
+        return `Too Many Requests: too many open streams for this client (limit ${streams.max}); close one first`;
+      release();
+      uncount();
+      res.once("close", closeStream);
+      return undefined;
+    };
     let message: unknown;
     try {
       message = JSON.parse(body.toString("utf8"));
@@ -275,6 +281,34 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       );
     }
     legacy.post(req, res, message as Record<string, unknown>, caller);
+  };
+
+  /**
+   * Reads a POST body under its deadline, before the request takes a call slot (a client
+   * dribbling bodies must not hold slots others need). Answers 413 or 408 itself.
+   */
+  const readCallBody = async (req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> => {
+    const deadline = AbortSignal.timeout(bodyTimeoutMs);
+    try {
+      return await readBody(req, maxBody, deadline);
+    } catch (error) {
+      // The rest of the body stays unread: this connection cannot be reused.
+      res.shouldKeepAlive = false;
+      if (error instanceof BodyTooLargeError) {
+        sendRpcError(res, 413, null, -32600, `Payload Too Large: the limit is ${maxBody} bytes`);
+      } else if (deadline.aborted && !req.destroyed) {
+        sendRpcError(
+          res,
+          408,
+          null,
+          -32000,
+          `Request Timeout: the request body did not arrive within ${bodyTimeoutMs} ms; send it at once`,
+        );
+      } else {
+        res.destroy();
+      }
+      return undefined;
+    }
   };
 
   const server = createServer((req, res) => {

@@ -11,6 +11,7 @@ import { Hub } from "../../hub.js";
 import { ANSWERING_CAPABILITIES } from "../../upstream/upstream.js";
 import { secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
+import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
 
 /**
  * `mcplex serve`: the whole catalog as one MCP server, over stdio (for clients that
@@ -32,6 +33,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       "log-calls": { type: "boolean" },
       "no-dashboard": { type: "boolean" },
       "dashboard-port": { type: "string" },
+      ...LIMIT_FLAGS,
     },
   });
   if (values.stdio === true && (values.http === true || values.ws === true)) {
@@ -49,6 +51,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     if (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65_535)
       throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
   }
+  const limits = readLimitFlags(values);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const noPrefix = (c: typeof config) => {
     if (values["no-prefix"] === true) for (const server of c.servers) server.prefix = "";
@@ -181,6 +184,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       tokens,
       ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
       dashboard: values["no-dashboard"] !== true,
+      ...limits,
     });
   } catch (error) {
     await stop(() => {});
