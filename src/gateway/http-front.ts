@@ -363,7 +363,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const ws =
     options.websocket === false || options.mcp === false
       ? undefined
-      : attachWebSocketFront(gateway, server, { admit, maxBytes: maxBody });
+      : attachWebSocketFront(gateway, server, { admit, maxBytes: maxBody, maxInFlight: concurrency.max });
 
   const wanted = options.port ?? DEFAULT_PORT;
   await new Promise<void>((resolve, reject) => {
