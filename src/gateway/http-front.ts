@@ -55,6 +55,10 @@ export interface HttpFrontOptions {
   bodyTimeoutMs?: number;
   /** Long-lived streams (2026 `subscriptions/listen`) open per client. Default 64. */
   maxStreams?: number;
+  /** 2025 sessions open at once, all clients together. Default 10 000. */
+  maxSessions?: number;
+  /** 2025 sessions open at once per client; past it the longest idle one is closed. Default 1 000. */
+  maxSessionsPerClient?: number;
   /** Host/Origin policy; default: loopback names only on a loopback bind. */
   guard?: GuardPolicy;
   /** Serve WebSocket at /ws too. Default true. */
@@ -113,7 +117,13 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const metrics = new GatewayMetrics();
   metrics.trackHub(gateway.hub);
   gateway.observe((sample) => metrics.observeRequest(sample));
-  const legacy = new LegacyHttpSessions(gateway);
+  const legacy = new LegacyHttpSessions(gateway, {
+    ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
+    ...(options.maxSessionsPerClient === undefined
+      ? {}
+      : { maxSessionsPerClient: options.maxSessionsPerClient }),
+    onLimit: (outcome) => metrics.countSessionLimit("http", outcome),
+  });
   // Requests being answered, for a graceful close. Long-lived streams (a 2025 session's GET,
   // a 2026 listen) are not waited for.
   let inFlight = 0;

@@ -7,6 +7,8 @@ const LIMITS = {
   "max-in-flight": { option: "maxConcurrent", kind: "count" },
   "max-streams": { option: "maxStreams", kind: "count" },
   "body-timeout": { option: "bodyTimeoutMs", kind: "duration" },
+  "max-sessions": { option: "maxSessions", kind: "count" },
+  "max-sessions-per-client": { option: "maxSessionsPerClient", kind: "count" },
 } as const satisfies Record<string, { option: keyof HttpFrontOptions; kind: "count" | "duration" }>;
 
 type LimitFlag = keyof typeof LIMITS;
