@@ -63,12 +63,61 @@ export function defaultGuardPolicy(
   return { allowedHosts: hosts, allowedOrigins: origins };
 }
 
-/** `[::1]:8080` → `[::1]`, `localhost:8080` → `localhost`; unbracketed IPv6 stays as it is. */
-function hostnameOf(authority: string): string {
-  const bracketed = authority.charCodeAt(0) === 91; /* [ */
-  const end = bracketed ? authority.indexOf("]") + 1 : authority.indexOf(":");
-  if (end <= 0 || (!bracketed && authority.indexOf(":", end + 1) >= 0)) return authority;
-  return authority.slice(0, end);
+/** A Host value read back by the URL parser: hostname (IPv6 in brackets) and port ("" when absent). */
+type Authority = { readonly hostname: string; readonly port: string };
+
+/** Parsed Host values; clients send few distinct ones, so this stays small and hot. */
+const parsed = new Map<string, Authority | null>();
+
+function remember(key: string, value: Authority | null): Authority | null {
+  if (parsed.size >= 512) parsed.clear();
+  parsed.set(key, value);
+  return value;
+}
+
+/**
+ * Reads a lowercase Host value with the URL parser, or `null` when it does not parse or does
+ * not read back as itself: userinfo (`localhost:1@evil.com`), a path, query or fragment, an
+ * empty or bad port, a host the parser rewrites (`127.1`), anything after `]`.
+ */
+function parseHost(host: string): Authority | null {
+  const known = parsed.get(host);
+  if (known !== undefined) return known;
+  let url: URL;
+  try {
+    url = new URL(`http://${host}`);
+  } catch {
+    return remember(host, null);
+  }
+  // Equal to what the parser read as the host, so nothing else came with it. The parser
+  // drops the default port; `localhost:80` is still a valid Host.
+  if (host === url.host) return remember(host, { hostname: url.hostname, port: url.port });
+  if (url.port === "" && host === `${url.host}:80`)
+    return remember(host, { hostname: url.hostname, port: "80" });
+  return remember(host, null);
+}
+
+/** Parsed Origin values: their base (`scheme://host`), or `null` when not an origin. */
+const originBases = new Map<string, string | null>();
+
+/**
+ * Reads a lowercase Origin (`scheme://host[:port]`, exactly as browsers serialize it) with the
+ * URL parser: its base `scheme://host`, or `null` when it is not an origin (`http://[::1]evil.com`,
+ * userinfo, a path, an empty port, `null`).
+ */
+function originBase(origin: string): string | null {
+  const known = originBases.get(origin);
+  if (known !== undefined) return known;
+  let base: string | null = null;
+  try {
+    const url = new URL(origin);
+    if (url.origin !== "null" && url.origin === origin) base = `${url.protocol}//${url.hostname}`;
+  } catch {
+    // not a URL: stays null
+  }
+  if (originBases.size >= 512) originBases.clear();
+  originBases.set(origin, base);
+  return base;
 }
 
 /** Results are shared frozen constants: the hot path allocates nothing to pass or refuse. */
@@ -76,6 +125,7 @@ const refuse = <S extends number>(status: S, message: string): Refusal<S> =>
   Object.freeze({ ok: false, status, message });
 const OK: { ok: true } = Object.freeze({ ok: true });
 const MISSING_HOST = refuse(400, "Bad Request: missing Host header");
+const MALFORMED_HOST = refuse(400, "Bad Request: the Host header is not a valid host[:port]");
 const BAD_HOST = refuse(403, "Forbidden: Host not allowed (DNS rebinding protection)");
 const BAD_ORIGIN = refuse(403, "Forbidden: Origin not allowed (DNS rebinding protection)");
 const BAD_TYPE = refuse(415, "Unsupported Media Type: Content-Type must be application/json");
@@ -93,17 +143,22 @@ export function checkHostAndOrigin(
   if (policy.allowedHosts !== "any") {
     const host = headers.host;
     if (host === undefined || host === "") return MISSING_HOST;
-    const lower = host.toLowerCase();
-    if (!policy.allowedHosts.has(hostnameOf(lower)) && !policy.allowedHosts.has(lower)) return BAD_HOST;
+    const authority = parseHost(host.toLowerCase());
+    if (authority === null) return MALFORMED_HOST;
+    const { hostname, port } = authority;
+    if (
+      !policy.allowedHosts.has(hostname) &&
+      (port === "" || !policy.allowedHosts.has(`${hostname}:${port}`))
+    )
+      return BAD_HOST;
   }
   const origin = headers.origin;
   if (origin === undefined || policy.allowedOrigins === "any") return OK;
   const lower = origin.toLowerCase();
+  // Configured entries match as written (also origins the URL parser has no host for).
   if (policy.allowedOrigins.has(lower)) return OK;
-  const scheme = lower.indexOf("://");
-  if (scheme < 0) return BAD_ORIGIN;
-  const base = lower.slice(0, scheme + 3) + hostnameOf(lower.slice(scheme + 3));
-  return policy.allowedOrigins.has(base) ? OK : BAD_ORIGIN;
+  const base = originBase(lower);
+  return base !== null && policy.allowedOrigins.has(base) ? OK : BAD_ORIGIN;
 }
 
 /**
