@@ -8,6 +8,7 @@ import { authenticate } from "./bearer-auth.js";
 import type { Gateway } from "./gateway.js";
 import { sendJson, sendRpcError } from "./http-exchange.js";
 import {
+  BodyTimeoutError,
   BodyTooLargeError,
   checkAccept,
   checkContentType,
@@ -298,22 +299,15 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
    * dribbling bodies must not hold slots others need). Answers 413 or 408 itself.
    */
   const readCallBody = async (req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> => {
-    const deadline = AbortSignal.timeout(bodyTimeoutMs);
     try {
-      return await readBody(req, maxBody, deadline);
+      return await readBody(req, maxBody, undefined, bodyTimeoutMs);
     } catch (error) {
       // The rest of the body stays unread: this connection cannot be reused.
       res.shouldKeepAlive = false;
       if (error instanceof BodyTooLargeError) {
         sendRpcError(res, 413, null, -32600, `Payload Too Large: the limit is ${maxBody} bytes`);
-      } else if (deadline.aborted && !req.destroyed) {
-        sendRpcError(
-          res,
-          408,
-          null,
-          -32000,
-          `Request Timeout: the request body did not arrive within ${bodyTimeoutMs} ms; send it at once`,
-        );
+      } else if (error instanceof BodyTimeoutError) {
+        sendRpcError(res, 408, null, -32000, error.message);
       } else {
         res.destroy();
       }

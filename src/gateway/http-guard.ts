@@ -258,20 +258,45 @@ export class BodyTooLargeError extends HttpError {
   }
 }
 
+/** The body did not arrive in full within the time given to {@link readBody}: answer 408. */
+export class BodyTimeoutError extends HttpError {
+  constructor(readonly ms: number) {
+    super(
+      408,
+      "REQUEST_TIMEOUT",
+      `Request Timeout: the request body did not arrive within ${ms} ms; send it at once`,
+    );
+  }
+}
+
 /**
  * Reads a request body of at most `limit` bytes. Rejects with {@link BodyTooLargeError}
  * as soon as the limit is passed (at once from Content-Length, else while counting,
- * keeping nothing beyond it), or an {@link HttpError} 400 when the client aborts or
- * `signal` fires. After a 413 the rest of the body is left unread: answer with
- * `Connection: close`.
+ * keeping nothing beyond it), with {@link BodyTimeoutError} when it is not complete within
+ * `deadlineMs`, or an {@link HttpError} 400 when the client aborts or `signal` fires. After
+ * a 413 or 408 the rest of the body is left unread: answer with `Connection: close`.
  */
-export function readBody(req: IncomingMessage, limit: number, signal?: AbortSignal): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  signal?: AbortSignal,
+  deadlineMs?: number,
+): Promise<Buffer> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(new BodyTooLargeError(limit));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // A plain timer, cleared on completion: a signal per request would outlive most of them.
+    const timer =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            req.pause();
+            done(new BodyTimeoutError(deadlineMs));
+          }, deadlineMs);
     const done = (error?: HttpError) => {
+      clearTimeout(timer);
       req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       signal?.removeEventListener("abort", onAbort);
       if (error !== undefined) return reject(error);
@@ -289,7 +314,10 @@ export function readBody(req: IncomingMessage, limit: number, signal?: AbortSign
     const onError = (error: Error) => done(aborted(error));
     const onClose = () => (req.complete ? undefined : done(aborted()));
     const onAbort = () => done(aborted(signal?.reason));
-    if (signal?.aborted === true || req.destroyed) return reject(aborted(signal?.reason));
+    if (signal?.aborted === true || req.destroyed) {
+      clearTimeout(timer);
+      return reject(aborted(signal?.reason));
+    }
     req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
