@@ -1,7 +1,18 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HttpFront } from "../../src/gateway/http-front.js";
 import { configOf, fixture } from "../support/config.js";
-import { type InProcessGateway, type RawResponse, rawHttp, startGateway } from "../support/gateway.js";
+import {
+  COMMANDS,
+  type InProcessGateway,
+  type RawResponse,
+  rawHttp,
+  serveHttp,
+  startGateway,
+  yamlConfig,
+} from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 
 // The attack: 30,000 2025 sessions opened and never closed were all kept (about 4.8 KiB each)
@@ -138,24 +149,43 @@ describe("2025 sessions past the total cap", () => {
 });
 
 describe("a flood of never-closed 2025 sessions", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "mcplex-sessions-"));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
   it(
-    "keeps at most the cap, whatever the count",
+    "keeps at most the cap in mcplex serve, whatever the count",
     async () => {
       const cap = attackSize(50, 1000);
       const count = attackSize(300, 30_000);
-      const front = await gw.addFront({ maxSessionsPerClient: cap });
-      const before = process.memoryUsage();
-      for (let i = 0; i < count; i++) {
-        const opened = await initialize(front.url);
-        if (opened.res.status !== 200) throw new Error(`initialize ${i} answered ${opened.res.status}`);
+      const config = join(dir, "mcplex.yaml");
+      await writeFile(config, yamlConfig({ fx: COMMANDS.fixture }));
+      const served = await serveHttp(["--config", config, "--max-sessions-per-client", String(cap)]);
+      try {
+        const rss = async () => {
+          const status = await readFile(`/proc/${served.child.pid}/status`, "utf8");
+          return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+        };
+        const before = await rss();
+        for (let i = 0; i < count; i++) {
+          const opened = await initialize(served.url);
+          if (opened.res.status !== 200) throw new Error(`initialize ${i} answered ${opened.res.status}`);
+        }
+        const res = await rawHttp(`${served.origin}/metrics`, { method: "GET" });
+        const open = res.body.split("\n").filter((l) => l.startsWith("mcplex_active_sessions"));
+        const evicted = res.body.split("\n").filter((l) => l.startsWith("mcplex_sessions_limited_total"));
+        reportFigure(
+          "session flood",
+          `${count} sessions opened, cap ${cap}: ${open.join(" ")}; ${evicted.join(" ")}; ` +
+            `serve RSS ${before.toFixed(0)} -> ${(await rss()).toFixed(0)} MiB`,
+        );
+        expect(open.join(" ")).toContain(`transport="http"} ${cap}`);
+        expect(evicted.join(" ")).toContain(`outcome="evicted"} ${count - cap}`);
+      } finally {
+        await served.stop();
       }
-      const open = await metric(front, "mcplex_active_sessions");
-      const after = process.memoryUsage();
-      reportFigure(
-        "session flood",
-        `${count} sessions opened, cap ${cap}: ${open.trim()}; heap ${(before.heapUsed / 2 ** 20).toFixed(0)} -> ${(after.heapUsed / 2 ** 20).toFixed(0)} MiB, rss ${(before.rss / 2 ** 20).toFixed(0)} -> ${(after.rss / 2 ** 20).toFixed(0)} MiB`,
-      );
-      expect(open).toContain(`transport="http"} ${cap}`);
     },
     attackTimeout(60_000, 900_000),
   );
