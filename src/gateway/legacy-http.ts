@@ -191,8 +191,8 @@ export class LegacyHttpSessions {
     const entry = { id, session, channel, profile, key, lastUsed: Date.now() };
     channel.onClose = () => this.#forget(entry);
     this.#sessions.set(id, entry);
-    let mine = this.#byClient.get(key);
-    if (mine === undefined) this.#byClient.set(key, (mine = new Map()));
+    const mine = this.#byClient.get(key) ?? new Map<string, Entry>();
+    this.#byClient.set(key, mine);
     mine.set(id, entry);
     return entry;
   }
