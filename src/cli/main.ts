@@ -16,7 +16,8 @@ const HELP = `mcplex — one runtime for every MCP server an agent uses
 Usage:
   mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...] [--operator-token T ...]
                [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
-               [--dashboard-port P (with --stdio)]
+               [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
+               [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N]
                                                       serve the whole catalog as one MCP server
                                                       (Streamable HTTP /mcp, WebSocket /ws and the
                                                       web dashboard /dashboard on 127.0.0.1:8420

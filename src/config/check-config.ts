@@ -113,12 +113,6 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
     if (token.profile !== undefined && !(token.profile in config.profiles)) {
       warnings.push({ path: joinPath(path, "profile"), message: `unknown profile "${token.profile}"` });
     }
-    if (token.token.length < 16) {
-      warnings.push({
-        path: joinPath(path, "token"),
-        message: "is shorter than 16 characters; use a random token",
-      });
-    }
     if (seen.has(token.token)) warnings.push({ path: joinPath(path, "token"), message: "is used twice" });
     seen.add(token.token);
   });

@@ -11,6 +11,7 @@ import {
   readToolFilter,
 } from "./read-server.js";
 import { urlCredentials } from "./redact.js";
+import { tokenProblem } from "./token-rules.js";
 import type { LlmConfig, McplexConfig, ProfileConfig, ServerConfig, TokenConfig } from "./types.js";
 import { type RawMap, ValueReader } from "./value-reader.js";
 
@@ -167,11 +168,13 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
       reader.fail(path, 'needs a "token"; use "${secret:NAME}" to keep it out of the file');
       return;
     }
-    const token = reader.nonEmpty(entry.token, joinPath(path, "token"));
+    const token = reader.string(entry.token, joinPath(path, "token"));
     const profile = reader.nonEmpty(entry.profile, joinPath(path, "profile"));
     const operator = reader.boolean(entry.operator, joinPath(path, "operator"));
     if (token === undefined) return;
     reader.secrets.add(token);
+    const problem = tokenProblem(token);
+    if (problem !== undefined) reader.fail(joinPath(path, "token"), problem);
     tokens.push({
       token,
       ...(profile === undefined ? {} : { profile }),

@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tokenProblem } from "../config/token-rules.js";
 import type { TokenConfig } from "../config/types.js";
 import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
+import { authenticate } from "./bearer-auth.js";
 import type { Gateway } from "./gateway.js";
 import { sendJson, sendRpcError } from "./http-exchange.js";
 import {
-  authenticate,
+  BodyTimeoutError,
   BodyTooLargeError,
   checkAccept,
   checkContentType,
@@ -45,8 +47,19 @@ export interface HttpFrontOptions {
   maxBodyBytes?: number;
   /** Requests per second per token (or per client address without tokens), with a burst. */
   rateLimit?: { perSecond: number; burst: number };
-  /** Requests in flight per client. Default 256. */
+  /** Requests in flight per client (per connection on /ws). Default 256. */
   maxConcurrent?: number;
+  /**
+   * Time a request body has to arrive in full, from its headers, before it is answered 408
+   * and its connection closed. A body is read before it takes a call slot. Default 30 s.
+   */
+  bodyTimeoutMs?: number;
+  /** Long-lived streams (2026 `subscriptions/listen`) open per client. Default 64. */
+  maxStreams?: number;
+  /** 2025 sessions open at once, all clients together. Default 10 000. */
+  maxSessions?: number;
+  /** 2025 sessions open at once per client; past it the longest idle one is closed. Default 1 000. */
+  maxSessionsPerClient?: number;
   /** Host/Origin policy; default: loopback names only on a loopback bind. */
   guard?: GuardPolicy;
   /** Serve WebSocket at /ws too. Default true. */
@@ -90,6 +103,7 @@ export interface HttpFront {
 export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions = {}): Promise<HttpFront> {
   const host = options.host ?? "127.0.0.1";
   let tokens = options.tokens ?? [];
+  checkTokens(tokens, "");
   const refusal = checkNonLoopbackBind(host, tokens.length);
   if (refusal !== undefined)
     throw new McplexError("INVALID_ARGUMENT", refusal, { hint: "add --token, or bind 127.0.0.1" });
@@ -99,10 +113,18 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       ? undefined
       : new RateLimiter({ ratePerSecond: options.rateLimit.perSecond, burst: options.rateLimit.burst });
   const concurrency = new ConcurrencyLimiter(options.maxConcurrent ?? 256);
+  const streams = new ConcurrencyLimiter(options.maxStreams ?? 64);
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const metrics = new GatewayMetrics();
   metrics.trackHub(gateway.hub);
   gateway.observe((sample) => metrics.observeRequest(sample));
-  const legacy = new LegacyHttpSessions(gateway);
+  const legacy = new LegacyHttpSessions(gateway, {
+    ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
+    ...(options.maxSessionsPerClient === undefined
+      ? {}
+      : { maxSessionsPerClient: options.maxSessionsPerClient }),
+    onLimit: (outcome) => metrics.countSessionLimit("http", outcome),
+  });
   // Requests being answered, for a graceful close. Long-lived streams (a 2025 session's GET,
   // a 2026 listen) are not waited for.
   let inFlight = 0;
@@ -198,18 +220,6 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     if ("status" in caller)
       return sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
     if (req.method === "GET") return legacy.get(req, res, caller);
-    if (req.method === "POST") {
-      let counted = true;
-      inFlight++;
-      // A listen turns into a stream that lives until the client goes: it stops counting.
-      caller.detach = () => {
-        if (!counted) return;
-        counted = false;
-        inFlight--;
-        if (inFlight === 0) onIdle?.();
-      };
-      res.once("close", caller.detach);
-    }
     if (req.method === "DELETE") return legacy.delete(req, res, caller);
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "GET, POST, DELETE" }).end();
@@ -220,6 +230,18 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const accept = checkAccept(req.headers.accept);
     if (!accept.ok) return sendRpcError(res, 406, null, -32000, accept.message);
     caller.sseAllowed = accept.sse;
+    // Counted for a graceful close from here: a body on its way is waited for too.
+    let counted = true;
+    inFlight++;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      inFlight--;
+      if (inFlight === 0) onIdle?.();
+    };
+    res.once("close", uncount);
+    const body = await readCallBody(req, res);
+    if (body === undefined) return;
     const release = concurrency.acquire(caller.key);
     if (release === undefined) {
       return sendRpcError(
@@ -227,23 +249,20 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         429,
         null,
         -32000,
-        "Too Many Requests: too many requests in flight",
-        undefined,
+        `Too Many Requests: ${concurrency.max} requests already in flight for this client; wait for their answers`,
       );
     }
     res.once("close", release);
-    let body: Buffer;
-    try {
-      body = await readBody(req, maxBody);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError) {
-        // The rest of the body stays unread: this connection cannot be reused.
-        res.shouldKeepAlive = false;
-        return sendRpcError(res, 413, null, -32600, `Payload Too Large: the limit is ${maxBody} bytes`);
-      }
-      res.destroy();
-      return;
-    }
+    caller.openStream = () => {
+      // A listen lives until the client goes: it leaves the calls for the streams' own bound.
+      const closeStream = streams.acquire(caller.key);
+      if (closeStream === undefined)
+        return `Too Many Requests: too many open streams for this client (limit ${streams.max}); close one first`;
+      release();
+      uncount();
+      res.once("close", closeStream);
+      return undefined;
+    };
     let message: unknown;
     try {
       message = JSON.parse(body.toString("utf8"));
@@ -300,6 +319,27 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     legacy.post(req, res, message as Record<string, unknown>, caller);
   };
 
+  /**
+   * Reads a POST body under its deadline, before the request takes a call slot (a client
+   * dribbling bodies must not hold slots others need). Answers 413 or 408 itself.
+   */
+  const readCallBody = async (req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> => {
+    try {
+      return await readBody(req, maxBody, undefined, bodyTimeoutMs);
+    } catch (error) {
+      // The rest of the body stays unread: this connection cannot be reused.
+      res.shouldKeepAlive = false;
+      if (error instanceof BodyTooLargeError) {
+        sendRpcError(res, 413, null, -32600, `Payload Too Large: the limit is ${maxBody} bytes`);
+      } else if (error instanceof BodyTimeoutError) {
+        sendRpcError(res, 408, null, -32000, error.message);
+      } else {
+        res.destroy();
+      }
+      return undefined;
+    }
+  };
+
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     switch (path) {
@@ -353,7 +393,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const ws =
     options.websocket === false || options.mcp === false
       ? undefined
-      : attachWebSocketFront(gateway, server, { admit, maxBytes: maxBody });
+      : attachWebSocketFront(gateway, server, { admit, maxBytes: maxBody, maxInFlight: concurrency.max });
 
   const wanted = options.port ?? DEFAULT_PORT;
   await new Promise<void>((resolve, reject) => {
@@ -376,6 +416,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     server,
     metrics,
     setTokens(next) {
+      checkTokens(next, "tokens not changed: ");
       const refused = checkNonLoopbackBind(host, next.length);
       if (refused !== undefined)
         throw new McplexError("INVALID_ARGUMENT", `tokens not changed: ${refused}`, {
@@ -401,6 +442,17 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       await closed;
     },
   };
+}
+
+/** Refuses tokens too weak to protect anything, naming the entry (never the token). */
+function checkTokens(tokens: readonly TokenConfig[], prefix: string): void {
+  tokens.forEach(({ token }, i) => {
+    const problem = tokenProblem(token);
+    if (problem !== undefined)
+      throw new McplexError("INVALID_ARGUMENT", `${prefix}tokens[${i}].token ${problem}`, {
+        path: `tokens[${i}].token`,
+      });
+  });
 }
 
 /** Why the front could not listen, with what to do about it (instead of a stack trace). */

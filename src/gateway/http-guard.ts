@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { McplexError, type McplexErrorCode } from "../errors.js";
 
@@ -64,12 +63,61 @@ export function defaultGuardPolicy(
   return { allowedHosts: hosts, allowedOrigins: origins };
 }
 
-/** `[::1]:8080` → `[::1]`, `localhost:8080` → `localhost`; unbracketed IPv6 stays as it is. */
-function hostnameOf(authority: string): string {
-  const bracketed = authority.charCodeAt(0) === 91; /* [ */
-  const end = bracketed ? authority.indexOf("]") + 1 : authority.indexOf(":");
-  if (end <= 0 || (!bracketed && authority.indexOf(":", end + 1) >= 0)) return authority;
-  return authority.slice(0, end);
+/** A Host value read back by the URL parser: hostname (IPv6 in brackets) and port ("" when absent). */
+type Authority = { readonly hostname: string; readonly port: string };
+
+/** Parsed Host values; clients send few distinct ones, so this stays small and hot. */
+const parsed = new Map<string, Authority | null>();
+
+function remember(key: string, value: Authority | null): Authority | null {
+  if (parsed.size >= 512) parsed.clear();
+  parsed.set(key, value);
+  return value;
+}
+
+/**
+ * Reads a lowercase Host value with the URL parser, or `null` when it does not parse or does
+ * not read back as itself: userinfo (`localhost:1@evil.com`), a path, query or fragment, an
+ * empty or bad port, a host the parser rewrites (`127.1`), anything after `]`.
+ */
+function parseHost(host: string): Authority | null {
+  const known = parsed.get(host);
+  if (known !== undefined) return known;
+  let url: URL;
+  try {
+    url = new URL(`http://${host}`);
+  } catch {
+    return remember(host, null);
+  }
+  // Equal to what the parser read as the host, so nothing else came with it. The parser
+  // drops the default port; `localhost:80` is still a valid Host.
+  if (host === url.host) return remember(host, { hostname: url.hostname, port: url.port });
+  if (url.port === "" && host === `${url.host}:80`)
+    return remember(host, { hostname: url.hostname, port: "80" });
+  return remember(host, null);
+}
+
+/** Parsed Origin values: their base (`scheme://host`), or `null` when not an origin. */
+const originBases = new Map<string, string | null>();
+
+/**
+ * Reads a lowercase Origin (`scheme://host[:port]`, exactly as browsers serialize it) with the
+ * URL parser: its base `scheme://host`, or `null` when it is not an origin (`http://[::1]evil.com`,
+ * userinfo, a path, an empty port, `null`).
+ */
+function originBase(origin: string): string | null {
+  const known = originBases.get(origin);
+  if (known !== undefined) return known;
+  let base: string | null = null;
+  try {
+    const url = new URL(origin);
+    if (url.origin !== "null" && url.origin === origin) base = `${url.protocol}//${url.hostname}`;
+  } catch {
+    // not a URL: stays null
+  }
+  if (originBases.size >= 512) originBases.clear();
+  originBases.set(origin, base);
+  return base;
 }
 
 /** Results are shared frozen constants: the hot path allocates nothing to pass or refuse. */
@@ -77,6 +125,7 @@ const refuse = <S extends number>(status: S, message: string): Refusal<S> =>
   Object.freeze({ ok: false, status, message });
 const OK: { ok: true } = Object.freeze({ ok: true });
 const MISSING_HOST = refuse(400, "Bad Request: missing Host header");
+const MALFORMED_HOST = refuse(400, "Bad Request: the Host header is not a valid host[:port]");
 const BAD_HOST = refuse(403, "Forbidden: Host not allowed (DNS rebinding protection)");
 const BAD_ORIGIN = refuse(403, "Forbidden: Origin not allowed (DNS rebinding protection)");
 const BAD_TYPE = refuse(415, "Unsupported Media Type: Content-Type must be application/json");
@@ -94,73 +143,22 @@ export function checkHostAndOrigin(
   if (policy.allowedHosts !== "any") {
     const host = headers.host;
     if (host === undefined || host === "") return MISSING_HOST;
-    const lower = host.toLowerCase();
-    if (!policy.allowedHosts.has(hostnameOf(lower)) && !policy.allowedHosts.has(lower)) return BAD_HOST;
+    const authority = parseHost(host.toLowerCase());
+    if (authority === null) return MALFORMED_HOST;
+    const { hostname, port } = authority;
+    if (
+      !policy.allowedHosts.has(hostname) &&
+      (port === "" || !policy.allowedHosts.has(`${hostname}:${port}`))
+    )
+      return BAD_HOST;
   }
   const origin = headers.origin;
   if (origin === undefined || policy.allowedOrigins === "any") return OK;
   const lower = origin.toLowerCase();
+  // Configured entries match as written (also origins the URL parser has no host for).
   if (policy.allowedOrigins.has(lower)) return OK;
-  const scheme = lower.indexOf("://");
-  if (scheme < 0) return BAD_ORIGIN;
-  const base = lower.slice(0, scheme + 3) + hostnameOf(lower.slice(scheme + 3));
-  return policy.allowedOrigins.has(base) ? OK : BAD_ORIGIN;
-}
-
-/** Which configured token a request presented; `key` (`token#<index>`) is safe to log and to key limits by. */
-export type TokenRef = { readonly index: number; readonly key: string };
-
-/** The outcome of {@link authenticate}. */
-export type AuthResult =
-  | { ok: true; profile?: string; token?: TokenRef }
-  | { ok: false; status: 401; wwwAuthenticate: string; message: string };
-
-const NO_TOKEN: AuthResult = Object.freeze({
-  ...refuse(401, "Unauthorized: send the gateway token as `Authorization: Bearer <token>`"),
-  wwwAuthenticate: 'Bearer realm="mcplex"',
-});
-const BAD_TOKEN: AuthResult = Object.freeze({
-  ...refuse(401, "Unauthorized: invalid token"),
-  wwwAuthenticate: 'Bearer realm="mcplex", error="invalid_token"',
-});
-const digests = new WeakMap<object, Buffer>();
-const refs: TokenRef[] = [];
-
-const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
-
-function digestOf(entry: { token: string }): Buffer {
-  const digest = digests.get(entry) ?? sha256(entry.token);
-  digests.set(entry, digest);
-  return digest;
-}
-
-/**
- * Checks an `Authorization: Bearer <token>` header against the configured tokens; with
- * none configured every request passes, without a profile. SHA-256 digests are compared
- * with `timingSafeEqual` against every token, so neither a token's length nor its position
- * leaks through timing (configured digests are cached per token object).
- *
- * @example
- * const auth = authenticate(req.headers.authorization, config.tokens);
- * if (!auth.ok) res.writeHead(401, { "WWW-Authenticate": auth.wwwAuthenticate }).end(auth.message);
- */
-export function authenticate(
-  header: string | undefined,
-  tokens: ReadonlyArray<{ token: string; profile?: string }>,
-): AuthResult {
-  if (tokens.length === 0) return OK;
-  if (header === undefined || header.indexOf(" ") !== 6 || !mediaTypeIs(header, 0, "bearer")) return NO_TOKEN;
-  const given = sha256(header.slice(7).trim());
-  let match = -1;
-  for (let i = 0; i < tokens.length; i++) {
-    // No early exit: every token is compared whatever matched before.
-    if (timingSafeEqual(given, digestOf(tokens[i]!)) && match < 0) match = i;
-  }
-  if (match < 0) return BAD_TOKEN;
-  const profile = tokens[match]!.profile;
-  refs[match] ??= { index: match, key: `token#${match}` };
-  const token = refs[match];
-  return profile === undefined ? { ok: true, token } : { ok: true, profile, token };
+  const base = originBase(lower);
+  return base !== null && policy.allowedOrigins.has(base) ? OK : BAD_ORIGIN;
 }
 
 /**
@@ -260,20 +258,45 @@ export class BodyTooLargeError extends HttpError {
   }
 }
 
+/** The body did not arrive in full within the time given to {@link readBody}: answer 408. */
+export class BodyTimeoutError extends HttpError {
+  constructor(readonly ms: number) {
+    super(
+      408,
+      "REQUEST_TIMEOUT",
+      `Request Timeout: the request body did not arrive within ${ms} ms; send it at once`,
+    );
+  }
+}
+
 /**
  * Reads a request body of at most `limit` bytes. Rejects with {@link BodyTooLargeError}
  * as soon as the limit is passed (at once from Content-Length, else while counting,
- * keeping nothing beyond it), or an {@link HttpError} 400 when the client aborts or
- * `signal` fires. After a 413 the rest of the body is left unread: answer with
- * `Connection: close`.
+ * keeping nothing beyond it), with {@link BodyTimeoutError} when it is not complete within
+ * `deadlineMs`, or an {@link HttpError} 400 when the client aborts or `signal` fires. After
+ * a 413 or 408 the rest of the body is left unread: answer with `Connection: close`.
  */
-export function readBody(req: IncomingMessage, limit: number, signal?: AbortSignal): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  signal?: AbortSignal,
+  deadlineMs?: number,
+): Promise<Buffer> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(new BodyTooLargeError(limit));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // A plain timer, cleared on completion: a signal per request would outlive most of them.
+    const timer =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            req.pause();
+            done(new BodyTimeoutError(deadlineMs));
+          }, deadlineMs);
     const done = (error?: HttpError) => {
+      clearTimeout(timer);
       req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       signal?.removeEventListener("abort", onAbort);
       if (error !== undefined) return reject(error);
@@ -291,7 +314,10 @@ export function readBody(req: IncomingMessage, limit: number, signal?: AbortSign
     const onError = (error: Error) => done(aborted(error));
     const onClose = () => (req.complete ? undefined : done(aborted()));
     const onAbort = () => done(aborted(signal?.reason));
-    if (signal?.aborted === true || req.destroyed) return reject(aborted(signal?.reason));
+    if (signal?.aborted === true || req.destroyed) {
+      clearTimeout(timer);
+      return reject(aborted(signal?.reason));
+    }
     req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
     signal?.addEventListener("abort", onAbort, { once: true });
   });

@@ -49,22 +49,50 @@ class HttpSessionChannel implements Channel {
 }
 
 interface Entry {
+  id: string;
   session: ClientSession;
   channel: HttpSessionChannel;
   profile: string | undefined;
+  /** The client it counts against: its token, or its address without tokens. */
+  key: string;
   lastUsed: number;
 }
 
-/** 2025 Streamable HTTP sessions (`Mcp-Session-Id`), idle ones closed after `idleMs`. */
+/** Options of {@link LegacyHttpSessions}. */
+export interface LegacyHttpSessionOptions {
+  /** Sessions unused this long are closed. Default 30 minutes. */
+  idleMs?: number;
+  /** Sessions open at once, all clients together. Default 10 000. */
+  maxSessions?: number;
+  /** Sessions open at once per client (token, or address without tokens). Default 1 000. */
+  maxSessionsPerClient?: number;
+  /** Told when a cap evicted a session or refused a new one (for metrics). */
+  onLimit?: (outcome: "evicted" | "refused") => void;
+}
+
+/**
+ * 2025 Streamable HTTP sessions (`Mcp-Session-Id`), idle ones closed after `idleMs`. Capped per
+ * client and in total: a new session past a cap evicts the longest idle one (no request in
+ * progress, no open stream), or is refused when there is none.
+ */
 export class LegacyHttpSessions {
   readonly #gateway: Gateway;
+  /** Least recently used first (an entry is moved to the end when used). */
   readonly #sessions = new Map<string, Entry>();
+  /** The same entries by client, also least recently used first. */
+  readonly #byClient = new Map<string, Map<string, Entry>>();
   readonly #idleMs: number;
+  readonly #max: number;
+  readonly #maxPerClient: number;
+  readonly #onLimit: ((outcome: "evicted" | "refused") => void) | undefined;
   readonly #sweep: NodeJS.Timeout;
 
-  constructor(gateway: Gateway, options: { idleMs?: number } = {}) {
+  constructor(gateway: Gateway, options: LegacyHttpSessionOptions = {}) {
     this.#gateway = gateway;
     this.#idleMs = options.idleMs ?? 30 * 60_000;
+    this.#max = options.maxSessions ?? 10_000;
+    this.#maxPerClient = options.maxSessionsPerClient ?? 1_000;
+    this.#onLimit = options.onLimit;
     this.#sweep = setInterval(() => this.#closeIdle(), Math.min(this.#idleMs, 60_000));
     this.#sweep.unref();
   }
@@ -74,7 +102,12 @@ export class LegacyHttpSessions {
   }
 
   /** A POST carrying one 2025 message. */
-  post(req: IncomingMessage, res: ServerResponse, message: WireMessage, caller: Caller): void {
+  post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: WireMessage,
+    caller: Caller & { key: string },
+  ): void {
     const sessionId = header(req, "mcp-session-id");
     const { id, method } = message;
     const validId = (typeof id === "string" && id !== "") || typeof id === "number";
@@ -98,7 +131,13 @@ export class LegacyHttpSessions {
         );
         return;
       }
-      const entry = this.#open(caller.profile);
+      const refusal = this.#makeRoom(caller.key);
+      if (refusal !== undefined) {
+        this.#onLimit?.("refused");
+        sendRpcError(res, refusal.status, message.id, -32000, refusal.message);
+        return;
+      }
+      const entry = this.#open(caller.profile, caller.key);
       this.#exchange(entry, res, message, caller, { "mcp-session-id": entry.id });
       return;
     }
@@ -117,7 +156,7 @@ export class LegacyHttpSessions {
       sendRpcError(res, 403, message.id, -32000, "Forbidden: this session belongs to another token");
       return;
     }
-    entry.lastUsed = Date.now();
+    this.#touch(entry);
     if (!isRequest) {
       entry.session.receive(message);
       res.writeHead(202).end();
@@ -145,14 +184,63 @@ export class LegacyHttpSessions {
     entry.session.receive(message);
   }
 
-  #open(profile: string | undefined): Entry & { id: string } {
+  #open(profile: string | undefined, key: string): Entry {
     const id = randomUUID();
     const channel = new HttpSessionChannel();
     const session = this.#gateway.openSession(channel, profile === undefined ? {} : { profile });
-    const entry = { id, session, channel, profile, lastUsed: Date.now() };
-    channel.onClose = () => this.#sessions.delete(id);
+    const entry = { id, session, channel, profile, key, lastUsed: Date.now() };
+    channel.onClose = () => this.#forget(entry);
     this.#sessions.set(id, entry);
+    const mine = this.#byClient.get(key) ?? new Map<string, Entry>();
+    this.#byClient.set(key, mine);
+    mine.set(id, entry);
     return entry;
+  }
+
+  #forget(entry: Entry): void {
+    this.#sessions.delete(entry.id);
+    const mine = this.#byClient.get(entry.key);
+    mine?.delete(entry.id);
+    if (mine?.size === 0) this.#byClient.delete(entry.key);
+  }
+
+  /** Marks a session used now: it moves to the most recently used end. */
+  #touch(entry: Entry): void {
+    entry.lastUsed = Date.now();
+    this.#sessions.delete(entry.id);
+    this.#sessions.set(entry.id, entry);
+    const mine = this.#byClient.get(entry.key);
+    mine?.delete(entry.id);
+    mine?.set(entry.id, entry);
+  }
+
+  /** Evicts what a new session of `key` needs evicted, or says why it cannot be opened. */
+  #makeRoom(key: string): { status: number; message: string } | undefined {
+    const mine = this.#byClient.get(key);
+    if (mine !== undefined && mine.size >= this.#maxPerClient && !this.#evictFrom(mine)) {
+      return {
+        status: 429,
+        message: `Too Many Requests: ${mine.size} sessions open for this client, all busy (limit ${this.#maxPerClient}); end unused sessions with DELETE`,
+      };
+    }
+    if (this.#sessions.size >= this.#max && !this.#evictFrom(this.#sessions)) {
+      return {
+        status: 503,
+        message: `Service Unavailable: the gateway holds its most sessions, all busy (limit ${this.#max}); retry later`,
+      };
+    }
+    return undefined;
+  }
+
+  /** Closes the longest idle session of `entries` that is not busy; whether there was one. */
+  #evictFrom(entries: Map<string, Entry>): boolean {
+    for (const entry of entries.values()) {
+      if (entry.channel.exchanges.size > 0 || entry.channel.stream !== undefined) continue;
+      entry.session.close();
+      this.#onLimit?.("evicted");
+      return true;
+    }
+    return false;
   }
 
   /** GET: the session's standalone SSE stream for messages tied to no request. */
@@ -194,7 +282,7 @@ export class LegacyHttpSessions {
       sendRpcError(res, 404, null, -32001, "Session not found");
       return undefined;
     }
-    entry.lastUsed = Date.now();
+    this.#touch(entry);
     return entry;
   }
 

@@ -101,6 +101,7 @@ export class GatewayMetrics {
   readonly #state: Gauge<"server" | "state">;
   readonly #reconnects: Counter<"server">;
   readonly #sessions: Gauge<"transport">;
+  readonly #sessionLimits: Counter<"transport" | "outcome">;
   readonly #listenStreams: Gauge;
   /** Brings the state series of each tracked hub up to date (run before each render). */
   readonly #syncs = new Set<() => void>();
@@ -141,6 +142,12 @@ export class GatewayMetrics {
       name: "mcplex_active_sessions",
       help: "Client sessions open now, by transport.",
       labelNames: ["transport"],
+      registers,
+    });
+    this.#sessionLimits = new Counter({
+      name: "mcplex_sessions_limited_total",
+      help: "Sessions a cap closed (evicted, the longest idle) or turned away (refused), by transport.",
+      labelNames: ["transport", "outcome"],
       registers,
     });
     this.#listenStreams = new Gauge({
@@ -232,6 +239,11 @@ export class GatewayMetrics {
   /** Sets how many client sessions are open on a transport (`stdio`, `http`, `websocket`). */
   setSessions(transport: string, count: number): void {
     this.#sessions.set({ transport }, count);
+  }
+
+  /** Counts a session a cap evicted, or a new one it refused. */
+  countSessionLimit(transport: string, outcome: "evicted" | "refused"): void {
+    this.#sessionLimits.inc({ transport, outcome });
   }
 
   /** Sets how many `subscriptions/listen` streams are open. */

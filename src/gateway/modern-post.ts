@@ -12,8 +12,12 @@ import type { RequestContext } from "./request-context.js";
 export interface Caller {
   profile?: string;
   sseAllowed: boolean;
-  /** Called when the request becomes a long-lived stream (a graceful close does not wait for it). */
-  detach?: () => void;
+  /**
+   * Called when the request becomes a long-lived stream: it leaves the calls in flight (a
+   * graceful close does not wait for it, and it holds no call slot) for the streams' own
+   * bound. Returns why it may not (too many open streams), or `undefined`.
+   */
+  openStream?: () => string | undefined;
 }
 
 /** Request controllers kept for reuse across requests (see {@link ControllerPool} for the rule). */
@@ -98,8 +102,13 @@ export async function serveModernPost(
       controllers.give(controller);
       return;
     }
+    const refused = caller.openStream?.();
+    if (refused !== undefined) {
+      sendRpcError(res, 429, id, -32000, refused);
+      controllers.give(controller);
+      return;
+    }
     exchange.open();
-    caller.detach?.();
     const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
     keepAlive.unref();
     try {

@@ -22,7 +22,12 @@ const STATUS_TEXT: Record<number, string> = {
 export function attachWebSocketFront(
   gateway: Gateway,
   server: Server,
-  options: { admit: (req: IncomingMessage) => Caller | Refusal; maxBytes: number },
+  options: {
+    admit: (req: IncomingMessage) => Caller | Refusal;
+    maxBytes: number;
+    /** Requests in flight per connection, as HTTP's per client. */
+    maxInFlight: number;
+  },
 ): { close(): void } {
   const wss = new WebSocketServer({
     noServer: true,
@@ -47,10 +52,15 @@ export function attachWebSocketFront(
       return refuse(socket, 400, "Bad Request (the mcp subprotocol is required)");
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
+      const inFlight = new InFlight(options.maxInFlight);
       const session = gateway.openSession(
         {
           send(message) {
-            if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+            if (ws.readyState !== WebSocket.OPEN) return;
+            const id = message.method === undefined ? message.id : undefined;
+            // An answer stays in flight until written out: a client that does not read holds its slots.
+            if (inFlight.has(id)) ws.send(JSON.stringify(message), () => inFlight.end(id));
+            else ws.send(JSON.stringify(message));
           },
           close() {
             ws.close(1000);
@@ -66,6 +76,11 @@ export function attachWebSocketFront(
           ws.send(JSON.stringify(parseErrorAnswer(error)));
           return;
         }
+        const refusal = inFlight.admit(message);
+        if (refusal !== undefined) {
+          ws.send(JSON.stringify(refusal));
+          return;
+        }
         session.receive(message);
       });
       ws.on("close", () => session.close());
@@ -78,4 +93,53 @@ export function attachWebSocketFront(
       wss.close();
     },
   };
+}
+
+type Id = string | number;
+
+/**
+ * The requests of one connection that have no answer yet, bounded: past `max`, a request is
+ * answered at once with an error. A request the client cancels gets no answer and leaves.
+ */
+class InFlight {
+  readonly #ids = new Map<Id, number>();
+  #count = 0;
+
+  constructor(readonly max: number) {}
+
+  has(id: unknown): id is Id {
+    return (typeof id === "string" || typeof id === "number") && this.#ids.has(id);
+  }
+
+  /** Counts a request in, or returns the error answer refusing it. */
+  admit(message: unknown): object | undefined {
+    const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } } | null;
+    if (typeof m !== "object" || m === null || typeof m.method !== "string") return undefined;
+    if (m.method === "notifications/cancelled") {
+      if (this.has(m.params?.requestId)) this.end(m.params.requestId);
+      return undefined;
+    }
+    if (typeof m.id !== "string" && typeof m.id !== "number") return undefined;
+    if (this.#count >= this.max) {
+      return {
+        jsonrpc: "2.0",
+        id: m.id,
+        error: {
+          code: -32000,
+          message: `Too Many Requests: too many requests in flight on this connection (limit ${this.max}); wait for answers before sending more`,
+        },
+      };
+    }
+    this.#count++;
+    this.#ids.set(m.id, (this.#ids.get(m.id) ?? 0) + 1);
+    return undefined;
+  }
+
+  end(id: Id): void {
+    const left = (this.#ids.get(id) ?? 0) - 1;
+    if (left < 0) return;
+    this.#count--;
+    if (left === 0) this.#ids.delete(id);
+    else this.#ids.set(id, left);
+  }
 }

@@ -45,12 +45,11 @@ describe("config check", () => {
 
   it("warns about profiles and tokens naming what does not exist", () => {
     const result = summary(
-      "servers:\n  a:\n    command: x\nprofiles:\n  dev:\n    servers: [a, ghost]\ntokens:\n  - token: short\n    profile: nobody\n",
+      "servers:\n  a:\n    command: x\nprofiles:\n  dev:\n    servers: [a, ghost]\ntokens:\n  - token: a-long-enough-token\n    profile: nobody\n",
     );
     expect(result.warnings).toEqual([
       { path: "profiles.dev.servers[1]", message: 'unknown server "ghost"' },
       { path: "tokens[0].profile", message: 'unknown profile "nobody"' },
-      { path: "tokens[0].token", message: "is shorter than 16 characters; use a random token" },
     ]);
     expect(result.profiles).toEqual([{ name: "dev", servers: ["a", "ghost"] }]);
   });

@@ -121,7 +121,7 @@ describe("the dashboard page", { timeout: 60_000 }, () => {
   });
 
   it("asks for a token when the gateway wants one, and refuses a wrong one", async () => {
-    const front = await gw.addFront({ tokens: [{ token: "dash-token" }] });
+    const front = await gw.addFront({ tokens: [{ token: "dash-token-0123456789" }] });
     const locked = await browser.newPage();
     try {
       await locked.goto(front.dashboardUrl!);
@@ -131,7 +131,7 @@ describe("the dashboard page", { timeout: 60_000 }, () => {
       await locked.locator("#login button").click();
       await locked.waitForFunction(() => document.querySelector("#login-error")?.textContent !== "");
       expect(await locked.locator("#login-error").textContent()).toMatch(/token/i);
-      await locked.locator("#token").fill("dash-token");
+      await locked.locator("#token").fill("dash-token-0123456789");
       await locked.locator("#login button").click();
       await locked.locator('#servers tr[data-server="fx"]').waitFor();
       expect(await locked.locator("#login").isHidden()).toBe(true);

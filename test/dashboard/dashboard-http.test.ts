@@ -211,7 +211,7 @@ describe("dashboard behind tokens and profiles", () => {
     gw = await startGateway(
       configOf([fixture("fx")], {
         profiles: { echo: { tools: { allow: ["fx__echo"] } } },
-        tokens: [{ token: "t-admin" }, { token: "t-echo", profile: "echo" }],
+        tokens: [{ token: "t-admin-0123456789ab" }, { token: "t-echo-0123456789abc", profile: "echo" }],
       }),
     );
   });
@@ -227,13 +227,13 @@ describe("dashboard behind tokens and profiles", () => {
       headers: { authorization: "Bearer not-a-token" },
     });
     expect(wrong.status).toBe(401);
-    expect(wrong.body).not.toContain("t-admin");
+    expect(wrong.body).not.toContain("t-admin-0123456789ab");
     expect((await openEvents(gw.origin)).status).toBe(401);
   });
 
   it("shows a profile-bound token its profile's tools and calls only", async () => {
-    const admin = { authorization: "Bearer t-admin" };
-    const echo = { authorization: "Bearer t-echo" };
+    const admin = { authorization: "Bearer t-admin-0123456789ab" };
+    const echo = { authorization: "Bearer t-echo-0123456789abc" };
     const stream = await openEvents(gw.origin, echo);
     try {
       await call(gw.url, 1, "fx__fail", {}, admin);
@@ -256,9 +256,9 @@ describe("dashboard behind tokens and profiles", () => {
   });
 
   it("ends open event streams when the front closes", async () => {
-    const front = await gw.addFront({ tokens: [{ token: "t-admin" }] });
+    const front = await gw.addFront({ tokens: [{ token: "t-admin-0123456789ab" }] });
     const origin = front.url.replace(/\/mcp$/, "");
-    const stream = await openEvents(origin, { authorization: "Bearer t-admin" });
+    const stream = await openEvents(origin, { authorization: "Bearer t-admin-0123456789ab" });
     expect(stream.status).toBe(200);
     await front.close(1000);
     await stream.ended;

@@ -90,7 +90,9 @@ describe("mcplex serve reloading profiles and tokens", () => {
           `  narrow: { servers: ${JSON.stringify(profileServers)} }`,
           "tokens:",
           ...tokens.map((t) =>
-            t === "alpha" ? "  - { token: alpha-token, profile: narrow }" : `  - { token: ${t}-token }`,
+            t === "alpha"
+              ? "  - { token: alpha-token-0123456789, profile: narrow }"
+              : `  - { token: ${t}-token-0123456789 }`,
           ),
           "",
         ].join("\n"),
@@ -103,7 +105,7 @@ describe("mcplex serve reloading profiles and tokens", () => {
     );
     await client.connect(
       new StreamableHTTPClientTransport(new URL(served.url), {
-        requestInit: { headers: { authorization: `Bearer ${token}-token` } },
+        requestInit: { headers: { authorization: `Bearer ${token}-token-0123456789` } },
       }),
     );
     return client;

@@ -3,8 +3,9 @@ import { once } from "node:events";
 import { type ClientRequest, createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { authenticate } from "../../src/gateway/bearer-auth.js";
 import {
-  authenticate,
+  BodyTimeoutError,
   BodyTooLargeError,
   checkAccept,
   checkContentType,
@@ -40,8 +41,8 @@ const HOST_CASES: Array<[string | undefined, string | undefined, number]> = [
   ["evil.example.com", "http://evil.example.com", 403],
   ["evil.example.com:8420", undefined, 403],
   ["localhost.evil.example.com", undefined, 403],
-  ["::1", undefined, 403],
-  ["[::1", undefined, 403],
+  ["::1", undefined, 400],
+  ["[::1", undefined, 400],
   ["localhost:8420", "http://evil.example.com", 403],
   ["localhost:8420", "https://localhost:8420", 403],
   ["localhost:8420", "null", 403],
@@ -215,13 +216,17 @@ describe("readBody over a real HTTP server", () => {
   });
 
   /** Listens on 127.0.0.1:0, reading one body per request; `read` settles with what readBody gave. */
-  async function serve(limit: number, signal?: (incoming: IncomingMessage) => AbortSignal | undefined) {
+  async function serve(
+    limit: number,
+    signal?: (incoming: IncomingMessage) => AbortSignal | undefined,
+    deadlineMs?: number,
+  ) {
     const server = createServer((req, res) => {
       const answer = (status: number, value: Buffer | HttpError) => {
         server.emit("read", value);
         if (!res.destroyed) res.writeHead(status, { connection: "close" }).end();
       };
-      readBody(req, limit, signal?.(req)).then(
+      readBody(req, limit, signal?.(req), deadlineMs).then(
         (body) => answer(200, body),
         (e: HttpError) => answer(e.status, e),
       );
@@ -281,6 +286,17 @@ describe("readBody over a real HTTP server", () => {
     client.write("x".repeat(10));
     expect(await read).toBeInstanceOf(HttpError);
     expect(await read).toMatchObject({ status: 400, code: "REQUEST_ABORTED" });
+  });
+
+  it("rejects with 408 when the body is not complete by its deadline, and not when it is", async () => {
+    const { read, post } = await serve(1000, undefined, 200);
+    const { req, status } = post({ "content-length": 100 });
+    req.write("x".repeat(10)); // the other 90 bytes never come
+    expect(await read).toEqual(new BodyTimeoutError(200));
+    expect(await status).toBe(408);
+    const quick = await serve(1000, undefined, 60_000);
+    quick.post({ "content-length": 2 }).req.end("{}");
+    expect((await quick.read).toString()).toBe("{}");
   });
 
   it("rejects with 400 when the signal aborts, or has aborted already", async () => {

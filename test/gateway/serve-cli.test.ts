@@ -29,9 +29,9 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe("mcplex serve --http --token", () => {
   let gw: ServeProcess;
-  const auth = { authorization: "Bearer cli-secret" };
+  const auth = { authorization: "Bearer cli-secret-0123456789" };
   beforeAll(async () => {
-    gw = await serveHttp(["--config", config, "--token", "cli-secret"]);
+    gw = await serveHttp(["--config", config, "--token", "cli-secret-0123456789"]);
   });
   afterAll(() => gw?.stop("SIGKILL"));
 
@@ -44,7 +44,7 @@ describe("mcplex serve --http --token", () => {
     expect(out).toContain(`~/.cursor/mcp.json: {"mcpServers":{"mcplex":{"url":"${gw.url}"}}}`);
     expect(out).toContain(`.vscode/mcp.json: {"servers":{"mcplex":{"type":"http","url":"${gw.url}"}}}`);
     expect(out).toContain("Authorization: Bearer <token>");
-    expect(out).not.toContain("cli-secret");
+    expect(out).not.toContain("cli-secret-0123456789");
   });
 
   it("refuses requests without the --token and serves them with it", async () => {

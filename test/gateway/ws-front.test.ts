@@ -74,7 +74,7 @@ let gw: InProcessGateway;
 let guarded: HttpFront;
 beforeAll(async () => {
   gw = await startGateway(configOf([fixture("fx")]));
-  guarded = await gw.addFront({ tokens: [{ token: "ws-secret" }] });
+  guarded = await gw.addFront({ tokens: [{ token: "ws-secret-0123456789" }] });
 });
 afterAll(() => gw?.stop());
 
@@ -173,7 +173,7 @@ describe("the WebSocket front", () => {
     expect(bad.headers["www-authenticate"]).toMatch(/^Bearer /);
     const missing = await refusal(guarded.wsUrl, ["mcp"]);
     expect(missing.status).toBe(401);
-    const client = await WsClient.open(guarded.wsUrl, { authorization: "Bearer ws-secret" });
+    const client = await WsClient.open(guarded.wsUrl, { authorization: "Bearer ws-secret-0123456789" });
     try {
       const call = await client.request(
         modernRequest(1, "tools/call", { name: "fx__echo", arguments: { message: "authed" } }),

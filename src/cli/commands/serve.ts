@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
+import { tokenProblem } from "../../config/token-rules.js";
 import type { TokenConfig } from "../../config/types.js";
 import { watchConfig } from "../../config-reloader.js";
 import { Gateway } from "../../gateway/gateway.js";
@@ -10,6 +11,7 @@ import { Hub } from "../../hub.js";
 import { ANSWERING_CAPABILITIES } from "../../upstream/upstream.js";
 import { secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
+import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
 
 /**
  * `mcplex serve`: the whole catalog as one MCP server, over stdio (for clients that
@@ -32,6 +34,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       "log-calls": { type: "boolean" },
       "no-dashboard": { type: "boolean" },
       "dashboard-port": { type: "string" },
+      ...LIMIT_FLAGS,
     },
   });
   if (values.stdio === true && (values.http === true || values.ws === true)) {
@@ -49,6 +52,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     if (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65_535)
       throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
   }
+  const limits = readLimitFlags(values);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const noPrefix = (c: typeof config) => {
     if (values["no-prefix"] === true) for (const server of c.servers) server.prefix = "";
@@ -56,10 +60,21 @@ export async function serveCommand(args: string[]): Promise<number> {
   };
   noPrefix(config);
   const profileOf = values.profile === undefined ? {} : { profile: values.profile };
+  const checked = (flag: string, list: string[]) =>
+    list.map((token, i) => {
+      const problem = tokenProblem(token);
+      if (problem !== undefined)
+        throw new UsageError(`${flag}${list.length > 1 ? ` #${i + 1}` : ""} ${problem}`);
+      return token;
+    });
   // An operator token may also read /metrics and /readyz; for MCP it is bound like the others.
   const cliTokens: TokenConfig[] = [
-    ...(values.token ?? []).map((token) => ({ token, ...profileOf })),
-    ...(values["operator-token"] ?? []).map((token) => ({ token, ...profileOf, operator: true })),
+    ...checked("--token", values.token ?? []).map((token) => ({ token, ...profileOf })),
+    ...checked("--operator-token", values["operator-token"] ?? []).map((token) => ({
+      token,
+      ...profileOf,
+      operator: true,
+    })),
   ];
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
   config.secrets.push(...tokens.map((t) => t.token));
@@ -181,6 +196,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       tokens,
       ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
       dashboard: values["no-dashboard"] !== true,
+      ...limits,
     });
   } catch (error) {
     await stop(() => {});

@@ -1,0 +1,38 @@
+import { parseDuration } from "../../config/parse-duration.js";
+import type { HttpFrontOptions } from "../../gateway/http-front.js";
+import { UsageError } from "../output.js";
+
+/** The HTTP front's limits a user may set on `mcplex serve`, by flag. */
+const LIMITS = {
+  "max-in-flight": { option: "maxConcurrent", kind: "count" },
+  "max-streams": { option: "maxStreams", kind: "count" },
+  "body-timeout": { option: "bodyTimeoutMs", kind: "duration" },
+  "max-sessions": { option: "maxSessions", kind: "count" },
+  "max-sessions-per-client": { option: "maxSessionsPerClient", kind: "count" },
+} as const satisfies Record<string, { option: keyof HttpFrontOptions; kind: "count" | "duration" }>;
+
+type LimitFlag = keyof typeof LIMITS;
+
+/** `parseArgs` options of the limit flags, to spread into `serve`'s own. */
+export const LIMIT_FLAGS = Object.fromEntries(
+  Object.keys(LIMITS).map((flag) => [flag, { type: "string" as const }]),
+) as Record<LimitFlag, { type: "string" }>;
+
+/**
+ * The limits given as flags, as {@link HttpFrontOptions}; a value that is not a positive
+ * whole number (or, for a time, a duration such as `30s`) is a usage error naming the flag.
+ */
+export function readLimitFlags(values: Partial<Record<LimitFlag, string>>): Partial<HttpFrontOptions> {
+  const limits: Record<string, number> = {};
+  for (const [flag, { option, kind }] of Object.entries(LIMITS)) {
+    const text = values[flag as LimitFlag];
+    if (text === undefined) continue;
+    const value = kind === "duration" ? parseDuration(text) : /^\d+$/.test(text) ? Number(text) : Number.NaN;
+    if (value === undefined || !Number.isSafeInteger(value) || value < 1) {
+      const form = kind === "duration" ? "a duration such as 30s or 500ms" : "a whole number of at least 1";
+      throw new UsageError(`--${flag} must be ${form}, not ${JSON.stringify(text)}`);
+    }
+    limits[option] = value;
+  }
+  return limits as Partial<HttpFrontOptions>;
+}
