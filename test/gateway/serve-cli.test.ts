@@ -105,9 +105,9 @@ describe("mcplex serve --http --profile P --token T --operator-token O", () => {
       "--profile",
       "echoes",
       "--token",
-      "agent-secret",
+      "agent-secret-0123456789",
       "--operator-token",
-      "scrape-secret",
+      "scrape-secret-0123456789",
     ]);
   });
   afterAll(() => gw?.stop("SIGKILL"));
@@ -116,15 +116,15 @@ describe("mcplex serve --http --profile P --token T --operator-token O", () => {
     const get = (path: string, token: string) =>
       rawHttp(`${gw.origin}${path}`, { method: "GET", headers: { authorization: `Bearer ${token}` } });
     for (const path of ["/metrics", "/readyz"]) {
-      const refused = await get(path, "agent-secret");
+      const refused = await get(path, "agent-secret-0123456789");
       expect(refused.status, path).toBe(403);
       expect(refused.body).toMatch(/operator endpoint/);
-      expect((await get(path, "scrape-secret")).status, path).toBe(200);
+      expect((await get(path, "scrape-secret-0123456789")).status, path).toBe(200);
     }
     // The operator token is bound to the profile for MCP like the others.
     const call = modernRequest(1, "tools/call", { name: "fx__pid", arguments: {} });
-    const res = await postModern(gw.url, call, { authorization: "Bearer scrape-secret" });
+    const res = await postModern(gw.url, call, { authorization: "Bearer scrape-secret-0123456789" });
     expect((res.json as { error?: { code: number } }).error?.code).toBe(-32602);
-    expect(gw.stderr()).not.toContain("scrape-secret");
+    expect(gw.stderr()).not.toContain("scrape-secret-0123456789");
   });
 });
