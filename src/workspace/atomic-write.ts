@@ -86,7 +86,12 @@ export async function writeFileAtomic(
  * stops the write (a race) instead of leading a `mkdir` outside the root.
  */
 function makeParents(sandbox: Sandbox, input: string, ancestor: string, parent: string): void {
-  let dir = PinnedDirectory.open(ancestor);
+  let dir: PinnedDirectory | undefined;
+  try {
+    dir = PinnedDirectory.open(ancestor);
+  } catch (error) {
+    throw fsError(input, error);
+  }
   if (dir === undefined) throw moved(input);
   try {
     for (const name of path.relative(ancestor, parent).split(path.sep)) {

@@ -11,8 +11,10 @@ import {
   realpathSync,
 } from "node:fs";
 import path from "node:path";
+import { errnoOf } from "./fs-checks.js";
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+const MOVED = new Set(["ENOENT", "ENOTDIR", "ELOOP"]);
 /** Linux names every open descriptor under /proc/self/fd: the only openat() Node offers. */
 const BY_DESCRIPTOR = process.platform === "linux" && existsSync("/proc/self/fd");
 
@@ -50,14 +52,19 @@ export class PinnedDirectory {
   /**
    * Open the directory whose real path is `abs` (its last component must not be a symlink) and
    * check that the opened directory is the one at `abs`; `undefined` when it is not, or is gone.
+   * Throws the system error when it is there but cannot be opened (permissions, descriptors).
    */
   static open(abs: string): PinnedDirectory | undefined {
     return PinnedDirectory.openAt(abs, abs);
   }
 
-  /** Open the subdirectory `name` through this directory; `undefined` if it is not one (any more). */
+  /** Open the subdirectory `name` through this directory; `undefined` if it is not one (any more) or cannot be opened. */
   child(name: string): PinnedDirectory | undefined {
-    return PinnedDirectory.openAt(this.at(name), path.join(this.abs, name));
+    try {
+      return PinnedDirectory.openAt(this.at(name), path.join(this.abs, name));
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -91,8 +98,10 @@ export class PinnedDirectory {
     let fd: number;
     try {
       fd = openSync(openPath, DIR_FLAGS);
-    } catch {
-      return undefined; // gone, not a directory, or a symlink (ELOOP/ENOTDIR from O_NOFOLLOW)
+    } catch (error) {
+      // Gone, not a directory, or a symlink (ELOOP/ENOTDIR from O_NOFOLLOW): not what was checked.
+      if (MOVED.has(errnoOf(error) ?? "")) return undefined;
+      throw error;
     }
     if (isAt(fd, abs)) return new PinnedDirectory(fd, abs);
     closeSync(fd);

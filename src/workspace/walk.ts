@@ -1,9 +1,11 @@
 import { closeSync, constants, type Dirent, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { fsError, RACE_RULE } from "./fs-checks.js";
 import { isGitPath } from "./permissions.js";
 import { PinnedDirectory } from "./pinned-directory.js";
 import type { ResolvedPath, Sandbox } from "./sandbox.js";
+import { WorkspaceError } from "./workspace-error.js";
 
 /** The kind of a directory entry; symlinks are reported, never followed. */
 export type EntryType = "file" | "directory" | "symlink" | "other";
@@ -78,7 +80,7 @@ export function* walk(sandbox: Sandbox, start: ResolvedPath, options: WalkOption
   }
   const stack: Frame[] = [];
   try {
-    const first = openFrame(PinnedDirectory.open(start.abs), start.rel, 1, levels, options);
+    const first = openFrame(openStart(start), start.rel, 1, levels, options);
     if (first !== undefined) stack.push(first);
     yield* walkFrames(sandbox, stack, options);
   } finally {
@@ -115,6 +117,24 @@ function* walkFrames(sandbox: Sandbox, stack: Frame[], options: WalkOptions): Ge
       if (child !== undefined) stack.push(child);
     }
   }
+}
+
+/** The start directory, checked by the caller: gone or replaced since is a lost race, not an empty listing. */
+function openStart(start: ResolvedPath): PinnedDirectory {
+  const shown = start.rel === "" ? "." : start.rel;
+  let dir: PinnedDirectory | undefined;
+  try {
+    dir = PinnedDirectory.open(start.abs);
+  } catch (error) {
+    throw fsError(shown, error);
+  }
+  if (dir === undefined) {
+    throw new WorkspaceError("race", `Refused '${shown}': it was replaced or moved after it was checked`, {
+      path: shown,
+      rule: RACE_RULE,
+    });
+  }
+  return dir;
 }
 
 /** A frame for an opened directory (closed again when it cannot be read); `undefined` skips it. */
