@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, renameSync, symlinkSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, renameSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Sandbox } from "../../src/workspace/sandbox.js";
@@ -82,4 +82,25 @@ describe("walk against a directory swapped for a symlink", () => {
       /Refused 'a': it was replaced or moved after it was checked/,
     );
   });
+
+  it.skipIf(!existsSync("/proc/self/fd"))(
+    "closes every directory it holds open when stopped early, aborted, or run to the end",
+    async () => {
+      await writeTree(root, { "d1/d2/d3/d4/leaf.txt": "leaf\n", "d1/d2/d3/other.txt": "o\n" });
+      const openFds = () => readdirSync("/proc/self/fd").length;
+      const before = openFds();
+      const start = { rel: "", abs: sandbox.root };
+      const options = { maxDepth: 10, respectGitignore: true };
+      for (const entry of walk(sandbox, start, options)) if (entry.rel === "d1/d2/d3/d4") break;
+      expect(openFds()).toBe(before);
+      const controller = new AbortController();
+      expect(() => {
+        for (const entry of walk(sandbox, start, { ...options, signal: controller.signal }))
+          if (entry.rel === "d1/d2") controller.abort();
+      }).toThrow();
+      expect(openFds()).toBe(before);
+      expect([...walk(sandbox, start, options)].map((e) => e.rel)).toContain("d1/d2/d3/d4/leaf.txt");
+      expect(openFds()).toBe(before);
+    },
+  );
 });
