@@ -172,6 +172,34 @@ describe("workspace races against a symlink swapper in another process", () => {
   );
 
   it(
+    "path completion never offers names from a directory swapped for a symlink to outside",
+    async () => {
+      const runs = attackSize(100, 500);
+      const { resourceTemplates } = await conn.client.listResourceTemplates();
+      const uri = resourceTemplates[0]!.uriTemplate;
+      const swapper = await swapDirs();
+      let leaked = 0;
+      try {
+        for (let i = 0; i < runs; i++) {
+          const result = await conn.client.complete({
+            ref: { type: "ref/resource", uri },
+            argument: { name: "path", value: `a/${SWAPPED[i % SWAPPED.length]}/` },
+          });
+          if (leaks(result)) leaked++;
+        }
+      } finally {
+        const swaps = await swapper.stop();
+        reportFigure(
+          "path completion vs dir/symlink swap",
+          `${leaked} leaks in ${runs} runs (${swaps} swaps)`,
+        );
+      }
+      expect(leaked).toBe(0);
+    },
+    attackTimeout(120_000, 600_000),
+  );
+
+  it(
     "write_file with createParents never creates a directory outside through a symlink appearing at a missing parent",
     async () => {
       const runs = attackSize(100, 500);
