@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { lstat, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import { constants, mkdirSync } from "node:fs";
+import { lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { descriptorPath, errnoOf, fsError, notRegular, RACE_RULE, SYMLINK_RULE } from "./fs-checks.js";
+import { PinnedDirectory } from "./pinned-directory.js";
 import type { ResolvedPath, Sandbox, WriteOptions } from "./sandbox.js";
 import { WorkspaceError } from "./workspace-error.js";
 
@@ -30,7 +31,7 @@ export async function writeFileAtomic(
 ): Promise<ResolvedPath & { bytes: number; created: boolean }> {
   const lexical = sandbox.resolve(input, "write");
   if (lexical.rel === "") throw notRegular(input, undefined, "the workspace root");
-  const { target, parent, missingParents, existing } = await writeTarget(sandbox, input, lexical);
+  const { target, parent, ancestor, missingParents, existing } = await writeTarget(sandbox, input, lexical);
   if (missingParents && !options.createParents) {
     throw new WorkspaceError(
       "not-found",
@@ -38,20 +39,7 @@ export async function writeFileAtomic(
       { path: input },
     );
   }
-  if (missingParents) {
-    await mkdir(parent, { recursive: true });
-    const realParent = await realpath(parent);
-    if (realParent !== parent) {
-      throw new WorkspaceError(
-        "race",
-        `Refused '${input}': its parent directory changed while being created`,
-        {
-          path: input,
-          rule: RACE_RULE,
-        },
-      );
-    }
-  }
+  if (missingParents) makeParents(sandbox, input, ancestor, parent);
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   // Pin the parent directory by descriptor and work inside it through /proc/self/fd (an
   // openat() in all but name): a path component swapped for a symlink after the checks
@@ -90,11 +78,58 @@ export async function writeFileAtomic(
   return { rel, abs: target, bytes: bytes.byteLength, created: existing === undefined };
 }
 
+/**
+ * Create the missing directories from `ancestor` (a checked real directory inside the root) down
+ * to `parent`, one level at a time, each made and then opened through the descriptor of the one
+ * above (see {@link PinnedDirectory}). `mkdir` never follows a symlink at the name it creates,
+ * and the open refuses one there, so a symlink that appears at a missing component meanwhile
+ * stops the write (a race) instead of leading a `mkdir` outside the root.
+ */
+function makeParents(sandbox: Sandbox, input: string, ancestor: string, parent: string): void {
+  let dir: PinnedDirectory | undefined;
+  try {
+    dir = PinnedDirectory.open(ancestor);
+  } catch (error) {
+    throw fsError(input, error);
+  }
+  if (dir === undefined) throw moved(input);
+  try {
+    for (const name of path.relative(ancestor, parent).split(path.sep)) {
+      try {
+        mkdirSync(dir.at(name));
+      } catch (error) {
+        // Made meanwhile by someone else: fine if it is a real directory, which the open checks.
+        if (errnoOf(error) !== "EEXIST") throw fsError(input, error);
+      }
+      const next = dir.child(name);
+      if (next === undefined) {
+        const shown = sandbox.relOf(path.join(dir.abs, name)) ?? name;
+        throw new WorkspaceError(
+          "race",
+          `Refused '${input}': '${shown}' was replaced by something other than a directory while the parent directories were being created; nothing was written`,
+          { path: input, rule: RACE_RULE },
+        );
+      }
+      dir.close();
+      dir = next;
+    }
+  } finally {
+    dir.close();
+  }
+}
+
 async function writeTarget(
   sandbox: Sandbox,
   input: string,
   lexical: ResolvedPath,
-): Promise<{ target: string; parent: string; missingParents: boolean; existing?: { mode: number } }> {
+): Promise<{
+  target: string;
+  parent: string;
+  /** The nearest existing (real) directory above the target. */
+  ancestor: string;
+  missingParents: boolean;
+  existing?: { mode: number };
+}> {
   let st: Awaited<ReturnType<typeof lstat>> | undefined;
   try {
     st = await lstat(lexical.abs);
@@ -119,7 +154,13 @@ async function writeTarget(
     const target = await stat(checked.abs);
     if (!target.isFile()) throw notRegular(input, target);
     const parent = path.dirname(checked.abs);
-    return { target: checked.abs, parent, missingParents: false, existing: { mode: target.mode & 0o7777 } };
+    return {
+      target: checked.abs,
+      parent,
+      ancestor: parent,
+      missingParents: false,
+      existing: { mode: target.mode & 0o7777 },
+    };
   }
   // New file: resolve the nearest existing ancestor, which must be a directory inside the root.
   const missing: string[] = [path.basename(lexical.abs)];
@@ -142,12 +183,15 @@ async function writeTarget(
       { path: input, rule: SYMLINK_RULE },
     );
   }
-  if (!(await stat(realAncestor)).isDirectory()) {
+  const ancestorStat = await stat(realAncestor).catch((error: unknown) => {
+    throw fsError(input, error);
+  });
+  if (!ancestorStat.isDirectory()) {
     throw new WorkspaceError("not-a-directory", `Cannot write '${input}': a parent is not a directory`, {
       path: input,
     });
   }
   const target = path.join(realAncestor, ...missing);
   sandbox.checkReal(input, target, "write");
-  return { target, parent: path.dirname(target), missingParents: missing.length > 1 };
+  return { target, parent: path.dirname(target), ancestor: realAncestor, missingParents: missing.length > 1 };
 }

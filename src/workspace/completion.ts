@@ -1,5 +1,6 @@
-import { readdir } from "node:fs/promises";
+import type { Dirent } from "node:fs";
 import { isGitPath } from "./permissions.js";
+import { PinnedDirectory } from "./pinned-directory.js";
 import type { Sandbox } from "./sandbox.js";
 
 /** Most suggestions returned by {@link completePaths}. */
@@ -23,7 +24,15 @@ export async function completePaths(
   const namePart = slash === -1 ? prefix : prefix.slice(slash + 1);
   try {
     const dir = await sandbox.openDirectory(dirPart === "" ? "." : dirPart);
-    const dirents = await readdir(dir.abs, { withFileTypes: true });
+    // Read through a checked descriptor: a directory swapped for a symlink meanwhile completes to nothing.
+    const pinned = PinnedDirectory.open(dir.abs);
+    let dirents: Dirent[] | undefined;
+    try {
+      dirents = pinned?.entries();
+    } finally {
+      pinned?.close();
+    }
+    if (dirents === undefined) return [];
     const shownDir = dirPart === "" ? "" : `${dirPart}/`;
     const out: string[] = [];
     for (const d of dirents.sort((a, b) => (a.name < b.name ? -1 : 1))) {

@@ -57,7 +57,8 @@ export function registerDirectoryTools(server: McpServer, ctx: WorkspaceContext)
             truncated = true;
             break;
           }
-          const st = await lstat(entry.abs).catch(() => undefined);
+          // Through the walk's descriptor: the size of the entry listed, wherever its path leads now.
+          const st = await lstat(entry.at).catch(() => undefined);
           if (st === undefined) continue;
           entries.push({
             path: entry.rel,

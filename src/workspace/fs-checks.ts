@@ -6,6 +6,7 @@ import { WorkspaceError } from "./workspace-error.js";
 export const ROOT_RULE = "root boundary";
 export const SYMLINK_RULE = "symlink target outside the root";
 export const RACE_RULE = "path changed between check and use";
+export const FS_PERMISSION_RULE = "file system permissions";
 
 /** The path an open descriptor refers to, via `/proc/self/fd`; `undefined` where unsupported. */
 export async function descriptorPath(fd: number): Promise<string | undefined> {
@@ -70,6 +71,15 @@ export function fsError(input: string, error: unknown): WorkspaceError {
       "not-a-directory",
       `'${input}': a parent is not a directory`,
       { path: input },
+      { cause: error },
+    );
+  }
+  if (code === "EACCES" || code === "EPERM") {
+    // The system message names the absolute path; the caller's path is enough to act on.
+    return new WorkspaceError(
+      "denied",
+      `Access denied to '${input}' by the file system (${code}): give the user the workspace server runs as permission there, or leave the path alone`,
+      { path: input, rule: FS_PERMISSION_RULE },
       { cause: error },
     );
   }

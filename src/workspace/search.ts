@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from "node:fs";
 import picomatch from "picomatch";
 import { looksBinary } from "./file-content.js";
 import { type FileMatches, RegexGuard, RegexTimeoutError } from "./regex-guard.js";
@@ -125,7 +125,7 @@ async function search(
       sliceStart = performance.now();
     }
     if (matcher === undefined) {
-      const st = statIfFile(entry.abs);
+      const st = sizeOfListed(entry.at);
       if (st !== undefined) {
         result.files.push({ path: entry.rel, size: st });
         found++;
@@ -136,7 +136,7 @@ async function search(
       stop("maxBytes");
       break;
     }
-    const outcome = scanFile(sandbox, entry.abs, entry.rel, matcher, buffer, budget);
+    const outcome = scanFile(sandbox, entry.at, entry.rel, matcher, buffer, budget);
     if (outcome === undefined || outcome.binary) guard?.dropFile();
     if (outcome === undefined) continue;
     budget -= outcome.bytes;
@@ -190,16 +190,38 @@ async function search(
     }
     // Sizes only for files with matches, read now: one fstat per file scanned cost 4%.
     for (const file of files)
-      if (file.matches.length > 0) record(file.rel, statIfFile(file.abs) ?? 0, file.matches);
+      if (file.matches.length > 0)
+        record(file.rel, sizeInside(sandbox, file.abs, file.rel) ?? 0, file.matches);
   }
 }
 
-function statIfFile(abs: string): number | undefined {
+/** The size of a regular file the walk has just listed, by its descriptor path (no symlink followed). */
+function sizeOfListed(at: string): number | undefined {
   try {
-    const st = statSync(abs);
+    const st = lstatSync(at);
     return st.isFile() ? st.size : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The size of the regular file at `abs`, read after the walk has moved on, so by path: opened
+ * without following a symlink and checked through its descriptor to still be `rel`, so that a
+ * parent swapped for a symlink meanwhile cannot show the size of a file outside.
+ */
+function sizeInside(sandbox: Sandbox, abs: string, rel: string): number | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(abs, OPEN_FLAGS);
+    const real = descriptorPathSync(fd);
+    if (real !== undefined && sandbox.relOf(real) !== rel) return undefined;
+    const st = fstatSync(fd);
+    return st.isFile() ? st.size : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -250,7 +272,7 @@ interface FileOutcome {
 
 function scanFile(
   sandbox: Sandbox,
-  abs: string,
+  at: string,
   rel: string,
   matcher: Matcher,
   buf: Buffer,
@@ -258,7 +280,7 @@ function scanFile(
 ): FileOutcome | undefined {
   let fd: number;
   try {
-    fd = openSync(abs, OPEN_FLAGS);
+    fd = openSync(at, OPEN_FLAGS);
   } catch {
     return undefined; // vanished, or turned into a symlink since the walk: skip
   }
@@ -307,7 +329,7 @@ function scanFile(
       if (eof) break;
     }
     if (carry.length > 0) scan(carry, true);
-    // The walk never follows symlinks; this catches a parent directory swapped for one since.
+    // Opened through the walk's descriptor of its directory; this catches that directory moved out since.
     // Checked only when there is something to report: nothing read elsewhere is ever shown.
     // A regex search's texts are matched later, in the worker: checked whenever there are some.
     if (outcome.matches.length > 0 || outcome.pieces > 0) {
