@@ -5,6 +5,7 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/client";
 import { Catalog } from "./catalog/catalog.js";
+import { ownersOfName } from "./catalog/tool-naming.js";
 import type {
   CatalogPrompt,
   CatalogResource,
@@ -13,7 +14,7 @@ import type {
 } from "./catalog/types.js";
 import { SecretSet } from "./config/redact.js";
 import type { ProfileConfig, ServerConfig } from "./config/types.js";
-import { McplexError, NotFoundError } from "./errors.js";
+import { AbortedError, McplexError, NotFoundError } from "./errors.js";
 import { ClientConnections } from "./hub/client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
@@ -176,7 +177,7 @@ export class Hub {
     args: Record<string, unknown> = {},
     options: CallOptions = {},
   ): Promise<CallToolResult> {
-    const tool = this.#catalog.resolveTool(name, options.profile);
+    const tool = this.#catalog.resolveTool(name, options.profile) ?? (await this.findTool(name, options));
     if (tool === undefined) throw notFound("tool", name, options.profile);
     const entry = this.#entry(tool.server);
     return await this.#request<CallToolResult>(
@@ -416,6 +417,38 @@ export class Hub {
     }
   }
 
+  /**
+   * The tool behind an exposed name. When the catalog does not know it yet, first waits for the
+   * servers still starting that may own it (by its prefix; all of them when the name cannot
+   * tell), each up to its own start timeout: a call made before its server has listed its
+   * tools is not refused as unknown. `undefined` when the name is unknown all the same.
+   */
+  async findTool(
+    name: string,
+    options: { profile?: string; signal?: AbortSignal } = {},
+  ): Promise<CatalogTool | undefined> {
+    const tool = this.#catalog.resolveTool(name, options.profile);
+    if (tool !== undefined || !(await this.#startOfOwners(name, options.signal))) return tool;
+    return this.#catalog.resolveTool(name, options.profile);
+  }
+
+  /** Waits for the starting servers that may own `name`; `false` when there are none. */
+  async #startOfOwners(name: string, signal?: AbortSignal): Promise<boolean> {
+    const entries = [...this.#entries.values()];
+    const starting = entries.filter((e) => e.config.enabled && e.upstream.state === "starting");
+    if (starting.length === 0) return false;
+    const owners = ownersOfName(
+      name,
+      entries.map((e) => e.config),
+    );
+    const waits = starting
+      .filter((e) => owners === undefined || owners.includes(e.config.name))
+      .map((e) => e.upstream.start().catch(() => {}));
+    if (waits.length === 0) return false;
+    await abortable(Promise.all(waits), signal);
+    return true;
+  }
+
   #entry(name: string): Entry {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);
@@ -428,3 +461,27 @@ export class Hub {
 }
 
 export type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
+
+/**
+ * `work`, or an {@link AbortedError} as soon as `signal` aborts. The work goes on: it is a
+ * server's start, which other calls share.
+ */
+function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  const cancelled = () => new AbortedError("the call was cancelled while its server was starting");
+  if (signal.aborted) return Promise.reject(cancelled());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(cancelled());
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -12,7 +12,14 @@ import {
 } from "./read-server.js";
 import { urlCredentials } from "./redact.js";
 import { tokenProblem } from "./token-rules.js";
-import type { LlmConfig, McplexConfig, ProfileConfig, ServerConfig, TokenConfig } from "./types.js";
+import type {
+  LlmConfig,
+  McplexConfig,
+  ProfileConfig,
+  ServeConfig,
+  ServerConfig,
+  TokenConfig,
+} from "./types.js";
 import { type RawMap, ValueReader } from "./value-reader.js";
 
 /** Options of {@link parseConfig} and {@link normalizeConfig}. */
@@ -34,7 +41,7 @@ export interface ParseConfigOptions {
 /** The dialects a config file can be written in. */
 export type ConfigFormat = Exclude<McplexConfig["format"], "default">;
 
-const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm"];
+const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm", "serve"];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
 /**
@@ -105,6 +112,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     config.tokens = readTokens(reader, doc.tokens);
     const llm = readLlm(reader, doc.llm);
     if (llm !== undefined) config.llm = llm;
+    const serve = readServe(reader, doc.serve);
+    if (serve !== undefined) config.serve = serve;
   } else {
     const key = format === "mcpServers" ? "mcpServers" : "servers";
     config.servers = readServers(ctx, doc[key], key, readForeignServer);
@@ -182,6 +191,23 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
     });
   });
   return tokens;
+}
+
+/** The `serve:` block. */
+function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined {
+  const node = reader.map(value, "serve");
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, "serve", ["readyWait"]);
+  const serve: ServeConfig = {};
+  const readyWait = readZeroOrDuration(reader, node.readyWait, "serve.readyWait");
+  if (readyWait !== undefined) serve.readyWait = readyWait;
+  return serve;
+}
+
+/** A duration that may also be 0 (`readyWait: 0`: never wait). */
+function readZeroOrDuration(reader: ValueReader, value: unknown, path: string): number | undefined {
+  if (value === 0 || value === "0") return 0;
+  return reader.duration(value, path);
 }
 
 function readLlm(reader: ValueReader, value: unknown): LlmConfig | undefined {

@@ -142,6 +142,15 @@ export interface LlmConfig {
   provider?: string;
 }
 
+/** The `serve:` block: settings of `mcplex serve`. */
+export interface ServeConfig {
+  /**
+   * How long a client's first requests wait for servers still starting (ms): past it, they are
+   * answered with the servers ready then, and the others are announced as they become ready.
+   */
+  readyWait?: number;
+}
+
 export interface McplexConfig {
   /** Where the config came from: a file path, or `"<default>"` for the embedded default. */
   source: string;
@@ -151,6 +160,8 @@ export interface McplexConfig {
   profiles: Record<string, ProfileConfig>;
   tokens: TokenConfig[];
   llm?: LlmConfig;
+  /** Settings of `mcplex serve` (flags override them). */
+  serve?: ServeConfig;
   /**
    * Values that came from `${secret:...}` references (and `apiKey`/token fields);
    * used to redact them from every log line and error message.

@@ -178,7 +178,13 @@ export class Dispatcher {
         if (typeof args !== "object" || args === null || Array.isArray(args)) {
           throw new RpcError(-32602, "Invalid params: arguments must be an object");
         }
-        const tool = hub.catalog.resolveTool(name, profile);
+        // A tool whose server is still starting is waited for, not refused as unknown.
+        const tool =
+          hub.catalog.resolveTool(name, profile) ??
+          (await hub.findTool(
+            name,
+            profile === undefined ? { signal: ctx.signal } : { profile, signal: ctx.signal },
+          ));
         if (tool === undefined) throw new RpcError(-32602, `Unknown tool: ${name}`, { name });
         try {
           return await this.#tracked(tool.server, ctx, () =>

@@ -12,11 +12,17 @@ export interface GatewayOptions {
   /** How long a call waiting for a 2026 client's input is kept (ms). Default 10 minutes. */
   inputWaitMs?: number;
   /**
-   * Settles when the hub's first start is over; requests other than the handshake wait
-   * for it, so a client's first `tools/list` sees every server that could start.
+   * Settles when the hub's first start is over. Requests wait for it, but at most
+   * {@link readyWait}: a client's first `tools/list` sees every server that starts quickly,
+   * and one slow server never hides the others (they are announced when they are ready).
    */
   ready?: Promise<unknown>;
+  /** How long requests wait for {@link ready} at most (ms). Default 1000. */
+  readyWait?: number;
 }
+
+/** Default of {@link GatewayOptions.readyWait}: clients give a first list a few seconds. */
+export const DEFAULT_READY_WAIT_MS = 1000;
 
 /** The notification types a 2026 client opts in to on `subscriptions/listen`. */
 export interface SubscriptionFilter {
@@ -43,7 +49,10 @@ const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 export class Gateway {
   readonly hub: Hub;
   readonly dispatcher: Dispatcher;
-  /** Settles when requests may be served (see {@link GatewayOptions.ready}). */
+  /**
+   * Settles when requests may be served: when the hub's first start is over, or
+   * {@link GatewayOptions.readyWait} after the gateway was made, whichever comes first.
+   */
   readonly ready: Promise<unknown>;
   /** `true` once {@link ready} has settled (saves an await per request after that). */
   isReady = false;
@@ -61,8 +70,17 @@ export class Gateway {
       new InputParking(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs }),
     );
     this.#offHub = hub.on((event) => this.#onHubEvent(event));
-    this.ready = (options.ready ?? Promise.resolve()).catch(() => {});
-    this.ready.then(() => {
+    const started = (options.ready ?? Promise.resolve()).catch(() => {});
+    const waitMs = options.readyWait ?? DEFAULT_READY_WAIT_MS;
+    this.ready = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waitMs);
+      timer.unref();
+      void started.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    void this.ready.then(() => {
       this.isReady = true;
     });
   }

@@ -42,6 +42,16 @@ describe("config validation", () => {
     expect(zero.message).toContain("servers.a.maxSessions: must be a whole number of at least 1, not 0");
   });
 
+  it("reads serve.readyWait as a duration or 0, and names a bad one", () => {
+    const read = (text: string) => parseConfig(text, { source: "mcplex.yaml" }).serve;
+    expect(read("serve:\n  readyWait: 2s\nservers: {}\n")).toEqual({ readyWait: 2000 });
+    expect(read("serve:\n  readyWait: 0\nservers: {}\n")).toEqual({ readyWait: 0 });
+    const bad = errorOf("serve:\n  readyWait: soon\nservers: {}\n");
+    expect(bad.path).toBe("serve.readyWait");
+    expect(bad.message).toContain('"soon" is not a duration');
+    expect(errorOf("serve:\n  readyWiat: 1s\nservers: {}\n").message).toContain('did you mean "readyWait"?');
+  });
+
   it("says a server needs either command or url", () => {
     const error = errorOf("servers:\n  github:\n    timeout: 10s\n");
     expect(error.path).toBe("servers.github");

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
+import { parseDuration } from "../../config/parse-duration.js";
 import { tokenProblem } from "../../config/token-rules.js";
 import type { TokenConfig } from "../../config/types.js";
 import { watchConfig } from "../../config-reloader.js";
@@ -34,6 +35,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       "log-calls": { type: "boolean" },
       "no-dashboard": { type: "boolean" },
       "dashboard-port": { type: "string" },
+      "ready-wait": { type: "string" },
       ...LIMIT_FLAGS,
     },
   });
@@ -53,6 +55,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
   }
   const limits = readLimitFlags(values);
+  const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const noPrefix = (c: typeof config) => {
     if (values["no-prefix"] === true) for (const server of c.servers) server.prefix = "";
@@ -90,7 +93,12 @@ export async function serveCommand(args: string[]): Promise<number> {
     oauth: { store: secretOAuthStore() },
   });
   const starting = hub.start();
-  const gateway = new Gateway(hub, { ready: starting });
+  // Requests wait for servers still starting, but never past readyWait: one slow server must
+  // not hide the others from a client that gives its first list a few seconds.
+  const readyWait = readyWaitFlag ?? config.serve?.readyWait;
+  const gateway = new Gateway(hub, { ready: starting, ...(readyWait === undefined ? {} : { readyWait }) });
+  // Servers that did not start are reported when their start is over, however long it takes.
+  void starting.then(() => reportFailures(hub));
   if (values["log-calls"] === true) {
     gateway.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
@@ -179,8 +187,6 @@ export async function serveCommand(args: string[]): Promise<number> {
       }).finally(() => process.exit(EXIT.ok));
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
-    await starting;
-    reportFailures(hub);
     await done;
     await stop(() => dashboard?.close(1000));
     return EXIT.ok;
@@ -203,12 +209,15 @@ export async function serveCommand(args: string[]): Promise<number> {
     throw error;
   }
   setFrontTokens = (next) => front.setTokens(next);
-  await starting;
-  reportFailures(hub);
-  const ready = hub.servers().filter((s) => s.state === "ready").length;
+  await gateway.ready;
+  const servers = hub.servers();
+  const ready = servers.filter((s) => s.state === "ready").length;
+  const stillStarting = servers.filter((s) => s.state === "starting").length;
   console.error(
     [
-      `mcplex gateway: ${ready} of ${hub.servers().length} servers ready, ${hub.tools(values.profile).length} tools`,
+      `mcplex gateway: ${ready} of ${servers.length} servers ready` +
+        (stillStarting > 0 ? ` (${stillStarting} still starting, announced when ready)` : "") +
+        `, ${hub.tools(values.profile).length} tools`,
       `  Streamable HTTP  ${front.url}`,
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
       `  health           ${front.url.replace(/\/mcp$/, "/readyz")}   metrics ${front.url.replace(/\/mcp$/, "/metrics")}`,
@@ -230,6 +239,16 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.once("SIGTERM", onSignal);
   });
   return EXIT.ok;
+}
+
+/** `--ready-wait`: a duration, or 0 to answer at once. */
+function parseReadyWait(text: string): number {
+  const ms = text === "0" ? 0 : parseDuration(text);
+  if (ms === undefined)
+    throw new UsageError(
+      `--ready-wait must be a duration such as 1s or 500ms, or 0, not ${JSON.stringify(text)}`,
+    );
+  return ms;
 }
 
 /** Servers that did not start (failed, or retrying after a failed start), with what to do. */
