@@ -123,7 +123,7 @@ describe("a slow upstream does not hide the others", () => {
     });
 
     it("answers a 2025 session with the ready servers, then announces the slow one", async () => {
-      gw = await serveHttp(["--config", config]);
+      gw = await serveHttp(["--config", config, "--ready-wait", "300ms"]);
       const client = new Client(
         { name: "ready-wait-2025", version: "1.0.0" },
         { versionNegotiation: { mode: "legacy" } },
@@ -137,7 +137,7 @@ describe("a slow upstream does not hide the others", () => {
     });
 
     it("answers a 2026 client's discover and list with the ready servers, then announces the slow one on its listen", async () => {
-      gw = await serveHttp(["--config", config]);
+      gw = await serveHttp(["--config", config, "--ready-wait", "300ms"]);
       const client = new Client(
         { name: "ready-wait-2026", version: "1.0.0" },
         { versionNegotiation: { mode: "auto" } },

@@ -34,9 +34,20 @@ export interface YamlServer {
   env?: Record<string, string>;
 }
 
-/** An mcplex.yaml text with these servers (plus any extra top-level YAML, e.g. `tokens:`). */
+/**
+ * Tests read a gateway's lists right after it starts, and on a loaded machine a fixture can take
+ * longer than the default `readyWait` (1 s) to start: they wait for every server as the gateway
+ * did before `readyWait` existed. test/gateway/ready-wait.test.ts tests the wait itself.
+ */
+const WAIT_FOR_EVERY_SERVER = "1m";
+
+/**
+ * An mcplex.yaml text with these servers (plus any extra top-level YAML, e.g. `tokens:`), whose
+ * gateway waits for every server before answering (see {@link WAIT_FOR_EVERY_SERVER}).
+ */
 export function yamlConfig(servers: Record<string, YamlServer>, extra = ""): string {
-  const lines = ["servers:"];
+  const lines = extra.includes("serve:") ? [] : ["serve:", `  readyWait: ${WAIT_FOR_EVERY_SERVER}`];
+  lines.push("servers:");
   for (const [name, server] of Object.entries(servers)) {
     lines.push(`  ${name}:`, `    command: ${JSON.stringify(server.command)}`);
     lines.push(`    args: ${JSON.stringify(server.args ?? [])}`);
@@ -68,13 +79,15 @@ export interface ServeProcess {
 
 /**
  * Spawns `mcplex serve --http --port 0 <args>` and resolves once it has printed its endpoint
- * (it does so after every upstream has started or failed). Rejects if it exits first.
+ * (after every upstream has started or failed, unless `args` set a shorter `--ready-wait`).
+ * Rejects if it exits first.
  */
 export function serveHttp(
   args: string[],
   options: { env?: Record<string, string>; cwd?: string; startMs?: number } = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", "--http", "--port", "0", ...args], {
+  const wait = args.includes("--ready-wait") ? [] : ["--ready-wait", WAIT_FOR_EVERY_SERVER];
+  const child = spawn(process.execPath, [CLI, "serve", "--http", "--port", "0", ...wait, ...args], {
     env: { ...process.env, ...options.env },
     cwd: options.cwd ?? process.cwd(),
     stdio: ["ignore", "pipe", "pipe"],
