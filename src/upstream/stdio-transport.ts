@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
+import { exited, signalGroup, trackChild } from "./child-processes.js";
 import { coalescingWriter, LineSplitter } from "./newline-framing.js";
 import { StderrTail } from "./stderr-tail.js";
 
@@ -57,19 +58,6 @@ export function defaultEnvironment(): Record<string, string> {
   return env;
 }
 
-/** Every live child, so that the process can take them down when it exits. */
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // Synchronous last resort: whatever way this process ends, its servers end too.
-  process.on("exit", () => {
-    for (const child of liveChildren) child.kill("SIGKILL");
-  });
-}
-
 /**
  * Newline-delimited JSON-RPC over a child's stdin/stdout, implementing the SDK's
  * `Transport`. Ours rather than the SDK's because it is the hot path: it frames
@@ -101,21 +89,22 @@ export class StdioClientTransport implements Transport {
     if (this.#child !== undefined) throw new Error("StdioClientTransport already started");
     const { command, args = [], env = {}, cwd } = this.#params;
     const server = this.#params.server ?? command;
-    installExitHook();
     const child = spawn(command, args, {
       env: { ...defaultEnvironment(), ...env },
       cwd,
       stdio: ["pipe", "pipe", "pipe"],
       windowsHide: true,
+      // A process group of its own, so that stopping it stops what it started too. A
+      // Ctrl-C in the terminal then reaches mcplex alone, which stops the groups itself.
+      detached: process.platform !== "win32",
     });
     this.#child = child;
-    liveChildren.add(child);
-    this.#exit = new Promise((resolve) => child.once("close", () => resolve()));
+    trackChild(child);
+    this.#exit = exited(child);
 
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", () => resolve());
       child.once("error", (error: NodeJS.ErrnoException) => {
-        liveChildren.delete(child);
         const hint =
           error.code === "ENOENT"
             ? `command "${command}" was not found; check the command and PATH`
@@ -146,7 +135,6 @@ export class StdioClientTransport implements Transport {
     child.stderr!.on("data", (chunk: string) => this.stderr.push(chunk));
     child.stdin!.on("error", (error) => this.onerror?.(error));
     child.once("close", (code, signal) => {
-      liveChildren.delete(child);
       if (!this.#closed) {
         const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
         this.#finish(
@@ -190,8 +178,8 @@ export class StdioClientTransport implements Transport {
   }
 
   /**
-   * Stops the child in stages: end stdin, then SIGTERM, then SIGKILL, each after a
-   * grace period. Safe to call twice.
+   * Stops the child in stages: end stdin, then SIGTERM, then SIGKILL (to its process
+   * group), each after a grace period. Safe to call twice.
    */
   async close(graceMs = 2000): Promise<void> {
     const child = this.#child;
@@ -205,14 +193,13 @@ export class StdioClientTransport implements Transport {
       child.stdin?.end();
       const exited = this.#exit!;
       if (!(await waitFor(exited, graceMs))) {
-        child.kill("SIGTERM");
+        signalGroup(child, "SIGTERM");
         if (!(await waitFor(exited, graceMs))) {
-          child.kill("SIGKILL");
+          signalGroup(child, "SIGKILL");
           await exited;
         }
       }
     }
-    liveChildren.delete(child);
     if (!alreadyClosed) this.onclose?.();
   }
 
