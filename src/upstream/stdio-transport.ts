@@ -2,8 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
 import { exited, signalGroup, trackChild } from "./child-processes.js";
-import { coalescingWriter, LineSplitter } from "./newline-framing.js";
+import { LineSplitter } from "./newline-framing.js";
 import { StderrTail } from "./stderr-tail.js";
+import { WriteQueue } from "./write-queue.js";
 
 /** What to run. */
 export interface StdioServerParams {
@@ -14,6 +15,11 @@ export interface StdioServerParams {
   cwd?: string;
   /** Largest accepted line from the server, in bytes. Default 64 MiB. */
   maxLineBytes?: number;
+  /**
+   * Bytes that may wait for the server to read its stdin; past that, large messages are
+   * refused with a "queue full" error. Default 32 MiB.
+   */
+  maxQueuedBytes?: number;
   /** Server name for error messages. */
   server?: string;
 }
@@ -74,7 +80,7 @@ export class StdioClientTransport implements Transport {
   #child: ChildProcess | undefined;
   #closed = false;
   #exit: Promise<void> | undefined;
-  #write: ((text: string) => void) | undefined;
+  #queue: WriteQueue | undefined;
 
   constructor(params: StdioServerParams) {
     this.#params = params;
@@ -130,7 +136,10 @@ export class StdioClientTransport implements Transport {
       () => this.onerror?.(new Error(`message larger than ${maxLine} bytes; dropped`)),
     );
     child.stdout!.on("data", (chunk: string) => lines.push(chunk));
-    this.#write = coalescingWriter(child.stdin!);
+    this.#queue = new WriteQueue(
+      child.stdin!,
+      this.#params.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: this.#params.maxQueuedBytes },
+    );
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (chunk: string) => this.stderr.push(chunk));
     child.stdin!.on("error", (error) => this.onerror?.(error));
@@ -173,7 +182,24 @@ export class StdioClientTransport implements Transport {
     if (stdin == null || this.#closed || !stdin.writable) {
       return Promise.reject(new Error("not connected"));
     }
-    this.#write!(`${JSON.stringify(message)}\n`);
+    const queue = this.#queue!;
+    const text = JSON.stringify(message);
+    if (!queue.push(text)) {
+      const server = this.#params.server ?? this.#params.command;
+      const mib = (bytes: number) => `${Math.round(bytes / 1048576)} MiB`;
+      return Promise.reject(
+        new McplexError(
+          "UPSTREAM_QUEUE_FULL",
+          `${server}: write queue full: ${mib(queue.backlog)} already wait for the server to read, and this ${mib(text.length)} message would pass the ${mib(queue.limit)} limit; retry when calls in flight have finished`,
+          {
+            server,
+            transport: "stdio",
+            retryable: true,
+            hint: "retry when the calls in flight to this server have finished",
+          },
+        ),
+      );
+    }
     return Promise.resolve();
   }
 
