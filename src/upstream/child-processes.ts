@@ -1,10 +1,12 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Socket } from "node:net";
 
 /**
  * The stdio servers this process has started, each the leader of a process group of its
  * own (spawned `detached`), so that a signal reaches what it started too (`npx` -> `node`).
  * Whatever way this process ends, it takes them down: at once on request
- * ({@link terminateChildren}, {@link killChildren}), and with SIGKILL on exit.
+ * ({@link terminateChildren}, {@link killChildren}), with SIGKILL on exit, and through a
+ * watchdog when it is killed with SIGKILL itself (Node cannot set PR_SET_PDEATHSIG).
  */
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -27,8 +29,11 @@ export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 export function trackChild(child: ChildProcess): void {
   installExitHook();
   live.add(child);
+  const pid = child.pid;
+  if (pid !== undefined) tellWatchdog(`+${pid}`);
   child.once("exit", () => {
     live.delete(child);
+    if (pid !== undefined) tellWatchdog(`-${pid}`);
     // A server's helpers are nobody's once it has gone, and may hold its pipes open.
     signalGroup(child, "SIGKILL");
   });
@@ -66,4 +71,36 @@ function installExitHook(): void {
   exitHookInstalled = true;
   // Synchronous last resort: whatever way this process ends, its servers end too.
   process.on("exit", killChildren);
+}
+
+/**
+ * A shell in a session of its own, reading the process groups to guard on its stdin (`+PID`,
+ * `-PID`); when its stdin ends, which happens however this process ends, SIGKILL included,
+ * it kills the groups still listed. A Ctrl-C in the terminal does not reach it.
+ */
+const WATCHDOG = `groups=" "
+while IFS= read -r line; do
+  case "$line" in
+    +*) groups="$groups\${line#+} " ;;
+    -*) groups=$(printf '%s' "$groups" | sed "s/ \${line#-} / /") ;;
+  esac
+done
+for g in $groups; do kill -9 "-$g" 2>/dev/null; done`;
+
+let watchdog: ChildProcess | undefined;
+
+function tellWatchdog(line: string): void {
+  if (process.platform === "win32") return;
+  if (watchdog === undefined) {
+    const dog = spawn("/bin/sh", ["-c", WATCHDOG], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+    // Neither it nor its pipe keeps this process running.
+    dog.unref();
+    (dog.stdin as Socket | null)?.unref?.();
+    dog.on("error", () => {
+      // No shell: the exit hook remains.
+    });
+    dog.stdin?.on("error", () => {});
+    watchdog = dog;
+  }
+  if (watchdog.stdin?.writable === true) watchdog.stdin.write(`${line}\n`);
 }

@@ -118,6 +118,15 @@ describe("mcplex serve --stdio leaves no process behind", () => {
     expect(await survivors(all)).toEqual([]);
   }, 90_000);
 
+  it("when it is killed with SIGKILL alone", async () => {
+    const { child, pids } = await serveStdio("sigkill");
+    const all = await pidsWritten(pids, 6);
+    const gone = exited(child);
+    child.kill("SIGKILL");
+    await gone;
+    expect(await survivors(all)).toEqual([]);
+  }, 90_000);
+
   it("when stdin ends while a server is still starting", async () => {
     const { child, pids } = await serveStdio("eof", ["c"]);
     const all = await pidsWritten(pids, 6);
