@@ -4,6 +4,7 @@ import { McplexError } from "../errors.js";
 import { exited, signalGroup, trackChild } from "./child-processes.js";
 import { LineSplitter } from "./newline-framing.js";
 import { StderrTail } from "./stderr-tail.js";
+import { queueFull } from "./upstream-errors.js";
 import { WriteQueue } from "./write-queue.js";
 
 /** What to run. */
@@ -186,19 +187,7 @@ export class StdioClientTransport implements Transport {
     const text = JSON.stringify(message);
     if (!queue.push(text)) {
       const server = this.#params.server ?? this.#params.command;
-      const mib = (bytes: number) => `${Math.round(bytes / 1048576)} MiB`;
-      return Promise.reject(
-        new McplexError(
-          "UPSTREAM_QUEUE_FULL",
-          `${server}: write queue full: ${mib(queue.backlog)} already wait for the server to read, and this ${mib(text.length)} message would pass the ${mib(queue.limit)} limit; retry when calls in flight have finished`,
-          {
-            server,
-            transport: "stdio",
-            retryable: true,
-            hint: "retry when the calls in flight to this server have finished",
-          },
-        ),
-      );
+      return Promise.reject(queueFull(server, "stdio", queue.backlog, text.length, queue.limit));
     }
     return Promise.resolve();
   }

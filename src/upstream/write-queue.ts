@@ -3,6 +3,17 @@ import type { Writable } from "node:stream";
 /** Messages up to this size are always taken, so that small calls and control messages pass bulk. */
 const SMALL_MESSAGE = 64 * 1024;
 
+/** Default bytes that may wait for one server to read. */
+export const DEFAULT_MAX_QUEUED_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Whether a message of `size` may join `backlog` bytes waiting under `limit`: small ones
+ * always, a message alone always (however large), others while they fit.
+ */
+export function fitsQueue(backlog: number, size: number, limit: number): boolean {
+  return size <= SMALL_MESSAGE || backlog === 0 || backlog + size <= limit;
+}
+
 /** Options of {@link WriteQueue}. */
 export interface WriteQueueOptions {
   /**
@@ -33,7 +44,7 @@ export class WriteQueue {
 
   constructor(stream: Writable, options: WriteQueueOptions = {}) {
     this.#stream = stream;
-    this.#max = options.maxQueuedBytes ?? 32 * 1024 * 1024;
+    this.#max = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
   }
 
   /** What waits: queued here plus what the stream holds but has not yet written. */
@@ -51,8 +62,7 @@ export class WriteQueue {
    * large and would take the backlog past the limit; a message alone is always taken.
    */
   push(text: string): boolean {
-    const backlog = this.backlog;
-    if (text.length > SMALL_MESSAGE && backlog > 0 && backlog + text.length > this.#max) return false;
+    if (!fitsQueue(this.backlog, text.length, this.#max)) return false;
     this.#items.push(text);
     this.#queued += text.length + 1;
     if (!this.#scheduled && !this.#blocked) {
