@@ -24,7 +24,8 @@ export async function listCommand(args: string[]): Promise<number> {
         transport: s.transport,
         protocolVersion: s.protocolVersion ?? null,
         error: s.error ?? null,
-        breaker: s.breaker ?? null,
+        // Only while open, so that the usual shape stays as it was.
+        ...(s.breaker === undefined ? {} : { breaker: s.breaker }),
         tools: tools
           .filter((t) => t.server === s.name)
           .map((t) => ({ name: t.name, originalName: t.originalName, description: t.description ?? null })),
@@ -35,7 +36,7 @@ export async function listCommand(args: string[]): Promise<number> {
       }
       for (const server of servers) {
         const protocol = server.protocolVersion ?? "-";
-        const breaker = server.breaker === null ? "" : `  breaker ${server.breaker}`;
+        const breaker = server.breaker === undefined ? "" : `  breaker ${server.breaker}`;
         console.log(
           `${server.name}  ${server.state}  ${server.transport}  ${protocol}  ${server.tools.length} tools${breaker}`,
         );
