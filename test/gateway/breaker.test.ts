@@ -50,6 +50,7 @@ describe("the reconnect breaker", () => {
       await back;
       expect((await readyz(gw)).breaker).toBeUndefined();
       const recovered = nextEvent(gw.hub, ready("flaky"), 30_000);
+      recovered.catch(() => {}); // awaited below; a failure before then must not go unhandled
       const down = nextEvent(
         gw.hub,
         (e) => e.type === "server-state" && e.server === "flaky" && e.state !== "ready",
@@ -60,6 +61,11 @@ describe("the reconnect breaker", () => {
       expect(open.breaker).toMatch(OPEN_UNTIL);
       expect(open.breakerOpenUntil! - Date.now()).toBeGreaterThan(1000);
       expect(gw.hub.servers()[0]!.breaker).toBe(open.breaker);
+      // The dashboard's data carries it too (its page shows "breaker open until ...").
+      const dashboard = (await (await fetch(`${gw.origin}/dashboard/state`)).json()) as {
+        servers: { name: string; breakerOpenUntil?: number }[];
+      };
+      expect(dashboard.servers.find((s) => s.name === "flaky")!.breakerOpenUntil).toBe(open.breakerOpenUntil);
       await recovered;
       expect((await readyz(gw)).breaker).toBeUndefined();
       expect(await gw.hub.callTool("flaky__pid", {})).toBeDefined();
