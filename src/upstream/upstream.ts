@@ -25,10 +25,6 @@ import {
   type UpstreamState,
 } from "./upstream-types.js";
 
-/** Consecutive failures after which the breaker opens: the next retry waits 5 minutes. */
-const BREAKER_FAILURES = 8;
-const BREAKER_OPEN_MS = 5 * 60_000;
-
 /**
  * One server connection: connects, negotiates, lists, reconnects with backoff after
  * a crash, and answers for itself only (it knows nothing of other servers).
@@ -65,7 +61,12 @@ export class Upstream {
   constructor(config: ServerConfig, options: UpstreamOptions) {
     this.config = config;
     this.#options = options;
-    this.#backoff = new Backoff({ ...options.backoff, ...config.backoff });
+    this.#backoff = new Backoff({
+      ...options.backoff,
+      ...config.backoff,
+      ...(config.breaker?.failures === undefined ? {} : { breakerFailures: config.breaker.failures }),
+      ...(config.breaker?.openFor === undefined ? {} : { breakerOpenFor: config.breaker.openFor }),
+    });
     this.stats = new UpstreamStats(options.slowMs);
     this.#changes = new ChangeFeed(config.timeout);
     this.#state = config.lazy ? "idle" : "stopped";
@@ -350,14 +351,9 @@ export class Upstream {
       this.#setState("failed");
       return;
     }
-    // This failure counts: the breaker opens on the `failures`th in a row.
-    const failures = this.#backoff.attempt + 1;
-    const breaker = this.config.breaker;
-    const open = failures >= (breaker?.failures ?? BREAKER_FAILURES);
-    const backoffDelay = this.#backoff.next();
-    const delay = open ? (breaker?.openFor ?? BREAKER_OPEN_MS) : backoffDelay;
+    const { delay, breakerOpen } = this.#backoff.failed();
     this.#retryAt = Date.now() + delay;
-    this.#breakerOpenUntil = open ? this.#retryAt : undefined;
+    this.#breakerOpenUntil = breakerOpen ? this.#retryAt : undefined;
     this.#setState(state);
     this.#retryTimer = setTimeout(() => {
       this.start().catch(() => {
