@@ -77,6 +77,10 @@ export interface ServerStatus {
   hint?: string;
   /** Epoch ms of the next reconnect attempt. */
   retryAt?: number;
+  /** While its breaker is open (too many failures in a row): epoch ms when it closes. */
+  breakerOpenUntil?: number;
+  /** The same for people: `open until HH:MM:SS` (local time). */
+  breaker?: string;
   pid?: number;
   tools: number;
   /** With `share: false`: client sessions holding a connection of their own now. */

@@ -19,6 +19,8 @@ export { type ParseConfigOptions, parseConfig } from "./config/parse-config.js";
 export { redact } from "./config/redact.js";
 export { SecretStore, type SecretStoreOptions } from "./config/secret-store.js";
 export type {
+  BackoffConfig,
+  BreakerConfig,
   LlmConfig,
   LocalServerConfig,
   McplexConfig,

@@ -23,6 +23,10 @@ export function serverStatus(config: ServerConfig, upstream: Upstream, tools: nu
     if (upstream.error.hint !== undefined) status.hint = upstream.error.hint;
   }
   if (upstream.retryAt !== undefined) status.retryAt = upstream.retryAt;
+  if (upstream.breakerOpenUntil !== undefined) {
+    status.breakerOpenUntil = upstream.breakerOpenUntil;
+    status.breaker = breakerText(upstream.breakerOpenUntil);
+  }
   if (upstream.pid !== undefined) status.pid = upstream.pid;
   return status;
 }
@@ -42,4 +46,11 @@ export function serverSnapshot(config: ServerConfig, upstream: Upstream): Server
   if (config.prefix !== undefined) snapshot.prefix = config.prefix;
   if (upstream.ttlMs !== undefined) snapshot.ttlMs = upstream.ttlMs;
   return snapshot;
+}
+
+/** `open until HH:MM:SS`, in local time, as `list`, `/readyz` and the dashboard show an open breaker. */
+export function breakerText(until: number): string {
+  const at = new Date(until);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `open until ${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
 }

@@ -35,6 +35,8 @@ export { SERVER_DEFAULTS, SERVER_NAME } from "./read-server.js";
 export { REDACTED, redact, redactor } from "./redact.js";
 export { defaultSecretStorePath, SECRET_NAME, SecretStore, type SecretStoreOptions } from "./secret-store.js";
 export type {
+  BackoffConfig,
+  BreakerConfig,
   LlmConfig,
   McplexConfig,
   ProfileConfig,

@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { describeValue, joinPath } from "./config-issues.js";
+import { readBackoff, readBreaker } from "./read-breaker.js";
 import { urlCredentials } from "./redact.js";
 import type { OAuthConfig, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
@@ -23,6 +24,8 @@ const COMMON_KEYS = [
   "protocolVersion",
   "share",
   "maxSessions",
+  "breaker",
+  "backoff",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const REMOTE_KEYS = ["url", "headers", "oauth"];
@@ -125,6 +128,8 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     ...readPrefix(reader, node.prefix, joinPath(path, "prefix")),
     ...readProtocolVersion(reader, node.protocolVersion, joinPath(path, "protocolVersion")),
     ...readSharing(reader, node, path),
+    ...readBreaker(reader, node.breaker, joinPath(path, "breaker")),
+    ...readBackoff(reader, node.backoff, joinPath(path, "backoff")),
   };
   const present = (keys: string[]) => keys.filter((k) => node[k] !== undefined);
   const misplaced = (keys: string[], kind: string) => {

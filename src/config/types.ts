@@ -40,6 +40,32 @@ interface ServerCommon {
   share?: false;
   /** With `share: false`, at most this many client sessions hold a connection at once. Default 16. */
   maxSessions?: number;
+  /** When reconnecting gives way to a long pause; defaults in `Upstream`. */
+  breaker?: BreakerConfig;
+  /** Delays between reconnect attempts; defaults in `Backoff`. */
+  backoff?: BackoffConfig;
+}
+
+/**
+ * The circuit breaker of a server that keeps failing: after `failures` failures in a row
+ * (failed starts, or connections that ended before serving a call or lasting
+ * `backoff.healthyAfter`), the next attempt waits `openFor` ms.
+ */
+export interface BreakerConfig {
+  /** Default 8. */
+  failures?: number;
+  /** Milliseconds. Default 300 000 (5 minutes). */
+  openFor?: number;
+}
+
+/** Reconnect delays in milliseconds: doubling from `initial` up to `max`, with jitter. */
+export interface BackoffConfig {
+  /** Default 1000. */
+  initial?: number;
+  /** Default 30 000. */
+  max?: number;
+  /** Connected this long counts as healthy even without a call served. Default 60 000. */
+  healthyAfter?: number;
 }
 
 export interface StdioServerConfig extends ServerCommon {

@@ -269,6 +269,9 @@ export interface ServerHealth {
   error?: string;
   /** Epoch ms of its next reconnect attempt. */
   retryAt?: number;
+  /** While its breaker is open: `open until HH:MM:SS`, and the same as epoch ms. */
+  breaker?: string;
+  breakerOpenUntil?: number;
 }
 
 /** What `/healthz` and `/readyz` report. */
@@ -294,6 +297,8 @@ export function healthReport(hub: Pick<Hub, "servers">): HealthReport {
     const entry: ServerHealth = { name: status.name, state: status.state };
     if (status.error !== undefined) entry.error = status.error;
     if (status.retryAt !== undefined) entry.retryAt = status.retryAt;
+    if (status.breaker !== undefined) entry.breaker = status.breaker;
+    if (status.breakerOpenUntil !== undefined) entry.breakerOpenUntil = status.breakerOpenUntil;
     servers.push(entry);
     if (!status.enabled) continue;
     enabled++;

@@ -1,5 +1,6 @@
 import type { Readable, Writable } from "node:stream";
-import { coalescingWriter, LineSplitter } from "../upstream/newline-framing.js";
+import { LineSplitter } from "../upstream/newline-framing.js";
+import { WriteQueue } from "../upstream/write-queue.js";
 import type { ClientSession } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
 import { parseErrorAnswer } from "./protocol.js";
@@ -11,6 +12,13 @@ export interface StdioFrontOptions {
   profile?: string;
   /** Largest accepted message in bytes. Default 4 MiB. */
   maxMessageBytes?: number;
+  /**
+   * Bytes of requests in flight (read, not yet answered), or of answers the client has not
+   * read yet, past which input is no longer read until they are back under half: the client's writes then wait, as its
+   * pipe fills. Default 16 MiB, half an upstream's write queue, so that one client alone
+   * is not refused for a full queue.
+   */
+  maxInFlightBytes?: number;
 }
 
 /**
@@ -24,11 +32,34 @@ export function serveGatewayStdio(
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const max = options.maxMessageBytes ?? 4 * 1024 * 1024;
-  const write = coalescingWriter(output);
+  const maxInFlight = options.maxInFlightBytes ?? 16 * 1024 * 1024;
+  // Answers are never refused; a client that does not read them stops being read instead.
+  const answers = new WriteQueue(output, { maxQueuedBytes: Number.POSITIVE_INFINITY });
+  const write = (text: string) => void answers.push(text);
+  // Requests read but not answered, by id, with their size: memory grows with them.
+  const inFlight = new Map<unknown, number>();
+  let inFlightBytes = 0;
+  let paused = false;
+  const resumeIfLow = () => {
+    if (paused && inFlightBytes <= maxInFlight / 2 && answers.backlog <= maxInFlight / 2) {
+      paused = false;
+      input.resume();
+    }
+  };
+  output.on("drain", resumeIfLow);
   const session = gateway.openSession(
     {
       send(message) {
-        write(`${JSON.stringify(message)}\n`);
+        const m = message as { id?: unknown; method?: unknown };
+        if (m.id !== undefined && m.method === undefined) {
+          const size = inFlight.get(m.id);
+          if (size !== undefined) {
+            inFlight.delete(m.id);
+            inFlightBytes -= size;
+            resumeIfLow();
+          }
+        }
+        write(JSON.stringify(message));
       },
       close() {},
     },
@@ -41,15 +72,28 @@ export function serveGatewayStdio(
     try {
       message = JSON.parse(line);
     } catch (error) {
-      write(`${JSON.stringify(parseErrorAnswer(error))}\n`);
+      write(JSON.stringify(parseErrorAnswer(error)));
       return;
+    }
+    const m = message as { id?: unknown; method?: unknown };
+    if (typeof m === "object" && m !== null && m.id !== undefined && typeof m.method === "string") {
+      inFlightBytes += line.length - (inFlight.get(m.id) ?? 0);
+      inFlight.set(m.id, line.length);
+      if (!paused && (inFlightBytes > maxInFlight || answers.backlog > maxInFlight)) {
+        paused = true;
+        input.pause();
+      }
     }
     session.receive(message);
   };
   input.setEncoding?.("utf8");
   const lines = new LineSplitter(onLine, max, () =>
     write(
-      `${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: `Invalid Request: message larger than ${max} bytes` } })}\n`,
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: `Invalid Request: message larger than ${max} bytes` },
+      }),
     ),
   );
   input.on("data", (chunk: string) => lines.push(chunk));

@@ -1,5 +1,9 @@
 /** Reconnect timing: exponential backoff with jitter, capped, reset after a healthy period. */
 export interface BackoffOptions {
+  /** Failures in a row after which the breaker opens: the next delay is `breakerOpenFor`. Default 8. */
+  breakerFailures?: number;
+  /** The delay while the breaker is open, in ms. Default 300 000 (5 minutes). */
+  breakerOpenFor?: number;
   /** First delay in ms. Default 1000. */
   initial?: number;
   /** Largest delay in ms. Default 30 000. */
@@ -19,6 +23,8 @@ export class Backoff {
   readonly #max: number;
   readonly #healthyAfter: number;
   readonly #random: () => number;
+  readonly #breakerFailures: number;
+  readonly #breakerOpenFor: number;
   #attempt = 0;
 
   constructor(options: BackoffOptions = {}) {
@@ -26,6 +32,8 @@ export class Backoff {
     this.#max = options.max ?? 30_000;
     this.#healthyAfter = options.healthyAfter ?? 60_000;
     this.#random = options.random ?? Math.random;
+    this.#breakerFailures = options.breakerFailures ?? 8;
+    this.#breakerOpenFor = options.breakerOpenFor ?? 5 * 60_000;
   }
 
   /** Consecutive failures so far. */
@@ -38,6 +46,16 @@ export class Backoff {
     const base = Math.min(this.#max, this.#initial * 2 ** this.#attempt);
     this.#attempt++;
     return Math.round(base / 2 + (base / 2) * this.#random());
+  }
+
+  /**
+   * Counts a failure and gives the delay before the next attempt: the breaker's when this
+   * failure is the `breakerFailures`th in a row (or later), the backoff's otherwise.
+   */
+  failed(): { delay: number; breakerOpen: boolean } {
+    const backoff = this.next();
+    if (this.#attempt < this.#breakerFailures) return { delay: backoff, breakerOpen: false };
+    return { delay: this.#breakerOpenFor, breakerOpen: true };
   }
 
   /**

@@ -1,5 +1,3 @@
-import type { Writable } from "node:stream";
-
 /**
  * Splits newline-delimited text into lines, as stdio MCP frames messages. A message
  * longer than `maxLength` is dropped whole (what came of it so far, and the rest when it
@@ -9,7 +7,12 @@ export class LineSplitter {
   readonly #onLine: (line: string) => void;
   readonly #onOversize: () => void;
   readonly #maxLength: number;
-  #buffer = "";
+  /**
+   * The unfinished line, in the chunks it came in: a long message arrives in many chunks,
+   * and searching a concatenation for the newline would copy all of it at each chunk.
+   */
+  #parts: string[] = [];
+  #partsLength = 0;
   #skipping = false;
 
   constructor(onLine: (line: string) => void, maxLength: number, onOversize: () => void) {
@@ -19,40 +22,25 @@ export class LineSplitter {
   }
 
   push(chunk: string): void {
-    const text = this.#buffer.length === 0 ? chunk : this.#buffer + chunk;
     let start = 0;
-    for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
+    for (let newline = chunk.indexOf("\n"); newline !== -1; newline = chunk.indexOf("\n", start)) {
+      const tail = chunk.slice(start, newline);
+      const line = this.#parts.length === 0 ? tail : this.#parts.join("") + tail;
+      this.#parts = [];
+      this.#partsLength = 0;
       if (this.#skipping) this.#skipping = false;
-      else if (newline > start) this.#onLine(text.slice(start, newline));
+      else if (line.length > 0) this.#onLine(line);
       start = newline + 1;
     }
-    const rest = start === 0 ? text : text.slice(start);
-    if (rest.length > this.#maxLength) {
+    if (start === chunk.length || this.#skipping) return;
+    const rest = start === 0 ? chunk : chunk.slice(start);
+    this.#parts.push(rest);
+    this.#partsLength += rest.length;
+    if (this.#partsLength > this.#maxLength) {
       this.#onOversize();
-      this.#buffer = "";
+      this.#parts = [];
+      this.#partsLength = 0;
       this.#skipping = true;
-      return;
     }
-    this.#buffer = rest;
   }
-}
-
-/**
- * A write function that coalesces the writes of one tick into one string and one write
- * (flushed on the next tick): with many messages in flight this is the largest single
- * saving on a stdio path. One string, not cork/uncork, because a corked stream hands its
- * chunks to writev one by one, which cost more than the concatenation here. Writes stay
- * ordered.
- */
-export function coalescingWriter(stream: Writable): (text: string) => void {
-  let pending = "";
-  const flush = () => {
-    const text = pending;
-    pending = "";
-    if (!stream.destroyed) stream.write(text);
-  };
-  return (text) => {
-    if (pending.length === 0) process.nextTick(flush);
-    pending += text;
-  };
 }

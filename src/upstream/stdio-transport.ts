@@ -1,8 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
-import { coalescingWriter, LineSplitter } from "./newline-framing.js";
+import { exited, signalGroup, trackChild } from "./child-processes.js";
+import { LineSplitter } from "./newline-framing.js";
 import { StderrTail } from "./stderr-tail.js";
+import { queueFull } from "./upstream-errors.js";
+import { WriteQueue } from "./write-queue.js";
 
 /** What to run. */
 export interface StdioServerParams {
@@ -13,6 +16,11 @@ export interface StdioServerParams {
   cwd?: string;
   /** Largest accepted line from the server, in bytes. Default 64 MiB. */
   maxLineBytes?: number;
+  /**
+   * Bytes that may wait for the server to read its stdin; past that, large messages are
+   * refused with a "queue full" error. Default 32 MiB.
+   */
+  maxQueuedBytes?: number;
   /** Server name for error messages. */
   server?: string;
 }
@@ -57,19 +65,6 @@ export function defaultEnvironment(): Record<string, string> {
   return env;
 }
 
-/** Every live child, so that the process can take them down when it exits. */
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // Synchronous last resort: whatever way this process ends, its servers end too.
-  process.on("exit", () => {
-    for (const child of liveChildren) child.kill("SIGKILL");
-  });
-}
-
 /**
  * Newline-delimited JSON-RPC over a child's stdin/stdout, implementing the SDK's
  * `Transport`. Ours rather than the SDK's because it is the hot path: it frames
@@ -86,7 +81,7 @@ export class StdioClientTransport implements Transport {
   #child: ChildProcess | undefined;
   #closed = false;
   #exit: Promise<void> | undefined;
-  #write: ((text: string) => void) | undefined;
+  #queue: WriteQueue | undefined;
 
   constructor(params: StdioServerParams) {
     this.#params = params;
@@ -101,21 +96,22 @@ export class StdioClientTransport implements Transport {
     if (this.#child !== undefined) throw new Error("StdioClientTransport already started");
     const { command, args = [], env = {}, cwd } = this.#params;
     const server = this.#params.server ?? command;
-    installExitHook();
     const child = spawn(command, args, {
       env: { ...defaultEnvironment(), ...env },
       cwd,
       stdio: ["pipe", "pipe", "pipe"],
       windowsHide: true,
+      // A process group of its own, so that stopping it stops what it started too. A
+      // Ctrl-C in the terminal then reaches mcplex alone, which stops the groups itself.
+      detached: process.platform !== "win32",
     });
     this.#child = child;
-    liveChildren.add(child);
-    this.#exit = new Promise((resolve) => child.once("close", () => resolve()));
+    trackChild(child);
+    this.#exit = exited(child);
 
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", () => resolve());
       child.once("error", (error: NodeJS.ErrnoException) => {
-        liveChildren.delete(child);
         const hint =
           error.code === "ENOENT"
             ? `command "${command}" was not found; check the command and PATH`
@@ -141,12 +137,14 @@ export class StdioClientTransport implements Transport {
       () => this.onerror?.(new Error(`message larger than ${maxLine} bytes; dropped`)),
     );
     child.stdout!.on("data", (chunk: string) => lines.push(chunk));
-    this.#write = coalescingWriter(child.stdin!);
+    this.#queue = new WriteQueue(
+      child.stdin!,
+      this.#params.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: this.#params.maxQueuedBytes },
+    );
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (chunk: string) => this.stderr.push(chunk));
     child.stdin!.on("error", (error) => this.onerror?.(error));
     child.once("close", (code, signal) => {
-      liveChildren.delete(child);
       if (!this.#closed) {
         const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
         this.#finish(
@@ -185,13 +183,18 @@ export class StdioClientTransport implements Transport {
     if (stdin == null || this.#closed || !stdin.writable) {
       return Promise.reject(new Error("not connected"));
     }
-    this.#write!(`${JSON.stringify(message)}\n`);
+    const queue = this.#queue!;
+    const text = JSON.stringify(message);
+    if (!queue.push(text)) {
+      const server = this.#params.server ?? this.#params.command;
+      return Promise.reject(queueFull(server, "stdio", queue.backlog, text.length, queue.limit));
+    }
     return Promise.resolve();
   }
 
   /**
-   * Stops the child in stages: end stdin, then SIGTERM, then SIGKILL, each after a
-   * grace period. Safe to call twice.
+   * Stops the child in stages: end stdin, then SIGTERM, then SIGKILL (to its process
+   * group), each after a grace period. Safe to call twice.
    */
   async close(graceMs = 2000): Promise<void> {
     const child = this.#child;
@@ -205,14 +208,13 @@ export class StdioClientTransport implements Transport {
       child.stdin?.end();
       const exited = this.#exit!;
       if (!(await waitFor(exited, graceMs))) {
-        child.kill("SIGTERM");
+        signalGroup(child, "SIGTERM");
         if (!(await waitFor(exited, graceMs))) {
-          child.kill("SIGKILL");
+          signalGroup(child, "SIGKILL");
           await exited;
         }
       }
     }
-    liveChildren.delete(child);
     if (!alreadyClosed) this.onclose?.();
   }
 

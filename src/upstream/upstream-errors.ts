@@ -40,3 +40,24 @@ export function redacted(
     error.hint === undefined ? fields : { ...fields, hint: error.hint },
   );
 }
+
+/** The error of a message refused because too much already waits for the server to read. */
+export function queueFull(
+  server: string,
+  transport: string,
+  backlog: number,
+  size: number,
+  limit: number,
+): McplexError {
+  const mib = (bytes: number) => `${Math.round(bytes / 1048576)} MiB`;
+  return new McplexError(
+    "UPSTREAM_QUEUE_FULL",
+    `${server}: write queue full: ${mib(backlog)} already wait for the server to read, and this ${mib(size)} message would pass the ${mib(limit)} limit; retry when calls in flight have finished`,
+    {
+      server,
+      transport,
+      retryable: true,
+      hint: "retry when the calls in flight to this server have finished",
+    },
+  );
+}

@@ -25,10 +25,6 @@ import {
   type UpstreamState,
 } from "./upstream-types.js";
 
-/** Consecutive failures after which the breaker opens: retries slow to once every 5 minutes. */
-const BREAKER_THRESHOLD = 8;
-const BREAKER_DELAY_MS = 5 * 60_000;
-
 /**
  * One server connection: connects, negotiates, lists, reconnects with backoff after
  * a crash, and answers for itself only (it knows nothing of other servers).
@@ -52,6 +48,9 @@ export class Upstream {
   #error: McplexError | undefined;
   #retryAt: number | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
+  #breakerOpenUntil: number | undefined;
+  /** Whether the current connection has answered a call: a server that serves is healthy. */
+  #served = false;
   #connected: Connected | undefined;
   #connectedAt = 0;
   #starting: Promise<void> | undefined;
@@ -62,7 +61,12 @@ export class Upstream {
   constructor(config: ServerConfig, options: UpstreamOptions) {
     this.config = config;
     this.#options = options;
-    this.#backoff = new Backoff(options.backoff);
+    this.#backoff = new Backoff({
+      ...options.backoff,
+      ...config.backoff,
+      ...(config.breaker?.failures === undefined ? {} : { breakerFailures: config.breaker.failures }),
+      ...(config.breaker?.openFor === undefined ? {} : { breakerOpenFor: config.breaker.openFor }),
+    });
     this.stats = new UpstreamStats(options.slowMs);
     this.#changes = new ChangeFeed(config.timeout);
     this.#state = config.lazy ? "idle" : "stopped";
@@ -80,6 +84,10 @@ export class Upstream {
   /** When the next reconnect attempt is due (epoch ms), while failed or reconnecting. */
   get retryAt(): number | undefined {
     return this.#retryAt;
+  }
+  /** While the breaker is open (too many failures in a row): when it closes (epoch ms). */
+  get breakerOpenUntil(): number | undefined {
+    return this.#breakerOpenUntil;
   }
   get protocolVersion(): string | undefined {
     return this.#connected?.negotiated.protocolVersion;
@@ -116,6 +124,7 @@ export class Upstream {
   async #attempt(): Promise<void> {
     clearTimeout(this.#retryTimer);
     this.#retryAt = undefined;
+    this.#breakerOpenUntil = undefined;
     const wasReconnecting = this.#state === "reconnecting";
     if (!wasReconnecting) this.#setState("starting");
     this.#abort = new AbortController();
@@ -158,6 +167,7 @@ export class Upstream {
     }
     this.#error = undefined;
     this.#connectedAt = Date.now();
+    this.#served = false;
     this.#setState("ready");
   }
 
@@ -201,6 +211,12 @@ export class Upstream {
     try {
       const result = await connection.request<T>(method, params, requestOptions);
       failed = false;
+      if (!this.#served && connection === this.#connected?.connection) {
+        // A server killed every few seconds that answers in between is worth reconnecting
+        // to at once each time, not after a run of doubling delays and the breaker.
+        this.#served = true;
+        this.#backoff.reset();
+      }
       return result;
     } finally {
       const { ms, slow } = this.stats.end(startedAt, failed);
@@ -331,11 +347,13 @@ export class Upstream {
   #scheduleRetry(retryable: boolean, state: UpstreamState): void {
     if (!retryable) {
       this.#retryAt = undefined;
+      this.#breakerOpenUntil = undefined;
       this.#setState("failed");
       return;
     }
-    const delay = this.#backoff.attempt >= BREAKER_THRESHOLD ? BREAKER_DELAY_MS : this.#backoff.next();
+    const { delay, breakerOpen } = this.#backoff.failed();
     this.#retryAt = Date.now() + delay;
+    this.#breakerOpenUntil = breakerOpen ? this.#retryAt : undefined;
     this.#setState(state);
     this.#retryTimer = setTimeout(() => {
       this.start().catch(() => {
@@ -390,6 +408,7 @@ export class Upstream {
     this.#changes.detach();
     clearTimeout(this.#retryTimer);
     this.#retryAt = undefined;
+    this.#breakerOpenUntil = undefined;
     const connected = this.#connected;
     this.#connected = undefined;
     if (this.#state !== "stopped") this.#setState("stopped");

@@ -1,6 +1,8 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import WebSocket from "ws";
 import { McplexError } from "../errors.js";
+import { queueFull } from "./upstream-errors.js";
+import { DEFAULT_MAX_QUEUED_BYTES, fitsQueue } from "./write-queue.js";
 
 /** Options of a {@link WebSocketClientTransport}. */
 export interface WebSocketClientOptions {
@@ -10,6 +12,11 @@ export interface WebSocketClientOptions {
   server?: string;
   /** Largest accepted message in bytes. Default 64 MiB. */
   maxPayload?: number;
+  /**
+   * Bytes that may wait in the socket for the server to read; past that, large messages
+   * are refused with a "queue full" error. Default 32 MiB.
+   */
+  maxQueuedBytes?: number;
 }
 
 /**
@@ -86,7 +93,14 @@ export class WebSocketClientTransport implements Transport {
     if (socket === undefined || socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(new Error("not connected"));
     }
-    socket.send(JSON.stringify(message));
+    const text = JSON.stringify(message);
+    // `ws` buffers whatever the socket cannot take yet, without limit: the limit is ours.
+    const limit = this.#options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+    if (!fitsQueue(socket.bufferedAmount, text.length, limit)) {
+      const server = this.#options.server ?? this.#options.url;
+      return Promise.reject(queueFull(server, "websocket", socket.bufferedAmount, text.length, limit));
+    }
+    socket.send(text);
     return Promise.resolve();
   }
 

@@ -119,7 +119,9 @@ function renderServers() {
     const detail = el("td", { class: "detail" });
     if (s.error !== undefined) detail.append(el("div", { class: "error" }, s.error));
     if (s.hint !== undefined) detail.append(el("div", { class: "hint" }, `hint: ${s.hint}`));
-    if (s.retryAt !== undefined)
+    if (s.breakerOpenUntil !== undefined)
+      detail.append(el("div", { class: "hint" }, `breaker open until ${clock(s.breakerOpenUntil)}`));
+    else if (s.retryAt !== undefined)
       detail.append(el("div", { class: "hint" }, `next try at ${clock(s.retryAt)}`));
     if (s.lazy && (s.state === "idle" || s.state === "stopped"))
       detail.append(el("div", { class: "hint" }, "starts on first use"));

@@ -24,6 +24,8 @@ export async function listCommand(args: string[]): Promise<number> {
         transport: s.transport,
         protocolVersion: s.protocolVersion ?? null,
         error: s.error ?? null,
+        // Only while open, so that the usual shape stays as it was.
+        ...(s.breaker === undefined ? {} : { breaker: s.breaker }),
         tools: tools
           .filter((t) => t.server === s.name)
           .map((t) => ({ name: t.name, originalName: t.originalName, description: t.description ?? null })),
@@ -34,8 +36,9 @@ export async function listCommand(args: string[]): Promise<number> {
       }
       for (const server of servers) {
         const protocol = server.protocolVersion ?? "-";
+        const breaker = server.breaker === undefined ? "" : `  breaker ${server.breaker}`;
         console.log(
-          `${server.name}  ${server.state}  ${server.transport}  ${protocol}  ${server.tools.length} tools`,
+          `${server.name}  ${server.state}  ${server.transport}  ${protocol}  ${server.tools.length} tools${breaker}`,
         );
         if (server.error !== null) {
           for (const line of server.error.split("\n")) console.log(`    ${line}`);

@@ -9,10 +9,14 @@ import { checkNonLoopbackBind } from "../../gateway/http-guard.js";
 import { DEFAULT_PORT } from "../../gateway/protocol.js";
 import { serveGatewayStdio } from "../../gateway/stdio-front.js";
 import { Hub } from "../../hub.js";
+import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { ANSWERING_CAPABILITIES } from "../../upstream/upstream.js";
 import { secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
+
+/** How long upstreams get between SIGTERM and SIGKILL when the stdio client goes away. */
+const SHUTDOWN_GRACE_MS = 1000;
 
 /**
  * `mcplex serve`: the whole catalog as one MCP server, over stdio (for clients that
@@ -180,15 +184,28 @@ export async function serveCommand(args: string[]): Promise<number> {
     // Answers owed go out first (bounded), as on HTTP.
     const drain = () =>
       Promise.race([session.idle(), new Promise<void>((r) => setTimeout(r, 10_000).unref())]);
-    const onSignal = () =>
+    // A client stopping its server (Claude Code: SIGINT, SIGTERM 0.1 s later, then SIGKILL)
+    // gives little time: every upstream is signalled at once on the first signal, killed on
+    // the second.
+    let signalled = false;
+    const onSignal = () => {
+      if (signalled) {
+        killChildren();
+        process.exit(EXIT.ok);
+      }
+      signalled = true;
+      void terminateChildren(SHUTDOWN_GRACE_MS);
       void stop(async () => {
         await drain();
         await dashboard?.close(1000);
       }).finally(() => process.exit(EXIT.ok));
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    // The end of input ends the session even while servers are still starting.
+    // (Servers that failed to start are reported when the start is over: see above.)
     await done;
-    await stop(() => dashboard?.close(1000));
+    await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), stop(() => dashboard?.close(1000))]);
     return EXIT.ok;
   }
 
@@ -234,9 +251,18 @@ export async function serveCommand(args: string[]): Promise<number> {
       .join("\n"),
   );
   await new Promise<void>((resolve) => {
-    const onSignal = () => void stop(() => front.close()).finally(resolve);
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
+    // The first signal lets calls in flight finish; a second one stops everything now.
+    let signalled = false;
+    const onSignal = () => {
+      if (signalled) {
+        killChildren();
+        process.exit(EXIT.ok);
+      }
+      signalled = true;
+      void stop(() => front.close()).finally(resolve);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
   });
   return EXIT.ok;
 }
@@ -254,7 +280,7 @@ function parseReadyWait(text: string): number {
 /** Servers that did not start (failed, or retrying after a failed start), with what to do. */
 function reportFailures(hub: Hub): void {
   for (const server of hub.servers()) {
-    if (server.error === undefined || server.state === "ready" || server.state === "disabled") continue;
+    if (server.error === undefined || ["ready", "disabled", "stopped"].includes(server.state)) continue;
     console.error(`mcplex: ${server.name} is ${server.state}: ${server.error.split("\n")[0]}`);
     if (server.hint !== undefined) console.error(`  hint: ${server.hint}`);
   }
