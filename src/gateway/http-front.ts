@@ -22,6 +22,7 @@ import { GatewayMetrics, healthReport } from "./metrics.js";
 import { type Caller, serveModernPost } from "./modern-post.js";
 import { DEFAULT_PORT, envelopeVersion, parseErrorAnswer, SERVED_MODERN_VERSIONS } from "./protocol.js";
 import { ConcurrencyLimiter, RateLimiter } from "./rate-limiter.js";
+import { SSE_PATH, SseFront } from "./sse-front.js";
 import { attachWebSocketFront } from "./ws-front.js";
 
 /** Why a request was turned away. */
@@ -66,6 +67,8 @@ export interface HttpFront {
   readonly url: string;
   /** The WebSocket endpoint, e.g. `ws://127.0.0.1:8420/ws`. */
   readonly wsUrl: string;
+  /** The 2024-11-05 HTTP+SSE endpoint, e.g. `http://127.0.0.1:8420/sse`. */
+  readonly sseUrl: string;
   /** The web dashboard, e.g. `http://127.0.0.1:8420/dashboard`; absent when turned off. */
   readonly dashboardUrl?: string;
   readonly server: Server;
@@ -137,6 +140,13 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const profile = auth.profile ?? options.profile;
     return { key, sseAllowed: true, ...(profile === undefined ? {} : { profile }) };
   };
+
+  const sse = new SseFront(gateway, {
+    admit,
+    concurrency,
+    maxBodyBytes: maxBody,
+    draining: () => draining,
+  });
 
   let endpoints: { mcp: string; ws?: string } = { mcp: "" };
   const dashboard =
@@ -311,7 +321,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         const caller = admit(req, false);
         if ("status" in caller)
           return sendJson(res, caller.status, { error: caller.message }, caller.headers);
-        metrics.setSessions("http", legacy.size);
+        metrics.setSessions("http", legacy.size + sse.size);
         metrics.render().then(
           ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
           () => res.writeHead(500).end(),
@@ -319,6 +329,10 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return;
       }
       default:
+        if (options.mcp !== false && SseFront.owns(path)) {
+          sse.handle(req, res, path).catch(() => res.destroy());
+          return;
+        }
         if (dashboard !== undefined && Dashboard.owns(path)) return dashboard.handle(req, res, path);
         sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
     }
@@ -346,6 +360,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   return {
     url: `${base}/mcp`,
     wsUrl: `ws://${hostPart}:${port}/ws`,
+    sseUrl: `${base}${SSE_PATH}`,
     ...(dashboard === undefined ? {} : { dashboardUrl: `${base}/dashboard` }),
     server,
     metrics,
@@ -369,6 +384,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         });
       }
       legacy.close();
+      sse.close();
       ws?.close();
       dashboard?.close();
       server.closeAllConnections();
