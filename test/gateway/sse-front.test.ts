@@ -1,5 +1,4 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { type IncomingMessage, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client, SSEClientTransport } from "@modelcontextprotocol/client";
@@ -17,6 +16,7 @@ import {
   startGateway,
   yamlConfig,
 } from "../support/gateway.js";
+import { openStream } from "../support/sse-stream.js";
 
 // The 2024-11-05 HTTP+SSE transport on the gateway (GET /sse, POST /messages?sessionId=), which
 // clients configured with `type: sse` still use, behind the same checks as /mcp.
@@ -43,59 +43,6 @@ afterAll(async () => {
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
-/** A GET /sse read by hand: its `endpoint`, then each `message`, as they arrive. */
-interface RawStream {
-  status: number;
-  endpoint: Promise<string>;
-  next(): Promise<Record<string, unknown>>;
-  close(): void;
-}
-
-function openStream(url: string, headers: Record<string, string> = {}): Promise<RawStream> {
-  return new Promise((done, fail) => {
-    const req = request(
-      url,
-      { headers: { accept: "text/event-stream", ...headers } },
-      (res: IncomingMessage) => {
-        let buffer = "";
-        let endpointFound: (e: string) => void = () => {};
-        const endpoint = new Promise<string>((found) => {
-          endpointFound = found;
-        });
-        const queue: Record<string, unknown>[] = [];
-        const waiting: Array<(m: Record<string, unknown>) => void> = [];
-        res.setEncoding("utf8").on("data", (chunk: string) => {
-          buffer += chunk;
-          for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const event = /^event: (.*)$/m.exec(block)?.[1];
-            const data = /^data: (.*)$/m.exec(block)?.[1] ?? "";
-            if (event === "endpoint") endpointFound(data);
-            else if (event === "message") {
-              const message = JSON.parse(data) as Record<string, unknown>;
-              const wake = waiting.shift();
-              if (wake !== undefined) wake(message);
-              else queue.push(message);
-            }
-          }
-        });
-        done({
-          status: res.statusCode ?? 0,
-          endpoint,
-          next: () => {
-            const queued = queue.shift();
-            return queued !== undefined ? Promise.resolve(queued) : new Promise((wake) => waiting.push(wake));
-          },
-          close: () => req.destroy(),
-        });
-      },
-    );
-    req.on("error", fail);
-    req.end();
-  });
-}
 
 const initialize = {
   jsonrpc: "2.0",
