@@ -182,7 +182,12 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const caller = admit(req);
     if ("status" in caller)
       return sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
-    if (req.method === "GET") return legacy.get(req, res, caller);
+    if (req.method === "GET") {
+      // No 2025 session named: an HTTP+SSE client pointed at /mcp (its config says `sse`).
+      if (req.headers["mcp-session-id"] === undefined && req.headers.accept?.includes("text/event-stream"))
+        return sse.open(res, caller);
+      return legacy.get(req, res, caller);
+    }
     if (req.method === "POST") {
       let counted = true;
       inFlight++;

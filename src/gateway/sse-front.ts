@@ -114,7 +114,7 @@ export class SseFront {
         res.writeHead(405, { allow: "GET" }).end();
         return;
       }
-      this.#open(res, caller);
+      this.open(res, caller);
       return;
     }
     if (req.method !== "POST") {
@@ -124,7 +124,11 @@ export class SseFront {
     await this.#post(req, res, caller);
   }
 
-  #open(res: ServerResponse, caller: Caller): void {
+  /**
+   * Opens a session on `res` as its event stream, for a caller already admitted. Also used for
+   * a GET /mcp with no `Mcp-Session-Id`, which is how SSE clients pointed at /mcp begin.
+   */
+  open(res: ServerResponse, caller: Caller): void {
     const id = randomUUID();
     const channel = new SseStreamChannel(res);
     const profile = caller.profile;

@@ -59,7 +59,12 @@ describe("the gateway's HTTP+SSE transport", () => {
     );
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["old__echo", "other__echo"]);
+      expect(tools.map((t) => t.name).sort()).toEqual([
+        "old__echo",
+        "old__wait",
+        "other__echo",
+        "other__wait",
+      ]);
       const result = await client.callTool({ name: "old__echo", arguments: { text: "over sse" } });
       expect(resultText(result)).toBe("echo: over sse");
     } finally {
@@ -80,6 +85,17 @@ describe("the gateway's HTTP+SSE transport", () => {
     }
   });
 
+  it("serves an SSE client pointed at /mcp (a GET with no Mcp-Session-Id opens an HTTP+SSE session)", async () => {
+    const client = new Client({ name: "sse-at-mcp", version: "1.0.0" });
+    await client.connect(new SSEClientTransport(new URL(open.url)));
+    try {
+      const result = await client.callTool({ name: "old__echo", arguments: { text: "at /mcp" } });
+      expect(resultText(result)).toBe("echo: at /mcp");
+    } finally {
+      await client.close();
+    }
+  });
+
   it("wants a token when tokens are configured (401), and a token sees its profile's tools", async () => {
     const refused = await rawHttp(`${gw.origin}/sse`, { method: "GET" });
     expect(refused.status).toBe(401);
@@ -90,7 +106,7 @@ describe("the gateway's HTTP+SSE transport", () => {
     );
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(["old__echo"]);
+      expect(tools.map((t) => t.name)).toEqual(["old__echo", "old__wait"]);
     } finally {
       await client.close();
     }
@@ -203,7 +219,7 @@ describe("mcplex serve and HTTP+SSE", () => {
       expect(line).toContain(`${served.origin}/sse`);
       const client = new Client({ name: "sse-cli", version: "1.0.0" });
       await client.connect(new SSEClientTransport(new URL(`${served.origin}/sse`)));
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["old__echo"]);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["old__echo", "old__wait"]);
       await client.close();
     } finally {
       await served.stop();
