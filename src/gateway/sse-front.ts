@@ -203,13 +203,25 @@ export class SseFront {
       sendRpcError(res, 400, null, code, text);
       return;
     }
-    const request = message as { id?: unknown; method?: unknown };
+    const request = (typeof message === "object" && message !== null ? message : {}) as {
+      id?: unknown;
+      method?: unknown;
+    };
     const isRequest =
-      typeof message === "object" &&
-      message !== null &&
       typeof request.method === "string" &&
       (typeof request.id === "string" || typeof request.id === "number");
-    if (isRequest && !entry.channel.held.has(request.id as Id)) {
+    if (isRequest && entry.channel.held.has(request.id as Id)) {
+      // Answered on the stream, that refusal would free the slot of the request still running.
+      sendRpcError(
+        res,
+        400,
+        request.id,
+        -32600,
+        `Invalid Request: id ${JSON.stringify(request.id)} is already in use`,
+      );
+      return;
+    }
+    if (isRequest) {
       const release = this.#options.concurrency.acquire(caller.key);
       if (release === undefined) {
         sendRpcError(res, 429, null, -32000, "Too Many Requests: too many requests in flight");
@@ -219,7 +231,7 @@ export class SseFront {
     }
     if (request.method === "notifications/cancelled") {
       // A cancelled request gets no answer: its slot is freed here.
-      const cancelled = (message as { params?: { requestId?: Id } }).params?.requestId;
+      const cancelled = (request as { params?: { requestId?: Id } }).params?.requestId;
       if (cancelled !== undefined) {
         entry.channel.held.get(cancelled)?.();
         entry.channel.held.delete(cancelled);

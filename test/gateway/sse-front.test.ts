@@ -199,6 +199,23 @@ describe("the gateway's HTTP+SSE transport", () => {
       const broken = await rawHttp(endpoint, { headers: { "content-type": "application/json" }, body: "{" });
       expect(broken.status).toBe(400);
       expect(broken.body).toContain("Parse error");
+      // JSON that is no message, and an id still in use: answered, never a dropped connection.
+      const post = (body: string) =>
+        rawHttp(endpoint, { headers: { "content-type": "application/json" }, body });
+      expect((await post("null")).status).toBe(202);
+      expect(((await stream.next()).error as { message: string }).message).toContain("Invalid Request");
+      expect((await post(JSON.stringify(initialize))).status).toBe(202);
+      await stream.next();
+      const slow = {
+        jsonrpc: "2.0",
+        id: "dup",
+        method: "tools/call",
+        params: { name: "old__wait", arguments: { ms: 60_000 } },
+      };
+      expect((await post(JSON.stringify(slow))).status).toBe(202);
+      const again = await post(JSON.stringify(slow));
+      expect(again.status).toBe(400);
+      expect(again.body).toContain("already in use");
     } finally {
       stream.close();
     }
