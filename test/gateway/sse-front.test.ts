@@ -126,6 +126,24 @@ describe("the gateway's HTTP+SSE transport", () => {
     }
   });
 
+  it("refuses the messages of an open session once its token is withdrawn (401)", async () => {
+    const stream = await openStream(`${gw.origin}/sse`, bearer(ONLY_OLD));
+    const endpoint = new URL(await stream.endpoint, gw.origin).href;
+    const post = () =>
+      rawHttp(endpoint, {
+        headers: { "content-type": "application/json", ...bearer(ONLY_OLD) },
+        body: initialize,
+      });
+    try {
+      expect((await post()).status).toBe(202);
+      gw.front.setTokens([{ token: ALL }]);
+      expect((await post()).status).toBe(401);
+    } finally {
+      gw.front.setTokens([{ token: ALL }, { token: ONLY_OLD, profile: "old" }]);
+      stream.close();
+    }
+  });
+
   it("refuses a foreign Host or Origin (403) on both endpoints", async () => {
     const badHost = await rawHttp(`${openOrigin}/sse`, { method: "GET", headers: { host: "evil.example" } });
     expect(badHost.status).toBe(403);
