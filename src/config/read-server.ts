@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../upstream/negotiate.js";
 import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
 import { urlCredentials } from "./redact.js";
@@ -245,6 +246,11 @@ function readProtocolVersion(
   if (version === undefined) return {};
   if (!/^\d{4}-\d{2}-\d{2}$/.test(version)) {
     reader.fail(path, `${describeValue(version)} is not a protocol revision; write it like "2025-11-25"`);
+  } else if (!(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+    reader.fail(
+      path,
+      `mcplex does not speak protocol revision ${version}; pin one of ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}, or remove protocolVersion to negotiate`,
+    );
   }
   return { protocolVersion: version };
 }

@@ -4,6 +4,7 @@ import { toWireError } from "../upstream/rpc-connection.js";
 import type { Gateway } from "./gateway.js";
 import { envelopeVersion, readEnvelope, SERVED_LEGACY_VERSIONS } from "./protocol.js";
 import type { RequestContext } from "./request-context.js";
+import { resultForRev2024 } from "./rev2024-result.js";
 
 /** A JSON-RPC message as it travels. */
 export type WireMessage = Record<string, unknown>;
@@ -162,7 +163,7 @@ export class ClientSession {
       const result = await this.#gateway.dispatcher.handle(method, params, ctx);
       if (!modern && method === "resources/subscribe") this.subscriptions.add(String(params?.uri));
       if (!modern && method === "resources/unsubscribe") this.subscriptions.delete(String(params?.uri));
-      this.#reply(id, { result });
+      this.#reply(id, { result: modern ? result : resultForRev2024(ctx.protocolVersion, method, result) });
     } catch (error) {
       this.#reply(id, { error: wireError(error) });
     } finally {

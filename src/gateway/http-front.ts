@@ -24,6 +24,7 @@ import { GatewayMetrics, healthReport } from "./metrics.js";
 import { type Caller, serveModernPost } from "./modern-post.js";
 import { DEFAULT_PORT, envelopeVersion, parseErrorAnswer, SERVED_MODERN_VERSIONS } from "./protocol.js";
 import { ConcurrencyLimiter, RateLimiter } from "./rate-limiter.js";
+import { SSE_PATH, SseFront } from "./sse-front.js";
 import { attachWebSocketFront } from "./ws-front.js";
 
 /** Why a request was turned away. */
@@ -79,6 +80,8 @@ export interface HttpFront {
   readonly url: string;
   /** The WebSocket endpoint, e.g. `ws://127.0.0.1:8420/ws`. */
   readonly wsUrl: string;
+  /** The 2024-11-05 HTTP+SSE endpoint, e.g. `http://127.0.0.1:8420/sse`. */
+  readonly sseUrl: string;
   /** The web dashboard, e.g. `http://127.0.0.1:8420/dashboard`; absent when turned off. */
   readonly dashboardUrl?: string;
   readonly server: Server;
@@ -185,6 +188,15 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     };
   };
 
+  const sse = new SseFront(gateway, {
+    admit,
+    concurrency,
+    streams,
+    maxBodyBytes: maxBody,
+    bodyTimeoutMs,
+    draining: () => draining,
+  });
+
   let endpoints: { mcp: string; ws?: string } = { mcp: "" };
   const dashboard =
     options.dashboard === false
@@ -219,7 +231,12 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const caller = admit(req);
     if ("status" in caller)
       return sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
-    if (req.method === "GET") return legacy.get(req, res, caller);
+    if (req.method === "GET") {
+      // No 2025 session named: an HTTP+SSE client pointed at /mcp (its config says `sse`).
+      if (req.headers["mcp-session-id"] === undefined && req.headers.accept?.includes("text/event-stream"))
+        return sse.open(res, caller);
+      return legacy.get(req, res, caller);
+    }
     if (req.method === "DELETE") return legacy.delete(req, res, caller);
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "GET, POST, DELETE" }).end();
@@ -377,7 +394,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         const refused = admitOperator(req, path);
         if (refused !== undefined)
           return sendJson(res, refused.status, { error: refused.message }, refused.headers);
-        metrics.setSessions("http", legacy.size);
+        metrics.setSessions("http", legacy.size + sse.size);
         metrics.render().then(
           ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
           () => res.writeHead(500).end(),
@@ -385,6 +402,10 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return;
       }
       default:
+        if (options.mcp !== false && SseFront.owns(path)) {
+          sse.handle(req, res, path).catch(() => res.destroy());
+          return;
+        }
         if (dashboard !== undefined && Dashboard.owns(path)) return dashboard.handle(req, res, path);
         sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
     }
@@ -412,6 +433,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   return {
     url: `${base}/mcp`,
     wsUrl: `ws://${hostPart}:${port}/ws`,
+    sseUrl: `${base}${SSE_PATH}`,
     ...(dashboard === undefined ? {} : { dashboardUrl: `${base}/dashboard` }),
     server,
     metrics,
@@ -436,6 +458,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         });
       }
       legacy.close();
+      sse.close();
       ws?.close();
       dashboard?.close();
       server.closeAllConnections();

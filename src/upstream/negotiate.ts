@@ -3,8 +3,18 @@ import type { RpcConnection } from "./rpc-connection.js";
 
 /** The current, stateless revision. */
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";
-/** 2025 revisions spoken with the `initialize` handshake, newest first. */
-export const LEGACY_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
+/**
+ * The first published revision, still all that servers on older SDKs answer `initialize`
+ * with (server-github among them): no structured tool output, titles or elicitation.
+ */
+export const REV2024_PROTOCOL_VERSION = "2024-11-05";
+/** Revisions spoken with the `initialize` handshake (2025 ones and 2024-11-05), newest first. */
+export const LEGACY_PROTOCOL_VERSIONS = [
+  "2025-11-25",
+  "2025-06-18",
+  "2025-03-26",
+  REV2024_PROTOCOL_VERSION,
+] as const;
 /** Every revision mcplex speaks, newest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = [MODERN_PROTOCOL_VERSION, ...LEGACY_PROTOCOL_VERSIONS] as const;
 
@@ -175,7 +185,11 @@ async function initialize(
     throw new McplexError(
       "PROTOCOL_ERROR",
       `${options.server}: server answered initialize with protocol version ${String(agreed)}, which mcplex does not speak (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
-      { server: options.server },
+      {
+        server: options.server,
+        // Running the command by hand shows nothing here: it starts fine, it only speaks another revision.
+        hint: `Update ${options.server} to a release that speaks one of ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}, or, if it speaks one of them besides ${String(agreed)}, pin it with protocolVersion.`,
+      },
     );
   }
   await connection.notify("notifications/initialized");

@@ -121,3 +121,28 @@ describe("config check with a broken secret store", () => {
     if (!result.ok) expect(result.issues[0]?.message).toContain("restore it from a backup");
   });
 });
+
+describe("config check: pinned protocol revisions", () => {
+  it("rejects a pinned protocolVersion mcplex cannot speak, naming the key and the revisions it can", async () => {
+    await writeFile(
+      join(dir, "mcplex.yaml"),
+      'servers:\n  old:\n    command: node\n    protocolVersion: "1999-01-01"\n',
+    );
+    const result = await checkConfig({ cwd: dir, env: { PATH: process.env.PATH ?? "" } });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const issue = result.issues.find((i) => i.path === "servers.old.protocolVersion");
+    expect(issue?.message).toContain("1999-01-01");
+    expect(issue?.message).toContain("2025-11-25");
+    expect(issue?.message).toContain("2024-11-05");
+  });
+
+  it("accepts a pin to 2024-11-05", async () => {
+    await writeFile(
+      join(dir, "mcplex.yaml"),
+      'servers:\n  old:\n    command: node\n    protocolVersion: "2024-11-05"\n',
+    );
+    const result = await checkConfig({ cwd: dir, env: { PATH: process.env.PATH ?? "" } });
+    expect(result.ok).toBe(true);
+  });
+});

@@ -102,5 +102,28 @@ describe("the MCP Inspector CLI as a client of the gateway", () => {
       ]);
       expect(resultText(result)).toBe("Echo: over http");
     });
+
+    // Configs that still say `sse` point at /sse, or at /mcp itself.
+    for (const path of ["/sse", "/mcp"]) {
+      it(`lists and calls tools with --transport sse at ${path}`, async () => {
+        const url = `${gw.origin}${path}`;
+        const listed = (await inspector([url, "--transport", "sse", "--method", "tools/list"])) as {
+          tools: Array<{ name: string }>;
+        };
+        expect(listed.tools.map((t) => t.name)).toContain("everything__echo");
+        const result = await inspector([
+          url,
+          "--transport",
+          "sse",
+          "--method",
+          "tools/call",
+          "--tool-name",
+          "everything__echo",
+          "--tool-arg",
+          "message=over sse",
+        ]);
+        expect(resultText(result)).toBe("Echo: over sse");
+      });
+    }
   });
 });

@@ -20,7 +20,7 @@ const SHUTDOWN_GRACE_MS = 1000;
 
 /**
  * `mcplex serve`: the whole catalog as one MCP server, over stdio (for clients that
- * spawn servers) or HTTP (Streamable HTTP at /mcp and WebSocket at /ws, the default).
+ * spawn servers) or HTTP (Streamable HTTP at /mcp, WebSocket at /ws and HTTP+SSE at /sse, the default).
  */
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -237,6 +237,7 @@ export async function serveCommand(args: string[]): Promise<number> {
         `, ${hub.tools(values.profile).length} tools`,
       `  Streamable HTTP  ${front.url}`,
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
+      `  HTTP+SSE         ${front.sseUrl}  (2024-11-05, for clients set to type: sse)`,
       `  health           ${front.url.replace(/\/mcp$/, "/readyz")}   metrics ${front.url.replace(/\/mcp$/, "/metrics")}`,
       front.dashboardUrl === undefined ? "" : `  dashboard        ${front.dashboardUrl}`,
       "",

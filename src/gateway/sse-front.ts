@@ -1,0 +1,270 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Channel, ClientSession, WireMessage } from "./client-session.js";
+import type { Gateway } from "./gateway.js";
+import { sendRpcError } from "./http-exchange.js";
+import type { Refusal } from "./http-front.js";
+import { BodyTimeoutError, BodyTooLargeError, checkContentType, readBody } from "./http-guard.js";
+import type { Caller } from "./modern-post.js";
+import { parseErrorAnswer } from "./protocol.js";
+import type { ConcurrencyLimiter } from "./rate-limiter.js";
+
+type Id = string | number;
+
+/** The GET stream of the 2024-11-05 HTTP+SSE transport. */
+export const SSE_PATH = "/sse";
+/** Where that transport's clients POST their messages, with `?sessionId=`. */
+export const SSE_MESSAGES_PATH = "/messages";
+
+/** What {@link SseFront} needs from the HTTP front it is mounted on. */
+export interface SseFrontOptions {
+  /** The HTTP front's Host/Origin, token and rate checks: the caller, or why it is refused. */
+  admit(req: IncomingMessage): (Caller & { key: string }) | Refusal;
+  /** Requests in flight per client, shared with /mcp. */
+  concurrency: ConcurrencyLimiter;
+  /** Open streams per client, shared with /mcp's listen streams: a stream holds no call slot. */
+  streams: ConcurrencyLimiter;
+  maxBodyBytes: number;
+  /** Time a message body has to arrive in full (ms); 408 past it. */
+  bodyTimeoutMs: number;
+  /** `true` once the front is shutting down: new streams and messages are refused. */
+  draining(): boolean;
+}
+
+/**
+ * A session's messages on its GET stream: in this transport every answer, notification and
+ * server request travels there, and POSTs only get 202. Each client request holds one of its
+ * caller's concurrency slots until its answer is written.
+ */
+class SseStreamChannel implements Channel {
+  readonly #res: ServerResponse;
+  readonly held = new Map<Id, () => void>();
+  onClose: (() => void) | undefined;
+  #closed = false;
+
+  constructor(res: ServerResponse) {
+    this.#res = res;
+  }
+
+  send(message: WireMessage, related?: Id): boolean {
+    if (this.#closed) return false;
+    if (related !== undefined && message.method === undefined && message.id === related) {
+      this.held.get(related)?.();
+      this.held.delete(related);
+    }
+    this.#res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    return true;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const release of this.held.values()) release();
+    this.held.clear();
+    this.#res.end();
+    this.onClose?.();
+  }
+}
+
+interface Entry {
+  session: ClientSession;
+  channel: SseStreamChannel;
+  profile: string | undefined;
+}
+
+/**
+ * The 2024-11-05 HTTP+SSE transport, which clients configured with `type: sse` still speak:
+ * `GET /sse` opens a session and announces `/messages?sessionId=...` as an `endpoint` event;
+ * the client POSTs each message there (202), and everything the gateway sends comes back
+ * as `message` events on the stream. Closing the stream ends the session. Every request
+ * passes the same checks as `/mcp`.
+ */
+export class SseFront {
+  readonly #gateway: Gateway;
+  readonly #options: SseFrontOptions;
+  readonly #sessions = new Map<string, Entry>();
+
+  constructor(gateway: Gateway, options: SseFrontOptions) {
+    this.#gateway = gateway;
+    this.#options = options;
+  }
+
+  /** Whether this front serves `path`. */
+  static owns(path: string): boolean {
+    return path === SSE_PATH || path === SSE_MESSAGES_PATH;
+  }
+
+  /** Open sessions (one per GET stream). */
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** Serves a request whose path {@link SseFront.owns}. */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    if (this.#options.draining()) {
+      res.shouldKeepAlive = false;
+      sendRpcError(res, 503, null, -32000, "Service Unavailable: the gateway is shutting down", undefined, {
+        "retry-after": "1",
+      });
+      return;
+    }
+    const caller = this.#options.admit(req);
+    if ("status" in caller) {
+      sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
+      return;
+    }
+    if (path === SSE_PATH) {
+      if (req.method !== "GET") {
+        res.writeHead(405, { allow: "GET" }).end();
+        return;
+      }
+      this.open(res, caller);
+      return;
+    }
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" }).end();
+      return;
+    }
+    await this.#post(req, res, caller);
+  }
+
+  /**
+   * Opens a session on `res` as its event stream, for a caller already admitted. Also used for
+   * a GET /mcp with no `Mcp-Session-Id`, which is how SSE clients pointed at /mcp begin.
+   */
+  open(res: ServerResponse, caller: Caller & { key: string }): void {
+    const closeStream = this.#options.streams.acquire(caller.key);
+    if (closeStream === undefined) {
+      sendRpcError(
+        res,
+        429,
+        null,
+        -32000,
+        `Too Many Requests: too many open streams for this client (limit ${this.#options.streams.max}); close one first`,
+      );
+      return;
+    }
+    res.once("close", closeStream);
+    const id = randomUUID();
+    const channel = new SseStreamChannel(res);
+    const profile = caller.profile;
+    const session = this.#gateway.openSession(channel, profile === undefined ? {} : { profile });
+    channel.onClose = () => this.#sessions.delete(id);
+    this.#sessions.set(id, { session, channel, profile });
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    });
+    // Relative, as the SDK's clients resolve it against the stream's URL (proxies keep working).
+    res.write(`event: endpoint\ndata: ${SSE_MESSAGES_PATH}?sessionId=${id}\n\n`);
+    res.on("close", () => session.close());
+  }
+
+  async #post(req: IncomingMessage, res: ServerResponse, caller: Caller & { key: string }): Promise<void> {
+    const sessionId = new URL(req.url ?? "/", "http://gateway").searchParams.get("sessionId");
+    if (sessionId === null || sessionId === "") {
+      sendRpcError(
+        res,
+        400,
+        null,
+        -32000,
+        `Bad Request: the sessionId query parameter is required; POST to the endpoint that GET ${SSE_PATH} announced`,
+      );
+      return;
+    }
+    const entry = this.#sessions.get(sessionId);
+    if (entry === undefined) {
+      sendRpcError(
+        res,
+        404,
+        null,
+        -32001,
+        `Session not found: its stream closed; open GET ${SSE_PATH} again`,
+      );
+      return;
+    }
+    if (entry.profile !== caller.profile) {
+      sendRpcError(res, 403, null, -32000, "Forbidden: this session belongs to another token");
+      return;
+    }
+    const type = checkContentType(req.headers["content-type"]);
+    if (!type.ok) {
+      sendRpcError(res, type.status, null, -32000, type.message);
+      return;
+    }
+    let body: Buffer;
+    try {
+      body = await readBody(req, this.#options.maxBodyBytes, undefined, this.#options.bodyTimeoutMs);
+    } catch (error) {
+      if (error instanceof BodyTimeoutError) {
+        res.shouldKeepAlive = false;
+        sendRpcError(res, 408, null, -32000, error.message);
+        return;
+      }
+      if (error instanceof BodyTooLargeError) {
+        res.shouldKeepAlive = false;
+        sendRpcError(
+          res,
+          413,
+          null,
+          -32600,
+          `Payload Too Large: the limit is ${this.#options.maxBodyBytes} bytes`,
+        );
+        return;
+      }
+      res.destroy();
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(body.toString("utf8"));
+    } catch (error) {
+      const { code, message: text } = parseErrorAnswer(error).error;
+      sendRpcError(res, 400, null, code, text);
+      return;
+    }
+    const request = (typeof message === "object" && message !== null ? message : {}) as {
+      id?: unknown;
+      method?: unknown;
+    };
+    const isRequest =
+      typeof request.method === "string" &&
+      (typeof request.id === "string" || typeof request.id === "number");
+    if (isRequest && entry.channel.held.has(request.id as Id)) {
+      // Answered on the stream, that refusal would free the slot of the request still running.
+      sendRpcError(
+        res,
+        400,
+        request.id,
+        -32600,
+        `Invalid Request: id ${JSON.stringify(request.id)} is already in use`,
+      );
+      return;
+    }
+    if (isRequest) {
+      const release = this.#options.concurrency.acquire(caller.key);
+      if (release === undefined) {
+        sendRpcError(res, 429, null, -32000, "Too Many Requests: too many requests in flight");
+        return;
+      }
+      entry.channel.held.set(request.id as Id, release);
+    }
+    if (request.method === "notifications/cancelled") {
+      // A cancelled request gets no answer: its slot is freed here.
+      const cancelled = (request as { params?: { requestId?: Id } }).params?.requestId;
+      if (cancelled !== undefined) {
+        entry.channel.held.get(cancelled)?.();
+        entry.channel.held.delete(cancelled);
+      }
+    }
+    res.writeHead(202).end("Accepted");
+    // Malformed messages are answered by the session, on the stream, like on every front.
+    entry.session.receive(message);
+  }
+
+  /** Ends every session and its stream. */
+  close(): void {
+    for (const entry of [...this.#sessions.values()]) entry.session.close();
+  }
+}
