@@ -22,8 +22,8 @@ import { openStream } from "../support/sse-stream.js";
 // clients configured with `type: sse` still use, behind the same checks as /mcp.
 
 const REV2024 = resolve("test/fixtures/servers/rev2024-server.mjs");
-const ALL = "sse-token-all";
-const ONLY_OLD = "sse-token-old";
+const ALL = "sse-token-all-0123456789";
+const ONLY_OLD = "sse-token-old-0123456789";
 
 let gw: InProcessGateway;
 let open: HttpFront;
@@ -234,6 +234,50 @@ describe("the gateway's HTTP+SSE transport", () => {
       const again = await post(JSON.stringify(slow));
       expect(again.status).toBe(400);
       expect(again.body).toContain("already in use");
+    } finally {
+      stream.close();
+    }
+  });
+});
+
+describe("HTTP+SSE limits", () => {
+  it("counts open /sse streams against --max-streams and frees a place when one closes", async () => {
+    const limited = await gw.addFront({ maxStreams: 2 });
+    const origin = limited.url.replace(/\/mcp$/, "");
+    const first = await openStream(`${origin}/sse`, bearer(ALL));
+    const second = await openStream(`${origin}/sse`, bearer(ALL));
+    try {
+      const refused = await openStream(`${origin}/sse`, bearer(ALL));
+      refused.close();
+      expect(refused.status).toBe(429);
+      first.close();
+      // The closed stream's place is given back once the gateway sees the close.
+      const again = await eventually(async () => {
+        const stream = await openStream(`${origin}/sse`, bearer(ALL));
+        if (stream.status === 200) return stream;
+        stream.close();
+        return undefined;
+      });
+      again.close();
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
+  it("answers a /messages body that does not arrive in time with 408", async () => {
+    const limited = await gw.addFront({ bodyTimeoutMs: 200 });
+    const origin = limited.url.replace(/\/mcp$/, "");
+    const stream = await openStream(`${origin}/sse`, bearer(ALL));
+    try {
+      const endpoint = await stream.endpoint;
+      // Declares a body it never sends.
+      const answer = await rawHttp(`${origin}${endpoint}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": "100", ...bearer(ALL) },
+        body: "{",
+      });
+      expect(answer.status).toBe(408);
     } finally {
       stream.close();
     }
