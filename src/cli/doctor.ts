@@ -88,7 +88,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
     await withHub(
       {
         config,
-        startLazy: true,
+        start: "all",
         onHub: (hub) => {
           times = readyTimes(hub);
         },

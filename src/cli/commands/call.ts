@@ -1,7 +1,10 @@
 import { parseArgs } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/client";
+import { loadConfig } from "../../config/load-config.js";
 import { McplexError, NotFoundError } from "../../errors.js";
+import type { Hub } from "../../hub.js";
 import { withHub } from "../hub-session.js";
+import { nearestNames } from "../nearest-names.js";
 import { EXIT, printError, UsageError } from "../output.js";
 
 /** `mcplex call TOOL [JSON_ARGS]`: calls one tool and prints its result. */
@@ -39,21 +42,23 @@ export async function callCommand(args: string[]): Promise<number> {
   if (timeout !== undefined && !(timeout > 0))
     throw new UsageError("--timeout takes milliseconds, e.g. --timeout 30000");
 
-  return withHub(values.config === undefined ? {} : { config: values.config }, async (hub) => {
+  const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
+  return withHub({ config }, async (hub) => {
+    const options = {
+      ...(values.profile === undefined ? {} : { profile: values.profile }),
+      ...(timeout === undefined ? {} : { timeout }),
+    };
+    const tool = hub.catalog.resolveTool(name, values.profile);
+    const context = {
+      tool: name,
+      ...(tool === undefined ? {} : { server: tool.server, originalName: tool.originalName }),
+      redact: (text: string) => hub.redact(text),
+    };
     let result: CallToolResult;
     try {
-      result = await hub.callTool(name, toolArgs, {
-        ...(values.profile === undefined ? {} : { profile: values.profile }),
-        ...(timeout === undefined ? {} : { timeout }),
-      });
+      result = await hub.callTool(name, toolArgs, options);
     } catch (error) {
-      printError(explainNotFound(error, name, hub.servers()));
-      if (error instanceof McplexError && error.code === "UPSTREAM_UNAVAILABLE") return EXIT.unavailable;
-      if (error instanceof NotFoundError) {
-        const server = owner(name, hub.servers());
-        return server !== undefined && server.state !== "ready" ? EXIT.unavailable : EXIT.usage;
-      }
-      return EXIT.error;
+      return printError(explain(error, name, hub, values.profile), context);
     }
     if (values.json === true) console.log(JSON.stringify(result));
     else console.log(formatResult(result));
@@ -69,13 +74,27 @@ function owner(name: string, servers: Status[]): Status | undefined {
   return servers.find((s) => s.name.replace(/[^A-Za-z0-9_-]/g, "_") === prefix);
 }
 
-function explainNotFound(error: unknown, name: string, servers: Status[]): unknown {
+/**
+ * An unknown name explained: the server it points at is not ready (unavailable, exit 3),
+ * or the names nearest to it (a typo, exit 2).
+ */
+function explain(error: unknown, name: string, hub: Hub, profile: string | undefined): unknown {
   if (!(error instanceof NotFoundError)) return error;
-  const server = owner(name, servers);
-  if (server === undefined || server.state === "ready") return error;
+  const server = owner(name, hub.servers());
+  if (server === undefined || server.state === "ready") {
+    const near = nearestNames(
+      name,
+      hub.tools(profile).map((t) => t.name),
+    );
+    if (near.length === 0) return error;
+    return new NotFoundError(error.code, `${error.message}; did you mean ${near.join(", ")}?`, {
+      tool: name,
+      ...(error.hint === undefined ? {} : { hint: error.hint }),
+    });
+  }
   return new McplexError(
     "UPSTREAM_UNAVAILABLE",
-    `tool "${name}" is not available: server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}`,
+    `server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}`,
     { server: server.name, ...(server.hint === undefined ? {} : { hint: server.hint }) },
   );
 }
