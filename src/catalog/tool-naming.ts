@@ -161,3 +161,25 @@ export function assignNames(candidates: readonly NameCandidate[]): NameAssignmen
 function member(c: NameCandidate, exposedName: string): CollisionMember {
   return { server: c.server, originalName: c.originalName, exposedName };
 }
+
+/**
+ * The servers that may own an exposed name, read from the name alone (before any server has
+ * listed its tools): those whose prefix, followed by `__`, begins it. Usually one; several
+ * when one prefix begins another (`a` and `a__b`: the name may be either's, or contested).
+ * `undefined` when the name cannot tell: a server without prefix (`""`) may expose any name,
+ * and a hashed name may have cut into its prefix.
+ *
+ * @example ownersOfName("github__search", [{ name: "github" }, { name: "fs" }]) // ["github"]
+ */
+export function ownersOfName(
+  exposedName: string,
+  servers: ReadonlyArray<{ name: string; prefix?: string }>,
+): string[] | undefined {
+  const owners: string[] = [];
+  for (const server of servers) {
+    const prefix = sanitizeName(server.prefix ?? server.name);
+    if (prefix === "") return undefined;
+    if (exposedName.startsWith(prefix + PREFIX_SEPARATOR)) owners.push(server.name);
+  }
+  return owners.length === 0 ? undefined : owners;
+}

@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/client";
+import { ownersOfName } from "../../catalog/tool-naming.js";
 import { loadConfig } from "../../config/load-config.js";
 import { McplexError, NotFoundError } from "../../errors.js";
 import type { Hub } from "../../hub.js";
-import { withHub } from "../hub-session.js";
+import { startServers, withHub } from "../hub-session.js";
 import { nearestNames } from "../nearest-names.js";
 import { EXIT, printError, UsageError } from "../output.js";
 
@@ -43,11 +44,19 @@ export async function callCommand(args: string[]): Promise<number> {
     throw new UsageError("--timeout takes milliseconds, e.g. --timeout 30000");
 
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
-  return withHub({ config }, async (hub) => {
+  const enabled = config.servers.filter((s) => s.enabled);
+  // Only the server the name points at is started; the rest only when it does not have the tool.
+  const owners = ownersOfName(name, enabled);
+  const plan = owners ?? enabled.map((s) => s.name);
+  return withHub({ config, start: plan }, async (hub) => {
     const options = {
       ...(values.profile === undefined ? {} : { profile: values.profile }),
       ...(timeout === undefined ? {} : { timeout }),
     };
+    if (owners !== undefined && hub.catalog.resolveTool(name, values.profile) === undefined) {
+      const rest = enabled.filter((s) => !owners.includes(s.name)).map((s) => s.name);
+      await startServers(hub, config, rest);
+    }
     const tool = hub.catalog.resolveTool(name, values.profile);
     const context = {
       tool: name,
