@@ -107,6 +107,10 @@ export function errorReport(error: unknown, context: ErrorContext = {}): ErrorRe
     ) {
       message = `${error.path}: ${message}`;
     }
+    // Upstream messages start with the bare server name ("fx: tools/call timed out"): say what it is.
+    if (error.server !== undefined && message.startsWith(`${error.server}: `)) {
+      message = message.slice(error.server.length + 2);
+    }
     const server =
       error.server !== undefined && !message.includes(`"${error.server}"`)
         ? `server "${error.server}": `

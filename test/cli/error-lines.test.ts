@@ -66,6 +66,17 @@ describe("every command prints one line per failure, never a stack trace", { tim
     expect(out.code).toBe(3);
   });
 
+  it("call: a server that does not answer within --timeout names server and tool; exit 3", async () => {
+    const fixture = join(dir, "fixture.yaml");
+    await writeFile(
+      fixture,
+      `servers:\n  fx:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${resolve("test/fixtures/servers/fixture-server.ts")}]\n`,
+    );
+    const out = await runCli(["call", "fx__slow", '{"ms":30000}', "--timeout", "300", "--config", fixture]);
+    expectOneLine(out, ['server "fx"', "fx__slow", "timed out", "REQUEST_TIMEOUT"]);
+    expect(out.code).toBe(3);
+  });
+
   it("call: an unknown tool lists the nearby names; exit 2", async () => {
     const out = await runCli(["call", "api__lokup", "--config", config]);
     expectOneLine(out, ["api__lokup", "api__lookup", "TOOL_NOT_FOUND"]);
