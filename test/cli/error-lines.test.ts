@@ -58,6 +58,20 @@ describe("every command prints one line per failure, never a stack trace", { tim
     expect(out.code).toBe(1);
   });
 
+  it("call: a JSON-RPC error quoting a secret of the config prints it as ***", async () => {
+    const leaky = join(dir, "leaky.yaml");
+    await writeFile(
+      leaky,
+      `servers:\n  api:\n    command: ${process.execPath}\n    args: [${RPC_ERROR_SERVER}]\n    env: { API_TOKEN: "\${LEAKY_TOKEN}" }\n`,
+    );
+    const out = await runCli(["call", "api__lookup", "--config", leaky], {
+      env: { LEAKY_TOKEN: "sk-live-0123456789abcdef" },
+    });
+    expectOneLine(out, ['"api"', "-32603", "***"]);
+    expect(out.stderr).not.toContain("sk-live-0123456789abcdef");
+    expect(out.code).toBe(1);
+  });
+
   it("call: an unreachable server names the server and the tool; exit 3", async () => {
     const out = await runCli(["call", "remote__search", "--config", config], {
       env: { MCPLEX_HOME: join(dir, "home-call") },
