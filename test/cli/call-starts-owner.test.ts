@@ -69,6 +69,17 @@ describe("mcplex call starts only the server its tool name points at", { timeout
     expect(started()).toEqual(["alpha", "beta"]);
   });
 
+  it("starts nothing for a disabled server's tool, and says how to enable it; exit 3", async () => {
+    const { config, started } = await configOf("disabled", [
+      { name: "alpha", extra: ["enabled: false"] },
+      { name: "beta" },
+    ]);
+    const out = await runCli(["call", "alpha__alpha_echo", "--config", config]);
+    expect(out.stderr).toContain("hint: set servers.alpha.enabled to true");
+    expect(out.code).toBe(3);
+    expect(started()).toEqual([]);
+  });
+
   it("starts every server when one has no prefix, since any name may be its", async () => {
     const { config, started } = await configOf("unprefixed", [
       { name: "alpha" },

@@ -4,6 +4,7 @@ import { ownersOfName } from "../../catalog/tool-naming.js";
 import { loadConfig } from "../../config/load-config.js";
 import { McplexError, NotFoundError } from "../../errors.js";
 import type { Hub } from "../../hub.js";
+import { disabledServer } from "../../hub-errors.js";
 import { startServers, withHub } from "../hub-session.js";
 import { nearestNames } from "../nearest-names.js";
 import { EXIT, printError, UsageError } from "../output.js";
@@ -46,14 +47,19 @@ export async function callCommand(args: string[]): Promise<number> {
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const enabled = config.servers.filter((s) => s.enabled);
   // Only the server the name points at is started; the rest only when it does not have the tool.
-  const owners = ownersOfName(name, enabled);
-  const plan = owners ?? enabled.map((s) => s.name);
+  // Disabled servers count as owners: a name that is only theirs needs no server started.
+  const owners = ownersOfName(name, config.servers);
+  const plan = owners?.filter((owner) => enabled.some((s) => s.name === owner)) ?? enabled.map((s) => s.name);
   return withHub({ config, start: plan }, async (hub) => {
     const options = {
       ...(values.profile === undefined ? {} : { profile: values.profile }),
       ...(timeout === undefined ? {} : { timeout }),
     };
-    if (owners !== undefined && hub.catalog.resolveTool(name, values.profile) === undefined) {
+    if (
+      owners !== undefined &&
+      plan.length > 0 &&
+      hub.catalog.resolveTool(name, values.profile) === undefined
+    ) {
       const rest = enabled.filter((s) => !owners.includes(s.name)).map((s) => s.name);
       await startServers(hub, config, rest);
     }
@@ -101,6 +107,7 @@ function explain(error: unknown, name: string, hub: Hub, profile: string | undef
       ...(error.hint === undefined ? {} : { hint: error.hint }),
     });
   }
+  if (server.state === "disabled") return disabledServer(server.name);
   return new McplexError(
     "UPSTREAM_UNAVAILABLE",
     `server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}`,
