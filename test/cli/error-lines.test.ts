@@ -105,6 +105,19 @@ describe("every command prints one line per failure, never a stack trace", { tim
     }
   });
 
+  it("config check, doctor: a config with two problems lists each once; exit 2", async () => {
+    const twice = join(dir, "two-problems.yaml");
+    await writeFile(twice, "servers:\n  a:\n    comand: x\n");
+    for (const args of [["config", "check"], ["doctor"]]) {
+      const out = await runCli([...args, "--config", twice]);
+      const text = out.stdout + out.stderr;
+      expect(text).not.toMatch(/^\s+at /m);
+      expect(text.split('unknown key "comand"').length - 1, text).toBe(1);
+      expect(text.split('needs either "command"').length - 1, text).toBe(1);
+      expect(out.code, args.join(" ")).toBe(2);
+    }
+  });
+
   it("serve: a port in use names the port and another to take; exit 2", async () => {
     const out = await runCli(["serve", "--port", String(busyPort), "--config", config]);
     expectOneLine(out, [`127.0.0.1:${busyPort}`, "already in use"]);
