@@ -126,7 +126,9 @@ export function errorReport(error: unknown, context: ErrorContext = {}): ErrorRe
     return { line: error.message, details: [], hint: 'run "mcplex --help" for usage', exit };
   }
   const name = error instanceof Error ? error.name : "Error";
-  const message = error instanceof Error ? error.message : String(error);
+  // Node's `fetch failed` says why only in its cause (ECONNREFUSED, a bad certificate...).
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  const message = error instanceof Error ? error.message + cause : String(error);
   const code = (error as { code?: unknown } | null)?.code;
   return {
     line: redact(`${subject}${name}: ${oneLine(message)}${typeof code === "string" ? ` [${code}]` : ""}`),
