@@ -59,15 +59,22 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
   });
   let config: McplexConfig | undefined;
   if (!configured.ok) {
-    const { error } = configured;
-    checks.push({
-      area: "config",
-      status: "fail",
-      message: error.message,
-      hint: error.hint ?? "Run `mcplex config check` for every problem in the file.",
-    });
-    for (const issue of configured.issues.slice(1)) {
-      checks.push({ area: "config", status: "fail", message: `${issue.path}: ${issue.message}` });
+    const { error, issues } = configured;
+    if (issues.length > 1) {
+      // The error's message lists every problem: here each is a check of its own, counted once.
+      const source = (error.message.split("\n")[0] ?? "").replace(/ has \d+ problems:$/, "");
+      issues.forEach((issue, i) => {
+        const where = issue.path === "" ? "" : `${issue.path}: `;
+        const message = `${i === 0 ? `${source}: ` : ""}${where}${issue.message}`;
+        checks.push({ area: "config", status: "fail", message });
+      });
+    } else {
+      checks.push({
+        area: "config",
+        status: "fail",
+        message: error.message,
+        hint: error.hint ?? "Run `mcplex config check` for every problem in the file.",
+      });
     }
   } else {
     const { summary } = configured;
@@ -88,7 +95,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
     await withHub(
       {
         config,
-        startLazy: true,
+        start: "all",
         onHub: (hub) => {
           times = readyTimes(hub);
         },

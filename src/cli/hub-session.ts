@@ -4,12 +4,18 @@ import { Hub } from "../hub.js";
 import { secretOAuthStore } from "./oauth-login.js";
 
 /**
+ * Which servers a command starts: `"enabled"` the enabled non-lazy ones (as `serve` does),
+ * `"all"` lazy ones too, or the named servers only (lazy or not).
+ */
+export type StartPlan = "enabled" | "all" | readonly string[];
+
+/**
  * Loads the config (a `--config` path, or found; or one already loaded), starts a hub,
  * and makes sure it is closed (children stopped) on SIGINT/SIGTERM as well as after `run`
  * returns. `onHub` sees the hub before it starts.
  */
 export async function withHub<T>(
-  options: { config?: string | McplexConfig; startLazy?: boolean; onHub?: (hub: Hub) => void },
+  options: { config?: string | McplexConfig; start?: StartPlan; onHub?: (hub: Hub) => void },
   run: (hub: Hub, config: McplexConfig) => Promise<T>,
 ): Promise<T> {
   const config =
@@ -24,17 +30,24 @@ export async function withHub<T>(
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
-    await hub.start();
-    if (options.startLazy === true) {
-      const lazy = config.servers
-        .filter((s) => s.enabled && s.lazy)
-        .map((s) => hub.startServer(s.name).catch(() => {}));
-      await Promise.all(lazy);
-    }
+    await startServers(hub, config, options.start ?? "enabled");
     return await run(hub, config);
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     await hub.close();
   }
+}
+
+/**
+ * Starts the servers of `plan` concurrently; resolves when each is ready or has failed
+ * (a failure shows in `hub.servers()`, never as a rejection).
+ */
+export async function startServers(hub: Hub, config: McplexConfig, plan: StartPlan): Promise<void> {
+  if (plan === "enabled") return hub.start();
+  const names = plan === "all" ? config.servers.filter((s) => s.enabled && s.lazy).map((s) => s.name) : plan;
+  await Promise.all([
+    plan === "all" ? hub.start() : undefined,
+    ...names.map((n) => hub.startServer(n).catch(() => {})),
+  ]);
 }

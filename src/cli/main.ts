@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { McplexError } from "../errors.js";
 import { authCommand } from "./commands/auth.js";
 import { callCommand } from "./commands/call.js";
 import { chatCommand } from "./commands/chat.js";
@@ -9,7 +8,7 @@ import { listCommand } from "./commands/list.js";
 import { secretsCommand } from "./commands/secrets.js";
 import { serveCommand } from "./commands/serve.js";
 import { workspaceCommand } from "./commands/workspace.js";
-import { EXIT, printError, UsageError } from "./output.js";
+import { EXIT, printError, setDebug, UsageError } from "./output.js";
 
 const HELP = `mcplex — one runtime for every MCP server an agent uses
 
@@ -38,7 +37,9 @@ Config: --config FILE, else mcplex.yaml|yml|json in this directory, else a read-
 workspace server on this directory. Claude Desktop / Cursor "mcpServers" and VS Code
 "servers" files are read as they are.
 
-Exit codes: 0 ok, 1 the tool returned an error, 2 usage or config error, 3 server (or LLM) unavailable.`;
+Exit codes: 0 ok, 1 the tool returned an error (or the server answered the call with a JSON-RPC
+error), 2 usage, config, secret store or port error, 3 server (or LLM) unavailable.
+Errors print one line and a hint; MCPLEX_DEBUG=1 or --debug adds the stack trace.`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   auth: authCommand,
@@ -82,17 +83,14 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
+// --debug anywhere (before or after the command) is for maintainers: stack traces on errors.
+const argv = process.argv.slice(2);
+if (argv.includes("--debug")) setDebug(true);
+main(argv.filter((arg) => arg !== "--debug")).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    printError(error);
-    process.exitCode =
-      error instanceof UsageError || (error instanceof McplexError && error.code.startsWith("CONFIG"))
-        ? EXIT.usage
-        : error instanceof McplexError && error.code.startsWith("SECRET")
-          ? EXIT.usage
-          : EXIT.error;
+    process.exitCode = printError(error);
   },
 );

@@ -1,31 +1,36 @@
-import { McplexError } from "../errors.js";
+import { type ErrorContext, type ExitCode, errorReport } from "./error-report.js";
 
-/** Process exit codes of the CLI. */
-export const EXIT = { ok: 0, toolError: 1, usage: 2, unavailable: 3, error: 1 } as const;
+export { EXIT, type ExitCode, UsageError } from "./error-report.js";
 
-/** A mistake in how the CLI was called. */
-export class UsageError extends Error {
-  override name = "UsageError";
+let debug = process.env.MCPLEX_DEBUG === "1";
+
+/** Makes {@link printError} print stack traces too (`--debug`, or `MCPLEX_DEBUG=1`): for maintainers. */
+export function setDebug(on: boolean): void {
+  debug = on;
 }
 
-/** Prints an error to stderr: message, config path and hint, never a stack for known errors. */
-export function printError(error: unknown): void {
-  if (error instanceof McplexError) {
-    const lines = [`mcplex: ${error.message}`];
-    if (error.path !== undefined && !error.message.includes(error.path)) lines.push(`  at: ${error.path}`);
-    const issues = (error as { issues?: Array<{ path: string; message: string }> }).issues;
-    if (Array.isArray(issues) && issues.length > 1) {
-      for (const issue of issues) lines.push(`  - ${issue.path}: ${issue.message}`);
-    }
-    if (error.hint !== undefined && !error.message.includes(error.hint)) lines.push(`  hint: ${error.hint}`);
-    console.error(lines.join("\n"));
-    return;
+/**
+ * Prints an error to stderr as one `mcplex:` line (plus a `hint:` line, and one line per
+ * problem of a config file) and returns the exit code it maps to. Stack traces only in debug mode.
+ */
+export function printError(error: unknown, context: ErrorContext = {}): ExitCode {
+  const report = errorReport(error, context);
+  const lines = [`mcplex: ${report.line}`, ...report.details.map((d) => `  - ${d}`)];
+  if (report.hint !== undefined) lines.push(`  hint: ${report.hint}`);
+  if (debug) lines.push(stackOf(error));
+  console.error(lines.join("\n"));
+  return report.exit;
+}
+
+/** The stack, and the stacks of its causes. */
+function stackOf(error: unknown): string {
+  const parts: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && depth < 5; depth++) {
+    parts.push(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    e = e instanceof Error ? e.cause : undefined;
+    if (e !== undefined) parts.push("caused by:");
   }
-  if (error instanceof UsageError) {
-    console.error(`mcplex: ${error.message}\nRun "mcplex --help" for usage.`);
-    return;
-  }
-  console.error(`mcplex: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return parts.join("\n");
 }
 
 /** Reads all of stdin as text (for secrets given on a pipe). */

@@ -39,7 +39,8 @@ export function suggestKey(key: string, candidates: readonly string[]): string |
   return best;
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance: insertions, deletions and substitutions of one character each. */
+export function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
 import { SecretStore } from "../../config/secret-store.js";
 import type { RemoteServerConfig } from "../../config/types.js";
+import { McplexError, UpstreamUnavailableError } from "../../errors.js";
 import { authorizeServer, ServerOAuthProvider } from "../../upstream/oauth.js";
 import { loopbackAuthorize, oauthSecretName, secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
@@ -45,7 +46,21 @@ export async function authCommand(args: string[]): Promise<number> {
     store: secretOAuthStore(store),
     authorize: loopbackAuthorize(oauth.redirectUrl, print, { openBrowser: values["no-browser"] !== true }),
   });
-  await authorizeServer(provider, new URL((server as RemoteServerConfig).url), { force: true });
+  const url = (server as RemoteServerConfig).url;
+  try {
+    await authorizeServer(provider, new URL(url), { force: true });
+  } catch (error) {
+    if (error instanceof McplexError) throw error;
+    // The SDK's discovery throws a bare `TypeError: fetch failed`; its cause says why.
+    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+    const why =
+      typeof cause?.code === "string" ? cause.code : String(cause?.message ?? (error as Error).message);
+    throw new UpstreamUnavailableError(
+      `could not authorize with ${url}: ${(error as Error).message} (${why})`,
+      { server: name, hint: `check that ${url} is up and is the server's URL in ${config.source}` },
+      { cause: error },
+    );
+  }
   print(`${name} is authorized; its tokens are kept in ${store.file} and refreshed when they expire.`);
   return EXIT.ok;
 }

@@ -1,7 +1,12 @@
 import { parseArgs } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/client";
+import { ownersOfName } from "../../catalog/tool-naming.js";
+import { loadConfig } from "../../config/load-config.js";
 import { McplexError, NotFoundError } from "../../errors.js";
-import { withHub } from "../hub-session.js";
+import type { Hub } from "../../hub.js";
+import { disabledServer } from "../../hub-errors.js";
+import { startServers, withHub } from "../hub-session.js";
+import { nearestNames } from "../nearest-names.js";
 import { EXIT, printError, UsageError } from "../output.js";
 
 /** `mcplex call TOOL [JSON_ARGS]`: calls one tool and prints its result. */
@@ -39,21 +44,36 @@ export async function callCommand(args: string[]): Promise<number> {
   if (timeout !== undefined && !(timeout > 0))
     throw new UsageError("--timeout takes milliseconds, e.g. --timeout 30000");
 
-  return withHub(values.config === undefined ? {} : { config: values.config }, async (hub) => {
+  const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
+  const enabled = config.servers.filter((s) => s.enabled);
+  // Only the server the name points at is started; the rest only when it does not have the tool.
+  // Disabled servers count as owners: a name that is only theirs needs no server started.
+  const owners = ownersOfName(name, config.servers);
+  const plan = owners?.filter((owner) => enabled.some((s) => s.name === owner)) ?? enabled.map((s) => s.name);
+  return withHub({ config, start: plan }, async (hub) => {
+    const options = {
+      ...(values.profile === undefined ? {} : { profile: values.profile }),
+      ...(timeout === undefined ? {} : { timeout }),
+    };
+    if (
+      owners !== undefined &&
+      plan.length > 0 &&
+      hub.catalog.resolveTool(name, values.profile) === undefined
+    ) {
+      const rest = enabled.filter((s) => !owners.includes(s.name)).map((s) => s.name);
+      await startServers(hub, config, rest);
+    }
+    const tool = hub.catalog.resolveTool(name, values.profile);
+    const context = {
+      tool: name,
+      ...(tool === undefined ? {} : { server: tool.server, originalName: tool.originalName }),
+      redact: (text: string) => hub.redact(text),
+    };
     let result: CallToolResult;
     try {
-      result = await hub.callTool(name, toolArgs, {
-        ...(values.profile === undefined ? {} : { profile: values.profile }),
-        ...(timeout === undefined ? {} : { timeout }),
-      });
+      result = await hub.callTool(name, toolArgs, options);
     } catch (error) {
-      printError(explainNotFound(error, name, hub.servers()));
-      if (error instanceof McplexError && error.code === "UPSTREAM_UNAVAILABLE") return EXIT.unavailable;
-      if (error instanceof NotFoundError) {
-        const server = owner(name, hub.servers());
-        return server !== undefined && server.state !== "ready" ? EXIT.unavailable : EXIT.usage;
-      }
-      return EXIT.error;
+      return printError(explain(error, name, hub, values.profile), context);
     }
     if (values.json === true) console.log(JSON.stringify(result));
     else console.log(formatResult(result));
@@ -69,13 +89,28 @@ function owner(name: string, servers: Status[]): Status | undefined {
   return servers.find((s) => s.name.replace(/[^A-Za-z0-9_-]/g, "_") === prefix);
 }
 
-function explainNotFound(error: unknown, name: string, servers: Status[]): unknown {
+/**
+ * An unknown name explained: the server it points at is not ready (unavailable, exit 3),
+ * or the names nearest to it (a typo, exit 2).
+ */
+function explain(error: unknown, name: string, hub: Hub, profile: string | undefined): unknown {
   if (!(error instanceof NotFoundError)) return error;
-  const server = owner(name, servers);
-  if (server === undefined || server.state === "ready") return error;
+  const server = owner(name, hub.servers());
+  if (server === undefined || server.state === "ready") {
+    const near = nearestNames(
+      name,
+      hub.tools(profile).map((t) => t.name),
+    );
+    if (near.length === 0) return error;
+    return new NotFoundError(error.code, `${error.message}; did you mean ${near.join(", ")}?`, {
+      tool: name,
+      ...(error.hint === undefined ? {} : { hint: error.hint }),
+    });
+  }
+  if (server.state === "disabled") return disabledServer(server.name);
   return new McplexError(
     "UPSTREAM_UNAVAILABLE",
-    `tool "${name}" is not available: server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}`,
+    `server "${server.name}" is ${server.state}${server.error ? `: ${server.error}` : ""}`,
     { server: server.name, ...(server.hint === undefined ? {} : { hint: server.hint }) },
   );
 }

@@ -4,6 +4,8 @@ import type { AgentEvent } from "../../agent/agent-events.js";
 import type { ChatMessage } from "../../agent/chat-types.js";
 import { resolveLlmConfig } from "../../agent/llm-config.js";
 import { runAgent } from "../../agent/run-agent.js";
+import { McplexError } from "../../errors.js";
+import { exitCodeOf } from "../error-report.js";
 import { withHub } from "../hub-session.js";
 import { EXIT } from "../output.js";
 
@@ -47,7 +49,9 @@ export async function chatCommand(args: string[]): Promise<number> {
         ...(maxSteps === undefined ? {} : { maxSteps }),
       });
       let code: number = EXIT.ok;
+      let failure: unknown;
       for await (const event of run) {
+        if (event.type === "error") failure = event.error;
         if (values.json === true) {
           console.log(JSON.stringify(event, errorReplacer));
         } else {
@@ -55,7 +59,9 @@ export async function chatCommand(args: string[]): Promise<number> {
         }
         if (event.type === "done") {
           history.splice(0, history.length, ...event.messages);
-          if (event.outcome === "error" || event.outcome === "aborted") code = EXIT.error;
+          if (event.outcome === "aborted") code = EXIT.error;
+          // An LLM that cannot be reached is "unavailable" (3), a refused key a config error (2).
+          if (event.outcome === "error") code = failure === undefined ? EXIT.error : exitCodeOf(failure);
         }
       }
       return code;
@@ -103,6 +109,8 @@ function printEvent(event: AgentEvent): void {
       return;
     case "error":
       process.stderr.write(`[error] ${event.error.message}\n`);
+      if (event.error instanceof McplexError && event.error.hint !== undefined)
+        process.stderr.write(`  hint: ${event.error.hint}\n`);
       return;
     case "done":
       process.stdout.write("\n");

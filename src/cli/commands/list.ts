@@ -13,7 +13,7 @@ export async function listCommand(args: string[]): Promise<number> {
     },
   });
   return withHub(
-    { ...(values.config === undefined ? {} : { config: values.config }), startLazy: true },
+    { ...(values.config === undefined ? {} : { config: values.config }), start: "all" },
     async (hub) => {
       const tools = hub.tools(values.profile);
       // Text output only: the JSON shape is fixed.
