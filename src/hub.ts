@@ -27,6 +27,7 @@ import {
   type UpstreamRequestOptions,
 } from "./upstream/upstream.js";
 import { UpstreamPool } from "./upstream/upstream-pool.js";
+import { redactError, redactToolError } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 
@@ -59,6 +60,7 @@ export class Hub {
   #closed = false;
   /** What {@link redact} hides: the config's secrets, and those of every reload since. */
   readonly #secrets: SecretSet;
+  readonly #redactor = (text: string): string => this.redact(text);
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -295,7 +297,7 @@ export class Hub {
       clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
       onEvent: (event) => this.#onUpstreamEvent(upstream, event),
       onServerRequest: () => this.#router.handlerFor(upstream),
-      redact: (text) => this.redact(text),
+      redact: this.#redactor,
       slowMs: options.slowMs,
       backoff: options.backoff,
       clientCapabilities: options.clientCapabilities,
@@ -371,15 +373,20 @@ export class Hub {
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
       const first = await upstream.request<T>(method, sent, requestOptions);
-      if (!isInputRequired(first) || options.returnInputRequired === true) return first;
+      if (!isInputRequired(first) || options.returnInputRequired === true)
+        return redactToolError(first, this.#redactor);
       // A 2026 server needs input: ask the handler, then retry with the answers.
       const inputHandler: InputRequestHandler | undefined = handler ?? this.#options.onServerRequest;
-      return await resolveInputRequired<T>(first, {
+      const final = await resolveInputRequired<T>(first, {
         server: config.name,
         handler: inputHandler,
         signal: options.signal,
         retry: (extra) => upstream.request<T>(method, { ...params, ...extra }, requestOptions),
       });
+      return redactToolError(final, this.#redactor);
+    } catch (error) {
+      // Every front and the CLI get upstream errors from here: an upstream may quote its token.
+      throw redactError(error, this.#redactor);
     } finally {
       unregister?.();
     }
