@@ -20,7 +20,13 @@ export type KeySource =
   | { kind: "raw"; key: Buffer; origin: string }
   | { kind: "passphrase"; passphrase: string };
 
-const SCRYPT = { N: 2 ** 15, r: 8, p: 1 } as const;
+/**
+ * The scrypt parameters mcplex writes (32 MiB, a fraction of a second), and the most it will
+ * run: a store's header could otherwise ask for minutes of work and gigabytes of memory.
+ */
+export const SCRYPT = { N: 2 ** 15, r: 8, p: 1 } as const;
+/** Longest salt accepted, in base64 characters (new stores use 16 bytes). */
+const MAX_SALT = 128;
 const MIN_PASSPHRASE = 12;
 
 /**
@@ -108,6 +114,32 @@ export function newDerivation(source: KeySource): KeyDerivation {
     : { name: "scrypt", salt: randomBytes(16).toString("base64"), ...SCRYPT };
 }
 
+/**
+ * What is wrong with a store header's key derivation, or `undefined` when it can be run:
+ * scrypt's N (a power of two), r and p at most the parameters mcplex writes ({@link SCRYPT}),
+ * and a salt of reasonable length.
+ */
+export function derivationProblem(kdf: KeyDerivation): string | undefined {
+  if (kdf.name !== "scrypt") return undefined;
+  const { N, r, p } = kdf;
+  const bounded = (value: unknown, max: number) =>
+    typeof value === "number" && Number.isSafeInteger(value) && value >= 1 && value <= max;
+  const documented = `N=${SCRYPT.N}, r=${SCRYPT.r}, p=${SCRYPT.p}`;
+  if (
+    !bounded(N, SCRYPT.N) ||
+    (N & (N - 1)) !== 0 ||
+    N < 2 ||
+    !bounded(r, SCRYPT.r) ||
+    !bounded(p, SCRYPT.p)
+  ) {
+    const asked = `N=${JSON.stringify(N)}, r=${JSON.stringify(r)}, p=${JSON.stringify(p)}`.slice(0, 200);
+    return `asks for scrypt parameters ${asked}; mcplex runs at most ${documented}`;
+  }
+  if (kdf.salt.length > MAX_SALT)
+    return `has a scrypt salt of ${kdf.salt.length} characters; mcplex runs ${documented} with a salt of at most ${MAX_SALT}`;
+  return undefined;
+}
+
 /** Derives the store keys from a key source and the derivation recorded in the store. */
 export async function deriveKey(source: KeySource, kdf: KeyDerivation): Promise<StoreKey> {
   let master: Buffer;
@@ -139,12 +171,10 @@ function scryptAsync(
   salt: Buffer,
   p: { N: number; r: number; p: number },
 ): Promise<Buffer> {
-  if (![p.N, p.r, p.p].every(Number.isSafeInteger) || p.N > 2 ** 20 || p.r > 32 || p.p > 16) {
-    throw new SecretStoreError(
-      "SECRET_STORE_INVALID",
-      "the secret store names unsupported scrypt parameters",
-    );
-  }
+  // The store checks the header first; this keeps any other caller within the same bound.
+  const problem = derivationProblem({ name: "scrypt", salt: "", ...p });
+  if (problem !== undefined)
+    throw new SecretStoreError("SECRET_STORE_INVALID", `the secret store ${problem}`);
   return new Promise((resolve, reject) => {
     scrypt(
       secret,
