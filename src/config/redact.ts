@@ -39,21 +39,19 @@ export function redactor(secrets: readonly string[]): (text: string) => string {
   const unique = [...new Set(secrets)].filter((s) => s !== "");
   // Short secrets get no encoded forms: their base64 is a few letters found in any long text.
   const encoded = unique.filter((s) => s.length >= SUBSTRING_MIN_LENGTH).flatMap(encodedForms);
-  const steps = [...new Set([...unique, ...encoded])]
-    .sort((a, b) => b.length - a.length)
-    .map((secret) =>
-      secret.length >= SUBSTRING_MIN_LENGTH
-        ? secret
-        : new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(secret)}(?![A-Za-z0-9])`, "g"),
-    );
-  if (steps.length === 0) return (text) => text;
+  const all = [...new Set([...unique, ...encoded])].sort((a, b) => b.length - a.length);
+  const long = all.filter((secret) => secret.length >= SUBSTRING_MIN_LENGTH);
+  // One pass for all long forms, longest first among those that start at the same place:
+  // replacing them one by one copied the whole text once per form found, which made a large
+  // error with many secrets slow (12 s instead of under 1 s for 14 MiB and 200 secrets).
+  const anyLong = long.length === 0 ? undefined : new RegExp(long.map(escapeRegExp).join("|"), "g");
+  const short = all
+    .filter((secret) => secret.length < SUBSTRING_MIN_LENGTH)
+    .map((secret) => new RegExp(`(?<![A-Za-z0-9])${escapeRegExp(secret)}(?![A-Za-z0-9])`, "g"));
+  if (anyLong === undefined && short.length === 0) return (text) => text;
   return (text) => {
-    let out = text;
-    for (const step of steps) {
-      if (typeof step === "string") {
-        if (out.includes(step)) out = out.split(step).join(REDACTED);
-      } else out = out.replace(step, REDACTED);
-    }
+    let out = anyLong === undefined ? text : text.replace(anyLong, REDACTED);
+    for (const pattern of short) out = out.replace(pattern, REDACTED);
     return out;
   };
 }
