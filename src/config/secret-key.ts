@@ -1,7 +1,8 @@
 import { createHmac, hkdfSync, randomBytes, scrypt } from "node:crypto";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { SecretStoreError } from "../errors.js";
+import { type RegularFileRead, readRegularFile } from "./read-regular-file.js";
 
 /** How the master key was obtained; stored (without the key) in the store's header. */
 export type KeyDerivation =
@@ -64,27 +65,29 @@ function rawKey(text: string): Buffer | undefined {
  * between the store and its plaintext). Returns `undefined` when the file does not exist.
  */
 export async function readKeyFile(path: string): Promise<KeySource | undefined> {
-  let stats: Awaited<ReturnType<typeof stat>>;
+  let found: RegularFileRead;
   try {
-    stats = await stat(path);
+    found = await readRegularFile(path, 4096);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new SecretStoreError("SECRET_KEY_INVALID", `cannot read key file ${path}`, {}, { cause: error });
   }
-  if (!stats.isFile()) {
-    throw new SecretStoreError("SECRET_KEY_INVALID", `key file ${path} is not a regular file`, {
+  if (found.kind === "missing") return undefined;
+  if (found.kind !== "read") {
+    const problem =
+      found.kind === "not-regular" ? "is not a regular file" : `is ${found.size} bytes, not a key`;
+    throw new SecretStoreError("SECRET_KEY_INVALID", `key file ${path} ${problem}`, {
       hint: `replace it with the key file the store was written with`,
     });
   }
-  if (process.platform !== "win32" && (stats.mode & 0o077) !== 0) {
-    const mode = (stats.mode & 0o777).toString(8).padStart(3, "0");
+  if (process.platform !== "win32" && (found.mode & 0o077) !== 0) {
+    const mode = (found.mode & 0o777).toString(8).padStart(3, "0");
     throw new SecretStoreError(
       "SECRET_KEY_INVALID",
       `key file ${path} is accessible by group or others (mode ${mode}); refusing to use it`,
       { hint: `run: chmod 600 ${path}` },
     );
   }
-  const raw = rawKey((await readFile(path, "utf8")).trim());
+  const raw = rawKey(found.text.trim());
   if (raw === undefined) {
     throw new SecretStoreError("SECRET_KEY_INVALID", `key file ${path} does not hold a 32-byte key`, {
       hint: "it must hold 64 hex characters; restore the key file the store was written with",

@@ -1,10 +1,10 @@
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from "node:crypto";
-import { constants } from "node:fs";
 import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { SecretStoreError } from "../errors.js";
 import { withFileLock } from "./file-lock.js";
+import { type RegularFileRead, readRegularFile } from "./read-regular-file.js";
 import {
   createKeyFile,
   derivationProblem,
@@ -170,22 +170,23 @@ export class SecretStore {
     return { values: this.decrypt(envelope, key), key };
   }
 
-  /**
-   * The store file's text, or `undefined` when there is none. Opened without blocking and
-   * checked to be a regular file before reading: a FIFO or device at the path would
-   * otherwise hang every `secrets` command.
-   */
+  /** The store file's text, or `undefined` when there is none. */
   private async readStoreFile(): Promise<string | undefined> {
-    let handle: Awaited<ReturnType<typeof open>>;
+    let found: RegularFileRead;
     try {
-      handle = await open(this.file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+      found = await readRegularFile(this.file, MAX_STORE_BYTES);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw this.unreadable(error);
+      throw new SecretStoreError(
+        "SECRET_STORE_INVALID",
+        `cannot read secret store ${this.file}`,
+        {},
+        { cause: error },
+      );
     }
-    try {
-      const stats = await handle.stat();
-      if (!stats.isFile()) {
+    switch (found.kind) {
+      case "missing":
+        return undefined;
+      case "not-regular":
         throw new SecretStoreError(
           "SECRET_STORE_INVALID",
           `secret store ${this.file} is not a regular file`,
@@ -193,24 +194,11 @@ export class SecretStore {
             hint: "move it away (mcplex writes the store itself on the next `mcplex secrets set`), or point MCPLEX_HOME elsewhere",
           },
         );
-      }
-      if (stats.size > MAX_STORE_BYTES)
-        throw this.invalid(`is ${stats.size} bytes, more than a secret store can be (${MAX_STORE_BYTES})`);
-      return await handle.readFile("utf8");
-    } catch (error) {
-      throw error instanceof SecretStoreError ? error : this.unreadable(error);
-    } finally {
-      await handle.close();
+      case "too-large":
+        throw this.invalid(`is ${found.size} bytes, more than a secret store can be (${MAX_STORE_BYTES})`);
+      case "read":
+        return found.text;
     }
-  }
-
-  private unreadable(error: unknown): SecretStoreError {
-    return new SecretStoreError(
-      "SECRET_STORE_INVALID",
-      `cannot read secret store ${this.file}`,
-      {},
-      { cause: error },
-    );
   }
 
   private parseEnvelope(text: string): Envelope {
