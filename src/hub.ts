@@ -151,7 +151,8 @@ export class Hub {
    * Calls a tool by its exposed name. Resolves with the tool's result (`isError`
    * for tool-level errors); rejects with {@link NotFoundError} for unknown names,
    * `UpstreamUnavailableError` while the server is down, `TimeoutError`,
-   * `AbortedError` or `RpcError` from the server.
+   * `AbortedError` or `RpcError` from the server. Errors and `isError` results coming
+   * from the server have the config's secrets redacted (raw and encoded).
    */
   async callTool(
     name: string,

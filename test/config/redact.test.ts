@@ -98,5 +98,8 @@ describe("encoded secrets", () => {
   it("does not hunt for encoded forms of short secrets", () => {
     // base64 of "abc" is "YWJj": a 3-letter secret would otherwise redact that run anywhere.
     expect(redactor(["abc"])("YWJjZGVm and YWJj")).toBe("YWJjZGVm and YWJj");
+    // A 4-byte secret: its standalone base64 (8 characters with padding) is hidden, but the
+    // 5-character fragment that would find it inside longer base64 is too common to hunt for.
+    expect(redactor(["abcd"])("YWJjZA== and YWJjZGVmZ2g=")).toBe("*** and YWJjZGVmZ2g=");
   });
 });
