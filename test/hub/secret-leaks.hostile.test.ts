@@ -163,7 +163,9 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
       }),
     };
     expect(runs.call.stderr).toContain("auth failed");
-    expect(runs.list.stdout + runs.list.stderr).toContain("fatal: token rejected");
+    for (const shown of [runs.list, runs.listJson, runs.doctor])
+      expect(shown.stdout + shown.stderr).toContain("fatal: token rejected");
+    expect(runs.callResult.stdout).toContain("auth failed");
     for (const [name, run] of Object.entries(runs))
       expect({ name, leaks: leaks(run.stdout + run.stderr) }).toEqual({ name, leaks: [] });
   });
