@@ -29,6 +29,7 @@ import {
   type UpstreamRequestOptions,
 } from "./upstream/upstream.js";
 import { UpstreamPool } from "./upstream/upstream-pool.js";
+import { redactError, redactToolError } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 
@@ -63,6 +64,7 @@ export class Hub {
   #closed = false;
   /** What {@link redact} hides: the config's secrets, and those of every reload since. */
   readonly #secrets: SecretSet;
+  readonly #redactor = (text: string): string => this.redact(text);
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -170,7 +172,8 @@ export class Hub {
    * Calls a tool by its exposed name. Resolves with the tool's result (`isError`
    * for tool-level errors); rejects with {@link NotFoundError} for unknown names,
    * `UpstreamUnavailableError` while the server is down, `TimeoutError`,
-   * `AbortedError` or `RpcError` from the server.
+   * `AbortedError` or `RpcError` from the server. Errors and `isError` results coming
+   * from the server have the config's secrets redacted (raw and encoded).
    */
   async callTool(
     name: string,
@@ -318,7 +321,7 @@ export class Hub {
       clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
       onEvent: shared ? (event) => this.#onUpstreamEvent(upstream, event) : () => {},
       onServerRequest: () => this.#router.handlerFor(upstream),
-      redact: (text) => this.redact(text),
+      redact: this.#redactor,
       slowMs: options.slowMs,
       backoff: options.backoff,
       clientCapabilities: options.clientCapabilities,
@@ -403,15 +406,20 @@ export class Hub {
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
       const first = await upstream.request<T>(method, sent, requestOptions);
-      if (!isInputRequired(first) || options.returnInputRequired === true) return first;
+      if (!isInputRequired(first) || options.returnInputRequired === true)
+        return redactToolError(first, this.#redactor);
       // A 2026 server needs input: ask the handler, then retry with the answers.
       const inputHandler: InputRequestHandler | undefined = handler ?? this.#options.onServerRequest;
-      return await resolveInputRequired<T>(first, {
+      const final = await resolveInputRequired<T>(first, {
         server: config.name,
         handler: inputHandler,
         signal: options.signal,
         retry: (extra) => upstream.request<T>(method, { ...params, ...extra }, requestOptions),
       });
+      return redactToolError(final, this.#redactor);
+    } catch (error) {
+      // Every front and the CLI get upstream errors from here: an upstream may quote its token.
+      throw redactError(error, this.#redactor);
     } finally {
       unregister?.();
     }

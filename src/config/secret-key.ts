@@ -1,7 +1,8 @@
 import { createHmac, hkdfSync, randomBytes, scrypt } from "node:crypto";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { SecretStoreError } from "../errors.js";
+import { type RegularFileRead, readRegularFile } from "./read-regular-file.js";
 
 /** How the master key was obtained; stored (without the key) in the store's header. */
 export type KeyDerivation =
@@ -20,7 +21,13 @@ export type KeySource =
   | { kind: "raw"; key: Buffer; origin: string }
   | { kind: "passphrase"; passphrase: string };
 
-const SCRYPT = { N: 2 ** 15, r: 8, p: 1 } as const;
+/**
+ * The scrypt parameters mcplex writes (32 MiB, a fraction of a second), and the most it will
+ * run: a store's header could otherwise ask for minutes of work and gigabytes of memory.
+ */
+export const SCRYPT = { N: 2 ** 15, r: 8, p: 1 } as const;
+/** Longest salt accepted, in base64 characters (new stores use 16 bytes). */
+const MAX_SALT = 128;
 const MIN_PASSPHRASE = 12;
 
 /**
@@ -58,27 +65,29 @@ function rawKey(text: string): Buffer | undefined {
  * between the store and its plaintext). Returns `undefined` when the file does not exist.
  */
 export async function readKeyFile(path: string): Promise<KeySource | undefined> {
-  let stats: Awaited<ReturnType<typeof stat>>;
+  let found: RegularFileRead;
   try {
-    stats = await stat(path);
+    found = await readRegularFile(path, 4096);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new SecretStoreError("SECRET_KEY_INVALID", `cannot read key file ${path}`, {}, { cause: error });
   }
-  if (!stats.isFile()) {
-    throw new SecretStoreError("SECRET_KEY_INVALID", `key file ${path} is not a regular file`, {
+  if (found.kind === "missing") return undefined;
+  if (found.kind !== "read") {
+    const problem =
+      found.kind === "not-regular" ? "is not a regular file" : `is ${found.size} bytes, not a key`;
+    throw new SecretStoreError("SECRET_KEY_INVALID", `key file ${path} ${problem}`, {
       hint: `replace it with the key file the store was written with`,
     });
   }
-  if (process.platform !== "win32" && (stats.mode & 0o077) !== 0) {
-    const mode = (stats.mode & 0o777).toString(8).padStart(3, "0");
+  if (process.platform !== "win32" && (found.mode & 0o077) !== 0) {
+    const mode = (found.mode & 0o777).toString(8).padStart(3, "0");
     throw new SecretStoreError(
       "SECRET_KEY_INVALID",
       `key file ${path} is accessible by group or others (mode ${mode}); refusing to use it`,
       { hint: `run: chmod 600 ${path}` },
     );
   }
-  const raw = rawKey((await readFile(path, "utf8")).trim());
+  const raw = rawKey(found.text.trim());
   if (raw === undefined) {
     throw new SecretStoreError("SECRET_KEY_INVALID", `key file ${path} does not hold a 32-byte key`, {
       hint: "it must hold 64 hex characters; restore the key file the store was written with",
@@ -106,6 +115,32 @@ export function newDerivation(source: KeySource): KeyDerivation {
   return source.kind === "raw"
     ? { name: "none" }
     : { name: "scrypt", salt: randomBytes(16).toString("base64"), ...SCRYPT };
+}
+
+/**
+ * What is wrong with a store header's key derivation, or `undefined` when it can be run:
+ * scrypt's N (a power of two), r and p at most the parameters mcplex writes ({@link SCRYPT}),
+ * and a salt of reasonable length.
+ */
+export function derivationProblem(kdf: KeyDerivation): string | undefined {
+  if (kdf.name !== "scrypt") return undefined;
+  const { N, r, p } = kdf;
+  const bounded = (value: unknown, max: number) =>
+    typeof value === "number" && Number.isSafeInteger(value) && value >= 1 && value <= max;
+  const documented = `N=${SCRYPT.N}, r=${SCRYPT.r}, p=${SCRYPT.p}`;
+  if (
+    !bounded(N, SCRYPT.N) ||
+    (N & (N - 1)) !== 0 ||
+    N < 2 ||
+    !bounded(r, SCRYPT.r) ||
+    !bounded(p, SCRYPT.p)
+  ) {
+    const asked = `N=${JSON.stringify(N)}, r=${JSON.stringify(r)}, p=${JSON.stringify(p)}`.slice(0, 200);
+    return `asks for scrypt parameters ${asked}; mcplex runs at most ${documented}`;
+  }
+  if (kdf.salt.length > MAX_SALT)
+    return `has a scrypt salt of ${kdf.salt.length} characters; mcplex runs ${documented} with a salt of at most ${MAX_SALT}`;
+  return undefined;
 }
 
 /** Derives the store keys from a key source and the derivation recorded in the store. */
@@ -139,12 +174,10 @@ function scryptAsync(
   salt: Buffer,
   p: { N: number; r: number; p: number },
 ): Promise<Buffer> {
-  if (![p.N, p.r, p.p].every(Number.isSafeInteger) || p.N > 2 ** 20 || p.r > 32 || p.p > 16) {
-    throw new SecretStoreError(
-      "SECRET_STORE_INVALID",
-      "the secret store names unsupported scrypt parameters",
-    );
-  }
+  // The store checks the header first; this keeps any other caller within the same bound.
+  const problem = derivationProblem({ name: "scrypt", salt: "", ...p });
+  if (problem !== undefined)
+    throw new SecretStoreError("SECRET_STORE_INVALID", `the secret store ${problem}`);
   return new Promise((resolve, reject) => {
     scrypt(
       secret,

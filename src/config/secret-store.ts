@@ -1,11 +1,13 @@
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { SecretStoreError } from "../errors.js";
 import { withFileLock } from "./file-lock.js";
+import { type RegularFileRead, readRegularFile } from "./read-regular-file.js";
 import {
   createKeyFile,
+  derivationProblem,
   deriveKey,
   type KeyDerivation,
   type KeySource,
@@ -20,6 +22,8 @@ export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 
 const FORMAT = "mcplex-secrets";
 const VERSION = 1;
+/** Largest store file read; a store of many secrets stays far below. */
+const MAX_STORE_BYTES = 16 * 1024 * 1024;
 
 /** Options of {@link SecretStore}; all paths are for tests and unusual setups. */
 export interface SecretStoreOptions {
@@ -142,18 +146,8 @@ export class SecretStore {
   }
 
   private async load(): Promise<{ values: Record<string, string>; key: StoreKey } | undefined> {
-    let text: string;
-    try {
-      text = await readFile(this.file, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw new SecretStoreError(
-        "SECRET_STORE_INVALID",
-        `cannot read secret store ${this.file}`,
-        {},
-        { cause: error },
-      );
-    }
+    const text = await this.readStoreFile();
+    if (text === undefined) return undefined;
     const envelope = this.parseEnvelope(text);
     const source = await this.keySource();
     if (source === undefined) {
@@ -176,6 +170,37 @@ export class SecretStore {
     return { values: this.decrypt(envelope, key), key };
   }
 
+  /** The store file's text, or `undefined` when there is none. */
+  private async readStoreFile(): Promise<string | undefined> {
+    let found: RegularFileRead;
+    try {
+      found = await readRegularFile(this.file, MAX_STORE_BYTES);
+    } catch (error) {
+      throw new SecretStoreError(
+        "SECRET_STORE_INVALID",
+        `cannot read secret store ${this.file}`,
+        {},
+        { cause: error },
+      );
+    }
+    switch (found.kind) {
+      case "missing":
+        return undefined;
+      case "not-regular":
+        throw new SecretStoreError(
+          "SECRET_STORE_INVALID",
+          `secret store ${this.file} is not a regular file`,
+          {
+            hint: "move it away (mcplex writes the store itself on the next `mcplex secrets set`), or point MCPLEX_HOME elsewhere",
+          },
+        );
+      case "too-large":
+        throw this.invalid(`is ${found.size} bytes, more than a secret store can be (${MAX_STORE_BYTES})`);
+      case "read":
+        return found.text;
+    }
+  }
+
   private parseEnvelope(text: string): Envelope {
     let data: Partial<Envelope>;
     try {
@@ -194,6 +219,9 @@ export class SecretStore {
     if (kdf.name !== "none" && !(kdf.name === "scrypt" && typeof kdf.salt === "string")) {
       throw this.invalid(`names an unknown key derivation "${kdf.name}"`);
     }
+    // Checked before deriving anything: the header is only authenticated after the derivation.
+    const problem = derivationProblem(kdf);
+    if (problem !== undefined) throw this.invalid(problem);
     return data as Envelope;
   }
 

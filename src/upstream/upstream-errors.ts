@@ -1,4 +1,4 @@
-import { McplexError, UpstreamUnavailableError } from "../errors.js";
+import { type McplexError, UpstreamUnavailableError } from "../errors.js";
 
 /** The error a call gets while a server is not ready: its state, why, and the next retry. */
 export function unavailable(
@@ -23,22 +23,38 @@ export function unavailable(
 
 /**
  * The error with the config's secrets taken out of its message: messages quote the
- * server's stderr, which may print a token it was given.
+ * server's stderr, which may print a token it was given. The copy keeps the error's class,
+ * code, fields and `cause`, and gets `server` when it had none.
  */
-export function redacted(
-  error: McplexError,
+export function redacted<E extends McplexError>(
+  error: E,
   server: string,
   redact: ((text: string) => string) | undefined,
-): McplexError {
+): E {
   if (redact === undefined) return error;
   const message = redact(error.message);
   if (message === error.message) return error;
-  const fields = { server, retryable: error.retryable };
-  return new McplexError(
-    error.code,
-    message,
-    error.hint === undefined ? fields : { ...fields, hint: error.hint },
-  );
+  return withMessage(error, message, redact, server);
+}
+
+/**
+ * A copy of `error` (same prototype, same own fields and `cause`) with another message; the
+ * stack, which starts with the message, is redacted too.
+ */
+export function withMessage<E extends Error>(
+  error: E,
+  message: string,
+  redact: (text: string) => string,
+  server?: string,
+): E {
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as E;
+  Object.defineProperties(copy, Object.getOwnPropertyDescriptors(error));
+  Object.defineProperty(copy, "message", { value: message, writable: true, configurable: true });
+  if (error.stack !== undefined)
+    Object.defineProperty(copy, "stack", { value: redact(error.stack), writable: true, configurable: true });
+  if (server !== undefined && (copy as { server?: string }).server === undefined)
+    Object.defineProperty(copy, "server", { value: server, enumerable: true });
+  return copy;
 }
 
 /** The error of a message refused because too much already waits for the server to read. */

@@ -65,3 +65,41 @@ describe("secrets collected while loading", () => {
     expect(config.secrets).not.toContain("2");
   });
 });
+
+describe("encoded secrets", () => {
+  const secret = 'p@ss"w/rd+é x?';
+  const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+  it("hides the JSON-escaped, percent-encoded, base64 and base64url forms", () => {
+    const hide = redactor([secret]);
+    for (const form of [
+      JSON.stringify(secret).slice(1, -1),
+      encodeURIComponent(secret),
+      b64(secret),
+      Buffer.from(secret).toString("base64url"),
+    ]) {
+      expect(hide(`got ${form} back`)).toBe("got *** back");
+    }
+  });
+
+  it("hides base64 of a longer text at each of the three byte alignments", () => {
+    const hide = redactor([secret]);
+    for (const prefix of ["", "x", "xy", "Bearer "]) {
+      const encoded = b64(`${prefix}${secret} and more`);
+      const shown = hide(encoded);
+      expect(shown).toContain("***");
+      // What is left around the redaction decodes to at most 2 bytes of the secret on each side.
+      for (const part of shown.split("***"))
+        for (let phase = 0; phase < 4; phase++)
+          expect(Buffer.from(part.slice(phase), "base64").toString("latin1")).not.toContain('ss"w');
+    }
+  });
+
+  it("does not hunt for encoded forms of short secrets", () => {
+    // base64 of "abc" is "YWJj": a 3-letter secret would otherwise redact that run anywhere.
+    expect(redactor(["abc"])("YWJjZGVm and YWJj")).toBe("YWJjZGVm and YWJj");
+    // A 4-byte secret: its standalone base64 (8 characters with padding) is hidden, but the
+    // 5-character fragment that would find it inside longer base64 is too common to hunt for.
+    expect(redactor(["abcd"])("YWJjZA== and YWJjZGVmZ2g=")).toBe("*** and YWJjZGVmZ2g=");
+  });
+});

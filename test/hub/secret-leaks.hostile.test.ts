@@ -1,0 +1,172 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RpcError } from "../../src/errors.js";
+import { Hub } from "../../src/hub.js";
+import { CLI, runCli } from "../support/cli.js";
+import { configOf, stdio } from "../support/config.js";
+import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
+
+// An upstream quotes the secret it was given in errors, isError results and stderr, raw and
+// encoded: none of it may reach a client, the CLI's output or the hub's error messages.
+const LEAKY = resolve("test/fixtures/servers/leaky-server.mjs");
+const SECRET = 'tok"en\\9f/ab+cd ef&gh=ij%kl~Zq';
+
+/** Every 6-byte piece of the secret: a leak is any of them, found raw or decoded. */
+const PIECES = Array.from({ length: SECRET.length - 5 }, (_, i) => SECRET.slice(i, i + 6));
+
+/** Where `text` shows the secret, in any form the fixture writes; empty when nowhere. */
+function leaks(text: string): string[] {
+  const found: string[] = [];
+  const views = [text, text.replaceAll("\\\\", "\\").replaceAll('\\"', '"')];
+  // Runs that may be base64 or percent-encoding, decoded at each of the 4 character phases.
+  for (const run of text.match(/[A-Za-z0-9+/_-]{8,}/g) ?? []) {
+    for (let phase = 0; phase < 4; phase++) {
+      const chunk = run.slice(phase);
+      views.push(Buffer.from(chunk.replaceAll("-", "+").replaceAll("_", "/"), "base64").toString("latin1"));
+    }
+  }
+  for (const run of text.match(/[A-Za-z0-9%._~*!'()-]{8,}/g) ?? []) {
+    try {
+      views.push(decodeURIComponent(run));
+    } catch {}
+  }
+  for (const view of views) for (const piece of PIECES) if (view.includes(piece)) found.push(piece);
+  return [...new Set(found)];
+}
+
+let dir: string;
+let home: string;
+let config: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mcplex-leaks-"));
+  home = join(dir, "home");
+  env = { MCPLEX_HOME: home, MCPLEX_SECRET_KEY: "c".repeat(64) };
+  const set = await runCli(["secrets", "set", "LEAK"], { env, input: `${SECRET}\n` });
+  expect(set.code, set.stderr).toBe(0);
+  config = join(dir, "mcplex.yaml");
+  await writeFile(
+    config,
+    [
+      "servers:",
+      "  leaky:",
+      `    command: ${process.execPath}`,
+      `    args: [${LEAKY}]`,
+      "    env:",
+      "      LEAK_TOKEN: ${secret:LEAK}",
+      "  crashy:",
+      `    command: ${process.execPath}`,
+      `    args: [${LEAKY}, --crash]`,
+      "    env:",
+      "      LEAK_TOKEN: ${secret:LEAK}",
+      "",
+    ].join("\n"),
+  );
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 600_000) }, () => {
+  it("the fixture's leak check finds every form before redaction", () => {
+    const b64 = (t: string) => Buffer.from(t).toString("base64");
+    for (const form of [
+      SECRET,
+      JSON.stringify(SECRET),
+      b64(SECRET),
+      b64(`xy${SECRET}`),
+      encodeURIComponent(SECRET),
+    ])
+      expect(leaks(`before ${form} after`)).not.toEqual([]);
+  });
+
+  it("hides it from the hub's errors, isError results and stderr tails", async () => {
+    const leaky = stdio("leaky", process.execPath, [LEAKY], { env: { LEAK_TOKEN: SECRET } });
+    const crashy = stdio("crashy", process.execPath, [LEAKY, "--crash"], { env: { LEAK_TOKEN: SECRET } });
+    const hub = new Hub({ config: configOf([leaky, crashy], { secrets: [SECRET] }) });
+    try {
+      await hub.start();
+      const calls = attackSize(3, 300);
+      for (let i = 0; i < calls; i++) {
+        const error = await hub.callTool("leaky__leak").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(RpcError);
+        expect((error as RpcError).code).toBe(-32001);
+        expect(leaks((error as RpcError).message)).toEqual([]);
+        expect(leaks(JSON.stringify((error as RpcError).data))).toEqual([]);
+        const result = await hub.callTool("leaky__leak_result");
+        expect(result.isError).toBe(true);
+        expect(leaks(JSON.stringify(result))).toEqual([]);
+      }
+      const crashed = hub.servers().find((s) => s.name === "crashy");
+      expect(crashed?.error).toContain("fatal: token rejected");
+      expect(leaks(JSON.stringify(hub.servers()))).toEqual([]);
+      reportFigure(
+        "secret leaks through the hub",
+        `${calls} error calls and ${calls} isError results, none leaked`,
+      );
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it("hides it from a client of the gateway", async () => {
+    const client = new Client({ name: "leak-test", version: "1" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "serve", "--stdio", "--config", config],
+        stderr: "ignore",
+        env: { ...getDefaultEnvironment(), ...env },
+      }),
+    );
+    try {
+      const error = await client.callTool({ name: "leaky__leak", arguments: {} }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeDefined();
+      expect(String((error as Error).message)).toContain("auth failed");
+      expect(
+        leaks(`${(error as Error).message} ${JSON.stringify((error as { data?: unknown }).data)}`),
+      ).toEqual([]);
+      const result = await client.callTool({ name: "leaky__leak_result", arguments: {} });
+      expect(result.isError).toBe(true);
+      expect(leaks(JSON.stringify(result))).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("hides it from mcplex call, list, list --json and doctor", async () => {
+    const runs = {
+      call: await runCli(["call", "leaky__leak", "--config", config], { env }),
+      callResult: await runCli(["call", "leaky__leak_result", "--config", config], { env }),
+      callJson: await runCli(["call", "leaky__leak_result", "--json", "--config", config], { env }),
+      list: await runCli(["list", "--config", config], { env }),
+      listJson: await runCli(["list", "--json", "--config", config], { env }),
+      doctor: await runCli(["doctor", "--config", config], {
+        env: {
+          ...env,
+          MCPLEX_LLM_BASE_URL: "",
+          MCPLEX_LLM_MODEL: "",
+          MCPLEX_LLM_API_KEY: "",
+          MCPLEX_LLM_PROVIDER: "",
+        },
+      }),
+    };
+    expect(runs.call.stderr).toContain("auth failed");
+    for (const shown of [runs.list, runs.listJson, runs.doctor])
+      expect(shown.stdout + shown.stderr).toContain("fatal: token rejected");
+    expect(runs.callResult.stdout).toContain("auth failed");
+    for (const [name, run] of Object.entries(runs))
+      expect({ name, leaks: leaks(run.stdout + run.stderr) }).toEqual({ name, leaks: [] });
+  });
+});
