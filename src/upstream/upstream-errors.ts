@@ -1,4 +1,4 @@
-import { type McplexError, UpstreamUnavailableError } from "../errors.js";
+import { McplexError, UpstreamUnavailableError } from "../errors.js";
 
 /** The error a call gets while a server is not ready: its state, why, and the next retry. */
 export function unavailable(
