@@ -187,21 +187,13 @@ export async function serveCommand(args: string[]): Promise<number> {
     // A client stopping its server (Claude Code: SIGINT, SIGTERM 0.1 s later, then SIGKILL)
     // gives little time: every upstream is signalled at once on the first signal, killed on
     // the second.
-    let signalled = false;
-    const onSignal = () => {
-      if (signalled) {
-        killChildren();
-        process.exit(EXIT.ok);
-      }
-      signalled = true;
+    onStopSignals(() => {
       void terminateChildren(SHUTDOWN_GRACE_MS);
       void stop(async () => {
         await drain();
         await dashboard?.close(1000);
       }).finally(() => process.exit(EXIT.ok));
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+    });
     // The end of input ends the session even while servers are still starting.
     // (Servers that failed to start are reported when the start is over: see above.)
     await done;
@@ -251,21 +243,24 @@ export async function serveCommand(args: string[]): Promise<number> {
       .filter((line) => line !== "")
       .join("\n"),
   );
-  await new Promise<void>((resolve) => {
-    // The first signal lets calls in flight finish; a second one stops everything now.
-    let signalled = false;
-    const onSignal = () => {
-      if (signalled) {
-        killChildren();
-        process.exit(EXIT.ok);
-      }
-      signalled = true;
-      void stop(() => front.close()).finally(resolve);
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-  });
+  // The first signal lets calls in flight finish; a second one stops everything now.
+  await new Promise<void>((resolve) => onStopSignals(() => void stop(() => front.close()).finally(resolve)));
   return EXIT.ok;
+}
+
+/** Runs `first` on the first SIGINT or SIGTERM; a second one kills every server and exits now. */
+function onStopSignals(first: () => void): void {
+  let signalled = false;
+  const onSignal = () => {
+    if (signalled) {
+      killChildren();
+      process.exit(EXIT.ok);
+    }
+    signalled = true;
+    first();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
 }
 
 /** `--ready-wait`: a duration, or 0 to answer at once. */
