@@ -131,6 +131,11 @@ export class LegacyHttpSessions {
         );
         return;
       }
+      if (!isRequest) {
+        // A notification named initialize opens nothing: nothing would ever answer it.
+        sendRpcError(res, 400, null, -32600, "Invalid Request: initialize is a request and needs an id");
+        return;
+      }
       const refusal = this.#makeRoom(caller.key);
       if (refusal !== undefined) {
         this.#onLimit?.("refused");

@@ -436,6 +436,19 @@ describe("initialize with an invalid id", () => {
     expect(res.headers["mcp-session-id"]).toBeUndefined();
     await expectStillServing();
   });
+
+  it("answers initialize sent as a notification (no id) with 400 at once, opening no session", async () => {
+    // Found by the full-size fuzz run: it opened a session and left the POST unanswered.
+    const res = await rawHttp(open.url, {
+      headers: JSON_ONLY,
+      body: { jsonrpc: "2.0", method: "initialize", params: { requestId: 1, reason: "fuzz" } },
+      timeoutMs: 2000,
+    });
+    expect(res.status).toBe(400);
+    expect(rpcError(res).message).toMatch(/initialize is a request and needs an id/);
+    expect(res.headers["mcp-session-id"]).toBeUndefined();
+    await expectStillServing();
+  });
 });
 
 describe("rate limiting", () => {
