@@ -38,7 +38,7 @@ function wrongAuthorization(random: () => number): string | undefined {
 }
 
 /** Every request the front answers, as method, path and body. */
-const TARGETS: Array<{ method: string; path: string; body?: unknown; headers?: Record<string, string> }> = [
+const TARGETS: Array<{ method: string; path: string; body?: object; headers?: Record<string, string> }> = [
   {
     method: "POST",
     path: "/mcp",
