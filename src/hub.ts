@@ -29,7 +29,7 @@ import {
   type UpstreamRequestOptions,
 } from "./upstream/upstream.js";
 import { UpstreamPool } from "./upstream/upstream-pool.js";
-import { redactError, redactToolError } from "./upstream-redaction.js";
+import { redactError, redactToolError, redactValue } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 
@@ -363,12 +363,14 @@ export class Hub {
       case "resource-updated":
         for (const server of servers) this.#emit({ type: "resource-updated", server, uri: event.uri });
         return;
-      case "notification":
-        for (const server of servers) {
-          const { type: _, ...rest } = event;
-          this.#emit({ type: "notification", server, ...rest });
-        }
+      case "notification": {
+        // Log messages and other notifications reach the gateway's clients: a server may quote
+        // the token it was given in them, as in its errors.
+        const { type: _, params, ...rest } = event;
+        const clean = params === undefined ? {} : { params: redactValue(params, this.#redactor) };
+        for (const server of servers) this.#emit({ type: "notification", server, ...rest, ...clean });
         return;
+      }
       case "slow-call": {
         const { type: _, ...rest } = event;
         this.#emit({ type: "slow-call", server: servers[0] ?? upstream.name, ...rest });

@@ -85,7 +85,7 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
       expect(leaks(`before ${form} after`)).not.toEqual([]);
   });
 
-  it("hides it from the hub's errors, isError results and stderr tails", async () => {
+  it("hides it from the hub's errors, isError results, log notifications and stderr tails", async () => {
     const leaky = stdio("leaky", process.execPath, [LEAKY], { env: { LEAK_TOKEN: SECRET } });
     const crashy = stdio("crashy", process.execPath, [LEAKY, "--crash"], { env: { LEAK_TOKEN: SECRET } });
     const hub = new Hub({ config: configOf([leaky, crashy], { secrets: [SECRET] }) });
@@ -105,6 +105,17 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
         expect(result.isError).toBe(true);
         expect(leaks(JSON.stringify(result))).toEqual([]);
       }
+      // A log notification quoting it (relayed to the gateway's clients) is redacted too.
+      const logged: string[] = [];
+      const off = hub.on((event) => {
+        if (event.type === "notification" && event.method === "notifications/message")
+          logged.push(JSON.stringify(event.params));
+      });
+      await hub.callTool("leaky__leak_log");
+      off();
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toContain("login with");
+      expect(leaks(logged[0]!)).toEqual([]);
       const crashed = hub.servers().find((s) => s.name === "crashy");
       expect(crashed?.error).toContain("fatal: token rejected");
       expect(leaks(JSON.stringify(hub.servers()))).toEqual([]);
