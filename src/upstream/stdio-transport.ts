@@ -80,6 +80,8 @@ export class StdioClientTransport implements Transport {
   readonly #params: StdioServerParams;
   #child: ChildProcess | undefined;
   #closed = false;
+  /** Why the child is gone, from its exit until the connection closes. */
+  #exited: McplexError | undefined;
   #exit: Promise<void> | undefined;
   #queue: WriteQueue | undefined;
 
@@ -144,17 +146,19 @@ export class StdioClientTransport implements Transport {
     child.stderr!.setEncoding("utf8");
     child.stderr!.on("data", (chunk: string) => this.stderr.push(chunk));
     child.stdin!.on("error", (error) => this.onerror?.(error));
+    const ended = (code: number | null, signal: NodeJS.Signals | null) =>
+      new McplexError(
+        "UPSTREAM_CLOSED",
+        `${server}: process ${signal !== null ? `was killed by ${signal}` : `exited with code ${code}`}`,
+        { server, transport: "stdio", retryable: true },
+      );
+    // The connection ends at "close", once the pipes are drained (the stderr tail is then
+    // whole); between "exit" and then, what is sent fails with the reason, not "not connected".
+    child.once("exit", (code, signal) => {
+      this.#exited = ended(code, signal);
+    });
     child.once("close", (code, signal) => {
-      if (!this.#closed) {
-        const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
-        this.#finish(
-          new McplexError("UPSTREAM_CLOSED", `${server}: process ${how}`, {
-            server,
-            transport: "stdio",
-            retryable: true,
-          }),
-        );
-      }
+      if (!this.#closed) this.#finish(ended(code, signal));
     });
   }
 
@@ -180,6 +184,7 @@ export class StdioClientTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
+    if (this.#exited !== undefined && !this.#closed) return Promise.reject(this.#exited);
     if (stdin == null || this.#closed || !stdin.writable) {
       return Promise.reject(new Error("not connected"));
     }
