@@ -13,7 +13,7 @@ import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
 import { Gateway } from "../dist/gateway/gateway.js";
 import { startHttpFront } from "../dist/gateway/http-front.js";
-import { Hub } from "../dist/hub.js";
+import { Hub } from "../dist/hub/hub.js";
 import { LocalServer } from "../dist/upstream/local-server.js";
 import { toNodeListener } from "../test/fixtures/servers/node-fetch-listener.js";
 

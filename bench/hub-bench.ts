@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { ServerConfig } from "../src/config/types.js";
-import { Hub } from "../src/hub.js";
+import { Hub } from "../src/hub/hub.js";
 import {
   alsoOnOneCore,
   type Call,

@@ -48,7 +48,7 @@ export {
   TimeoutError,
   UpstreamUnavailableError,
 } from "./errors.js";
-export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub.js";
+export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
 export type { BackoffOptions } from "./upstream/backoff.js";
 export { LocalServer, type LocalTool } from "./upstream/local-server.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./upstream/negotiate.js";

@@ -6,8 +6,8 @@ import type { McplexConfig } from "../config/types.js";
 import { ConfigError } from "../errors.js";
 import { hostPort, listenProblem } from "../gateway/listen-error.js";
 import { DEFAULT_PORT } from "../gateway/protocol.js";
-import type { Hub } from "../hub.js";
-import type { ServerStatus } from "../hub-types.js";
+import type { Hub } from "../hub/hub.js";
+import type { ServerStatus } from "../hub/hub-types.js";
 import { withHub } from "./hub-session.js";
 
 /** How one check came out: `warn` works but deserves a look; `fail` is something that does not work. */

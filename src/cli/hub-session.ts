@@ -1,6 +1,6 @@
 import { loadConfig } from "../config/load-config.js";
 import type { McplexConfig } from "../config/types.js";
-import { Hub } from "../hub.js";
+import { Hub } from "../hub/hub.js";
 import { secretOAuthStore } from "./oauth-login.js";
 
 /**

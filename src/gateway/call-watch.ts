@@ -1,4 +1,4 @@
-import type { Hub } from "../hub.js";
+import type { Hub } from "../hub/hub.js";
 
 /** The requests a {@link CallWatcher} sees: the ones forwarded to a server. */
 export const WATCHED_METHODS: ReadonlySet<string> = new Set([

@@ -1,6 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
-import type { CallOptions, Hub } from "../hub.js";
+import type { CallOptions, Hub } from "../hub/hub.js";
 import { META, SERVER_REQUEST_CAPABILITIES } from "../upstream/negotiate.js";
 import type { ServerRequestHandler } from "../upstream/upstream.js";
 import {

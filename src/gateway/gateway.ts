@@ -1,4 +1,4 @@
-import type { Hub, HubEvent } from "../hub.js";
+import type { Hub, HubEvent } from "../hub/hub.js";
 import type { ListKind } from "../upstream/upstream.js";
 import { type Channel, ClientSession } from "./client-session.js";
 import { Dispatcher, type GatewayIdentity, type RequestSample, serverCapabilities } from "./dispatcher.js";

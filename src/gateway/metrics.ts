@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { Hub, ServerStatus } from "../hub.js";
+import type { Hub, ServerStatus } from "../hub/hub.js";
 
 /** How a request ended: answered, failed (JSON-RPC error), or a tool result with `isError`. */
 export type RequestOutcome = "ok" | "error" | "tool_error";

@@ -9,7 +9,7 @@
  * through the {@link Hub}: this script only says what to call.
  */
 import type { McplexConfig, OAuthConfig } from "../../src/config/types.js";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { memoryOAuthStore } from "../../src/upstream/oauth.js";
 import type { ServerRequest } from "../../src/upstream/upstream.js";
 import { approveAtOnce } from "../support/approve.js";

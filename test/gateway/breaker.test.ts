@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HubEvent } from "../../src/hub.js";
+import type { HubEvent } from "../../src/hub/hub.js";
 import { runCli } from "../support/cli.js";
 import { configOf, stdio } from "../support/config.js";
 import { type InProcessGateway, startGateway } from "../support/gateway.js";

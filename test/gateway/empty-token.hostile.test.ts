@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Gateway } from "../../src/gateway/gateway.js";
 import { startHttpFront } from "../../src/gateway/http-front.js";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { runCli } from "../support/cli.js";
 import { configOf, fixture } from "../support/config.js";
 import {

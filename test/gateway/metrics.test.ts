@@ -1,7 +1,7 @@
 import { register as globalRegistry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { GatewayMetrics, healthReport } from "../../src/gateway/metrics.js";
-import { Hub, type ServerStatus } from "../../src/hub.js";
+import { Hub, type ServerStatus } from "../../src/hub/hub.js";
 import { configOf, fixture, stdio } from "../support/config.js";
 import { nextEvent } from "../support/wait.js";
 

@@ -3,7 +3,7 @@ import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Gateway } from "../../src/gateway/gateway.js";
 import { serveGatewayStdio } from "../../src/gateway/stdio-front.js";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { configOf, fixture } from "../support/config.js";
 
 // A stdio client that stops reading its answers: the front must stop reading its requests

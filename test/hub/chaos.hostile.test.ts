@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McplexError } from "../../src/errors.js";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { configOf, fixture } from "../support/config.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 import { rng } from "../support/rng.js";

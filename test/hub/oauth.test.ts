@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { type Authorize, memoryOAuthStore } from "../../src/upstream/oauth.js";
 import { type OAuthFixture, startOAuthFixture } from "../fixtures/servers/oauth-fixture.js";
 import { approveAtOnce } from "../support/approve.js";

@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcError } from "../../src/errors.js";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { CLI, runCli } from "../support/cli.js";
 import { configOf, stdio } from "../support/config.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { CLI } from "../support/cli.js";
 import { configOf, stdio } from "../support/config.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";

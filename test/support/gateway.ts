@@ -9,7 +9,7 @@ import { resolve } from "node:path";
 import type { McplexConfig } from "../../src/config/types.js";
 import { Gateway } from "../../src/gateway/gateway.js";
 import { type HttpFront, type HttpFrontOptions, startHttpFront } from "../../src/gateway/http-front.js";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { ANSWERING_CAPABILITIES } from "../../src/upstream/upstream.js";
 import { CLI } from "./cli.js";
 

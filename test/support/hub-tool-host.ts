@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolHost } from "../../src/agent/tool-host.js";
 import type { ServerConfig } from "../../src/config/types.js";
-import { Hub } from "../../src/hub.js";
+import { Hub } from "../../src/hub/hub.js";
 import { configOf, EVERYTHING, MEMORY, stdio } from "./config.js";
 
 export interface HubToolHost extends ToolHost {

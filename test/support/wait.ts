@@ -1,4 +1,4 @@
-import type { Hub, HubEvent } from "../../src/hub.js";
+import type { Hub, HubEvent } from "../../src/hub/hub.js";
 
 /** Resolves with the first hub event that matches, or rejects after `ms`. */
 export function nextEvent<T extends HubEvent>(

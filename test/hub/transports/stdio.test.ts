@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServerConfig } from "../../../src/config/types.js";
-import type { Hub, ServerStatus } from "../../../src/hub.js";
+import type { Hub, ServerStatus } from "../../../src/hub/hub.js";
 import { EVERYTHING_BIN, EVERYTHING_CALLS } from "./everything-peer.js";
 import { FIXTURE_CALLS, SERVER_DEFAULTS } from "./fixture-contract.js";
 import { type PeerSession, transportContract } from "./transport-contract.case.js";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXPOSED_NAME_PATTERN } from "../../../src/catalog/tool-naming.js";
 import type { McplexConfig, ServerConfig, TransportKind } from "../../../src/config/types.js";
 import { AbortedError, NotFoundError, TimeoutError, UpstreamUnavailableError } from "../../../src/errors.js";
-import { Hub, type ServerStatus } from "../../../src/hub.js";
+import { Hub, type ServerStatus } from "../../../src/hub/hub.js";
 import type { Progress } from "../../../src/upstream/rpc-connection.js";
 import { within } from "./wait.js";
 

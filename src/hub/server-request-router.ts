@@ -1,5 +1,5 @@
-import { RpcError } from "./errors.js";
-import type { ServerRequestHandler, Upstream } from "./upstream/upstream.js";
+import { RpcError } from "../errors.js";
+import type { ServerRequestHandler, Upstream } from "../upstream/upstream.js";
 
 interface Slot {
   handler: ServerRequestHandler;

@@ -1,10 +1,10 @@
-import type { McplexConfig, ServerConfig } from "./config/types.js";
-import type { BackoffOptions } from "./upstream/backoff.js";
-import type { Implementation } from "./upstream/negotiate.js";
-import type { OAuthHost } from "./upstream/oauth.js";
-import type { Progress } from "./upstream/rpc-connection.js";
-import type { UpstreamStatsSnapshot } from "./upstream/upstream-stats.js";
-import type { ListKind, ServerRequestHandler, UpstreamState } from "./upstream/upstream-types.js";
+import type { McplexConfig, ServerConfig } from "../config/types.js";
+import type { BackoffOptions } from "../upstream/backoff.js";
+import type { Implementation } from "../upstream/negotiate.js";
+import type { OAuthHost } from "../upstream/oauth.js";
+import type { Progress } from "../upstream/rpc-connection.js";
+import type { UpstreamStatsSnapshot } from "../upstream/upstream-stats.js";
+import type { ListKind, ServerRequestHandler, UpstreamState } from "../upstream/upstream-types.js";
 
 /** Options of a {@link Hub}. */
 export interface HubOptions {

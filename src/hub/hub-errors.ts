@@ -1,4 +1,4 @@
-import { McplexError, NotFoundError } from "./errors.js";
+import { McplexError, NotFoundError } from "../errors.js";
 
 const CODES = {
   tool: "TOOL_NOT_FOUND",

@@ -4,31 +4,31 @@ import type {
   GetPromptResult,
   ReadResourceResult,
 } from "@modelcontextprotocol/client";
-import { Catalog } from "./catalog/catalog.js";
-import { ownersOfName } from "./catalog/tool-naming.js";
+import { Catalog } from "../catalog/catalog.js";
+import { ownersOfName } from "../catalog/tool-naming.js";
 import type {
   CatalogPrompt,
   CatalogResource,
   CatalogResourceTemplate,
   CatalogTool,
-} from "./catalog/types.js";
-import { SecretSet } from "./config/redact.js";
-import type { ProfileConfig, ServerConfig } from "./config/types.js";
-import { AbortedError, McplexError, NotFoundError } from "./errors.js";
-import { ClientConnections } from "./hub/client-connections.js";
-import { disabledServer, notFound } from "./hub-errors.js";
-import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
-import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "./input-required.js";
-import { RefCounts } from "./ref-counts.js";
-import { ServerRequestRouter } from "./server-request-router.js";
-import { serverSnapshot, serverStatus } from "./server-status.js";
+} from "../catalog/types.js";
+import { SecretSet } from "../config/redact.js";
+import type { ProfileConfig, ServerConfig } from "../config/types.js";
+import { AbortedError, McplexError, NotFoundError } from "../errors.js";
+import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "../input-required.js";
 import {
   type ListKind,
   Upstream,
   type UpstreamEvent,
   type UpstreamRequestOptions,
-} from "./upstream/upstream.js";
-import { UpstreamPool } from "./upstream/upstream-pool.js";
+} from "../upstream/upstream.js";
+import { UpstreamPool } from "../upstream/upstream-pool.js";
+import { ClientConnections } from "./client-connections.js";
+import { disabledServer, notFound } from "./hub-errors.js";
+import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
+import { RefCounts } from "./ref-counts.js";
+import { ServerRequestRouter } from "./server-request-router.js";
+import { serverSnapshot, serverStatus } from "./server-status.js";
 import { redactError, redactToolError, redactValue } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];

@@ -1,5 +1,5 @@
-import { REDACTED } from "./config/redact.js";
-import { withMessage } from "./upstream/upstream-errors.js";
+import { REDACTED } from "../config/redact.js";
+import { withMessage } from "../upstream/upstream-errors.js";
 
 /** How deep a cause chain or a JSON value is followed; deeper parts are replaced whole. */
 const MAX_DEPTH = 32;
