@@ -16,10 +16,10 @@ Usage:
   mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...] [--operator-token T ...]
                [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
-               [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N]
+               [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N] [--ready-wait T]
                                                       serve the whole catalog as one MCP server
-                                                      (Streamable HTTP /mcp, WebSocket /ws and the
-                                                      web dashboard /dashboard on 127.0.0.1:8420
+                                                      (Streamable HTTP /mcp, WebSocket /ws, HTTP+SSE /sse,
+                                                      the web dashboard /dashboard on 127.0.0.1:8420
                                                       by default)
   mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
   mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
