@@ -101,8 +101,9 @@ export async function serveCommand(args: string[]): Promise<number> {
   // not hide the others from a client that gives its first list a few seconds.
   const readyWait = readyWaitFlag ?? config.serve?.readyWait;
   const gateway = new Gateway(hub, { ready: starting, ...(readyWait === undefined ? {} : { readyWait }) });
-  // Servers that did not start are reported when their start is over, however long it takes.
-  void starting.then(() => reportFailures(hub));
+  // Servers that did not start are reported when their start is over, however long it takes,
+  // once the gateway serves (a front that cannot listen is the one error to print then).
+  const reportWhenStarted = () => void starting.then(() => reportFailures(hub));
   if (values["log-calls"] === true) {
     gateway.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
@@ -181,6 +182,7 @@ export async function serveCommand(args: string[]): Promise<number> {
         throw error;
       }
     }
+    reportWhenStarted();
     // Answers owed go out first (bounded), as on HTTP.
     const drain = () =>
       Promise.race([session.idle(), new Promise<void>((r) => setTimeout(r, 10_000).unref())]);
@@ -195,7 +197,6 @@ export async function serveCommand(args: string[]): Promise<number> {
       }).finally(() => process.exit(EXIT.ok));
     });
     // The end of input ends the session even while servers are still starting.
-    // (Servers that failed to start are reported when the start is over: see above.)
     await done;
     await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), stop(() => dashboard?.close(1000))]);
     return EXIT.ok;
@@ -218,6 +219,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     throw error;
   }
   setFrontTokens = (next) => front.setTokens(next);
+  reportWhenStarted();
   await gateway.ready;
   const servers = hub.servers();
   const ready = servers.filter((s) => s.state === "ready").length;
