@@ -103,24 +103,29 @@ describe("workspace races against a symlink swapper in another process", () => {
     return text.includes(OUTSIDE) || text.includes(`"size":${OUTSIDE_SIZE}`);
   }
 
+  /**
+   * Runs `attempt` while directories are swapped for symlinks to outside, and counts the
+   * results that show anything from outside; reports the figure under `attack`.
+   */
+  async function leaksUnderSwaps(attack: string, attempt: (i: number) => Promise<unknown>): Promise<number> {
+    const runs = attackSize(100, 500);
+    const swapper = await swapDirs();
+    let leaked = 0;
+    try {
+      for (let i = 0; i < runs; i++) if (leaks(await attempt(i))) leaked++;
+    } finally {
+      const swaps = await swapper.stop();
+      reportFigure(attack, `${leaked} leaks in ${runs} runs (${swaps} swaps)`);
+    }
+    return leaked;
+  }
+
   it(
     "list_directory at depth 3 never lists a directory swapped for a symlink to outside",
     async () => {
-      const runs = attackSize(100, 500);
-      const swapper = await swapDirs();
-      let leaked = 0;
-      try {
-        for (let i = 0; i < runs; i++) {
-          const result = await call("list_directory", { path: ".", depth: 3 });
-          if (leaks(result)) leaked++;
-        }
-      } finally {
-        const swaps = await swapper.stop();
-        reportFigure(
-          "list_directory depth 3 vs dir/symlink swap",
-          `${leaked} leaks in ${runs} runs (${swaps} swaps)`,
-        );
-      }
+      const leaked = await leaksUnderSwaps("list_directory depth 3 vs dir/symlink swap", () =>
+        call("list_directory", { path: ".", depth: 3 }),
+      );
       expect(leaked).toBe(0);
     },
     attackTimeout(120_000, 600_000),
@@ -129,20 +134,11 @@ describe("workspace races against a symlink swapper in another process", () => {
   it(
     "search_files (names and contents) never reports a file from a directory swapped for a symlink to outside",
     async () => {
-      const runs = attackSize(100, 500);
-      const swapper = await swapDirs();
-      let leaked = 0;
-      try {
-        for (let i = 0; i < runs; i++) {
-          // By name, by plain text and by regex: three ways through the walk and the reads.
-          const args = [{}, { query: "needle" }, { query: "need+le", regex: true }][i % 3]!;
-          const result = await call("search_files", args);
-          if (leaks(result)) leaked++;
-        }
-      } finally {
-        const swaps = await swapper.stop();
-        reportFigure("search_files vs dir/symlink swap", `${leaked} leaks in ${runs} runs (${swaps} swaps)`);
-      }
+      // By name, by plain text and by regex: three ways through the walk and the reads.
+      const ways = [{}, { query: "needle" }, { query: "need+le", regex: true }];
+      const leaked = await leaksUnderSwaps("search_files vs dir/symlink swap", (i) =>
+        call("search_files", ways[i % 3]!),
+      );
       expect(leaked).toBe(0);
     },
     attackTimeout(120_000, 600_000),
@@ -151,21 +147,9 @@ describe("workspace races against a symlink swapper in another process", () => {
   it(
     "resources/list never lists a file from a directory swapped for a symlink to outside",
     async () => {
-      const runs = attackSize(100, 500);
-      const swapper = await swapDirs();
-      let leaked = 0;
-      try {
-        for (let i = 0; i < runs; i++) {
-          const result = await conn.client.listResources();
-          if (leaks(result)) leaked++;
-        }
-      } finally {
-        const swaps = await swapper.stop();
-        reportFigure(
-          "resources/list vs dir/symlink swap",
-          `${leaked} leaks in ${runs} runs (${swaps} swaps)`,
-        );
-      }
+      const leaked = await leaksUnderSwaps("resources/list vs dir/symlink swap", () =>
+        conn.client.listResources(),
+      );
       expect(leaked).toBe(0);
     },
     attackTimeout(120_000, 600_000),
@@ -174,26 +158,14 @@ describe("workspace races against a symlink swapper in another process", () => {
   it(
     "path completion never offers names from a directory swapped for a symlink to outside",
     async () => {
-      const runs = attackSize(100, 500);
       const { resourceTemplates } = await conn.client.listResourceTemplates();
       const uri = resourceTemplates[0]!.uriTemplate;
-      const swapper = await swapDirs();
-      let leaked = 0;
-      try {
-        for (let i = 0; i < runs; i++) {
-          const result = await conn.client.complete({
-            ref: { type: "ref/resource", uri },
-            argument: { name: "path", value: `a/${SWAPPED[i % SWAPPED.length]}/` },
-          });
-          if (leaks(result)) leaked++;
-        }
-      } finally {
-        const swaps = await swapper.stop();
-        reportFigure(
-          "path completion vs dir/symlink swap",
-          `${leaked} leaks in ${runs} runs (${swaps} swaps)`,
-        );
-      }
+      const leaked = await leaksUnderSwaps("path completion vs dir/symlink swap", (i) =>
+        conn.client.complete({
+          ref: { type: "ref/resource", uri },
+          argument: { name: "path", value: `a/${SWAPPED[i % SWAPPED.length]}/` },
+        }),
+      );
       expect(leaked).toBe(0);
     },
     attackTimeout(120_000, 600_000),
