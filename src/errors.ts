@@ -157,16 +157,3 @@ export class RpcError extends Error {
       : { code: this.code, message: this.message, data: this.data };
   }
 }
-
-/** JSON-RPC and MCP error codes used across mcplex. */
-export const ErrorCode = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  /** MCP: resource not found. */
-  ResourceNotFound: -32002,
-  /** MCP 2025-06-18+: URL elicitation required. */
-  UrlElicitationRequired: -32042,
-} as const;

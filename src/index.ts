@@ -38,7 +38,6 @@ export {
   AbortedError,
   ConfigError,
   type ConfigIssue,
-  ErrorCode,
   type ErrorFields,
   McplexError,
   type McplexErrorCode,
@@ -49,9 +48,11 @@ export {
   UpstreamUnavailableError,
 } from "./errors.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
+export { ErrorCode } from "./protocol/error-codes.js";
+export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";
+export type { Progress } from "./protocol/rpc-connection.js";
+export type { ServerRequest, ServerRequestHandler } from "./protocol/server-requests.js";
 export type { BackoffOptions } from "./upstream/backoff.js";
 export { LocalServer, type LocalTool } from "./upstream/local-server.js";
-export { SUPPORTED_PROTOCOL_VERSIONS } from "./upstream/negotiate.js";
-export type { Progress } from "./upstream/rpc-connection.js";
-export type { ServerRequest, ServerRequestHandler, UpstreamState } from "./upstream/upstream.js";
+export type { UpstreamState } from "./upstream/upstream.js";
 export type { UpstreamStatsSnapshot } from "./upstream/upstream-stats.js";

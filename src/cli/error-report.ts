@@ -1,5 +1,6 @@
 import { LlmError } from "../agent/llm-error.js";
-import { ConfigError, ErrorCode, McplexError, type McplexErrorCode, RpcError } from "../errors.js";
+import { ConfigError, McplexError, type McplexErrorCode, RpcError } from "../errors.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 
 /** Process exit codes of the CLI. */
 export const EXIT = { ok: 0, toolError: 1, usage: 2, unavailable: 3, error: 1 } as const;

@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "../upstream/negotiate.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol/revisions.js";
 import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
 import { urlCredentials } from "./redact.js";

@@ -1,8 +1,10 @@
-import { McplexError, RpcError } from "../errors.js";
-import { ControllerPool } from "../upstream/abort-slots.js";
-import { toWireError } from "../upstream/rpc-connection.js";
+import { RpcError } from "../errors.js";
+import { ControllerPool } from "../protocol/controller-pool.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { REV2025_PROTOCOL_VERSIONS } from "../protocol/rev2025.js";
+import { envelopeVersion, readEnvelope } from "../protocol/rev2026.js";
+import { toWireError } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
-import { envelopeVersion, readEnvelope, SERVED_LEGACY_VERSIONS } from "./protocol.js";
 import type { RequestContext } from "./request-context.js";
 import { resultForRev2024 } from "./rev2024-result.js";
 
@@ -66,7 +68,7 @@ export class ClientSession {
       this.#send({
         jsonrpc: "2.0",
         id: null,
-        error: { code: -32600, message: "Invalid Request: batches are not supported" },
+        error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: batches are not supported" },
       });
       return;
     }
@@ -74,7 +76,7 @@ export class ClientSession {
       this.#send({
         jsonrpc: "2.0",
         id: null,
-        error: { code: -32600, message: "Invalid Request: expected a JSON-RPC 2.0 object" },
+        error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: expected a JSON-RPC 2.0 object" },
       });
       return;
     }
@@ -96,7 +98,7 @@ export class ClientSession {
     ) {
       if (m.id !== undefined)
         this.#reply(m.id as Id, {
-          error: { code: -32602, message: "Invalid params: params must be an object" },
+          error: { code: ErrorCode.InvalidParams, message: "Invalid params: params must be an object" },
         });
       return;
     }
@@ -115,7 +117,10 @@ export class ClientSession {
   async #onRequest(id: Id, method: string, params: Record<string, unknown> | undefined): Promise<void> {
     if (this.#requests.has(id)) {
       this.#reply(id, {
-        error: { code: -32600, message: `Invalid Request: id ${JSON.stringify(id)} is already in use` },
+        error: {
+          code: ErrorCode.InvalidRequest,
+          message: `Invalid Request: id ${JSON.stringify(id)} is already in use`,
+        },
       });
       return;
     }
@@ -165,7 +170,7 @@ export class ClientSession {
       if (!modern && method === "resources/unsubscribe") this.subscriptions.delete(String(params?.uri));
       this.#reply(id, { result: modern ? result : resultForRev2024(ctx.protocolVersion, method, result) });
     } catch (error) {
-      this.#reply(id, { error: wireError(error) });
+      this.#reply(id, { error: toWireError(error) });
     } finally {
       this.#requests.delete(id);
       this.#controllers.give(controller);
@@ -183,9 +188,9 @@ export class ClientSession {
     const requested = params.protocolVersion;
     // Answer with the client's version when we speak it, else our newest 2025 one.
     this.protocolVersion =
-      typeof requested === "string" && SERVED_LEGACY_VERSIONS.includes(requested)
+      typeof requested === "string" && (REV2025_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
         ? requested
-        : SERVED_LEGACY_VERSIONS[0]!;
+        : REV2025_PROTOCOL_VERSIONS[0]!;
     const capabilities = params.capabilities;
     this.clientCapabilities =
       typeof capabilities === "object" && capabilities !== null
@@ -227,7 +232,8 @@ export class ClientSession {
     params: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<Record<string, unknown>> {
-    if (this.#closed) return Promise.reject(new RpcError(-32603, "the client has disconnected"));
+    if (this.#closed)
+      return Promise.reject(new RpcError(ErrorCode.InternalError, "the client has disconnected"));
     const id = `mcplex-${++this.#asks}`;
     return new Promise((resolve, reject) => {
       const onAbort = () => {
@@ -240,7 +246,7 @@ export class ClientSession {
           },
           related,
         );
-        reject(new RpcError(-32603, "cancelled"));
+        reject(new RpcError(ErrorCode.InternalError, "cancelled"));
       };
       signal.addEventListener("abort", onAbort, { once: true });
       this.#asked.set(id, {
@@ -258,7 +264,7 @@ export class ClientSession {
         signal.removeEventListener("abort", onAbort);
         reject(
           new RpcError(
-            -32603,
+            ErrorCode.InternalError,
             `cannot deliver ${method} to the client: its request accepts only application/json and it has no open GET stream`,
           ),
         );
@@ -274,7 +280,7 @@ export class ClientSession {
       const e = m.error as { code?: unknown; message?: unknown; data?: unknown };
       asked.reject(
         new RpcError(
-          typeof e.code === "number" ? e.code : -32603,
+          typeof e.code === "number" ? e.code : ErrorCode.InternalError,
           String(e.message ?? "client error"),
           e.data,
         ),
@@ -320,7 +326,7 @@ export class ClientSession {
     this.#send({
       jsonrpc: "2.0",
       id: id ?? null,
-      error: { code: -32600, message: `Invalid Request: ${why}` },
+      error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${why}` },
     });
   }
 
@@ -333,24 +339,10 @@ export class ClientSession {
     if (this.#closed) return;
     this.#closed = true;
     for (const controller of this.#requests.values()) controller.abort("the client disconnected");
-    for (const asked of this.#asked.values()) asked.reject(new RpcError(-32603, "the client disconnected"));
+    for (const asked of this.#asked.values())
+      asked.reject(new RpcError(ErrorCode.InternalError, "the client disconnected"));
     this.#asked.clear();
     this.#gateway.sessionClosed(this);
     this.#channel.close();
   }
-}
-
-/** Any thrown value as the `error` member of an answer, with local errors made precise. */
-export function wireError(error: unknown): { code: number; message: string; data?: unknown } {
-  if (error instanceof McplexError) {
-    const code =
-      error.code === "TOOL_NOT_FOUND" ||
-      error.code === "RESOURCE_NOT_FOUND" ||
-      error.code === "PROMPT_NOT_FOUND" ||
-      error.code === "CONFIG_INVALID"
-        ? -32602
-        : -32603;
-    return { code, message: error.message.split("\n")[0]! };
-  }
-  return toWireError(error);
 }

@@ -1,8 +1,16 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
 import type { CallOptions, Hub } from "../hub/hub.js";
-import { META, SERVER_REQUEST_CAPABILITIES } from "../upstream/negotiate.js";
-import type { ServerRequestHandler } from "../upstream/upstream.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { logPasses } from "../protocol/log-levels.js";
+import { REV2025_ONLY_METHODS } from "../protocol/rev2025.js";
+import {
+  CACHEABLE_METHODS,
+  META,
+  REV2026_ONLY_METHODS,
+  REV2026_PROTOCOL_VERSIONS,
+} from "../protocol/rev2026.js";
+import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../protocol/server-requests.js";
 import {
   type CallEnd,
   type CallWatcher,
@@ -13,13 +21,6 @@ import {
   type WatchedCall,
 } from "./call-watch.js";
 import { InputParking } from "./input-parking.js";
-import {
-  CACHEABLE_METHODS,
-  LEGACY_ONLY_METHODS,
-  logPasses,
-  MODERN_ONLY_METHODS,
-  SERVED_MODERN_VERSIONS,
-} from "./protocol.js";
 import type { RequestContext } from "./request-context.js";
 
 type Params = Record<string, unknown>;
@@ -88,8 +89,8 @@ export class Dispatcher {
 
   /** Handles a request; throws {@link RpcError} for wire errors. */
   async handle(method: string, params: Params | undefined, ctx: RequestContext): Promise<Result> {
-    if (ctx.modern ? LEGACY_ONLY_METHODS.has(method) : MODERN_ONLY_METHODS.has(method)) {
-      throw new RpcError(-32601, `Method not found: ${method}`);
+    if (ctx.modern ? REV2025_ONLY_METHODS.has(method) : REV2026_ONLY_METHODS.has(method)) {
+      throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
     if (this.#observers.size === 0 && this.#watchers.size === 0)
       return this.#shape(method, await this.#route(method, params ?? {}, ctx), ctx);
@@ -146,7 +147,7 @@ export class Dispatcher {
         return {};
       case "server/discover": {
         const result: Result = {
-          supportedVersions: [...SERVED_MODERN_VERSIONS],
+          supportedVersions: [...REV2026_PROTOCOL_VERSIONS],
           capabilities: serverCapabilities(true),
         };
         if (this.#identity.instructions !== undefined) result.instructions = this.#identity.instructions;
@@ -176,7 +177,7 @@ export class Dispatcher {
         const name = requireString(params, "name");
         const args = params.arguments ?? {};
         if (typeof args !== "object" || args === null || Array.isArray(args)) {
-          throw new RpcError(-32602, "Invalid params: arguments must be an object");
+          throw new RpcError(ErrorCode.InvalidParams, "Invalid params: arguments must be an object");
         }
         // A tool whose server is still starting is waited for, not refused as unknown.
         const tool =
@@ -185,7 +186,8 @@ export class Dispatcher {
             name,
             profile === undefined ? { signal: ctx.signal } : { profile, signal: ctx.signal },
           ));
-        if (tool === undefined) throw new RpcError(-32602, `Unknown tool: ${name}`, { name });
+        if (tool === undefined)
+          throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
         try {
           return await this.#tracked(tool.server, ctx, () =>
             this.#withInput(method, name, params, ctx, (options) =>
@@ -199,7 +201,7 @@ export class Dispatcher {
       case "prompts/get": {
         const name = requireString(params, "name");
         if (hub.catalog.resolvePrompt(name, profile) === undefined) {
-          throw new RpcError(-32602, `Unknown prompt: ${name}`, { name });
+          throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`, { name });
         }
         const args = (params.arguments ?? {}) as Record<string, string>;
         return await this.#withInput(method, name, params, ctx, (options) =>
@@ -209,7 +211,7 @@ export class Dispatcher {
       case "resources/read": {
         const uri = requireString(params, "uri");
         if (hub.catalog.resolveResource(uri, profile) === undefined) {
-          throw new RpcError(-32602, `Resource not found: ${uri}`, { uri });
+          throw new RpcError(ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri });
         }
         return await this.#withInput(method, uri, params, ctx, (options) => hub.readResource(uri, options));
       }
@@ -217,7 +219,10 @@ export class Dispatcher {
         const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
         const argument = params.argument as { name: string; value: string } | undefined;
         if (ref === undefined || argument === undefined) {
-          throw new RpcError(-32602, "Invalid params: completion/complete needs ref and argument");
+          throw new RpcError(
+            ErrorCode.InvalidParams,
+            "Invalid params: completion/complete needs ref and argument",
+          );
         }
         const target =
           ref.type === "ref/prompt"
@@ -240,7 +245,7 @@ export class Dispatcher {
         await hub.unsubscribeResource(requireString(params, "uri"), profile === undefined ? {} : { profile });
         return {};
       default:
-        throw new RpcError(-32601, `Method not found: ${method}`);
+        throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
   }
 
@@ -358,7 +363,7 @@ function legacyClientHandler(ctx: RequestContext): ServerRequestHandler {
       (capability !== undefined && ctx.clientCapabilities[capability] === undefined)
     ) {
       throw new RpcError(
-        -32601,
+        ErrorCode.MethodNotFound,
         `the client did not declare the ${capability ?? request.method} capability, so ${request.method} cannot be answered`,
       );
     }
@@ -369,7 +374,7 @@ function legacyClientHandler(ctx: RequestContext): ServerRequestHandler {
 function requireString(params: Params, key: string): string {
   const value = params[key];
   if (typeof value !== "string" || value === "")
-    throw new RpcError(-32602, `Invalid params: ${key} must be a non-empty string`);
+    throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${key} must be a non-empty string`);
   return value;
 }
 
@@ -379,7 +384,7 @@ function requireString(params: Params, key: string): string {
  */
 function toolError(error: unknown): Result {
   if (error instanceof RpcError) throw error;
-  if (error instanceof NotFoundError) throw new RpcError(-32602, error.message);
+  if (error instanceof NotFoundError) throw new RpcError(ErrorCode.InvalidParams, error.message);
   if (error instanceof McplexError) {
     return { isError: true, content: [{ type: "text", text: error.message.split("\n")[0] }] };
   }

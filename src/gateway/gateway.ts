@@ -1,5 +1,5 @@
 import type { Hub, HubEvent } from "../hub/hub.js";
-import type { ListKind } from "../upstream/upstream.js";
+import type { ListKind } from "../protocol/list-changes.js";
 import { type Channel, ClientSession } from "./client-session.js";
 import { Dispatcher, type GatewayIdentity, type RequestSample, serverCapabilities } from "./dispatcher.js";
 import { InputParking } from "./input-parking.js";

@@ -4,6 +4,9 @@ import { tokenProblem } from "../config/token-rules.js";
 import type { TokenConfig } from "../config/types.js";
 import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
+import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { authenticate } from "./bearer-auth.js";
 import type { Gateway } from "./gateway.js";
 import { sendJson, sendRpcError } from "./http-exchange.js";
@@ -18,14 +21,16 @@ import {
   type GuardPolicy,
   readBody,
 } from "./http-guard.js";
-import { LegacyHttpSessions } from "./legacy-http.js";
+import { Rev2025HttpSessions } from "./rev2025-sessions.js";
 import { listenProblem } from "./listen-error.js";
 import { GatewayMetrics, healthReport } from "./metrics.js";
-import { type Caller, serveModernPost } from "./modern-post.js";
-import { DEFAULT_PORT, envelopeVersion, parseErrorAnswer, SERVED_MODERN_VERSIONS } from "./protocol.js";
+import { type Caller, serveRev2026Post } from "./rev2026-post.js";
 import { ConcurrencyLimiter, RateLimiter } from "./rate-limiter.js";
 import { SSE_PATH, SseFront } from "./sse-front.js";
 import { attachWebSocketFront } from "./ws-front.js";
+
+/** The default port of `mcplex serve --http`. */
+export const DEFAULT_PORT = 8420;
 
 /** Why a request was turned away. */
 export interface Refusal {
@@ -121,7 +126,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const metrics = new GatewayMetrics();
   metrics.trackHub(gateway.hub);
   gateway.observe((sample) => metrics.observeRequest(sample));
-  const legacy = new LegacyHttpSessions(gateway, {
+  const legacy = new Rev2025HttpSessions(gateway, {
     ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
     ...(options.maxSessionsPerClient === undefined
       ? {}
@@ -220,7 +225,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         res,
         503,
         null,
-        -32000,
+        ErrorCode.ServerError,
         "Service Unavailable: the gateway is shutting down",
         undefined,
         {
@@ -230,7 +235,15 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     }
     const caller = admit(req);
     if ("status" in caller)
-      return sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
+      return sendRpcError(
+        res,
+        caller.status,
+        null,
+        ErrorCode.ServerError,
+        caller.message,
+        undefined,
+        caller.headers,
+      );
     if (req.method === "GET") {
       // No 2025 session named: an HTTP+SSE client pointed at /mcp (its config says `sse`).
       if (req.headers["mcp-session-id"] === undefined && req.headers.accept?.includes("text/event-stream"))
@@ -243,9 +256,9 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       return;
     }
     const type = checkContentType(req.headers["content-type"]);
-    if (!type.ok) return sendRpcError(res, type.status, null, -32000, type.message);
+    if (!type.ok) return sendRpcError(res, type.status, null, ErrorCode.ServerError, type.message);
     const accept = checkAccept(req.headers.accept);
-    if (!accept.ok) return sendRpcError(res, 406, null, -32000, accept.message);
+    if (!accept.ok) return sendRpcError(res, 406, null, ErrorCode.ServerError, accept.message);
     caller.sseAllowed = accept.sse;
     // Counted for a graceful close from here: a body on its way is waited for too.
     let counted = true;
@@ -265,7 +278,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         res,
         429,
         null,
-        -32000,
+        ErrorCode.ServerError,
         `Too Many Requests: ${concurrency.max} requests already in flight for this client; wait for their answers`,
       );
     }
@@ -292,7 +305,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         res,
         400,
         null,
-        -32600,
+        ErrorCode.InvalidRequest,
         "Invalid Request: batches are not supported; send one message per POST",
       );
     }
@@ -301,15 +314,27 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       message === null ||
       (message as { jsonrpc?: unknown }).jsonrpc !== "2.0"
     ) {
-      return sendRpcError(res, 400, null, -32600, "Invalid Request: expected a JSON-RPC 2.0 object");
+      return sendRpcError(
+        res,
+        400,
+        null,
+        ErrorCode.InvalidRequest,
+        "Invalid Request: expected a JSON-RPC 2.0 object",
+      );
     }
     const m = message as { id?: unknown; method?: unknown; params?: unknown };
     const version = typeof m.method === "string" ? envelopeVersion(m.params) : undefined;
     if (version !== undefined) {
       if (typeof m.params !== "object" || Array.isArray(m.params)) {
-        return sendRpcError(res, 400, m.id, -32602, "Invalid params: params must be an object");
+        return sendRpcError(
+          res,
+          400,
+          m.id,
+          ErrorCode.InvalidParams,
+          "Invalid params: params must be an object",
+        );
       }
-      return serveModernPost(
+      return serveRev2026Post(
         gateway,
         req,
         res,
@@ -321,7 +346,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const claimed = req.headers["mcp-protocol-version"];
     if (
       typeof claimed === "string" &&
-      SERVED_MODERN_VERSIONS.includes(claimed) &&
+      REV2026_PROTOCOL_VERSIONS.includes(claimed) &&
       typeof m.method === "string"
     ) {
       // A 2026 request whose body lost its envelope: say what is missing rather than "no session".
@@ -329,7 +354,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         res,
         400,
         m.id,
-        -32602,
+        ErrorCode.InvalidParams,
         `Invalid params: a ${claimed} request carries _meta["io.modelcontextprotocol/protocolVersion"] and clientCapabilities`,
       );
     }
@@ -347,9 +372,15 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       // The rest of the body stays unread: this connection cannot be reused.
       res.shouldKeepAlive = false;
       if (error instanceof BodyTooLargeError) {
-        sendRpcError(res, 413, null, -32600, `Payload Too Large: the limit is ${maxBody} bytes`);
+        sendRpcError(
+          res,
+          413,
+          null,
+          ErrorCode.InvalidRequest,
+          `Payload Too Large: the limit is ${maxBody} bytes`,
+        );
       } else if (error instanceof BodyTimeoutError) {
-        sendRpcError(res, 408, null, -32000, error.message);
+        sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
       } else {
         res.destroy();
       }
@@ -369,7 +400,13 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         }
         handleMcp(req, res).catch((error: unknown) => {
           if (!res.headersSent)
-            sendRpcError(res, 500, null, -32603, `Internal error: ${(error as Error).message}`);
+            sendRpcError(
+              res,
+              500,
+              null,
+              ErrorCode.InternalError,
+              `Internal error: ${(error as Error).message}`,
+            );
           else res.end();
         });
         return;

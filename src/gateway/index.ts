@@ -7,11 +7,16 @@
  * const front = await startHttpFront(gateway, { port: 8420 });
  */
 
-export { ANSWERING_CAPABILITIES } from "../upstream/upstream-types.js";
+export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 export { type Channel, ClientSession } from "./client-session.js";
 export { type GatewayIdentity, type RequestSample, serverCapabilities } from "./dispatcher.js";
 export { Gateway, type GatewayOptions, type SubscriptionFilter } from "./gateway.js";
-export { type HttpFront, type HttpFrontOptions, type Refusal, startHttpFront } from "./http-front.js";
+export {
+  DEFAULT_PORT,
+  type HttpFront,
+  type HttpFrontOptions,
+  type Refusal,
+  startHttpFront,
+} from "./http-front.js";
 export { GatewayMetrics, healthReport } from "./metrics.js";
-export { DEFAULT_PORT } from "./protocol.js";
 export { type StdioFrontOptions, serveGatewayStdio } from "./stdio-front.js";

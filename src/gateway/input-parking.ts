@@ -1,9 +1,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { RpcError } from "../errors.js";
-import { ControllerPool, offAbort, onAbort } from "../upstream/abort-slots.js";
-import { SERVER_REQUEST_CAPABILITIES } from "../upstream/negotiate.js";
-import type { ServerRequest, ServerRequestHandler } from "../upstream/upstream.js";
-import { MISSING_CLIENT_CAPABILITY } from "./protocol.js";
+import { ControllerPool, offAbort, onAbort } from "../protocol/controller-pool.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import {
+  SERVER_REQUEST_CAPABILITIES,
+  type ServerRequest,
+  type ServerRequestHandler,
+} from "../protocol/server-requests.js";
 
 /** How long a call waiting for a client's input is kept before it is cancelled. */
 const DEFAULT_PARK_MS = 10 * 60_000;
@@ -133,7 +136,7 @@ export class InputParking {
         parked.missingCapability ??= capability;
         return Promise.reject(
           new RpcError(
-            -32601,
+            ErrorCode.MethodNotFound,
             `the client did not declare the ${capability} capability, so ${request.method} cannot be answered`,
           ),
         );
@@ -160,14 +163,14 @@ export class InputParking {
     const parked = this.#parked.get(id!);
     if (parked === undefined || String(parked.round) !== round) {
       throw new RpcError(
-        -32602,
+        ErrorCode.InvalidParams,
         "Invalid params: requestState is unknown or expired; call again without it",
         { requestState: state },
       );
     }
     if (parked.method !== method || parked.name !== name) {
       throw new RpcError(
-        -32602,
+        ErrorCode.InvalidParams,
         `Invalid params: requestState belongs to ${parked.method} ${parked.name}, not ${method} ${name}`,
       );
     }
@@ -176,7 +179,7 @@ export class InputParking {
       (typeof responses !== "object" || responses === null || Array.isArray(responses))
     ) {
       throw new RpcError(
-        -32602,
+        ErrorCode.InvalidParams,
         "Invalid params: inputResponses must be an object keyed by the input request keys",
       );
     }
@@ -184,7 +187,10 @@ export class InputParking {
       const asked = parked.asked.get(key);
       if (asked === undefined) continue; // extra keys are ignored
       if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
-        throw new RpcError(-32602, `Invalid params: inputResponses.${key} must be an object`);
+        throw new RpcError(
+          ErrorCode.InvalidParams,
+          `Invalid params: inputResponses.${key} must be an object`,
+        );
       }
       parked.asked.delete(key);
       asked.resolve(answer as Record<string, unknown>);
@@ -210,7 +216,7 @@ export class InputParking {
     if (missing !== undefined) {
       // What the server made of the refusal matters less than why: the client lacks a capability.
       throw new RpcError(
-        MISSING_CLIENT_CAPABILITY,
+        ErrorCode.MissingClientCapability,
         `the server needs the client's ${missing} capability for this call`,
         {
           requiredCapabilities: { [missing]: {} },
@@ -226,7 +232,8 @@ export class InputParking {
     parked.timer = setTimeout(() => {
       this.#unpark(parked);
       parked.controller.abort(new Error("the client did not answer the input request in time"));
-      for (const asked of parked.asked.values()) asked.reject(new RpcError(-32603, "input request expired"));
+      for (const asked of parked.asked.values())
+        asked.reject(new RpcError(ErrorCode.InternalError, "input request expired"));
     }, this.#parkMs);
     parked.timer.unref();
     const inputRequests: Record<string, { method: string; params: Record<string, unknown> }> = {};
@@ -263,7 +270,7 @@ export class InputParking {
       !timingSafeEqual(given, expected)
     ) {
       throw new RpcError(
-        -32602,
+        ErrorCode.InvalidParams,
         "Invalid params: requestState was modified or was not issued by this gateway",
       );
     }

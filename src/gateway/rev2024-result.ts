@@ -1,4 +1,4 @@
-import { REV2024_PROTOCOL_VERSION } from "../upstream/negotiate.js";
+import { REV2024_PROTOCOL_VERSION } from "../protocol/rev2025.js";
 
 type Block = Record<string, unknown>;
 

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Channel, ClientSession, WireMessage } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
 import { sendRpcError } from "./http-exchange.js";
 import type { Refusal } from "./http-front.js";
 import { BodyTimeoutError, BodyTooLargeError, checkContentType, readBody } from "./http-guard.js";
-import type { Caller } from "./modern-post.js";
-import { parseErrorAnswer } from "./protocol.js";
+import type { Caller } from "./rev2026-post.js";
 import type { ConcurrencyLimiter } from "./rate-limiter.js";
 
 type Id = string | number;
@@ -103,14 +104,30 @@ export class SseFront {
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (this.#options.draining()) {
       res.shouldKeepAlive = false;
-      sendRpcError(res, 503, null, -32000, "Service Unavailable: the gateway is shutting down", undefined, {
-        "retry-after": "1",
-      });
+      sendRpcError(
+        res,
+        503,
+        null,
+        ErrorCode.ServerError,
+        "Service Unavailable: the gateway is shutting down",
+        undefined,
+        {
+          "retry-after": "1",
+        },
+      );
       return;
     }
     const caller = this.#options.admit(req);
     if ("status" in caller) {
-      sendRpcError(res, caller.status, null, -32000, caller.message, undefined, caller.headers);
+      sendRpcError(
+        res,
+        caller.status,
+        null,
+        ErrorCode.ServerError,
+        caller.message,
+        undefined,
+        caller.headers,
+      );
       return;
     }
     if (path === SSE_PATH) {
@@ -139,7 +156,7 @@ export class SseFront {
         res,
         429,
         null,
-        -32000,
+        ErrorCode.ServerError,
         `Too Many Requests: too many open streams for this client (limit ${this.#options.streams.max}); close one first`,
       );
       return;
@@ -168,7 +185,7 @@ export class SseFront {
         res,
         400,
         null,
-        -32000,
+        ErrorCode.ServerError,
         `Bad Request: the sessionId query parameter is required; POST to the endpoint that GET ${SSE_PATH} announced`,
       );
       return;
@@ -179,18 +196,18 @@ export class SseFront {
         res,
         404,
         null,
-        -32001,
+        ErrorCode.SessionNotFound,
         `Session not found: its stream closed; open GET ${SSE_PATH} again`,
       );
       return;
     }
     if (entry.profile !== caller.profile) {
-      sendRpcError(res, 403, null, -32000, "Forbidden: this session belongs to another token");
+      sendRpcError(res, 403, null, ErrorCode.ServerError, "Forbidden: this session belongs to another token");
       return;
     }
     const type = checkContentType(req.headers["content-type"]);
     if (!type.ok) {
-      sendRpcError(res, type.status, null, -32000, type.message);
+      sendRpcError(res, type.status, null, ErrorCode.ServerError, type.message);
       return;
     }
     let body: Buffer;
@@ -199,7 +216,7 @@ export class SseFront {
     } catch (error) {
       if (error instanceof BodyTimeoutError) {
         res.shouldKeepAlive = false;
-        sendRpcError(res, 408, null, -32000, error.message);
+        sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
         return;
       }
       if (error instanceof BodyTooLargeError) {
@@ -208,7 +225,7 @@ export class SseFront {
           res,
           413,
           null,
-          -32600,
+          ErrorCode.InvalidRequest,
           `Payload Too Large: the limit is ${this.#options.maxBodyBytes} bytes`,
         );
         return;
@@ -237,7 +254,7 @@ export class SseFront {
         res,
         400,
         request.id,
-        -32600,
+        ErrorCode.InvalidRequest,
         `Invalid Request: id ${JSON.stringify(request.id)} is already in use`,
       );
       return;
@@ -245,7 +262,7 @@ export class SseFront {
     if (isRequest) {
       const release = this.#options.concurrency.acquire(caller.key);
       if (release === undefined) {
-        sendRpcError(res, 429, null, -32000, "Too Many Requests: too many requests in flight");
+        sendRpcError(res, 429, null, ErrorCode.ServerError, "Too Many Requests: too many requests in flight");
         return;
       }
       entry.channel.held.set(request.id as Id, release);

@@ -1,9 +1,10 @@
 import type { Readable, Writable } from "node:stream";
-import { LineSplitter } from "../upstream/newline-framing.js";
-import { WriteQueue } from "../upstream/write-queue.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { LineSplitter } from "../protocol/newline-framing.js";
+import { parseErrorAnswer } from "../protocol/wire-error.js";
+import { WriteQueue } from "../protocol/write-queue.js";
 import type { ClientSession } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
-import { parseErrorAnswer } from "./protocol.js";
 
 /** Options of {@link serveGatewayStdio}. */
 export interface StdioFrontOptions {
@@ -92,7 +93,10 @@ export function serveGatewayStdio(
       JSON.stringify({
         jsonrpc: "2.0",
         id: null,
-        error: { code: -32600, message: `Invalid Request: message larger than ${max} bytes` },
+        error: {
+          code: ErrorCode.InvalidRequest,
+          message: `Invalid Request: message larger than ${max} bytes`,
+        },
       }),
     ),
   );

@@ -1,10 +1,11 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
 import type { Refusal } from "./http-front.js";
-import type { Caller } from "./modern-post.js";
-import { parseErrorAnswer } from "./protocol.js";
+import type { Caller } from "./rev2026-post.js";
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Bad Request",
@@ -125,7 +126,7 @@ class InFlight {
         jsonrpc: "2.0",
         id: m.id,
         error: {
-          code: -32000,
+          code: ErrorCode.ServerError,
           message: `Too Many Requests: too many requests in flight on this connection (limit ${this.max}); wait for answers before sending more`,
         },
       };

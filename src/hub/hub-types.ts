@@ -1,10 +1,12 @@
 import type { McplexConfig, ServerConfig } from "../config/types.js";
+import type { ListKind } from "../protocol/list-changes.js";
+import type { Implementation } from "../protocol/rev2026.js";
+import type { Progress } from "../protocol/rpc-connection.js";
+import type { ServerRequestHandler } from "../protocol/server-requests.js";
 import type { BackoffOptions } from "../upstream/backoff.js";
-import type { Implementation } from "../upstream/negotiate.js";
 import type { OAuthHost } from "../upstream/oauth.js";
-import type { Progress } from "../upstream/rpc-connection.js";
 import type { UpstreamStatsSnapshot } from "../upstream/upstream-stats.js";
-import type { ListKind, ServerRequestHandler, UpstreamState } from "../upstream/upstream-types.js";
+import type { UpstreamState } from "../upstream/upstream-types.js";
 
 /** Options of a {@link Hub}. */
 export interface HubOptions {

@@ -15,20 +15,20 @@ import type {
 import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { AbortedError, McplexError, NotFoundError } from "../errors.js";
-import { type InputRequestHandler, isInputRequired, resolveInputRequired } from "../input-required.js";
 import {
-  type ListKind,
-  Upstream,
-  type UpstreamEvent,
-  type UpstreamRequestOptions,
-} from "../upstream/upstream.js";
-import { UpstreamPool } from "../upstream/upstream-pool.js";
+  type InputRequestHandler,
+  isInputRequired,
+  resolveInputRequired,
+} from "../protocol/input-required.js";
+import type { ListKind } from "../protocol/list-changes.js";
+import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
+import { UpstreamPool } from "./upstream-pool.js";
 import { redactError, redactToolError, redactValue } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];

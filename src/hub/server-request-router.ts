@@ -1,5 +1,7 @@
 import { RpcError } from "../errors.js";
-import type { ServerRequestHandler, Upstream } from "../upstream/upstream.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import type { ServerRequestHandler } from "../protocol/server-requests.js";
+import type { Upstream } from "../upstream/upstream.js";
 
 interface Slot {
   handler: ServerRequestHandler;
@@ -78,7 +80,7 @@ export class ServerRequestRouter {
       return () =>
         Promise.reject(
           new RpcError(
-            -32603,
+            ErrorCode.InternalError,
             `mcplex: cannot tell which of ${slots.length} calls in flight on "${upstream.name}" this request belongs to, so it is declined`,
           ),
         );

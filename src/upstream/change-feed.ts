@@ -1,5 +1,5 @@
+import type { RpcConnection } from "../protocol/rpc-connection.js";
 import type { Negotiated } from "./negotiate.js";
-import type { RpcConnection } from "./rpc-connection.js";
 
 /**
  * The 2026 way to hear about changes: one `subscriptions/listen` request kept open,

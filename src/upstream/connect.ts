@@ -6,9 +6,14 @@ import {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError, TimeoutError } from "../errors.js";
-import { httpStatus, type Implementation, modernEnvelope, type Negotiated, negotiate } from "./negotiate.js";
+import { type Implementation, rev2026Envelope } from "../protocol/rev2026.js";
+import {
+  type IncomingRequestHandler,
+  type NotificationHandler,
+  RpcConnection,
+} from "../protocol/rpc-connection.js";
+import { httpStatus, type Negotiated, negotiate } from "./negotiate.js";
 import { memoryOAuthStore, type OAuthHost, oauthFetch, ServerOAuthProvider } from "./oauth.js";
-import { type IncomingRequestHandler, type NotificationHandler, RpcConnection } from "./rpc-connection.js";
 import { StderrTail } from "./stderr-tail.js";
 import { StdioClientTransport } from "./stdio-transport.js";
 import { WebSocketClientTransport } from "./websocket-transport.js";
@@ -81,7 +86,7 @@ async function open(
     },
     meta: () =>
       negotiated?.stateless === true
-        ? modernEnvelope(negotiated.protocolVersion, options.clientInfo, options.capabilities)
+        ? rev2026Envelope(negotiated.protocolVersion, options.clientInfo, options.capabilities)
         : undefined,
     // 2026 over HTTP has no notifications/cancelled: closing the request's stream cancels it.
     cancelByStream: () => negotiated?.stateless === true && transport.hasPerRequestStream === true,

@@ -4,9 +4,9 @@ import type {
   ResourceTemplateType as ResourceTemplate,
   Tool,
 } from "@modelcontextprotocol/client";
-import { type ParamHeader, scanParamHeaders } from "./param-headers.js";
-import type { RpcConnection } from "./rpc-connection.js";
-import type { ListKind } from "./upstream-types.js";
+import type { ListKind } from "../protocol/list-changes.js";
+import { type ParamHeader, scanParamHeaders } from "../protocol/param-headers.js";
+import type { RpcConnection } from "../protocol/rpc-connection.js";
 
 const METHOD: Record<ListKind, { method: string; key: string }> = {
   tools: { method: "tools/list", key: "tools" },

@@ -1,4 +1,5 @@
 import type { CallToolResult, JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import { ErrorCode } from "../protocol/error-codes.js";
 
 /** A tool implemented by a function in this process. */
 export interface LocalTool {
@@ -55,7 +56,7 @@ export class LocalServer {
       case "tools/call": {
         const tool = this.#tools.get(String(message.params?.name));
         if (tool === undefined)
-          throw { code: -32602, message: `Unknown tool: ${String(message.params?.name)}` };
+          throw { code: ErrorCode.InvalidParams, message: `Unknown tool: ${String(message.params?.name)}` };
         try {
           return await tool.handler((message.params?.arguments ?? {}) as Record<string, unknown>, { signal });
         } catch (error) {
@@ -66,7 +67,7 @@ export class LocalServer {
         }
       }
       default:
-        throw { code: -32601, message: `Method not found: ${message.method}` };
+        throw { code: ErrorCode.MethodNotFound, message: `Method not found: ${message.method}` };
     }
   }
 }
@@ -104,7 +105,7 @@ class LocalTransport implements Transport {
           {
             jsonrpc: "2.0",
             id,
-            error: { code: error?.code ?? -32603, message: String(error?.message ?? error) },
+            error: { code: error?.code ?? ErrorCode.InternalError, message: String(error?.message ?? error) },
           } as JSONRPCMessage,
           id,
         ),

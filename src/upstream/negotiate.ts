@@ -1,52 +1,9 @@
 import { McplexError, RpcError } from "../errors.js";
-import type { RpcConnection } from "./rpc-connection.js";
-
-/** The current, stateless revision. */
-export const MODERN_PROTOCOL_VERSION = "2026-07-28";
-/**
- * The first published revision, still all that servers on older SDKs answer `initialize`
- * with (server-github among them): no structured tool output, titles or elicitation.
- */
-export const REV2024_PROTOCOL_VERSION = "2024-11-05";
-/** Revisions spoken with the `initialize` handshake (2025 ones and 2024-11-05), newest first. */
-export const LEGACY_PROTOCOL_VERSIONS = [
-  "2025-11-25",
-  "2025-06-18",
-  "2025-03-26",
-  REV2024_PROTOCOL_VERSION,
-] as const;
-/** Every revision mcplex speaks, newest first. */
-export const SUPPORTED_PROTOCOL_VERSIONS = [MODERN_PROTOCOL_VERSION, ...LEGACY_PROTOCOL_VERSIONS] as const;
-
-/** `_meta` keys of the 2026 per-request envelope. */
-export const META = {
-  protocolVersion: "io.modelcontextprotocol/protocolVersion",
-  clientInfo: "io.modelcontextprotocol/clientInfo",
-  clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
-  serverInfo: "io.modelcontextprotocol/serverInfo",
-  subscriptionId: "io.modelcontextprotocol/subscriptionId",
-  logLevel: "io.modelcontextprotocol/logLevel",
-} as const;
-
-/**
- * The requests a 2025 server may send its client (sampling, elicitation, roots), each with
- * the client capability it needs: the upstream accepts only these, and the gateway asks a
- * client only when it declared the capability.
- */
-export const SERVER_REQUEST_CAPABILITIES: ReadonlyMap<string, string> = new Map([
-  ["sampling/createMessage", "sampling"],
-  ["elicitation/create", "elicitation"],
-  ["roots/list", "roots"],
-]);
-
-/** JSON-RPC error a 2026 server answers with when it does not speak the requested revision. */
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
-
-export interface Implementation {
-  name: string;
-  version: string;
-  title?: string;
-}
+import { ErrorCode } from "../protocol/error-codes.js";
+import { REV2025_PROTOCOL_VERSIONS } from "../protocol/rev2025.js";
+import { type Implementation, META, REV2026_PROTOCOL_VERSION, rev2026Envelope } from "../protocol/rev2026.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol/revisions.js";
+import type { RpcConnection } from "../protocol/rpc-connection.js";
 
 /** What negotiation learned about the server. */
 export interface Negotiated {
@@ -68,19 +25,6 @@ export interface NegotiateOptions {
   timeout?: number;
 }
 
-/** The `_meta` envelope a 2026 request carries. */
-export function modernEnvelope(
-  version: string,
-  clientInfo: Implementation,
-  capabilities: Record<string, unknown>,
-): Record<string, unknown> {
-  return {
-    [META.protocolVersion]: version,
-    [META.clientInfo]: clientInfo,
-    [META.clientCapabilities]: capabilities,
-  };
-}
-
 /**
  * Finds the newest revision both sides speak, on the connection already open —
  * a stdio server is never spawned twice. A `server/discover` probe answers for
@@ -96,18 +40,18 @@ export async function negotiate(connection: RpcConnection, options: NegotiateOpt
       { server: options.server },
     );
   }
-  if (pinned === undefined || pinned === MODERN_PROTOCOL_VERSION) {
+  if (pinned === undefined || pinned === REV2026_PROTOCOL_VERSION) {
     const modern = await probeModern(connection, options);
     if (modern !== undefined) return modern;
     if (pinned !== undefined) {
       throw new McplexError(
         "PROTOCOL_ERROR",
-        `${options.server}: the server does not speak ${MODERN_PROTOCOL_VERSION} (server/discover was refused)`,
+        `${options.server}: the server does not speak ${REV2026_PROTOCOL_VERSION} (server/discover was refused)`,
         { server: options.server, hint: "remove the protocolVersion pin to allow the 2025 handshake" },
       );
     }
   }
-  return initialize(connection, options, pinned ?? LEGACY_PROTOCOL_VERSIONS[0]);
+  return initialize(connection, options, pinned ?? REV2025_PROTOCOL_VERSIONS[0]);
 }
 
 async function probeModern(
@@ -115,7 +59,7 @@ async function probeModern(
   options: NegotiateOptions,
 ): Promise<Negotiated | undefined> {
   const requestOptions = { signal: options.signal, timeout: options.timeout };
-  let version: string = MODERN_PROTOCOL_VERSION;
+  let version: string = REV2026_PROTOCOL_VERSION;
   for (let attempt = 0; attempt < 2; attempt++) {
     let result: {
       supportedVersions?: unknown;
@@ -126,7 +70,7 @@ async function probeModern(
     try {
       result = await connection.request(
         "server/discover",
-        { _meta: modernEnvelope(version, options.clientInfo, options.capabilities) },
+        { _meta: rev2026Envelope(version, options.clientInfo, options.capabilities) },
         requestOptions,
       );
     } catch (error) {
@@ -140,8 +84,8 @@ async function probeModern(
       }
       // A 2026 server that wants another modern revision says which ones it has.
       const supported = (error.data as { supported?: unknown } | undefined)?.supported;
-      if (error.code === UNSUPPORTED_PROTOCOL_VERSION && Array.isArray(supported) && attempt === 0) {
-        const mutual = supported.find((v) => v === MODERN_PROTOCOL_VERSION);
+      if (error.code === ErrorCode.UnsupportedProtocolVersion && Array.isArray(supported) && attempt === 0) {
+        const mutual = supported.find((v) => v === REV2026_PROTOCOL_VERSION);
         if (mutual !== undefined) {
           version = mutual;
           continue;
@@ -150,10 +94,10 @@ async function probeModern(
       return undefined;
     }
     const supported = Array.isArray(result?.supportedVersions) ? (result.supportedVersions as string[]) : [];
-    if (!supported.includes(MODERN_PROTOCOL_VERSION)) return undefined;
+    if (!supported.includes(REV2026_PROTOCOL_VERSION)) return undefined;
     const meta = (result._meta ?? {}) as Record<string, unknown>;
     const negotiated: Negotiated = {
-      protocolVersion: MODERN_PROTOCOL_VERSION,
+      protocolVersion: REV2026_PROTOCOL_VERSION,
       stateless: true,
       capabilities: (result.capabilities ?? {}) as Record<string, unknown>,
     };
@@ -181,7 +125,7 @@ async function initialize(
     { signal: options.signal, timeout: options.timeout },
   );
   const agreed = result?.protocolVersion;
-  if (typeof agreed !== "string" || !(LEGACY_PROTOCOL_VERSIONS as readonly string[]).includes(agreed)) {
+  if (typeof agreed !== "string" || !(REV2025_PROTOCOL_VERSIONS as readonly string[]).includes(agreed)) {
     throw new McplexError(
       "PROTOCOL_ERROR",
       `${options.server}: server answered initialize with protocol version ${String(agreed)}, which mcplex does not speak (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
+import { LineSplitter } from "../protocol/newline-framing.js";
+import { WriteQueue } from "../protocol/write-queue.js";
 import { exited, signalGroup, trackChild } from "./child-processes.js";
-import { LineSplitter } from "./newline-framing.js";
 import { StderrTail } from "./stderr-tail.js";
 import { queueFull } from "./upstream-errors.js";
-import { WriteQueue } from "./write-queue.js";
 
 /** What to run. */
 export interface StdioServerParams {

@@ -1,7 +1,9 @@
+import type { ListKind } from "../protocol/list-changes.js";
+import type { Implementation } from "../protocol/rev2026.js";
+import type { Progress } from "../protocol/rpc-connection.js";
+import type { ServerRequestHandler } from "../protocol/server-requests.js";
 import type { BackoffOptions } from "./backoff.js";
-import type { Implementation } from "./negotiate.js";
 import type { OAuthHost } from "./oauth.js";
-import type { Progress } from "./rpc-connection.js";
 
 /**
  * Life of one upstream: `idle` (lazy, not started yet) → `starting` → `ready`;
@@ -10,23 +12,6 @@ import type { Progress } from "./rpc-connection.js";
  */
 export type UpstreamState = "idle" | "starting" | "ready" | "failed" | "reconnecting" | "stopped";
 
-/** A request from the server to the client (2025 sampling, elicitation, roots; 2026 input requests). */
-export interface ServerRequest {
-  server: string;
-  method: string;
-  params: Record<string, unknown>;
-  signal: AbortSignal;
-}
-
-/**
- * Answers server-to-client requests; throw (or reject) to decline with an error.
- * `waiting`, when present, says the call is waiting on its client and will ask
- * nothing new until answered (helps route a 2025 server's requests to the right call).
- */
-export type ServerRequestHandler = ((request: ServerRequest) => Promise<Record<string, unknown>>) & {
-  waiting?: () => boolean;
-};
-
 /** Events an upstream reports. */
 export type UpstreamEvent =
   | { type: "state"; state: UpstreamState; previous: UpstreamState; error?: string; retryAt?: number }
@@ -34,8 +19,6 @@ export type UpstreamEvent =
   | { type: "resource-updated"; uri: string }
   | { type: "notification"; method: string; params?: Record<string, unknown> }
   | { type: "slow-call"; method: string; name?: string; ms: number };
-
-export type ListKind = "tools" | "resources" | "resourceTemplates" | "prompts";
 
 export interface UpstreamOptions {
   clientInfo: Implementation;
@@ -68,17 +51,3 @@ export interface UpstreamRequestOptions {
   /** Log messages this call wants (2026 servers send `notifications/message` only when asked per request). */
   logLevel?: string;
 }
-
-/** What a client that answers every kind of server request declares. */
-export const ANSWERING_CAPABILITIES: Record<string, unknown> = {
-  sampling: {},
-  elicitation: { form: {}, url: {} },
-  roots: { listChanged: true },
-};
-
-/** Which lists a `list_changed` notification makes stale. */
-export const LIST_CHANGED: Record<string, ListKind[]> = {
-  "notifications/tools/list_changed": ["tools"],
-  "notifications/prompts/list_changed": ["prompts"],
-  "notifications/resources/list_changed": ["resources", "resourceTemplates"],
-};

@@ -6,23 +6,23 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError, RpcError, type UpstreamUnavailableError } from "../errors.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { LIST_CHANGED, type ListKind } from "../protocol/list-changes.js";
+import { type ParamHeader, paramHeaders } from "../protocol/param-headers.js";
+import { type Implementation, META } from "../protocol/rev2026.js";
+import type { RpcRequestOptions } from "../protocol/rpc-connection.js";
+import { ANSWERING_CAPABILITIES, SERVER_REQUEST_CAPABILITIES } from "../protocol/server-requests.js";
 import { Backoff } from "./backoff.js";
 import { ChangeFeed } from "./change-feed.js";
 import { type Connected, connect } from "./connect.js";
 import { fetchLists } from "./list-all.js";
-import { type Implementation, META, SERVER_REQUEST_CAPABILITIES } from "./negotiate.js";
-import { type ParamHeader, paramHeaders } from "./param-headers.js";
-import type { RpcRequestOptions } from "./rpc-connection.js";
 import { redacted, unavailable } from "./upstream-errors.js";
 import { UpstreamStats } from "./upstream-stats.js";
-import {
-  ANSWERING_CAPABILITIES,
-  LIST_CHANGED,
-  type ListKind,
-  type UpstreamEvent,
-  type UpstreamOptions,
-  type UpstreamRequestOptions,
-  type UpstreamState,
+import type {
+  UpstreamEvent,
+  UpstreamOptions,
+  UpstreamRequestOptions,
+  UpstreamState,
 } from "./upstream-types.js";
 
 /**
@@ -301,12 +301,12 @@ export class Upstream {
     signal: AbortSignal,
   ): Promise<unknown> {
     if (!SERVER_REQUEST_CAPABILITIES.has(method)) {
-      throw new RpcError(-32601, `Method not found: ${method}`);
+      throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
     const handler = this.#options.onServerRequest?.();
     if (handler === undefined) {
       throw new RpcError(
-        -32601,
+        ErrorCode.MethodNotFound,
         `mcplex: ${method} declined: this client has no handler for server requests (give the hub an onServerRequest handler)`,
       );
     }
@@ -417,13 +417,9 @@ export class Upstream {
   }
 }
 
-export {
-  ANSWERING_CAPABILITIES,
-  type ListKind,
-  type ServerRequest,
-  type ServerRequestHandler,
-  type UpstreamEvent,
-  type UpstreamOptions,
-  type UpstreamRequestOptions,
-  type UpstreamState,
+export type {
+  UpstreamEvent,
+  UpstreamOptions,
+  UpstreamRequestOptions,
+  UpstreamState,
 } from "./upstream-types.js";

@@ -1,8 +1,8 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import WebSocket from "ws";
 import { McplexError } from "../errors.js";
+import { DEFAULT_MAX_QUEUED_BYTES, fitsQueue } from "../protocol/write-queue.js";
 import { queueFull } from "./upstream-errors.js";
-import { DEFAULT_MAX_QUEUED_BYTES, fitsQueue } from "./write-queue.js";
 
 /** Options of a {@link WebSocketClientTransport}. */
 export interface WebSocketClientOptions {

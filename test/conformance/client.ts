@@ -10,8 +10,8 @@
  */
 import type { McplexConfig, OAuthConfig } from "../../src/config/types.js";
 import { Hub } from "../../src/hub/hub.js";
+import type { ServerRequest } from "../../src/protocol/server-requests.js";
 import { memoryOAuthStore } from "../../src/upstream/oauth.js";
-import type { ServerRequest } from "../../src/upstream/upstream.js";
 import { approveAtOnce } from "../support/approve.js";
 
 type Scenario = (hub: Hub) => Promise<void>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LineSplitter } from "../../src/upstream/newline-framing.js";
+import { LineSplitter } from "../../src/protocol/newline-framing.js";
 
 function split(chunks: string[], max = 10): { lines: string[]; oversize: number } {
   const lines: string[] = [];

@@ -10,7 +10,7 @@ import type { McplexConfig } from "../../src/config/types.js";
 import { Gateway } from "../../src/gateway/gateway.js";
 import { type HttpFront, type HttpFrontOptions, startHttpFront } from "../../src/gateway/http-front.js";
 import { Hub } from "../../src/hub/hub.js";
-import { ANSWERING_CAPABILITIES } from "../../src/upstream/upstream.js";
+import { ANSWERING_CAPABILITIES } from "../../src/protocol/server-requests.js";
 import { CLI } from "./cli.js";
 
 /** Absolute commands of the real upstreams, for config files the CLI reads. */

@@ -11,9 +11,9 @@ const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 /** Runs read, list and write on `root` in a child process (as nobody under root) and returns each outcome. */
 function probe(root: string): Record<string, { reason?: string; message: string }> {
   const script = `
-    import { Sandbox } from "./src/workspace/sandbox.ts";
-    import { Permissions } from "./src/workspace/permissions.ts";
-    import { walk } from "./src/workspace/walk.ts";
+    import { Sandbox } from "./src/workspace/sandbox.js";
+    import { Permissions } from "./src/workspace/permissions.js";
+    import { walk } from "./src/workspace/walk.js";
     const sandbox = new Sandbox(process.argv[1], new Permissions([], true));
     const outcome = (p) => p.then(() => ({ message: "ok" }), (e) => ({ reason: e.reason, message: e.message }));
     const out = {

@@ -12,7 +12,7 @@ import { EXPOSED_NAME_PATTERN } from "../../../src/catalog/tool-naming.js";
 import type { McplexConfig, ServerConfig, TransportKind } from "../../../src/config/types.js";
 import { AbortedError, NotFoundError, TimeoutError, UpstreamUnavailableError } from "../../../src/errors.js";
 import { Hub, type ServerStatus } from "../../../src/hub/hub.js";
-import type { Progress } from "../../../src/upstream/rpc-connection.js";
+import type { Progress } from "../../../src/protocol/rpc-connection.js";
 import { within } from "./wait.js";
 
 /** Tags the suite calls with: one for single calls, twenty for the concurrent ones. */

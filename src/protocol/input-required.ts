@@ -1,5 +1,5 @@
-import { AbortedError, McplexError } from "./errors.js";
-import type { ServerRequestHandler } from "./upstream/upstream.js";
+import { AbortedError, McplexError } from "../errors.js";
+import type { ServerRequestHandler } from "./server-requests.js";
 
 /** Handler for the requests inside a 2026 `input_required` result (same shape as 2025 server requests). */
 export type InputRequestHandler = ServerRequestHandler;

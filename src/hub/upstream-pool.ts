@@ -1,6 +1,6 @@
 import type { ServerConfig } from "../config/types.js";
+import type { Upstream } from "../upstream/upstream.js";
 import { connectionKey } from "./connection-key.js";
-import type { Upstream } from "./upstream.js";
 
 /**
  * The hub's connections: server definitions that are the same connection (same

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ErrorCode } from "../protocol/error-codes.js";
 import type { Channel, ClientSession, WireMessage } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
-import type { Caller } from "./modern-post.js";
+import type { Caller } from "./rev2026-post.js";
 
 type Id = string | number;
 
@@ -58,8 +59,8 @@ interface Entry {
   lastUsed: number;
 }
 
-/** Options of {@link LegacyHttpSessions}. */
-export interface LegacyHttpSessionOptions {
+/** Options of {@link Rev2025HttpSessions}. */
+export interface Rev2025HttpSessionOptions {
   /** Sessions unused this long are closed. Default 30 minutes. */
   idleMs?: number;
   /** Sessions open at once, all clients together. Default 10 000. */
@@ -75,7 +76,7 @@ export interface LegacyHttpSessionOptions {
  * client and in total: a new session past a cap evicts the longest idle one (no request in
  * progress, no open stream), or is refused when there is none.
  */
-export class LegacyHttpSessions {
+export class Rev2025HttpSessions {
   readonly #gateway: Gateway;
   /** Least recently used first (an entry is moved to the end when used). */
   readonly #sessions = new Map<string, Entry>();
@@ -87,7 +88,7 @@ export class LegacyHttpSessions {
   readonly #onLimit: ((outcome: "evicted" | "refused") => void) | undefined;
   readonly #sweep: NodeJS.Timeout;
 
-  constructor(gateway: Gateway, options: LegacyHttpSessionOptions = {}) {
+  constructor(gateway: Gateway, options: Rev2025HttpSessionOptions = {}) {
     this.#gateway = gateway;
     this.#idleMs = options.idleMs ?? 30 * 60_000;
     this.#max = options.maxSessions ?? 10_000;
@@ -112,11 +113,23 @@ export class LegacyHttpSessions {
     const { id, method } = message;
     const validId = (typeof id === "string" && id !== "") || typeof id === "number";
     if (typeof method !== "string" && !(id !== undefined && ("result" in message || "error" in message))) {
-      sendRpcError(res, 400, validId ? id : null, -32600, "Invalid Request: a request needs a method");
+      sendRpcError(
+        res,
+        400,
+        validId ? id : null,
+        ErrorCode.InvalidRequest,
+        "Invalid Request: a request needs a method",
+      );
       return;
     }
     if (typeof method === "string" && id !== undefined && !validId) {
-      sendRpcError(res, 400, null, -32600, "Invalid Request: id must be a non-empty string or a number");
+      sendRpcError(
+        res,
+        400,
+        null,
+        ErrorCode.InvalidRequest,
+        "Invalid Request: id must be a non-empty string or a number",
+      );
       return;
     }
     const isRequest = typeof method === "string" && id !== undefined;
@@ -126,20 +139,26 @@ export class LegacyHttpSessions {
           res,
           400,
           message.id,
-          -32000,
+          ErrorCode.ServerError,
           "Bad Request: Mcp-Session-Id header is required (send initialize first)",
         );
         return;
       }
       if (!isRequest) {
         // A notification named initialize opens nothing: nothing would ever answer it.
-        sendRpcError(res, 400, null, -32600, "Invalid Request: initialize is a request and needs an id");
+        sendRpcError(
+          res,
+          400,
+          null,
+          ErrorCode.InvalidRequest,
+          "Invalid Request: initialize is a request and needs an id",
+        );
         return;
       }
       const refusal = this.#makeRoom(caller.key);
       if (refusal !== undefined) {
         this.#onLimit?.("refused");
-        sendRpcError(res, refusal.status, message.id, -32000, refusal.message);
+        sendRpcError(res, refusal.status, message.id, ErrorCode.ServerError, refusal.message);
         return;
       }
       const entry = this.#open(caller.profile, caller.key);
@@ -152,13 +171,19 @@ export class LegacyHttpSessions {
         res,
         404,
         message.id,
-        -32001,
+        ErrorCode.SessionNotFound,
         "Session not found: it expired or was closed; initialize again",
       );
       return;
     }
     if (entry.profile !== caller.profile) {
-      sendRpcError(res, 403, message.id, -32000, "Forbidden: this session belongs to another token");
+      sendRpcError(
+        res,
+        403,
+        message.id,
+        ErrorCode.ServerError,
+        "Forbidden: this session belongs to another token",
+      );
       return;
     }
     this.#touch(entry);
@@ -253,7 +278,13 @@ export class LegacyHttpSessions {
     const entry = this.#find(req, res, caller);
     if (entry === undefined) return;
     if (entry.channel.stream !== undefined) {
-      sendRpcError(res, 409, null, -32000, "Conflict: this session already has an open stream");
+      sendRpcError(
+        res,
+        409,
+        null,
+        ErrorCode.ServerError,
+        "Conflict: this session already has an open stream",
+      );
       return;
     }
     res.writeHead(200, {
@@ -279,12 +310,12 @@ export class LegacyHttpSessions {
   #find(req: IncomingMessage, res: ServerResponse, caller: Caller): Entry | undefined {
     const sessionId = header(req, "mcp-session-id");
     if (sessionId === undefined) {
-      sendRpcError(res, 400, null, -32000, "Bad Request: Mcp-Session-Id header is required");
+      sendRpcError(res, 400, null, ErrorCode.ServerError, "Bad Request: Mcp-Session-Id header is required");
       return undefined;
     }
     const entry = this.#sessions.get(sessionId);
     if (entry === undefined || entry.profile !== caller.profile) {
-      sendRpcError(res, 404, null, -32001, "Session not found");
+      sendRpcError(res, 404, null, ErrorCode.SessionNotFound, "Session not found");
       return undefined;
     }
     this.#touch(entry);

@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RpcError } from "../errors.js";
-import { ControllerPool } from "../upstream/abort-slots.js";
-import { wireError } from "./client-session.js";
+import { ControllerPool } from "../protocol/controller-pool.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { readEnvelope } from "../protocol/rev2026.js";
+import { toWireError } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
-import { checkModernHeaders, checkParamHeaders } from "./modern-headers.js";
-import { MISSING_CLIENT_CAPABILITY, readEnvelope, UNSUPPORTED_PROTOCOL_VERSION } from "./protocol.js";
+import { checkRev2026Headers, checkParamHeaders } from "./rev2026-headers.js";
 import type { RequestContext } from "./request-context.js";
 
 /** What the HTTP front learned about the caller before the body was read. */
@@ -25,8 +26,8 @@ const controllers = new ControllerPool(256);
 
 /** HTTP status of a JSON-RPC error raised while serving a 2026 request. */
 function statusOf(code: number): number {
-  if (code === -32601) return 404;
-  if (code === MISSING_CLIENT_CAPABILITY || code === UNSUPPORTED_PROTOCOL_VERSION) return 400;
+  if (code === ErrorCode.MethodNotFound) return 404;
+  if (code === ErrorCode.MissingClientCapability || code === ErrorCode.UnsupportedProtocolVersion) return 400;
   return 200;
 }
 
@@ -35,7 +36,7 @@ function statusOf(code: number): number {
  * read, the request dispatched. The answer is JSON unless progress or log messages
  * come first; closing the connection cancels the request.
  */
-export async function serveModernPost(
+export async function serveRev2026Post(
   gateway: Gateway,
   req: IncomingMessage,
   res: ServerResponse,
@@ -50,10 +51,16 @@ export async function serveModernPost(
     return;
   }
   if (typeof id !== "string" && typeof id !== "number") {
-    sendRpcError(res, 400, null, -32600, "Invalid Request: id must be a string or a number");
+    sendRpcError(
+      res,
+      400,
+      null,
+      ErrorCode.InvalidRequest,
+      "Invalid Request: id must be a string or a number",
+    );
     return;
   }
-  const headerError = checkModernHeaders(req.headers, method, params, version);
+  const headerError = checkRev2026Headers(req.headers, method, params, version);
   if (headerError !== undefined) {
     sendRpcError(res, 400, id, headerError.code, headerError.message);
     return;
@@ -96,7 +103,7 @@ export async function serveModernPost(
         res,
         406,
         id,
-        -32600,
+        ErrorCode.InvalidRequest,
         "Not Acceptable: subscriptions/listen answers with text/event-stream; accept it",
       );
       controllers.give(controller);
@@ -104,7 +111,7 @@ export async function serveModernPost(
     }
     const refused = caller.openStream?.();
     if (refused !== undefined) {
-      sendRpcError(res, 429, id, -32000, refused);
+      sendRpcError(res, 429, id, ErrorCode.ServerError, refused);
       controllers.give(controller);
       return;
     }
@@ -127,7 +134,7 @@ export async function serveModernPost(
     const result = await gateway.dispatcher.handle(method, params, ctx);
     exchange.finish({ jsonrpc: "2.0", id, result });
   } catch (error) {
-    const wire = wireError(error);
+    const wire = toWireError(error);
     exchange.finish({ jsonrpc: "2.0", id, error: wire }, statusOf(wire.code));
   }
   // The exchange is done, so this response's close can no longer abort it.

@@ -1,6 +1,8 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/client";
-import { AbortedError, ErrorCode, McplexError, RpcError, TimeoutError } from "../errors.js";
-import { offAbort, onAbort } from "./abort-slots.js";
+import { AbortedError, McplexError, RpcError, TimeoutError } from "../errors.js";
+import { offAbort, onAbort } from "./controller-pool.js";
+import { ErrorCode } from "./error-codes.js";
+import { toWireError } from "./wire-error.js";
 
 /** A progress notification's payload, as delivered to `onProgress`. */
 export interface Progress {
@@ -374,13 +376,6 @@ export class RpcConnection {
     this.#incoming.clear();
     this.#options.onClose?.(cause);
   }
-}
-
-/** Turns any thrown value into the JSON-RPC `error` member of an answer. */
-export function toWireError(error: unknown): { code: number; message: string; data?: unknown } {
-  if (error instanceof RpcError) return error.toJSON();
-  if (error instanceof Error) return { code: ErrorCode.InternalError, message: error.message };
-  return { code: ErrorCode.InternalError, message: String(error) };
 }
 
 function toTransportError(error: unknown, server: string, method: string): McplexError {

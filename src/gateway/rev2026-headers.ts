@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { type ParamHeader, paramHeaders, scanParamHeaders } from "../upstream/param-headers.js";
-import { HEADER_MISMATCH } from "./protocol.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { type ParamHeader, paramHeaders, scanParamHeaders } from "../protocol/param-headers.js";
 
 const NAMED_BY: Record<string, "name" | "uri"> = {
   "tools/call": "name",
@@ -27,7 +27,7 @@ export function decodeHeaderValue(value: string): string | undefined {
  * `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` where the method names a
  * tool, prompt or resource. Returns the -32020 error to answer, or undefined.
  */
-export function checkModernHeaders(
+export function checkRev2026Headers(
   headers: IncomingHttpHeaders,
   method: string,
   params: Record<string, unknown> | undefined,
@@ -57,7 +57,7 @@ export function checkModernHeaders(
 }
 
 function mismatch(message: string): { code: number; message: string } {
-  return { code: HEADER_MISMATCH, message: `Header mismatch: ${message}` };
+  return { code: ErrorCode.HeaderMismatch, message: `Header mismatch: ${message}` };
 }
 
 /** Header values must be visible ASCII (non-ASCII travels base64-wrapped). */
