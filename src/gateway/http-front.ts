@@ -21,11 +21,11 @@ import {
   type GuardPolicy,
   readBody,
 } from "./http-guard.js";
-import { Rev2025HttpSessions } from "./rev2025-sessions.js";
 import { listenProblem } from "./listen-error.js";
 import { GatewayMetrics, healthReport } from "./metrics.js";
-import { type Caller, serveRev2026Post } from "./rev2026-post.js";
 import { ConcurrencyLimiter, RateLimiter } from "./rate-limiter.js";
+import { Rev2025HttpSessions } from "./rev2025-sessions.js";
+import { type Caller, serveRev2026Post } from "./rev2026-post.js";
 import { SSE_PATH, SseFront } from "./sse-front.js";
 import { attachWebSocketFront } from "./ws-front.js";
 

@@ -6,8 +6,8 @@ import { readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
-import { checkRev2026Headers, checkParamHeaders } from "./rev2026-headers.js";
 import type { RequestContext } from "./request-context.js";
+import { checkParamHeaders, checkRev2026Headers } from "./rev2026-headers.js";
 
 /** What the HTTP front learned about the caller before the body was read. */
 export interface Caller {

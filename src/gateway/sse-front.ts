@@ -7,8 +7,8 @@ import type { Gateway } from "./gateway.js";
 import { sendRpcError } from "./http-exchange.js";
 import type { Refusal } from "./http-front.js";
 import { BodyTimeoutError, BodyTooLargeError, checkContentType, readBody } from "./http-guard.js";
-import type { Caller } from "./rev2026-post.js";
 import type { ConcurrencyLimiter } from "./rate-limiter.js";
+import type { Caller } from "./rev2026-post.js";
 
 type Id = string | number;
 
