@@ -43,7 +43,7 @@ export class CallFeed {
       },
     };
     this.#off = [
-      gateway.dispatcher.watchCalls(watcher),
+      gateway.watchCalls(watcher),
       gateway.hub.on((event) => {
         if (event.type === "server-state" || event.type === "catalog-changed")
           this.#send({ type: "changed" });

@@ -1,4 +1,5 @@
-import type { Hub } from "../hub/hub.js";
+import type { Interceptor, JsonObject } from "./pipeline.js";
+import { targetName } from "./request-target.js";
 
 /** The requests a {@link CallWatcher} sees: the ones forwarded to a server. */
 export const WATCHED_METHODS: ReadonlySet<string> = new Set([
@@ -10,7 +11,7 @@ export const WATCHED_METHODS: ReadonlySet<string> = new Set([
 
 /** A forwarded request while it runs, as a dashboard shows it. */
 export interface WatchedCall {
-  /** Sequential per gateway. */
+  /** Sequential per watcher. */
   id: number;
   method: string;
   /** The tool or prompt name, or the resource URI, as the client sent it. */
@@ -39,51 +40,79 @@ export interface CallWatcher {
   ended(call: WatchedCall, end: CallEnd): void;
 }
 
-/** What a request is about: the name it asks for, and the server and original name behind it. */
-export interface CallSubject {
-  target?: string;
+/** One handled request, for metrics and logs. */
+export interface RequestSample {
+  method: string;
   server?: string;
-  /** The exposed name of a resolved tool (tools/call only). */
   tool?: string;
+  outcome: "ok" | "error" | "tool_error";
+  seconds: number;
 }
 
-/** Resolves what `params` names, in `profile`'s view; nothing for requests that name nothing. */
-export function callSubject(
-  hub: Hub,
-  method: string,
-  params: Record<string, unknown> | undefined,
-  profile: string | undefined,
-): CallSubject {
-  const catalog = hub.catalog;
-  switch (method) {
-    case "tools/call": {
-      const name = params?.name;
-      if (typeof name !== "string") return {};
-      const tool = catalog.resolveTool(name, profile);
-      return tool === undefined ? { target: name } : { target: name, server: tool.server, tool: tool.name };
+/** An interceptor that gives `observer` one {@link RequestSample} per request handled. */
+export function observing(observer: (sample: RequestSample) => void): Interceptor {
+  return (next) => async (request) => {
+    const started = performance.now();
+    let outcome: RequestSample["outcome"] = "error";
+    try {
+      const result = await next(request);
+      outcome = result.isError === true ? "tool_error" : "ok";
+      return result;
+    } finally {
+      const sample: RequestSample = {
+        method: request.method,
+        outcome,
+        seconds: (performance.now() - started) / 1000,
+      };
+      const target = request.target;
+      if (target?.kind === "tool" && target.tool !== undefined && request.method === "tools/call") {
+        sample.server = target.tool.server;
+        sample.tool = target.tool.name;
+      }
+      observer(sample);
     }
-    case "prompts/get": {
-      const name = params?.name;
-      if (typeof name !== "string") return {};
-      const server = catalog.resolvePrompt(name, profile)?.server;
-      return server === undefined ? { target: name } : { target: name, server };
+  };
+}
+
+/**
+ * An interceptor that shows `watcher` the forwarded requests ({@link WATCHED_METHODS}) start
+ * and end; `redact` takes secrets out of what it is shown.
+ */
+export function watching(watcher: CallWatcher, redact: (text: string) => string): Interceptor {
+  let ids = 0;
+  return (next) => async (request) => {
+    if (!WATCHED_METHODS.has(request.method)) return next(request);
+    const ctx = request.context;
+    const call: WatchedCall = {
+      id: ++ids,
+      method: request.method,
+      protocolVersion: ctx.protocolVersion,
+      startedAt: Date.now(),
+    };
+    const target = request.target;
+    if (target !== undefined) {
+      call.target = redact(targetName(target));
+      if (target.server !== undefined) call.server = target.server;
     }
-    case "resources/read": {
-      const uri = params?.uri;
-      if (typeof uri !== "string") return {};
-      const server = catalog.resolveResource(uri, profile)?.server;
-      return server === undefined ? { target: uri } : { target: uri, server };
+    if (ctx.profile !== undefined) call.profile = ctx.profile;
+    watcher.started(call);
+    const started = performance.now();
+    let outcome: CallEnd["outcome"] = "error";
+    let error: string | undefined;
+    try {
+      const result: JsonObject = await next(request);
+      outcome = result.isError === true ? "tool_error" : "ok";
+      if (outcome === "tool_error") error = firstText(result);
+      return result;
+    } catch (thrown) {
+      error = thrown instanceof Error ? thrown.message : String(thrown);
+      throw thrown;
+    } finally {
+      const end: CallEnd = { outcome, ms: performance.now() - started };
+      if (error !== undefined) end.error = errorSummary(redact(error));
+      watcher.ended(call, end);
     }
-    case "completion/complete": {
-      const ref = params?.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
-      if (ref?.type === "ref/prompt" && typeof ref.name === "string")
-        return callSubject(hub, "prompts/get", { name: ref.name }, profile);
-      if (typeof ref?.uri === "string") return callSubject(hub, "resources/read", { uri: ref.uri }, profile);
-      return {};
-    }
-    default:
-      return {};
-  }
+  };
 }
 
 /** Longest error text a watcher is given. */

@@ -1,11 +1,12 @@
 import { RpcError } from "../errors.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { readMessage } from "../protocol/messages.js";
 import { REV2025_PROTOCOL_VERSIONS } from "../protocol/rev2025.js";
 import { envelopeVersion, readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
-import type { RequestContext } from "./request-context.js";
+import { type RequestContext, statelessContext } from "./request-context.js";
 import { resultForRev2024 } from "./rev2024-result.js";
 
 /** A JSON-RPC message as it travels. */
@@ -62,56 +63,25 @@ export class ClientSession {
   }
 
   /** Handles one parsed message from the client. */
-  receive(message: unknown): void {
+  receive(value: unknown): void {
     if (this.#closed) return;
-    if (Array.isArray(message)) {
-      this.#send({
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: batches are not supported" },
-      });
-      return;
+    const message = readMessage(value);
+    switch (message.kind) {
+      case "request":
+        void this.#onRequest(message.id, message.method, message.params);
+        return;
+      case "notification":
+        this.#onNotification(message.method, message.params);
+        return;
+      case "response":
+        this.#onResponse(message);
+        return;
+      case "invalid":
+        this.#send({ jsonrpc: "2.0", id: message.id, error: message.error });
+        return;
+      case "ignored":
+        return;
     }
-    if (typeof message !== "object" || message === null || (message as WireMessage).jsonrpc !== "2.0") {
-      this.#send({
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: expected a JSON-RPC 2.0 object" },
-      });
-      return;
-    }
-    const m = message as {
-      id?: unknown;
-      method?: unknown;
-      params?: unknown;
-      result?: unknown;
-      error?: unknown;
-    };
-    if (typeof m.method !== "string") {
-      if (m.id !== undefined && ("result" in m || "error" in m)) this.#onResponse(m);
-      else this.#invalid(m.id, "a request needs a method");
-      return;
-    }
-    if (
-      m.params !== undefined &&
-      (typeof m.params !== "object" || m.params === null || Array.isArray(m.params))
-    ) {
-      if (m.id !== undefined)
-        this.#reply(m.id as Id, {
-          error: { code: ErrorCode.InvalidParams, message: "Invalid params: params must be an object" },
-        });
-      return;
-    }
-    const params = m.params as Record<string, unknown> | undefined;
-    if (m.id === undefined) {
-      this.#onNotification(m.method, params);
-      return;
-    }
-    if ((typeof m.id !== "string" && typeof m.id !== "number") || m.id === "") {
-      this.#invalid(null, "id must be a string or a number");
-      return;
-    }
-    void this.#onRequest(m.id, m.method, params);
   }
 
   async #onRequest(id: Id, method: string, params: Record<string, unknown> | undefined): Promise<void> {
@@ -127,22 +97,15 @@ export class ClientSession {
     const controller = this.#controllers.take();
     this.#requests.set(id, controller);
     try {
-      const modern = envelopeVersion(params) !== undefined;
-      if (!modern && method === "initialize") {
-        this.#reply(id, { result: this.#initialize(params ?? {}) });
-        return;
-      }
+      const stateless = envelopeVersion(params) !== undefined;
       let ctx: RequestContext;
-      if (modern) {
-        const envelope = readEnvelope(params);
-        ctx = this.#context(
-          id,
-          controller.signal,
-          true,
-          envelope.protocolVersion,
-          envelope.clientCapabilities,
-        );
-        if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;
+      if (stateless) {
+        ctx = statelessContext(readEnvelope(params), {
+          signal: controller.signal,
+          notify: (m, p) => this.#send({ jsonrpc: "2.0", method: m, params: p }, id),
+          profile: this.profile,
+          client: this,
+        });
         if (method === "subscriptions/listen") {
           // Ends when the client cancels it (no answer then) or the session closes.
           await this.#gateway.listen(id, params ?? {}, ctx, (m, p) =>
@@ -151,24 +114,25 @@ export class ClientSession {
           return;
         }
       } else {
-        ctx = this.#context(
-          id,
-          controller.signal,
-          false,
-          this.protocolVersion ?? "2025-03-26",
-          this.clientCapabilities,
-        );
-        if (method === "logging/setLevel") {
-          this.logLevel = String(params?.level ?? "info");
-          this.#reply(id, { result: {} });
-          return;
+        switch (method) {
+          case "initialize":
+            this.#reply(id, { result: this.#initialize(params ?? {}) });
+            return;
+          case "logging/setLevel":
+            this.logLevel = String(params?.level ?? "info");
+            this.#reply(id, { result: {} });
+            return;
         }
+        ctx = this.#sessionContext(id, controller.signal);
       }
-      if (!this.#gateway.isReady) await this.#gateway.ready;
-      const result = await this.#gateway.dispatcher.handle(method, params, ctx);
-      if (!modern && method === "resources/subscribe") this.subscriptions.add(String(params?.uri));
-      if (!modern && method === "resources/unsubscribe") this.subscriptions.delete(String(params?.uri));
-      this.#reply(id, { result: modern ? result : resultForRev2024(ctx.protocolVersion, method, result) });
+      const result = await this.#gateway.handle(this.#gateway.request(id, method, params, ctx));
+      if (stateless) {
+        this.#reply(id, { result });
+        return;
+      }
+      if (method === "resources/subscribe") this.subscriptions.add(String(params?.uri));
+      if (method === "resources/unsubscribe") this.subscriptions.delete(String(params?.uri));
+      this.#reply(id, { result: resultForRev2024(ctx.protocolVersion, method, result) });
     } catch (error) {
       this.#reply(id, { error: toWireError(error) });
     } finally {
@@ -202,26 +166,19 @@ export class ClientSession {
     return this.#gateway.initializeResult(this.protocolVersion);
   }
 
-  #context(
-    id: Id,
-    signal: AbortSignal,
-    modern: boolean,
-    version: string,
-    capabilities: Record<string, unknown>,
-  ): RequestContext {
+  /** The context of a request of this 2025 session. */
+  #sessionContext(id: Id, signal: AbortSignal): RequestContext {
     const ctx: RequestContext = {
-      modern,
-      protocolVersion: version,
-      clientCapabilities: capabilities,
+      stateless: false,
+      protocolVersion: this.protocolVersion ?? "2025-03-26",
+      clientCapabilities: this.clientCapabilities,
       signal,
       notify: (method, params) => this.#send({ jsonrpc: "2.0", method, params }, id),
       client: this,
+      requestClient: (method, params, requestSignal) => this.#ask(id, method, params, requestSignal),
     };
     if (this.profile !== undefined) ctx.profile = this.profile;
-    if (!modern) {
-      if (this.logLevel !== undefined) ctx.logLevel = this.logLevel;
-      ctx.requestClient = (method, params, requestSignal) => this.#ask(id, method, params, requestSignal);
-    }
+    if (this.logLevel !== undefined) ctx.logLevel = this.logLevel;
     return ctx;
   }
 
@@ -272,7 +229,7 @@ export class ClientSession {
     });
   }
 
-  #onResponse(m: { id?: unknown; result?: unknown; error?: unknown }): void {
+  #onResponse(m: { id: unknown; result?: unknown; error?: unknown }): void {
     const asked = this.#asked.get(String(m.id));
     if (asked === undefined) return;
     this.#asked.delete(String(m.id));
@@ -320,14 +277,6 @@ export class ClientSession {
         : { jsonrpc: "2.0", id, error: body.error },
       id,
     );
-  }
-
-  #invalid(id: unknown, why: string): void {
-    this.#send({
-      jsonrpc: "2.0",
-      id: id ?? null,
-      error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${why}` },
-    });
   }
 
   #send(message: WireMessage, related?: Id): void {

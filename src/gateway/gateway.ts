@@ -1,9 +1,19 @@
+import { RpcError } from "../errors.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
+import type { CallOptions } from "../hub/hub-types.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
+import { REV2025_ONLY_METHODS } from "../protocol/rev2025.js";
+import { CACHEABLE_METHODS, META, REV2026_ONLY_METHODS } from "../protocol/rev2026.js";
+import { type CallWatcher, observing, type RequestSample, watching } from "./call-watch.js";
+import { clientInput } from "./client-input.js";
 import { type Channel, ClientSession } from "./client-session.js";
-import { Dispatcher, type GatewayIdentity, type RequestSample, serverCapabilities } from "./dispatcher.js";
 import { InputParking } from "./input-parking.js";
+import { LogRelay } from "./log-relay.js";
+import { compose, type GatewayRequest, type Handler, type Interceptor, type JsonObject } from "./pipeline.js";
 import type { RequestContext } from "./request-context.js";
+import { resolveTarget } from "./request-target.js";
+import { type GatewayIdentity, route, serverCapabilities } from "./route.js";
 
 /** Options of a {@link Gateway}. */
 export interface GatewayOptions {
@@ -19,7 +29,15 @@ export interface GatewayOptions {
   ready?: Promise<unknown>;
   /** How long requests wait for {@link ready} at most (ms). Default 1000. */
   readyWait?: number;
+  /**
+   * Layers on the path of every request, the first one outermost (policy, audit, tracing,
+   * rewriting): see {@link Interceptor}. More can be added with {@link Gateway.use}.
+   */
+  interceptors?: readonly Interceptor[];
 }
+
+/** The methods forwarded to a server with the client's call options. */
+const FORWARDED_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
 
 /** Default of {@link GatewayOptions.readyWait}: clients give a first list a few seconds. */
 export const DEFAULT_READY_WAIT_MS = 1000;
@@ -38,8 +56,6 @@ interface Listener {
   send: (method: string, params: Record<string, unknown>) => void;
 }
 
-const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
-
 /**
  * The catalog of a hub served as one MCP server: sessions of 2025 clients,
  * stateless requests and `subscriptions/listen` streams of 2026 clients, and the
@@ -48,7 +64,8 @@ const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
  */
 export class Gateway {
   readonly hub: Hub;
-  readonly dispatcher: Dispatcher;
+  /** Calls of 2026 clients parked while their 2025 server waits for the client's input. */
+  readonly parking: InputParking;
   /**
    * Settles when requests may be served: when the hub's first start is over, or
    * {@link GatewayOptions.readyWait} after the gateway was made, whichever comes first.
@@ -60,15 +77,23 @@ export class Gateway {
   readonly #sessions = new Set<ClientSession>();
   readonly #listeners = new Set<Listener>();
   readonly #offHub: () => void;
+  readonly #logRelay = new LogRelay();
+  /** The interceptors added by the embedder, the metrics, the logs, the dashboard. */
+  readonly #interceptors: Interceptor[];
+  /** The layers every request goes through, then the method table. */
+  readonly #inner: Handler;
+  #pipeline: Handler;
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
     this.hub = hub;
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
-    this.dispatcher = new Dispatcher(
-      hub,
-      this.#identity,
-      new InputParking(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs }),
+    this.parking = new InputParking(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs });
+    this.#inner = compose(
+      [this.#logRelay.interceptor, clientInput(this.parking)],
+      route(hub, this.#identity),
     );
+    this.#interceptors = [...(options.interceptors ?? [])];
+    this.#pipeline = compose(this.#interceptors, this.#inner);
     this.#offHub = hub.on((event) => this.#onHubEvent(event));
     const started = (options.ready ?? Promise.resolve()).catch(() => {});
     const waitMs = options.readyWait ?? DEFAULT_READY_WAIT_MS;
@@ -90,9 +115,80 @@ export class Gateway {
     return this.#identity;
   }
 
-  /** Receives one sample per request handled; returns the unsubscribe function. */
+  /**
+   * Adds an interceptor inside those added before it (outside the gateway's own layers).
+   * The pipeline is composed again here, not per request. Returns the function that removes it.
+   */
+  use(interceptor: Interceptor): () => void {
+    this.#interceptors.push(interceptor);
+    this.#pipeline = compose(this.#interceptors, this.#inner);
+    return () => {
+      const at = this.#interceptors.indexOf(interceptor);
+      if (at === -1) return;
+      this.#interceptors.splice(at, 1);
+      this.#pipeline = compose(this.#interceptors, this.#inner);
+    };
+  }
+
+  /** Receives one sample per request handled (an interceptor); returns the unsubscribe function. */
   observe(observer: (sample: RequestSample) => void): () => void {
-    return this.dispatcher.observe(observer);
+    return this.use(observing(observer));
+  }
+
+  /** Sees every forwarded request start and end (an interceptor); returns the unsubscribe function. */
+  watchCalls(watcher: CallWatcher): () => void {
+    return this.use(watching(watcher, (text) => this.hub.redact(text)));
+  }
+
+  /**
+   * The request object of the pipeline, made by every front alike: what it names looked up in
+   * the caller's view of the catalog, and the options its hub call will carry.
+   */
+  request(
+    id: string | number,
+    method: string,
+    params: JsonObject | undefined,
+    context: RequestContext,
+  ): GatewayRequest {
+    const p = params ?? {};
+    const target = resolveTarget(this.hub.catalog, method, p, context.profile);
+    const request: GatewayRequest = {
+      id,
+      method,
+      params: p,
+      context,
+      callOptions: FORWARDED_METHODS.has(method) ? callOptionsOf(context, p) : { signal: context.signal },
+    };
+    return target === undefined ? request : { ...request, target };
+  }
+
+  /**
+   * Answers a request: waits for the first start (at most `readyWait`), refuses methods of the
+   * other revision, waits for the server of a tool the catalog does not know yet, runs the
+   * pipeline, and shapes the result for the client's revision. Throws `RpcError` for wire errors.
+   */
+  async handle(request: GatewayRequest): Promise<JsonObject> {
+    let current = request;
+    if (!this.isReady) {
+      await this.ready;
+      current = this.request(request.id, request.method, request.params, request.context);
+    }
+    const { method, context } = current;
+    if (context.stateless ? REV2025_ONLY_METHODS.has(method) : REV2026_ONLY_METHODS.has(method)) {
+      throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+    }
+    const target = current.target;
+    if (target?.kind === "tool" && target.tool === undefined) {
+      // A tool whose server is still starting is waited for, not refused as unknown.
+      const { profile, signal } = context;
+      const tool = await this.hub.findTool(
+        target.name,
+        profile === undefined ? { signal } : { profile, signal },
+      );
+      if (tool !== undefined) current = { ...current, target: { ...target, server: tool.server, tool } };
+    }
+    const result = await this.#pipeline(current);
+    return context.stateless ? this.#rev2026Result(method, result) : rev2025Result(result);
   }
 
   /** Sessions open now. */
@@ -162,7 +258,7 @@ export class Gateway {
       if (ok) uris.push(uri);
     }
     if (uris.length > 0) filter.resourceSubscriptions = uris;
-    const tag = { [SUBSCRIPTION_ID]: id };
+    const tag = { [META.subscriptionId]: id };
     send("notifications/subscriptions/acknowledged", { _meta: tag, notifications: filter });
     const listener: Listener = { id, filter, send: (method, p) => send(method, { ...p, _meta: tag }) };
     this.#listeners.add(listener);
@@ -187,7 +283,7 @@ export class Gateway {
         return;
       case "notification":
         if (event.method === "notifications/message" && event.params !== undefined) {
-          this.dispatcher.relayLog(event.server, event.params);
+          this.#logRelay.relay(event.server, event.params);
         }
         return;
       default:
@@ -223,6 +319,45 @@ export class Gateway {
   close(): void {
     this.#offHub();
     for (const session of [...this.#sessions]) session.close();
-    this.dispatcher.parking.close();
+    this.parking.close();
   }
+
+  #rev2026Result(method: string, result: JsonObject): JsonObject {
+    const meta = (result._meta as Record<string, unknown> | undefined) ?? {};
+    const shaped: JsonObject = {
+      ...result,
+      resultType: result.resultType ?? "complete",
+      _meta: { ...meta, [META.serverInfo]: { name: this.#identity.name, version: this.#identity.version } },
+    };
+    if (CACHEABLE_METHODS.has(method) && shaped.resultType === "complete") {
+      // The catalog changes whenever an upstream does; clients learn of it through
+      // subscriptions/listen, so lists are fresh only as long as nothing is announced.
+      shaped.ttlMs = 0;
+      shaped.cacheScope = "private";
+    }
+    return shaped;
+  }
+}
+
+/** 2025 clients never see 2026-only result fields. */
+function rev2025Result(result: JsonObject): JsonObject {
+  if (result.resultType === undefined && result.ttlMs === undefined && result.cacheScope === undefined)
+    return result;
+  const { resultType: _r, ttlMs: _t, cacheScope: _c, ...rest } = result;
+  return rest;
+}
+
+/** What a forwarded request's hub call carries from its client. */
+function callOptionsOf(ctx: RequestContext, params: JsonObject): CallOptions {
+  const options: CallOptions = { signal: ctx.signal, clientCapabilities: ctx.clientCapabilities };
+  // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
+  const logLevel = ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug");
+  if (logLevel !== undefined) options.logLevel = logLevel;
+  if (ctx.profile !== undefined) options.profile = ctx.profile;
+  if (ctx.client !== undefined) options.client = ctx.client;
+  const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  if (token !== undefined) {
+    options.onProgress = (p) => ctx.notify("notifications/progress", { ...p, progressToken: token });
+  }
+  return options;
 }

@@ -5,6 +5,7 @@ import type { TokenConfig } from "../config/types.js";
 import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { readMessage } from "../protocol/messages.js";
 import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { authenticate } from "./bearer-auth.js";
@@ -324,25 +325,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     }
     const m = message as { id?: unknown; method?: unknown; params?: unknown };
     const version = typeof m.method === "string" ? envelopeVersion(m.params) : undefined;
-    if (version !== undefined) {
-      if (typeof m.params !== "object" || Array.isArray(m.params)) {
-        return sendRpcError(
-          res,
-          400,
-          m.id,
-          ErrorCode.InvalidParams,
-          "Invalid params: params must be an object",
-        );
-      }
-      return serveRev2026Post(
-        gateway,
-        req,
-        res,
-        m as { id?: unknown; method: string; params?: Record<string, unknown> },
-        version,
-        caller,
-      );
-    }
+    if (version !== undefined)
+      return serveRev2026Post(gateway, req, res, readMessage(message), version, caller);
     const claimed = req.headers["mcp-protocol-version"];
     if (
       typeof claimed === "string" &&

@@ -8,8 +8,8 @@
  */
 
 export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
+export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "./call-watch.js";
 export { type Channel, ClientSession } from "./client-session.js";
-export { type GatewayIdentity, type RequestSample, serverCapabilities } from "./dispatcher.js";
 export { Gateway, type GatewayOptions, type SubscriptionFilter } from "./gateway.js";
 export {
   DEFAULT_PORT,
@@ -19,4 +19,14 @@ export {
   startHttpFront,
 } from "./http-front.js";
 export { GatewayMetrics, healthReport } from "./metrics.js";
+export {
+  compose,
+  type GatewayRequest,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+  type RequestTarget,
+} from "./pipeline.js";
+export type { RequestContext } from "./request-context.js";
+export { type GatewayIdentity, serverCapabilities } from "./route.js";
 export { type StdioFrontOptions, serveGatewayStdio } from "./stdio-front.js";

@@ -1,10 +1,15 @@
+import type { Envelope } from "../protocol/rev2026.js";
+
 /**
  * What the gateway knows about the client behind one request, whatever the front
- * (stdio, HTTP, WebSocket) and the protocol generation.
+ * (stdio, HTTP, WebSocket) and the protocol revision.
  */
 export interface RequestContext {
-  /** `true` for a 2026-07-28 request (envelope, no session). */
-  modern: boolean;
+  /**
+   * `true` for a request of a stateless revision (2026-07-28: an envelope in every request,
+   * no session); `false` for a 2025 (or 2024-11-05) session's request.
+   */
+  stateless: boolean;
   protocolVersion: string;
   /** The client's declared capabilities: per request in 2026, per session in 2025. */
   clientCapabilities: Record<string, unknown>;
@@ -30,4 +35,25 @@ export interface RequestContext {
     params: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<Record<string, unknown>>;
+}
+
+/**
+ * The context of a 2026 request, from its envelope (read with `readEnvelope`) and what the
+ * front knows: the one place every front sets up a stateless request.
+ */
+export function statelessContext(
+  envelope: Envelope,
+  front: Pick<RequestContext, "signal" | "notify" | "profile" | "client">,
+): RequestContext {
+  const ctx: RequestContext = {
+    stateless: true,
+    protocolVersion: envelope.protocolVersion,
+    clientCapabilities: envelope.clientCapabilities,
+    signal: front.signal,
+    notify: front.notify,
+  };
+  if (front.profile !== undefined) ctx.profile = front.profile;
+  if (front.client !== undefined) ctx.client = front.client;
+  if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;
+  return ctx;
 }

@@ -2,11 +2,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RpcError } from "../errors.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import type { ClientMessage } from "../protocol/messages.js";
 import { readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
-import type { RequestContext } from "./request-context.js";
+import { statelessContext } from "./request-context.js";
 import { checkParamHeaders, checkRev2026Headers } from "./rev2026-headers.js";
 
 /** What the HTTP front learned about the caller before the body was read. */
@@ -40,39 +41,28 @@ export async function serveRev2026Post(
   gateway: Gateway,
   req: IncomingMessage,
   res: ServerResponse,
-  message: { id?: unknown; method: string; params?: Record<string, unknown> },
+  message: ClientMessage,
   version: string,
   caller: Caller,
 ): Promise<void> {
-  const { id, method, params } = message;
-  if (id === undefined) {
+  if (message.kind === "notification" || message.kind === "ignored") {
     // 2026 defines no client notifications over HTTP (cancellation is closing the stream).
     res.writeHead(202).end();
     return;
   }
-  if (typeof id !== "string" && typeof id !== "number") {
-    sendRpcError(
-      res,
-      400,
-      null,
-      ErrorCode.InvalidRequest,
-      "Invalid Request: id must be a string or a number",
-    );
+  if (message.kind === "invalid") {
+    sendRpcError(res, 400, message.id, message.error.code, message.error.message);
     return;
   }
+  if (message.kind !== "request") {
+    sendRpcError(res, 400, null, ErrorCode.InvalidRequest, "Invalid Request: a request needs a method");
+    return;
+  }
+  const { id, method, params } = message;
   const headerError = checkRev2026Headers(req.headers, method, params, version);
   if (headerError !== undefined) {
     sendRpcError(res, 400, id, headerError.code, headerError.message);
     return;
-  }
-  if (method === "tools/call" && typeof params?.name === "string") {
-    const tool = gateway.hub.catalog.resolveTool(params.name, caller.profile);
-    const paramError =
-      tool === undefined ? undefined : checkParamHeaders(req.headers, tool.inputSchema, params.arguments);
-    if (paramError !== undefined) {
-      sendRpcError(res, 400, id, paramError.code, paramError.message);
-      return;
-    }
   }
   let envelope: ReturnType<typeof readEnvelope>;
   try {
@@ -87,15 +77,20 @@ export async function serveRev2026Post(
   res.on("close", () => {
     if (!exchange.done) controller.abort("the client closed the request");
   });
-  const ctx: RequestContext = {
-    modern: true,
-    protocolVersion: envelope.protocolVersion,
-    clientCapabilities: envelope.clientCapabilities,
+  const ctx = statelessContext(envelope, {
     signal: controller.signal,
     notify: (m, p) => exchange.event({ jsonrpc: "2.0", method: m, params: p }),
-  };
-  if (caller.profile !== undefined) ctx.profile = caller.profile;
-  if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;
+    profile: caller.profile,
+  });
+  const request = gateway.request(id, method, params, ctx);
+  const tool = request.target?.kind === "tool" ? request.target.tool : undefined;
+  const paramError =
+    tool === undefined ? undefined : checkParamHeaders(req.headers, tool.inputSchema, params?.arguments);
+  if (paramError !== undefined) {
+    sendRpcError(res, 400, id, paramError.code, paramError.message);
+    controllers.give(controller);
+    return;
+  }
 
   if (method === "subscriptions/listen") {
     if (!caller.sseAllowed) {
@@ -130,8 +125,7 @@ export async function serveRev2026Post(
     return;
   }
   try {
-    if (!gateway.isReady) await gateway.ready;
-    const result = await gateway.dispatcher.handle(method, params, ctx);
+    const result = await gateway.handle(request);
     exchange.finish({ jsonrpc: "2.0", id, result });
   } catch (error) {
     const wire = toWireError(error);

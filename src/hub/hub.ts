@@ -11,6 +11,7 @@ import type {
   CatalogResource,
   CatalogResourceTemplate,
   CatalogTool,
+  ResourceTarget,
 } from "../catalog/types.js";
 import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
@@ -169,32 +170,38 @@ export class Hub {
   }
 
   /**
-   * Calls a tool by its exposed name. Resolves with the tool's result (`isError`
+   * Calls a tool by its exposed name (or the catalog entry a caller already resolved it to,
+   * through the same profile). Resolves with the tool's result (`isError`
    * for tool-level errors); rejects with {@link NotFoundError} for unknown names,
    * `UpstreamUnavailableError` while the server is down, `TimeoutError`,
    * `AbortedError` or `RpcError` from the server. Errors and `isError` results coming
    * from the server have the config's secrets redacted (raw and encoded).
    */
   async callTool(
-    name: string,
+    tool: string | CatalogTool,
     args: Record<string, unknown> = {},
     options: CallOptions = {},
   ): Promise<CallToolResult> {
-    const tool = this.#catalog.resolveTool(name, options.profile) ?? (await this.findTool(name, options));
-    if (tool === undefined) throw notFound("tool", name, options.profile);
-    const entry = this.#entry(tool.server);
+    const target =
+      typeof tool === "string"
+        ? (this.#catalog.resolveTool(tool, options.profile) ?? (await this.findTool(tool, options)))
+        : tool;
+    if (target === undefined) throw notFound("tool", tool as string, options.profile);
     return await this.#request<CallToolResult>(
-      entry,
+      this.#entry(target.server),
       "tools/call",
-      { name: tool.originalName, arguments: args },
+      { name: target.originalName, arguments: args },
       options,
     );
   }
 
-  /** Reads a resource by URI (as listed by the catalog, or matching a server's template). */
-  async readResource(uri: string, options: CallOptions = {}): Promise<ReadResourceResult> {
-    const target = this.#catalog.resolveResource(uri, options.profile);
-    if (target === undefined) throw notFound("resource", uri, options.profile);
+  /**
+   * Reads a resource by URI (as listed by the catalog, or matching a server's template), or
+   * at the target a caller already resolved it to.
+   */
+  async readResource(uri: string | ResourceTarget, options: CallOptions = {}): Promise<ReadResourceResult> {
+    const target = typeof uri === "string" ? this.#catalog.resolveResource(uri, options.profile) : uri;
+    if (target === undefined) throw notFound("resource", uri as string, options.profile);
     return await this.#request<ReadResourceResult>(
       this.#entry(target.server),
       "resources/read",
@@ -203,14 +210,14 @@ export class Hub {
     );
   }
 
-  /** Gets a prompt by its exposed name. */
+  /** Gets a prompt by its exposed name (or the catalog entry a caller already resolved it to). */
   async getPrompt(
-    name: string,
+    name: string | CatalogPrompt,
     args: Record<string, string> = {},
     options: CallOptions = {},
   ): Promise<GetPromptResult> {
-    const prompt = this.#catalog.resolvePrompt(name, options.profile);
-    if (prompt === undefined) throw notFound("prompt", name, options.profile);
+    const prompt = typeof name === "string" ? this.#catalog.resolvePrompt(name, options.profile) : name;
+    if (prompt === undefined) throw notFound("prompt", name as string, options.profile);
     return await this.#request<GetPromptResult>(
       this.#entry(prompt.server),
       "prompts/get",

@@ -195,7 +195,7 @@ describe("a flood of never-closed 2025 sessions", () => {
 function callsStarted(gateway: InProcessGateway, count: number): Promise<void> {
   return new Promise((done) => {
     let started = 0;
-    const stop = gateway.gateway.dispatcher.watchCalls({
+    const stop = gateway.gateway.watchCalls({
       started() {
         if (++started < count) return;
         stop();

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { request } from "node:http";
 import { resolve } from "node:path";
 import type { McplexConfig } from "../../src/config/types.js";
-import { Gateway } from "../../src/gateway/gateway.js";
+import { Gateway, type GatewayOptions } from "../../src/gateway/gateway.js";
 import { type HttpFront, type HttpFrontOptions, startHttpFront } from "../../src/gateway/http-front.js";
 import { Hub } from "../../src/hub/hub.js";
 import { ANSWERING_CAPABILITIES } from "../../src/protocol/server-requests.js";
@@ -162,10 +162,11 @@ export interface InProcessGateway {
 export async function startGateway(
   config: McplexConfig,
   options: HttpFrontOptions = {},
+  gatewayOptions: GatewayOptions = {},
 ): Promise<InProcessGateway> {
   const hub = new Hub({ config, clientCapabilities: ANSWERING_CAPABILITIES });
   const starting = hub.start();
-  const gateway = new Gateway(hub, { ready: starting });
+  const gateway = new Gateway(hub, { ready: starting, ...gatewayOptions });
   const fronts: HttpFront[] = [];
   const open = async (o: HttpFrontOptions) => {
     const front = await startHttpFront(gateway, { host: "127.0.0.1", port: 0, ...o });

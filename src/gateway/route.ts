@@ -1,0 +1,150 @@
+import type { Tool } from "@modelcontextprotocol/client";
+import { McplexError, NotFoundError, RpcError } from "../errors.js";
+import type { Hub } from "../hub/hub.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
+import type { Handler, JsonObject } from "./pipeline.js";
+
+/** What the gateway says about itself. */
+export interface GatewayIdentity {
+  name: string;
+  version: string;
+  instructions?: string;
+}
+
+/** The capabilities the gateway serves (the catalog may change; the capabilities do not). */
+export function serverCapabilities(stateless: boolean): Record<string, unknown> {
+  const capabilities: Record<string, unknown> = {
+    tools: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    prompts: { listChanged: true },
+    completions: {},
+  };
+  if (!stateless) capabilities.logging = {};
+  return capabilities;
+}
+
+/**
+ * The end of the pipeline: the gateway's method table. Answers from the hub's catalog, with
+ * the target the request resolved to; names and URIs are mapped both ways by the hub.
+ */
+export function route(hub: Hub, identity: GatewayIdentity): Handler {
+  return async (request) => {
+    const { method, params, target, callOptions } = request;
+    const profile = request.context.profile;
+    switch (method) {
+      case "ping":
+        return {};
+      case "server/discover": {
+        const result: JsonObject = {
+          supportedVersions: [...REV2026_PROTOCOL_VERSIONS],
+          capabilities: serverCapabilities(true),
+        };
+        if (identity.instructions !== undefined) result.instructions = identity.instructions;
+        return result;
+      }
+      case "tools/list":
+        return {
+          tools: hub
+            .tools(profile)
+            .map((t): Tool => (t.name === t.tool.name ? t.tool : { ...t.tool, name: t.name })),
+        };
+      case "prompts/list":
+        return {
+          prompts: hub
+            .prompts(profile)
+            .map((p) => (p.name === p.prompt.name ? p.prompt : { ...p.prompt, name: p.name })),
+        };
+      case "resources/list":
+        return {
+          resources: hub
+            .resources(profile)
+            .map((r) => (r.uri === r.resource.uri ? r.resource : { ...r.resource, uri: r.uri })),
+        };
+      case "resources/templates/list":
+        return { resourceTemplates: hub.resourceTemplates(profile).map((t) => t.resourceTemplate) };
+      case "tools/call": {
+        const name = requireString(params, "name");
+        const args = params.arguments ?? {};
+        if (typeof args !== "object" || args === null || Array.isArray(args)) {
+          throw new RpcError(ErrorCode.InvalidParams, "Invalid params: arguments must be an object");
+        }
+        const tool = target?.kind === "tool" ? target.tool : undefined;
+        if (tool === undefined)
+          throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
+        try {
+          return (await hub.callTool(tool, args as JsonObject, callOptions)) as JsonObject;
+        } catch (error) {
+          return toolError(error);
+        }
+      }
+      case "prompts/get": {
+        const name = requireString(params, "name");
+        const prompt = target?.kind === "prompt" ? target.prompt : undefined;
+        if (prompt === undefined)
+          throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`, { name });
+        const args = (params.arguments ?? {}) as Record<string, string>;
+        return (await hub.getPrompt(prompt, args, callOptions)) as JsonObject;
+      }
+      case "resources/read": {
+        const uri = requireString(params, "uri");
+        const resource = target?.kind === "resource" ? target.resource : undefined;
+        if (resource === undefined)
+          throw new RpcError(ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri });
+        return (await hub.readResource(resource, callOptions)) as JsonObject;
+      }
+      case "completion/complete": {
+        const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
+        const argument = params.argument as { name: string; value: string } | undefined;
+        if (ref === undefined || argument === undefined) {
+          throw new RpcError(
+            ErrorCode.InvalidParams,
+            "Invalid params: completion/complete needs ref and argument",
+          );
+        }
+        const ask =
+          ref.type === "ref/prompt"
+            ? { type: "ref/prompt" as const, name: String(ref.name) }
+            : { type: "ref/resource" as const, uri: String(ref.uri) };
+        const context = params.context as { arguments?: Record<string, string> } | undefined;
+        const options = { signal: callOptions.signal, ...(profile === undefined ? {} : { profile }) };
+        return (await hub.complete(
+          ask,
+          argument,
+          context === undefined ? options : { ...options, context },
+        )) as unknown as JsonObject;
+      }
+      case "resources/subscribe":
+        await hub.subscribeResource(requireString(params, "uri"), {
+          signal: callOptions.signal,
+          ...(profile === undefined ? {} : { profile }),
+        });
+        return {};
+      case "resources/unsubscribe":
+        await hub.unsubscribeResource(requireString(params, "uri"), profile === undefined ? {} : { profile });
+        return {};
+      default:
+        throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+    }
+  };
+}
+
+function requireString(params: JsonObject, key: string): string {
+  const value = params[key];
+  if (typeof value !== "string" || value === "")
+    throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${key} must be a non-empty string`);
+  return value;
+}
+
+/**
+ * Failures of a tool call that the model should read (server down, timeout) become tool
+ * results with `isError`; errors the server answered pass through as wire errors.
+ */
+function toolError(error: unknown): JsonObject {
+  if (error instanceof RpcError) throw error;
+  if (error instanceof NotFoundError) throw new RpcError(ErrorCode.InvalidParams, error.message);
+  if (error instanceof McplexError) {
+    return { isError: true, content: [{ type: "text", text: error.message.split("\n")[0] }] };
+  }
+  throw error;
+}
