@@ -127,7 +127,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const metrics = new GatewayMetrics();
   metrics.trackHub(gateway.hub);
   gateway.observe((sample) => metrics.observeRequest(sample));
-  const legacy = new Rev2025HttpSessions(gateway, {
+  const sessions = new Rev2025HttpSessions(gateway, {
     ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
     ...(options.maxSessionsPerClient === undefined
       ? {}
@@ -249,9 +249,9 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       // No 2025 session named: an HTTP+SSE client pointed at /mcp (its config says `sse`).
       if (req.headers["mcp-session-id"] === undefined && req.headers.accept?.includes("text/event-stream"))
         return sse.open(res, caller);
-      return legacy.get(req, res, caller);
+      return sessions.get(req, res, caller);
     }
-    if (req.method === "DELETE") return legacy.delete(req, res, caller);
+    if (req.method === "DELETE") return sessions.delete(req, res, caller);
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "GET, POST, DELETE" }).end();
       return;
@@ -342,7 +342,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         `Invalid params: a ${claimed} request carries _meta["io.modelcontextprotocol/protocolVersion"] and clientCapabilities`,
       );
     }
-    legacy.post(req, res, message as Record<string, unknown>, caller);
+    sessions.post(req, res, message as Record<string, unknown>, caller);
   };
 
   /**
@@ -415,7 +415,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         const refused = admitOperator(req, path);
         if (refused !== undefined)
           return sendJson(res, refused.status, { error: refused.message }, refused.headers);
-        metrics.setSessions("http", legacy.size + sse.size);
+        metrics.setSessions("http", sessions.size + sse.size);
         metrics.render().then(
           ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
           () => res.writeHead(500).end(),
@@ -478,7 +478,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
           setTimeout(resolve, graceMs).unref();
         });
       }
-      legacy.close();
+      sessions.close();
       sse.close();
       ws?.close();
       dashboard?.close();

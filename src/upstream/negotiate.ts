@@ -41,8 +41,8 @@ export async function negotiate(connection: RpcConnection, options: NegotiateOpt
     );
   }
   if (pinned === undefined || pinned === REV2026_PROTOCOL_VERSION) {
-    const modern = await probeModern(connection, options);
-    if (modern !== undefined) return modern;
+    const stateless = await probeRev2026(connection, options);
+    if (stateless !== undefined) return stateless;
     if (pinned !== undefined) {
       throw new McplexError(
         "PROTOCOL_ERROR",
@@ -54,7 +54,7 @@ export async function negotiate(connection: RpcConnection, options: NegotiateOpt
   return initialize(connection, options, pinned ?? REV2025_PROTOCOL_VERSIONS[0]);
 }
 
-async function probeModern(
+async function probeRev2026(
   connection: RpcConnection,
   options: NegotiateOptions,
 ): Promise<Negotiated | undefined> {
@@ -82,7 +82,7 @@ async function probeModern(
         }
         throw error;
       }
-      // A 2026 server that wants another modern revision says which ones it has.
+      // A 2026 server that wants another stateless revision says which ones it has.
       const supported = (error.data as { supported?: unknown } | undefined)?.supported;
       if (error.code === ErrorCode.UnsupportedProtocolVersion && Array.isArray(supported) && attempt === 0) {
         const mutual = supported.find((v) => v === REV2026_PROTOCOL_VERSION);

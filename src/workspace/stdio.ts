@@ -17,7 +17,7 @@ export interface ServeWorkspaceStdioOptions extends WorkspaceServerOptions {
 
 /**
  * Serve the workspace over stdio for clients of both protocol generations: a 2025 `initialize`
- * pins a 2025-era instance, a 2026-07-28 request a modern one (the SDK's `serveStdio` decides).
+ * pins a 2025-era instance, a 2026-07-28 request a stateless one (the SDK's `serveStdio` decides).
  * `subscriptions/listen` (2026) is answered by the SDK's entry; this entry watches the files
  * such a listen names, so their changes reach the stream.
  *
