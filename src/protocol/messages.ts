@@ -61,5 +61,5 @@ export function readMessage(value: unknown): ClientMessage {
 }
 
 function validId(id: unknown): id is RequestId {
-  return (typeof id === "string" && id !== "") || (typeof id === "number" && Number.isFinite(id));
+  return (typeof id === "string" && id !== "") || typeof id === "number";
 }
