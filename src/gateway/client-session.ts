@@ -77,7 +77,8 @@ export class ClientSession {
         this.#onResponse(message);
         return;
       case "invalid":
-        this.#send({ jsonrpc: "2.0", id: message.id, error: message.error });
+        // Sent as the answer to the request it could read (HTTP puts it on that POST).
+        this.#send({ jsonrpc: "2.0", id: message.id, error: message.error }, message.id ?? undefined);
         return;
       case "ignored":
         return;
