@@ -9,6 +9,7 @@ import { type CallWatcher, observing, type RequestSample, watching } from "./cal
 import { clientInput } from "./client-input.js";
 import { type Channel, ClientSession } from "./client-session.js";
 import { InputParking } from "./input-parking.js";
+import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { LogRelay } from "./log-relay.js";
 import { compose, type GatewayRequest, type Handler, type Interceptor, type JsonObject } from "./pipeline.js";
 import type { RequestContext } from "./request-context.js";
@@ -42,20 +43,6 @@ const FORWARDED_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/g
 /** Default of {@link GatewayOptions.readyWait}: clients give a first list a few seconds. */
 export const DEFAULT_READY_WAIT_MS = 1000;
 
-/** The notification types a 2026 client opts in to on `subscriptions/listen`. */
-export interface SubscriptionFilter {
-  toolsListChanged?: boolean;
-  promptsListChanged?: boolean;
-  resourcesListChanged?: boolean;
-  resourceSubscriptions?: string[];
-}
-
-interface Listener {
-  id: string | number;
-  filter: SubscriptionFilter;
-  send: (method: string, params: Record<string, unknown>) => void;
-}
-
 /**
  * The catalog of a hub served as one MCP server: sessions of 2025 clients,
  * stateless requests and `subscriptions/listen` streams of 2026 clients, and the
@@ -75,7 +62,7 @@ export class Gateway {
   isReady = false;
   readonly #identity: GatewayIdentity;
   readonly #sessions = new Set<ClientSession>();
-  readonly #listeners = new Set<Listener>();
+  readonly #listens: ListenStreams;
   readonly #offHub: () => void;
   readonly #logRelay = new LogRelay();
   /** The interceptors added by the embedder, the metrics, the logs, the dashboard. */
@@ -86,6 +73,7 @@ export class Gateway {
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
     this.hub = hub;
+    this.#listens = new ListenStreams(hub);
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
     this.parking = new InputParking(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs });
     this.#inner = compose(
@@ -198,7 +186,7 @@ export class Gateway {
 
   /** Open `subscriptions/listen` streams. */
   get listenerCount(): number {
-    return this.#listeners.size;
+    return this.#listens.size;
   }
 
   /** Starts a session on a channel (a stdio pipe, a WebSocket, an HTTP session). */
@@ -235,42 +223,13 @@ export class Gateway {
    * sends the matching notifications tagged with the listen's id until the request
    * is cancelled (its signal aborts). Resolves when the listen ends.
    */
-  async listen(
+  listen(
     id: string | number,
     params: Record<string, unknown>,
     ctx: RequestContext,
     send: (method: string, params: Record<string, unknown>) => void,
   ): Promise<void> {
-    const requested = (params.notifications ?? {}) as SubscriptionFilter;
-    const filter: SubscriptionFilter = {};
-    if (requested.toolsListChanged === true) filter.toolsListChanged = true;
-    if (requested.promptsListChanged === true) filter.promptsListChanged = true;
-    if (requested.resourcesListChanged === true) filter.resourcesListChanged = true;
-    const profile = ctx.profile === undefined ? {} : { profile: ctx.profile };
-    const uris: string[] = [];
-    for (const uri of Array.isArray(requested.resourceSubscriptions) ? requested.resourceSubscriptions : []) {
-      if (typeof uri !== "string") continue;
-      // URIs nobody serves are left out of the acknowledgement rather than failing the listen.
-      const ok = await this.hub.subscribeResource(uri, profile).then(
-        () => true,
-        () => false,
-      );
-      if (ok) uris.push(uri);
-    }
-    if (uris.length > 0) filter.resourceSubscriptions = uris;
-    const tag = { [META.subscriptionId]: id };
-    send("notifications/subscriptions/acknowledged", { _meta: tag, notifications: filter });
-    const listener: Listener = { id, filter, send: (method, p) => send(method, { ...p, _meta: tag }) };
-    this.#listeners.add(listener);
-    try {
-      await new Promise<void>((resolve) => {
-        if (ctx.signal.aborted) resolve();
-        else ctx.signal.addEventListener("abort", () => resolve(), { once: true });
-      });
-    } finally {
-      this.#listeners.delete(listener);
-      for (const uri of uris) void this.hub.unsubscribeResource(uri, profile).catch(() => {});
-    }
+    return this.#listens.listen(id, params, ctx, send);
   }
 
   #onHubEvent(event: HubEvent): void {
@@ -292,27 +251,17 @@ export class Gateway {
   }
 
   #listChanged(kinds: ListKind[]): void {
-    const methods: Array<[keyof SubscriptionFilter, string]> = [];
-    if (kinds.includes("tools")) methods.push(["toolsListChanged", "notifications/tools/list_changed"]);
-    if (kinds.includes("prompts")) methods.push(["promptsListChanged", "notifications/prompts/list_changed"]);
-    if (kinds.includes("resources") || kinds.includes("resourceTemplates")) {
-      methods.push(["resourcesListChanged", "notifications/resources/list_changed"]);
-    }
-    for (const [flag, method] of methods) {
+    for (const [, method] of listChangedMethods(kinds)) {
       for (const session of this.#sessions) if (session.initialized) session.notify(method, {});
-      for (const listener of this.#listeners) if (listener.filter[flag] === true) listener.send(method, {});
     }
+    this.#listens.listChanged(kinds);
   }
 
   #resourceUpdated(uri: string): void {
     for (const session of this.#sessions) {
       if (session.subscriptions.has(uri)) session.notify("notifications/resources/updated", { uri });
     }
-    for (const listener of this.#listeners) {
-      if (listener.filter.resourceSubscriptions?.includes(uri) === true) {
-        listener.send("notifications/resources/updated", { uri });
-      }
-    }
+    this.#listens.resourceUpdated(uri);
   }
 
   /** Ends every session and listen; parked calls are cancelled. The hub stays open. */

@@ -10,7 +10,7 @@
 export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "./call-watch.js";
 export { type Channel, ClientSession } from "./client-session.js";
-export { Gateway, type GatewayOptions, type SubscriptionFilter } from "./gateway.js";
+export { Gateway, type GatewayOptions } from "./gateway.js";
 export {
   DEFAULT_PORT,
   type HttpFront,
@@ -18,6 +18,7 @@ export {
   type Refusal,
   startHttpFront,
 } from "./http-front.js";
+export type { SubscriptionFilter } from "./listen-streams.js";
 export { GatewayMetrics, healthReport } from "./metrics.js";
 export {
   compose,
