@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tokenProblem } from "../config/token-rules.js";
 import type { TokenConfig } from "../config/types.js";
 import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
@@ -8,37 +7,28 @@ import { ErrorCode } from "../protocol/error-codes.js";
 import { readMessage } from "../protocol/messages.js";
 import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
-import { authenticate } from "./bearer-auth.js";
 import type { Gateway } from "./gateway.js";
+import { HttpAdmission } from "./http-admission.js";
 import { sendJson, sendRpcError } from "./http-exchange.js";
 import {
   BodyTimeoutError,
   BodyTooLargeError,
   checkAccept,
   checkContentType,
-  checkHostAndOrigin,
-  checkNonLoopbackBind,
-  defaultGuardPolicy,
   type GuardPolicy,
   readBody,
 } from "./http-guard.js";
 import { listenProblem } from "./listen-error.js";
 import { GatewayMetrics, healthReport } from "./metrics.js";
-import { ConcurrencyLimiter, RateLimiter } from "./rate-limiter.js";
+import { ConcurrencyLimiter } from "./rate-limiter.js";
+import { RequestDrain } from "./request-drain.js";
 import { Rev2025HttpSessions } from "./rev2025-sessions.js";
-import { type Caller, serveRev2026Post } from "./rev2026-post.js";
+import { serveRev2026Post } from "./rev2026-post.js";
 import { SSE_PATH, SseFront } from "./sse-front.js";
 import { attachWebSocketFront } from "./ws-front.js";
 
 /** The default port of `mcplex serve --http`. */
 export const DEFAULT_PORT = 8420;
-
-/** Why a request was turned away. */
-export interface Refusal {
-  status: number;
-  message: string;
-  headers: Record<string, string>;
-}
 
 /** Options of {@link startHttpFront}. */
 export interface HttpFrontOptions {
@@ -111,22 +101,22 @@ export interface HttpFront {
  */
 export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions = {}): Promise<HttpFront> {
   const host = options.host ?? "127.0.0.1";
-  let tokens = options.tokens ?? [];
-  checkTokens(tokens, "");
-  const refusal = checkNonLoopbackBind(host, tokens.length);
-  if (refusal !== undefined)
-    throw new McplexError("INVALID_ARGUMENT", refusal, { hint: "add --token, or bind 127.0.0.1" });
+  const admission = new HttpAdmission({
+    host,
+    port: options.port ?? DEFAULT_PORT,
+    tokens: options.tokens ?? [],
+    ...(options.guard === undefined ? {} : { guard: options.guard }),
+    ...(options.profile === undefined ? {} : { profile: options.profile }),
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+  });
+  const admit = (req: IncomingMessage, limited?: boolean) => admission.admit(req, limited);
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  const rate =
-    options.rateLimit === undefined
-      ? undefined
-      : new RateLimiter({ ratePerSecond: options.rateLimit.perSecond, burst: options.rateLimit.burst });
   const concurrency = new ConcurrencyLimiter(options.maxConcurrent ?? 256);
   const streams = new ConcurrencyLimiter(options.maxStreams ?? 64);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const metrics = new GatewayMetrics();
   metrics.trackHub(gateway.hub);
-  gateway.observe((sample) => metrics.observeRequest(sample));
+  const unobserve = gateway.observe((sample) => metrics.observeRequest(sample));
   const sessions = new Rev2025HttpSessions(gateway, {
     ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
     ...(options.maxSessionsPerClient === undefined
@@ -136,63 +126,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   });
   // Requests being answered, for a graceful close. Long-lived streams (a 2025 session's GET,
   // a 2026 listen) are not waited for.
-  let inFlight = 0;
-  let draining = false;
-  let onIdle: (() => void) | undefined;
-  const guardFor = (port: number) =>
-    options.guard ?? defaultGuardPolicy(host, port, { tokens: tokens.length });
-  let policy: GuardPolicy = guardFor(options.port ?? DEFAULT_PORT);
-
-  /** Guards every /mcp and /ws request: the caller, or why it is refused. */
-  const admit = (
-    req: IncomingMessage,
-    limited = true,
-  ): (Caller & { key: string; operator: boolean }) | Refusal => {
-    const hostCheck = checkHostAndOrigin(req.headers, policy);
-    if (!hostCheck.ok) return { status: hostCheck.status, message: hostCheck.message, headers: {} };
-    const auth = authenticate(req.headers.authorization, tokens);
-    if (!auth.ok)
-      return {
-        status: auth.status,
-        message: auth.message,
-        headers: { "www-authenticate": auth.wwwAuthenticate },
-      };
-    const key = auth.token?.key ?? req.socket.remoteAddress ?? "unknown";
-    if (rate !== undefined && limited) {
-      const taken = rate.take(key);
-      if (!taken.ok) {
-        return {
-          status: 429,
-          message: `Too Many Requests: retry in ${taken.retryAfterSeconds} s`,
-          headers: { "retry-after": String(taken.retryAfterSeconds) },
-        };
-      }
-    }
-    const profile = auth.profile ?? options.profile;
-    // Without tokens (loopback only) everyone is the operator, as before tokens existed.
-    const operator =
-      tokens.length === 0 ||
-      profile === undefined ||
-      (auth.token !== undefined && tokens[auth.token.index]?.operator === true);
-    return { key, operator, sseAllowed: true, ...(profile === undefined ? {} : { profile }) };
-  };
-
-  /**
-   * Guards /metrics and /readyz: they name every server with its state and errors, so a token
-   * bound to a profile (which must not learn of servers outside it) needs `operator: true`.
-   */
-  const admitOperator = (req: IncomingMessage, path: string): Refusal | undefined => {
-    const caller = admit(req, false);
-    if ("status" in caller) return caller;
-    if (caller.operator) return undefined;
-    return {
-      status: 403,
-      message:
-        `Forbidden: ${path} is an operator endpoint and this token is bound to a profile; ` +
-        "use a token bound to no profile, or mark this one `operator: true` in the config's tokens",
-      headers: {},
-    };
-  };
+  const drain = new RequestDrain();
 
   const sse = new SseFront(gateway, {
     admit,
@@ -200,27 +134,22 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     streams,
     maxBodyBytes: maxBody,
     bodyTimeoutMs,
-    draining: () => draining,
+    draining: () => drain.draining,
   });
 
-  let endpoints: { mcp: string; ws?: string } = { mcp: "" };
+  const endpoints: { mcp: string; ws?: string } = { mcp: "" };
   const dashboard =
     options.dashboard === false
       ? undefined
       : new Dashboard(gateway, {
           admit: (req) => admit(req, false),
-          checkPage: (req) => {
-            const hostCheck = checkHostAndOrigin(req.headers, policy);
-            return hostCheck.ok
-              ? undefined
-              : { status: hostCheck.status, message: hostCheck.message, headers: {} };
-          },
+          checkPage: (req) => admission.checkPage(req),
           endpoints: () => endpoints,
-          authenticated: () => tokens.length > 0,
+          authenticated: () => admission.authenticated,
         });
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (draining) {
+    if (drain.draining) {
       res.shouldKeepAlive = false;
       return sendRpcError(
         res,
@@ -262,14 +191,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     if (!accept.ok) return sendRpcError(res, 406, null, ErrorCode.ServerError, accept.message);
     caller.sseAllowed = accept.sse;
     // Counted for a graceful close from here: a body on its way is waited for too.
-    let counted = true;
-    inFlight++;
-    const uncount = () => {
-      if (!counted) return;
-      counted = false;
-      inFlight--;
-      if (inFlight === 0) onIdle?.();
-    };
+    const uncount = drain.enter();
     res.once("close", uncount);
     const body = await readCallBody(req, res);
     if (body === undefined) return;
@@ -396,15 +318,15 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return;
       case "/healthz": {
         // Liveness only, but still not for pages of other origins.
-        const hostCheck = checkHostAndOrigin(req.headers, policy);
-        if (!hostCheck.ok) return sendJson(res, hostCheck.status, { error: hostCheck.message });
+        const refused = admission.checkPage(req);
+        if (refused !== undefined) return sendJson(res, refused.status, { error: refused.message });
         sendJson(res, 200, { status: "ok" });
         return;
       }
       case "/readyz": {
         // Server names and errors: the same Host/Origin and token checks as /mcp (not its rate
         // limit), and an operator's token.
-        const refused = admitOperator(req, path);
+        const refused = admission.admitOperator(req, path);
         if (refused !== undefined)
           return sendJson(res, refused.status, { error: refused.message }, refused.headers);
         const report = healthReport(gateway.hub);
@@ -412,7 +334,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return;
       }
       case "/metrics": {
-        const refused = admitOperator(req, path);
+        const refused = admission.admitOperator(req, path);
         if (refused !== undefined)
           return sendJson(res, refused.status, { error: refused.message }, refused.headers);
         metrics.setSessions("http", sessions.size + sse.size);
@@ -447,10 +369,11 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     });
   });
   const { port } = server.address() as AddressInfo;
-  policy = guardFor(port);
+  admission.listening(port);
   const hostPart = host.includes(":") ? `[${host}]` : host;
   const base = `http://${hostPart}:${port}`;
-  endpoints = { mcp: `${base}/mcp`, ...(ws === undefined ? {} : { ws: `ws://${hostPart}:${port}/ws` }) };
+  endpoints.mcp = `${base}/mcp`;
+  if (ws !== undefined) endpoints.ws = `ws://${hostPart}:${port}/ws`;
   return {
     url: `${base}/mcp`,
     wsUrl: `ws://${hostPart}:${port}/ws`,
@@ -459,25 +382,14 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     server,
     metrics,
     setTokens(next) {
-      checkTokens(next, "tokens not changed: ");
-      const refused = checkNonLoopbackBind(host, next.length);
-      if (refused !== undefined)
-        throw new McplexError("INVALID_ARGUMENT", `tokens not changed: ${refused}`, {
-          hint: "keep at least one token while serving on this address",
-        });
-      tokens = next;
+      admission.setTokens(next);
     },
     async close(graceMs = 10_000) {
       // Stop taking requests; let the ones in flight answer (bounded), then cut the rest.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      draining = true;
-      if (inFlight > 0) {
-        await new Promise<void>((resolve) => {
-          onIdle = resolve;
-          setTimeout(resolve, graceMs).unref();
-        });
-      }
+      await drain.drain(graceMs);
+      unobserve();
       sessions.close();
       sse.close();
       ws?.close();
@@ -486,17 +398,6 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       await closed;
     },
   };
-}
-
-/** Refuses tokens too weak to protect anything, naming the entry (never the token). */
-function checkTokens(tokens: readonly TokenConfig[], prefix: string): void {
-  tokens.forEach(({ token }, i) => {
-    const problem = tokenProblem(token);
-    if (problem !== undefined)
-      throw new McplexError("INVALID_ARGUMENT", `${prefix}tokens[${i}].token ${problem}`, {
-        path: `tokens[${i}].token`,
-      });
-  });
 }
 
 /** Why the front could not listen, with what to do about it (instead of a stack trace). */

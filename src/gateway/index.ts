@@ -11,11 +11,11 @@ export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "./call-watch.js";
 export { type Channel, ClientSession } from "./client-session.js";
 export { Gateway, type GatewayOptions } from "./gateway.js";
+export type { Refusal } from "./http-admission.js";
 export {
   DEFAULT_PORT,
   type HttpFront,
   type HttpFrontOptions,
-  type Refusal,
   startHttpFront,
 } from "./http-front.js";
 export type { SubscriptionFilter } from "./listen-streams.js";

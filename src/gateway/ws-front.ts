@@ -4,7 +4,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
-import type { Refusal } from "./http-front.js";
+import type { Refusal } from "./http-admission.js";
 import type { Caller } from "./rev2026-post.js";
 
 const STATUS_TEXT: Record<number, string> = {
