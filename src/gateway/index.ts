@@ -3,8 +3,12 @@
  *
  * @example
  * const hub = new Hub({ config, clientCapabilities: ANSWERING_CAPABILITIES });
- * const gateway = new Gateway(hub, { ready: hub.start() });
+ * const gateway = new Gateway(hub, { ready: hub.start(), interceptors: [audit] });
  * const front = await startHttpFront(gateway, { port: 8420 });
+ *
+ * `ClientSession` and `Channel` are for fronts of your own (a transport mcplex does not
+ * serve): a front opens a session per connection with `gateway.openSession(channel)` and hands
+ * it each parsed message.
  */
 
 export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
@@ -29,5 +33,5 @@ export {
   type RequestTarget,
 } from "./pipeline.js";
 export type { RequestContext } from "./request-context.js";
-export { type GatewayIdentity, serverCapabilities } from "./route.js";
+export type { GatewayIdentity } from "./route.js";
 export { type StdioFrontOptions, serveGatewayStdio } from "./stdio-front.js";
