@@ -33,15 +33,63 @@ export function clientInput(parking: InputParking): Interceptor {
     if (params.inputResponses !== undefined) extra.inputResponses = params.inputResponses;
     if (state !== undefined) extra.requestState = state;
     return parking.run(method, name, ctx.clientCapabilities, ctx.signal, (handler, signal) => {
-      const callOptions: CallOptions = {
-        ...request.callOptions,
-        signal,
-        onServerRequest: handler,
-        params: extra,
-        returnInputRequired: true,
-      };
-      return next({ ...request, callOptions });
+      const callOptions = withOptions(request.callOptions, signal, handler, extra);
+      return next({
+        id: request.id,
+        method,
+        params,
+        context: ctx,
+        target: request.target,
+        callOptions,
+      });
     });
+  };
+}
+
+/**
+ * What a forwarded request's hub call carries from its client: signal, capabilities, log level,
+ * profile, session, the progress relay, and for a 2025 session the handler that sends server
+ * requests to its client. Built with every key, in one order: the hub reads these options on
+ * every call, and objects of one shape keep those reads fast.
+ */
+export function callOptionsOf(ctx: RequestContext, params: Record<string, unknown>): CallOptions {
+  const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  return {
+    signal: ctx.signal,
+    timeout: undefined,
+    onProgress:
+      token === undefined
+        ? undefined
+        : (p) => ctx.notify("notifications/progress", { ...p, progressToken: token }),
+    profile: ctx.profile,
+    onServerRequest: ctx.stateless ? undefined : sessionHandler(ctx),
+    params: undefined,
+    returnInputRequired: undefined,
+    clientCapabilities: ctx.clientCapabilities,
+    // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
+    logLevel: ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug"),
+    client: ctx.client,
+  };
+}
+
+/** `options` for a parked call: its own signal and handler, the retry's params, the interim result back. */
+function withOptions(
+  options: CallOptions,
+  signal: AbortSignal,
+  handler: ServerRequestHandler,
+  params: Record<string, unknown>,
+): CallOptions {
+  return {
+    signal,
+    timeout: options.timeout,
+    onProgress: options.onProgress,
+    profile: options.profile,
+    onServerRequest: handler,
+    params,
+    returnInputRequired: true,
+    clientCapabilities: options.clientCapabilities,
+    logLevel: options.logLevel,
+    client: options.client,
   };
 }
 

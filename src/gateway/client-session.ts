@@ -1,7 +1,12 @@
 import { RpcError } from "../errors.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { readMessage } from "../protocol/messages.js";
+import {
+  readMessage,
+  type WireNotification,
+  type WireRequest,
+  type WireResponse,
+} from "../protocol/messages.js";
 import { REV2025_PROTOCOL_VERSIONS } from "../protocol/rev2025.js";
 import { envelopeVersion, readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
@@ -65,23 +70,26 @@ export class ClientSession {
   /** Handles one parsed message from the client. */
   receive(value: unknown): void {
     if (this.#closed) return;
-    const message = readMessage(value);
-    switch (message.kind) {
-      case "request":
-        void this.#onRequest(message.id, message.method, message.params);
+    const check = readMessage(value);
+    switch (check) {
+      case "request": {
+        const m = value as WireRequest;
+        void this.#onRequest(m.id, m.method, m.params);
         return;
-      case "notification":
-        this.#onNotification(message.method, message.params);
+      }
+      case "notification": {
+        const m = value as WireNotification;
+        this.#onNotification(m.method, m.params);
         return;
+      }
       case "response":
-        this.#onResponse(message);
-        return;
-      case "invalid":
-        // Sent as the answer to the request it could read (HTTP puts it on that POST).
-        this.#send({ jsonrpc: "2.0", id: message.id, error: message.error }, message.id ?? undefined);
+        this.#onResponse(value as WireResponse);
         return;
       case "ignored":
         return;
+      default:
+        // Sent as the answer to the request it could read (HTTP puts it on that POST).
+        this.#send({ jsonrpc: "2.0", id: check.id, error: check.error }, check.id ?? undefined);
     }
   }
 

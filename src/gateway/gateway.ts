@@ -6,7 +6,7 @@ import type { ListKind } from "../protocol/list-changes.js";
 import { REV2025_ONLY_METHODS } from "../protocol/rev2025.js";
 import { CACHEABLE_METHODS, META, REV2026_ONLY_METHODS } from "../protocol/rev2026.js";
 import { type CallWatcher, observing, type RequestSample, watching } from "./call-watch.js";
-import { clientInput } from "./client-input.js";
+import { callOptionsOf, clientInput } from "./client-input.js";
 import { type Channel, ClientSession } from "./client-session.js";
 import { InputParking } from "./input-parking.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
@@ -139,15 +139,14 @@ export class Gateway {
     context: RequestContext,
   ): GatewayRequest {
     const p = params ?? {};
-    const target = resolveTarget(this.hub.catalog, method, p, context.profile);
-    const request: GatewayRequest = {
+    return {
       id,
       method,
       params: p,
       context,
+      target: resolveTarget(this.hub.catalog, method, p, context.profile),
       callOptions: FORWARDED_METHODS.has(method) ? callOptionsOf(context, p) : { signal: context.signal },
     };
-    return target === undefined ? request : { ...request, target };
   }
 
   /**
@@ -173,7 +172,17 @@ export class Gateway {
         target.name,
         profile === undefined ? { signal } : { profile, signal },
       );
-      if (tool !== undefined) current = { ...current, target: { ...target, server: tool.server, tool } };
+      if (tool !== undefined) {
+        const { id, params, callOptions } = current;
+        current = {
+          id,
+          method,
+          params,
+          context,
+          target: { ...target, server: tool.server, tool },
+          callOptions,
+        };
+      }
     }
     const result = await this.#pipeline(current);
     return context.stateless ? this.#rev2026Result(method, result) : rev2025Result(result);
@@ -294,19 +303,4 @@ function rev2025Result(result: JsonObject): JsonObject {
     return result;
   const { resultType: _r, ttlMs: _t, cacheScope: _c, ...rest } = result;
   return rest;
-}
-
-/** What a forwarded request's hub call carries from its client. */
-function callOptionsOf(ctx: RequestContext, params: JsonObject): CallOptions {
-  const options: CallOptions = { signal: ctx.signal, clientCapabilities: ctx.clientCapabilities };
-  // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
-  const logLevel = ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug");
-  if (logLevel !== undefined) options.logLevel = logLevel;
-  if (ctx.profile !== undefined) options.profile = ctx.profile;
-  if (ctx.client !== undefined) options.client = ctx.client;
-  const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-  if (token !== undefined) {
-    options.onProgress = (p) => ctx.notify("notifications/progress", { ...p, progressToken: token });
-  }
-  return options;
 }

@@ -4,7 +4,6 @@ import type { TokenConfig } from "../config/types.js";
 import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { readMessage } from "../protocol/messages.js";
 import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
@@ -247,8 +246,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     }
     const m = message as { id?: unknown; method?: unknown; params?: unknown };
     const version = typeof m.method === "string" ? envelopeVersion(m.params) : undefined;
-    if (version !== undefined)
-      return serveRev2026Post(gateway, req, res, readMessage(message), version, caller);
+    if (version !== undefined) return serveRev2026Post(gateway, req, res, message, version, caller);
     const claimed = req.headers["mcp-protocol-version"];
     if (
       typeof claimed === "string" &&

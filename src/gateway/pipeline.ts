@@ -28,7 +28,7 @@ export interface GatewayRequest {
   /** Who asked and how to reach them: revision, capabilities, profile, signal, notify. */
   readonly context: RequestContext;
   /** What the request names (tools/call, prompts/get, resources/read, completion/complete). */
-  readonly target?: RequestTarget;
+  readonly target: RequestTarget | undefined;
   /**
    * The options the hub call is made with: the client's signal, capabilities, log level,
    * profile and session, and the progress relay. Interceptors may add to them (a timeout,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RpcError } from "../errors.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import type { ClientMessage } from "../protocol/messages.js";
+import { readMessage, type WireRequest } from "../protocol/messages.js";
 import { readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
@@ -41,24 +41,25 @@ export async function serveRev2026Post(
   gateway: Gateway,
   req: IncomingMessage,
   res: ServerResponse,
-  message: ClientMessage,
+  message: unknown,
   version: string,
   caller: Caller,
 ): Promise<void> {
-  if (message.kind === "notification" || message.kind === "ignored") {
+  const check = readMessage(message);
+  if (check === "notification" || check === "ignored") {
     // 2026 defines no client notifications over HTTP (cancellation is closing the stream).
     res.writeHead(202).end();
     return;
   }
-  if (message.kind === "invalid") {
-    sendRpcError(res, 400, message.id, message.error.code, message.error.message);
+  if (typeof check === "object") {
+    sendRpcError(res, 400, check.id, check.error.code, check.error.message);
     return;
   }
-  if (message.kind !== "request") {
+  if (check !== "request") {
     sendRpcError(res, 400, null, ErrorCode.InvalidRequest, "Invalid Request: a request needs a method");
     return;
   }
-  const { id, method, params } = message;
+  const { id, method, params } = message as WireRequest;
   const headerError = checkRev2026Headers(req.headers, method, params, version);
   if (headerError !== undefined) {
     sendRpcError(res, 400, id, headerError.code, headerError.message);
