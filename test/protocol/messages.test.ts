@@ -34,7 +34,7 @@ describe("readMessage", () => {
   it("tells requests, notifications and responses apart", () => {
     expect(readMessage({ jsonrpc: "2.0", id: "a", method: "tools/list", params: {} })).toBe("request");
     expect(readMessage({ jsonrpc: "2.0", id: 0, method: "ping" })).toBe("request");
-    expect(readMessage({ jsonrpc: "2.0", id: -1e999, method: "ping" })).toBe("request");
+    expect(readMessage({ jsonrpc: "2.0", id: Number.NEGATIVE_INFINITY, method: "ping" })).toBe("request");
     expect(readMessage({ jsonrpc: "2.0", method: "notifications/initialized" })).toBe("notification");
     expect(readMessage({ jsonrpc: "2.0", id: "m-1", result: {} })).toBe("response");
     // A notification cannot be answered, even when its params are wrong.
