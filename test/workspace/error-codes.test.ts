@@ -5,8 +5,11 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ServerConfig } from "../../src/config/types.js";
+import { Hub } from "../../src/hub/hub.js";
 import { Sandbox } from "../../src/workspace/sandbox.js";
 import { WorkspaceError } from "../../src/workspace/workspace-error.js";
+import { configOf } from "../support/config.js";
 import {
   type Connection,
   connect,
@@ -156,6 +159,37 @@ describe("workspace tool errors that take a while to provoke", () => {
     for (const meta of seen.values())
       if (meta?.reason !== "race") expect(meta?.code).not.toBe("WORKSPACE_RACE");
   }, 120_000);
+});
+
+describe("through the hub", () => {
+  it("a library caller gets the code and reason of a workspace tool error too", async () => {
+    const root = await standardTree();
+    const hub = new Hub({
+      config: configOf([
+        {
+          name: "files",
+          transport: "workspace",
+          root,
+          allowWrite: false,
+          rules: [],
+          enabled: true,
+          timeout: 10_000,
+          startTimeout: 20_000,
+          lazy: false,
+          tools: {},
+        } as ServerConfig,
+      ]),
+    });
+    try {
+      await hub.start();
+      const result = await hub.callTool("files__read_file", { path: "missing.txt" });
+      expect(result.isError).toBe(true);
+      expect(errorMeta(result)).toEqual({ code: "WORKSPACE_NOT_FOUND", reason: "not-found" });
+    } finally {
+      await hub.close();
+      await removeTree(root);
+    }
+  });
 });
 
 describe("WorkspaceError codes in the library", () => {
