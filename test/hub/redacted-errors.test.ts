@@ -76,7 +76,7 @@ describe.each([
   ["redactError()", (e: McplexError) => redactError(e, hide) as McplexError, undefined],
 ])("%s", (_, clean, server) => {
   it.each(mcplexErrors(new Error("spawn failed")).map((e) => [e.constructor.name, e] as const))(
-    "keeps a %s's class, code and fields, with the secret out of message and stack",
+    "keeps the class, code and fields of %s, with the secret out of message and stack",
     (_name, error) => {
       const copy = clean(error);
       expect(copy).not.toBe(error);
