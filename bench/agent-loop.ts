@@ -7,9 +7,9 @@
  */
 import { performance } from "node:perf_hooks";
 import type { AgentEvent } from "../src/agent/agent-events.js";
-import { startMockLlmServer } from "../src/agent/mock-llm-server.js";
 import { runAgent } from "../src/agent/run-agent.js";
 import type { ToolHost } from "../src/agent/tool-host.js";
+import { startMockLlmServer } from "../src/testing/mock-llm-server.js";
 import { createHubToolHost, defaultServers } from "../test/support/hub-tool-host.js";
 
 const servers = defaultServers();

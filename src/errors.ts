@@ -24,7 +24,17 @@ export type McplexErrorCode =
   | "PROMPT_NOT_FOUND"
   | "PROTOCOL_ERROR"
   | "TRANSPORT_ERROR"
-  | "INVALID_ARGUMENT";
+  | "INVALID_ARGUMENT"
+  /** A workspace path that does not exist (or vanished, such as a dangling symlink). */
+  | "WORKSPACE_NOT_FOUND"
+  /** A workspace path outside the root, refused by a rule, or denied by the file system. */
+  | "WORKSPACE_DENIED"
+  /** A workspace path replaced or moved while it was used; trying again may succeed. */
+  | "WORKSPACE_RACE"
+  /** A workspace search whose regular expression ran past its time limit. */
+  | "WORKSPACE_TOO_SLOW"
+  /** A workspace file over the size limit of the operation. */
+  | "WORKSPACE_TOO_LARGE";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

@@ -3,7 +3,6 @@
  */
 
 export { Catalog } from "./catalog/catalog.js";
-export { EXPOSED_NAME_PATTERN } from "./catalog/tool-naming.js";
 export type {
   CatalogCollision,
   CatalogOptions,

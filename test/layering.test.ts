@@ -46,6 +46,8 @@ describe("layering", () => {
     ["src/protocol/framing.ts", "../hub/hub.js", "src/protocol/ is the wire"],
     ["src/hub/part.ts", "../gateway/dispatcher.js", "the hub, catalog and config know nothing of the fronts"],
     ["src/catalog/part.ts", "../cli/main.js", "the hub, catalog and config know nothing of the fronts"],
+    ["src/agent/loop.ts", "../testing/mock-llm-server.js", "runtime code never imports it"],
+    ["src/gateway/front.ts", "../testing/index.js", "runtime code never imports it"],
   ])("%s may not import %s", (path, from, message) => {
     expect(lint(path, importing(from))).toContain(message);
   });

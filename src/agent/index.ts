@@ -1,6 +1,8 @@
 /**
- * The agent loop: an OpenAI-compatible chat client, tool-call assembly with provider
- * quirks, schema sanitising, and `runAgent` with its event stream.
+ * The agent loop: `runAgent` with its event stream, the OpenAI-compatible `ChatClient`, and
+ * the parts a loop of one's own is made of (tool-call assembly across provider quirks, text
+ * tool calls, schema sanitising, one tool call run the way `runAgent` runs it). The mock LLM
+ * server for tests is in `mcplex/testing`.
  */
 export type {
   AgentDoneEvent,
@@ -10,12 +12,7 @@ export type {
   AgentUsage,
 } from "./agent-events.js";
 export type { AgentRun } from "./agent-run.js";
-export {
-  ChatClient,
-  type ChatClientOptions,
-  type ChatRequestOptions,
-  completionToChunks,
-} from "./chat-client.js";
+export { ChatClient, type ChatClientOptions, type ChatRequestOptions } from "./chat-client.js";
 export type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -28,23 +25,7 @@ export type {
 } from "./chat-types.js";
 export { type ExecuteToolCallContext, executeToolCall, type ToolCallOutcome } from "./execute-tool-call.js";
 export { type LlmFlags, type ResolvedLlmConfig, resolveLlmConfig } from "./llm-config.js";
-export { extractProviderError, LlmError, type LlmErrorFields, type LlmErrorKind } from "./llm-error.js";
-export {
-  type MockQuirk,
-  type MockReply,
-  type MockToolCall,
-  mockErrors,
-  toolCallsAsText,
-} from "./mock-llm-chunks.js";
-export {
-  type MockLlmServer,
-  type MockLlmServerOptions,
-  type MockTurn,
-  type MockWireOptions,
-  type RecordedRequest,
-  startMockLlmServer,
-} from "./mock-llm-server.js";
-export { DROPPABLE_PARAMS, detectRejectedParam } from "./rejected-param.js";
+export { LlmError, type LlmErrorFields, type LlmErrorKind } from "./llm-error.js";
 export { type AgentLlm, type RunAgentOptions, runAgent } from "./run-agent.js";
 export { resolveSchemaProfile, type SchemaProfile, sanitizeSchema, toChatTools } from "./schema-sanitizer.js";
 export {
@@ -52,12 +33,6 @@ export {
   type TextToolCallOutput,
   TextToolCallParser,
 } from "./text-tool-call-parser.js";
-export {
-  finishCall,
-  mintToolCallId,
-  type ParsedToolCall,
-  ToolCallAccumulator,
-} from "./tool-call-accumulator.js";
+export { type ParsedToolCall, ToolCallAccumulator } from "./tool-call-accumulator.js";
 export type { AgentTool, ToolHost } from "./tool-host.js";
-export { toolResultText } from "./tool-result-text.js";
-export { SEARCH_TOOLS_NAME, searchTools, searchToolsTool } from "./tool-search.js";
+export { SEARCH_TOOLS_NAME } from "./tool-search.js";

@@ -22,6 +22,7 @@ import {
   resolveInputRequired,
 } from "../protocol/input-required.js";
 import type { ListKind } from "../protocol/list-changes.js";
+import { redactError, redactValue } from "../upstream/error-redaction.js";
 import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
@@ -30,7 +31,7 @@ import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
 import { UpstreamPool } from "./upstream-pool.js";
-import { redactError, redactToolError, redactValue } from "./upstream-redaction.js";
+import { redactToolError } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 

@@ -1,4 +1,5 @@
 import { McplexError, UpstreamUnavailableError } from "../errors.js";
+import { redactError } from "./error-redaction.js";
 
 /** The error a call gets while a server is not ready: its state, why, and the next retry. */
 export function unavailable(
@@ -22,9 +23,9 @@ export function unavailable(
 }
 
 /**
- * The error with the config's secrets taken out of its message: messages quote the
- * server's stderr, which may print a token it was given. The copy keeps the error's class,
- * code, fields and `cause`, and gets `server` when it had none.
+ * The error with the config's secrets taken out of its message, stack, hint, data and causes:
+ * messages quote the server's stderr, which may print a token it was given. The copy keeps
+ * the error's class, code and fields (see {@link redactError}), and gets `server` when it had none.
  */
 export function redacted<E extends McplexError>(
   error: E,
@@ -32,27 +33,8 @@ export function redacted<E extends McplexError>(
   redact: ((text: string) => string) | undefined,
 ): E {
   if (redact === undefined) return error;
-  const message = redact(error.message);
-  if (message === error.message) return error;
-  return withMessage(error, message, redact, server);
-}
-
-/**
- * A copy of `error` (same prototype, same own fields and `cause`) with another message; the
- * stack, which starts with the message, is redacted too.
- */
-export function withMessage<E extends Error>(
-  error: E,
-  message: string,
-  redact: (text: string) => string,
-  server?: string,
-): E {
-  const copy = Object.create(Object.getPrototypeOf(error) as object) as E;
-  Object.defineProperties(copy, Object.getOwnPropertyDescriptors(error));
-  Object.defineProperty(copy, "message", { value: message, writable: true, configurable: true });
-  if (error.stack !== undefined)
-    Object.defineProperty(copy, "stack", { value: redact(error.stack), writable: true, configurable: true });
-  if (server !== undefined && (copy as { server?: string }).server === undefined)
+  const copy = redactError(error, redact) as E;
+  if (copy !== error && copy.server === undefined)
     Object.defineProperty(copy, "server", { value: server, enumerable: true });
   return copy;
 }

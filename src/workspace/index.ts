@@ -1,16 +1,10 @@
-/** The built-in workspace MCP server: files under a root, with glob permissions. */
+/**
+ * The built-in workspace MCP server: files under a root as tools, resources and prompts, with
+ * glob permissions. Its sandbox, search and file helpers are internal.
+ */
 
-export { writeFileAtomic } from "./atomic-write.js";
-export { completePaths } from "./completion.js";
-export { DEFAULT_LIMITS, type WorkspaceContext, type WorkspaceLimits } from "./context.js";
-export { formatSize, looksBinary, mimeTypeOf } from "./file-content.js";
-export { applyEdits } from "./file-tools.js";
-export { descriptorPath } from "./fs-checks.js";
-export { GIT_RULE, type PermissionDecision, Permissions, type WorkspaceOp } from "./permissions.js";
+export { DEFAULT_LIMITS, type WorkspaceLimits } from "./context.js";
 export { type ResourceUpdateListener, ResourceWatcher } from "./resource-watcher.js";
-export { FILE_TEMPLATE_NAME, resolveResourceUri } from "./resources.js";
-export { type OpenedFile, type ResolvedPath, Sandbox, type WriteOptions } from "./sandbox.js";
-export { type SearchMatch, type SearchOptions, type SearchResult, searchFiles } from "./search.js";
 export { type ServeWorkspaceStdioOptions, serveWorkspaceStdio } from "./stdio.js";
 export { WorkspaceError, type WorkspaceErrorReason } from "./workspace-error.js";
 export {

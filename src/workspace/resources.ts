@@ -183,6 +183,7 @@ function protocolErrorOf(uri: string, error: unknown): unknown {
   if (error.reason === "not-found") return new ResourceNotFoundError(uri, error.message);
   return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, {
     uri,
+    code: error.code,
     reason: error.reason,
     ...(error.rule !== undefined && { rule: error.rule }),
   });

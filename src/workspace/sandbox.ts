@@ -61,7 +61,7 @@ export class Sandbox {
       throw new WorkspaceError(
         "not-found",
         `Workspace root ${root} does not exist or cannot be read (${(error as NodeJS.ErrnoException).code})`,
-        { path: root },
+        { path: root, code: "INVALID_ARGUMENT" },
         { cause: error },
       );
     }

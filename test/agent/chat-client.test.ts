@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/agent/chat-client.js";
 import type { ChatCompletionChunk } from "../../src/agent/chat-types.js";
 import { LlmError } from "../../src/agent/llm-error.js";
-import type { MockLlmServer, MockLlmServerOptions } from "../../src/agent/mock-llm-server.js";
 import { AbortedError } from "../../src/errors.js";
+import type { MockLlmServer, MockLlmServerOptions } from "../../src/testing/mock-llm-server.js";
 import { mockErrors, startMockLlm } from "../support/mock-llm.js";
 
 let server: MockLlmServer | undefined;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MockQuirk } from "../../src/agent/mock-llm-chunks.js";
-import type { MockTurn } from "../../src/agent/mock-llm-server.js";
 import { runAgent } from "../../src/agent/run-agent.js";
+import type { MockQuirk } from "../../src/testing/mock-llm-chunks.js";
+import type { MockTurn } from "../../src/testing/mock-llm-server.js";
 import { createHubToolHost, defaultServers, type HubToolHost } from "../support/hub-tool-host.js";
 import { collect, ofType, startMockLlm, toolMessages } from "../support/mock-llm.js";
 

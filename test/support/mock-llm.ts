@@ -7,10 +7,10 @@ import {
   type MockLlmServer,
   type MockLlmServerOptions,
   startMockLlmServer,
-} from "../../src/agent/mock-llm-server.js";
+} from "../../src/testing/mock-llm-server.js";
 
-export { mockErrors } from "../../src/agent/mock-llm-chunks.js";
-export type { MockTurn } from "../../src/agent/mock-llm-server.js";
+export { mockErrors } from "../../src/testing/mock-llm-chunks.js";
+export type { MockTurn } from "../../src/testing/mock-llm-server.js";
 
 /** Starts a mock and returns it with an `llm` config pointing at it. */
 export async function startMockLlm(

@@ -7,7 +7,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ChatCompletionRequest } from "./chat-types.js";
+import type { ChatCompletionRequest } from "../agent/chat-types.js";
 import { type ChunkMeta, type MockReply, replyToChunks, replyToCompletion } from "./mock-llm-chunks.js";
 
 /** How bytes go out on the wire. */

@@ -2,7 +2,7 @@
  * Scripted replies of the mock chat-completions server turned into exact OpenAI chunk
  * sequences — or into the odd sequences real providers send (the quirk modes).
  */
-import type { ChatUsage } from "./chat-types.js";
+import type { ChatUsage } from "../agent/chat-types.js";
 
 /** Provider quirks the mock can reproduce, one per reply. */
 export type MockQuirk =

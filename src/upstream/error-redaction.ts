@@ -1,0 +1,67 @@
+import { REDACTED } from "../config/redact.js";
+
+/** How deep a cause chain or a JSON value is followed; deeper parts are replaced whole. */
+const MAX_DEPTH = 32;
+
+/**
+ * `error` with secrets taken out of its message, stack, `hint`, JSON-RPC `data` and causes
+ * (each cause redacted the same way), for errors that come from an upstream, which may quote
+ * the token it was given. The copy keeps the class (same prototype) and every other own field
+ * (`code`, `server`, `retryAt`, `retryable`, ...); an error with nothing to hide is returned as
+ * it is. Anything thrown that is not an `Error` is redacted as a value.
+ */
+export function redactError(error: unknown, redact: (text: string) => string, depth = 0): unknown {
+  if (!(error instanceof Error)) return redactValue(error, redact, depth);
+  const fields = error as { hint?: unknown; data?: unknown };
+  const changes: Record<string, unknown> = {};
+  const message = redact(error.message);
+  if (message !== error.message) changes.message = message;
+  if (typeof fields.hint === "string") {
+    const hint = redact(fields.hint);
+    if (hint !== fields.hint) changes.hint = hint;
+  }
+  if (fields.data !== undefined) {
+    const data = redactValue(fields.data, redact);
+    if (data !== fields.data) changes.data = data;
+  }
+  if (error.cause !== undefined) {
+    const cause = depth < MAX_DEPTH ? redactError(error.cause, redact, depth + 1) : REDACTED;
+    if (cause !== error.cause) changes.cause = cause;
+  }
+  if (Object.keys(changes).length === 0) return error;
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
+  Object.defineProperties(copy, Object.getOwnPropertyDescriptors(error));
+  for (const [key, value] of Object.entries(changes)) {
+    const own = Object.getOwnPropertyDescriptor(error, key);
+    Object.defineProperty(copy, key, {
+      value,
+      writable: true,
+      configurable: true,
+      enumerable: own?.enumerable ?? (key !== "message" && key !== "cause"),
+    });
+  }
+  // The stack starts with the message and may quote it again further down.
+  if (error.stack !== undefined)
+    Object.defineProperty(copy, "stack", { value: redact(error.stack), writable: true, configurable: true });
+  return copy;
+}
+
+/** `value` with `redact` applied to every string (keys too); the same object when nothing changed. */
+export function redactValue<T>(value: T, redact: (text: string) => string, depth = 0): T {
+  if (typeof value === "string") return redact(value) as T;
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= MAX_DEPTH) return REDACTED as T;
+  if (Array.isArray(value)) {
+    const items = value.map((item) => redactValue(item, redact, depth + 1));
+    return (items.some((item, i) => item !== value[i]) ? items : value) as T;
+  }
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const cleanKey = redact(key);
+    const clean = redactValue(item, redact, depth + 1);
+    if (cleanKey !== key || clean !== item) changed = true;
+    out[cleanKey] = clean;
+  }
+  return (changed ? out : value) as T;
+}
