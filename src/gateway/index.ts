@@ -12,6 +12,12 @@
  */
 
 export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
+export {
+  type RunningGateway,
+  type ServeEvent,
+  type ServeOptions,
+  serve,
+} from "../serve/serve.js";
 export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "./call-watch.js";
 export { type Channel, ClientSession } from "./client-session.js";
 export { Gateway, type GatewayOptions } from "./gateway.js";

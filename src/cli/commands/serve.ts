@@ -3,13 +3,9 @@ import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import { tokenProblem } from "../../config/token-rules.js";
 import type { TokenConfig } from "../../config/types.js";
-import { Gateway } from "../../gateway/gateway.js";
 import { DEFAULT_PORT } from "../../gateway/http-front.js";
 import { checkNonLoopbackBind } from "../../gateway/http-guard.js";
-import { serveGatewayStdio } from "../../gateway/stdio-front.js";
-import { watchConfig } from "../../hub/config-reloader.js";
-import { Hub } from "../../hub/hub.js";
-import { ANSWERING_CAPABILITIES } from "../../protocol/server-requests.js";
+import { type ServeEvent, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
@@ -61,11 +57,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   const limits = readLimitFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
-  const noPrefix = (c: typeof config) => {
-    if (values["no-prefix"] === true) for (const server of c.servers) server.prefix = "";
-    return c;
-  };
-  noPrefix(config);
   const profileOf = values.profile === undefined ? {} : { profile: values.profile };
   const checked = (flag: string, list: string[]) =>
     list.map((token, i) => {
@@ -84,143 +75,50 @@ export async function serveCommand(args: string[]): Promise<number> {
     })),
   ];
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
-  config.secrets.push(...tokens.map((t) => t.token));
   if (values.stdio !== true || dashboardPort !== undefined) {
     const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
     if (refusal !== undefined) throw new UsageError(refusal);
   }
-
-  // The gateway answers server requests per call, for the client that caused them.
-  const hub = new Hub({
+  const host = values.host ?? "127.0.0.1";
+  const running = await serve({
     config,
-    clientCapabilities: ANSWERING_CAPABILITIES,
+    transport: values.stdio === true ? "stdio" : "http",
+    tokens: cliTokens,
+    noPrefix: values["no-prefix"] === true,
+    ...profileOf,
+    ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
+    ...(values.stdio === true
+      ? dashboardPort === undefined
+        ? {}
+        : { http: { host, port: dashboardPort } }
+      : { http: { host, port, dashboard: values["no-dashboard"] !== true, ...limits } }),
     oauth: { store: secretOAuthStore() },
+    onEvent: printEvent,
   });
-  const starting = hub.start();
-  // Requests wait for servers still starting, but never past readyWait: one slow server must
-  // not hide the others from a client that gives its first list a few seconds.
-  const readyWait = readyWaitFlag ?? config.serve?.readyWait;
-  const gateway = new Gateway(hub, { ready: starting, ...(readyWait === undefined ? {} : { readyWait }) });
-  // Servers that did not start are reported when their start is over, however long it takes,
-  // once the gateway serves (a front that cannot listen is the one error to print then).
-  const reportWhenStarted = () => void starting.then(() => reportFailures(hub));
   if (values["log-calls"] === true) {
-    gateway.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
+    running.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
-  // A saved config file adds, removes or replaces servers while serving.
-  // Tokens of a reloaded config go to the HTTP front once there is one; stdio has no tokens.
-  let setFrontTokens: ((next: TokenConfig[]) => void) | undefined;
-  const applyTokens = (next: TokenConfig[]): string => {
-    if (setFrontTokens === undefined) return "tokens ignored (stdio takes none)";
-    try {
-      setFrontTokens(next);
-      config.secrets.push(...next.map((t) => t.token)); // redacted like the first ones
-      return "tokens updated";
-    } catch (error) {
-      return (error as Error).message;
-    }
-  };
-  const watcher =
-    config.source === "<default>"
-      ? undefined
-      : watchConfig(
-          hub,
-          config,
-          (outcome) => {
-            if (!outcome.ok) {
-              console.error(`mcplex: config not reloaded: ${outcome.error.message}`);
-              return;
-            }
-            const parts: string[] = [];
-            if (outcome.added.length + outcome.removed.length + outcome.changed.length > 0) {
-              parts.push(
-                `added ${outcome.added.join(", ") || "-"}`,
-                `removed ${outcome.removed.join(", ") || "-"}`,
-              );
-              if (outcome.changed.length > 0) parts.push(`replaced ${outcome.changed.join(", ")}`);
-            }
-            if (outcome.profiles) parts.push("profiles updated");
-            if (outcome.tokens) parts.push(applyTokens([...outcome.config.tokens, ...cliTokens]));
-            console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
-          },
-          { transform: noPrefix },
-        );
-  let stopping: Promise<void> | undefined;
-  const stop = (close: () => Promise<void> | void) => {
-    stopping ??= (async () => {
-      watcher?.close();
-      await close();
-      gateway.close();
-      await hub.close();
-    })();
-    return stopping;
-  };
 
-  if (values.stdio === true) {
+  if (running.stdio !== undefined) {
     // stdout carries the protocol: everything for people goes to stderr.
-    const { done, session } = serveGatewayStdio(
-      gateway,
-      values.profile === undefined ? {} : { profile: values.profile },
-    );
-    // The dashboard, on a port of its own: the client has stdio.
-    let dashboard: { close(graceMs?: number): Promise<void> } | undefined;
-    if (dashboardPort !== undefined) {
-      const { startHttpFront } = await import("../../gateway/http-front.js");
-      try {
-        const front = await startHttpFront(gateway, {
-          host: values.host ?? "127.0.0.1",
-          port: dashboardPort,
-          tokens,
-          mcp: false,
-          ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
-        });
-        setFrontTokens = (next) => front.setTokens(next);
-        dashboard = front;
-        console.error(`mcplex: dashboard at ${front.dashboardUrl}`);
-      } catch (error) {
-        await stop(() => {});
-        throw error;
-      }
-    }
-    reportWhenStarted();
-    // Answers owed go out first (bounded), as on HTTP.
-    const drain = () =>
-      Promise.race([session.idle(), new Promise<void>((r) => setTimeout(r, 10_000).unref())]);
+    if (running.http?.dashboardUrl !== undefined)
+      console.error(`mcplex: dashboard at ${running.http.dashboardUrl}`);
     // A client stopping its server (Claude Code: SIGINT, SIGTERM 0.1 s later, then SIGKILL)
     // gives little time: every upstream is signalled at once on the first signal, killed on
     // the second.
     onStopSignals(() => {
       void terminateChildren(SHUTDOWN_GRACE_MS);
-      void stop(async () => {
-        await drain();
-        await dashboard?.close(1000);
-      }).finally(() => process.exit(EXIT.ok));
+      void running.close().finally(() => process.exit(EXIT.ok));
     });
     // The end of input ends the session even while servers are still starting.
-    await done;
-    await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), stop(() => dashboard?.close(1000))]);
+    await running.stdio.done;
+    await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), running.close(0)]);
     return EXIT.ok;
   }
 
-  // Loaded only here: --stdio needs none of the HTTP, WebSocket and metrics code.
-  const { startHttpFront } = await import("../../gateway/http-front.js");
-  let front: Awaited<ReturnType<typeof startHttpFront>>;
-  try {
-    front = await startHttpFront(gateway, {
-      host: values.host ?? "127.0.0.1",
-      port,
-      tokens,
-      ...(values.profile === undefined || tokens.length > 0 ? {} : { profile: values.profile }),
-      dashboard: values["no-dashboard"] !== true,
-      ...limits,
-    });
-  } catch (error) {
-    await stop(() => {});
-    throw error;
-  }
-  setFrontTokens = (next) => front.setTokens(next);
-  reportWhenStarted();
-  await gateway.ready;
+  const front = running.http!;
+  const { hub } = running;
+  await running.ready;
   const servers = hub.servers();
   const ready = servers.filter((s) => s.state === "ready").length;
   const stillStarting = servers.filter((s) => s.state === "starting").length;
@@ -246,8 +144,30 @@ export async function serveCommand(args: string[]): Promise<number> {
       .join("\n"),
   );
   // The first signal lets calls in flight finish; a second one stops everything now.
-  await new Promise<void>((resolve) => onStopSignals(() => void stop(() => front.close()).finally(resolve)));
+  await new Promise<void>((resolve) => onStopSignals(() => void running.close().finally(resolve)));
   return EXIT.ok;
+}
+
+/** What serving reports, as lines for people on stderr. */
+function printEvent(event: ServeEvent): void {
+  if (event.type === "start-failed") {
+    console.error(`mcplex: ${event.server} is ${event.state}: ${event.error}`);
+    if (event.hint !== undefined) console.error(`  hint: ${event.hint}`);
+    return;
+  }
+  const { outcome } = event;
+  if (!outcome.ok) {
+    console.error(`mcplex: config not reloaded: ${outcome.error.message}`);
+    return;
+  }
+  const parts: string[] = [];
+  if (outcome.added.length + outcome.removed.length + outcome.changed.length > 0) {
+    parts.push(`added ${outcome.added.join(", ") || "-"}`, `removed ${outcome.removed.join(", ") || "-"}`);
+    if (outcome.changed.length > 0) parts.push(`replaced ${outcome.changed.join(", ")}`);
+  }
+  if (outcome.profiles) parts.push("profiles updated");
+  if (event.tokens !== undefined) parts.push(event.tokens);
+  console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
 }
 
 /** Runs `first` on the first SIGINT or SIGTERM; a second one kills every server and exits now. */
@@ -273,13 +193,4 @@ function parseReadyWait(text: string): number {
       `--ready-wait must be a duration such as 1s or 500ms, or 0, not ${JSON.stringify(text)}`,
     );
   return ms;
-}
-
-/** Servers that did not start (failed, or retrying after a failed start), with what to do. */
-function reportFailures(hub: Hub): void {
-  for (const server of hub.servers()) {
-    if (server.error === undefined || ["ready", "disabled", "stopped"].includes(server.state)) continue;
-    console.error(`mcplex: ${server.name} is ${server.state}: ${server.error.split("\n")[0]}`);
-    if (server.hint !== undefined) console.error(`  hint: ${server.hint}`);
-  }
 }

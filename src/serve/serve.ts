@@ -1,0 +1,203 @@
+import type { McplexConfig, TokenConfig } from "../config/types.js";
+import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
+import type { ClientSession } from "../gateway/client-session.js";
+import { Gateway, type GatewayOptions } from "../gateway/gateway.js";
+import type { HttpFront, HttpFrontOptions } from "../gateway/http-front.js";
+import type { Interceptor } from "../gateway/pipeline.js";
+import type { StdioFrontOptions } from "../gateway/stdio-front.js";
+import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
+import { Hub } from "../hub/hub.js";
+import type { HubOptions } from "../hub/hub-types.js";
+import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
+
+/** What {@link serve} serves, and how. */
+export interface ServeOptions {
+  /** The config (as `loadConfig` returns it). Never changed: serve works on its own copy. */
+  config: McplexConfig;
+  /**
+   * `stdio`: one client on the process's stdin and stdout (or `stdio.input`/`output`), with the
+   * dashboard on `http` when `http.port` is given. `http`: Streamable HTTP at /mcp, WebSocket at
+   * /ws, HTTP+SSE at /sse, health, metrics and the dashboard.
+   */
+  transport: "stdio" | "http";
+  /** The HTTP front (or, with `transport: "stdio"`, the dashboard's port when `port` is set). */
+  http?: Omit<HttpFrontOptions, "tokens" | "mcp">;
+  /** The stdio front's streams and limits (default: the process's stdin and stdout). */
+  stdio?: Omit<StdioFrontOptions, "profile">;
+  /** Tokens besides the config's (e.g. from the command line); their values are redacted too. */
+  tokens?: TokenConfig[];
+  /** The catalog view of clients that present no profile-bound token (and of the stdio client). */
+  profile?: string;
+  /** Expose every server's tools without their `server__` prefix. */
+  noPrefix?: boolean;
+  /** How long requests wait for servers still starting (ms); default `config.serve.readyWait`, else 1 s. */
+  readyWait?: number;
+  /** Layers on the path of every request, the first outermost (see {@link Interceptor}). */
+  interceptors?: readonly Interceptor[];
+  /** Name, version and instructions the gateway reports. */
+  identity?: GatewayOptions["identity"];
+  /** Token store and user prompt for servers configured with `oauth`. */
+  oauth?: HubOptions["oauth"];
+  /** Re-read the config file when it is saved (default: when the config came from a file). */
+  watch?: boolean;
+  /** What happens while serving, for a log: reloads, and servers that did not start. */
+  onEvent?: (event: ServeEvent) => void;
+}
+
+/** What {@link serve} reports while it serves. */
+export type ServeEvent =
+  | { type: "reloaded"; outcome: ReloadOutcome; tokens?: string }
+  | { type: "start-failed"; server: string; state: string; error: string; hint?: string };
+
+/** A gateway {@link serve} started. */
+export interface RunningGateway {
+  readonly hub: Hub;
+  readonly gateway: Gateway;
+  /** The HTTP front (absent on stdio without a dashboard port). */
+  readonly http?: HttpFront;
+  /** The stdio client's session, and a promise that settles when its input ends. */
+  readonly stdio?: { session: ClientSession; done: Promise<void> };
+  /** Settles when requests are served: the first start is over or `readyWait` has passed. */
+  readonly ready: Promise<unknown>;
+  /** Every server's first start is over (each ready or failed). */
+  readonly started: Promise<void>;
+  /** Receives one sample per request (an interceptor); returns its remover. */
+  observe(observer: (sample: RequestSample) => void): () => void;
+  /** Sees forwarded calls start and end; returns its remover. */
+  watchCalls(watcher: CallWatcher): () => void;
+  /**
+   * Stops: the HTTP front lets requests in flight answer (up to `graceMs`, default 10 s) and
+   * the stdio session answers what it owes; then the gateway, the config watch and every
+   * server stop. Safe to call twice.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Serves a config's servers as one MCP server, as `mcplex serve` does: starts the hub, the
+ * gateway and the front, re-reads the config file when it is saved, and reports servers that
+ * did not start. The HTTP code is loaded only when HTTP is served.
+ *
+ * @example
+ * const running = await serve({ config: await loadConfig(), transport: "http", http: { port: 8420 } });
+ * console.log(running.http?.url);
+ * process.on("SIGTERM", () => void running.close());
+ */
+export async function serve(options: ServeOptions): Promise<RunningGateway> {
+  const tokens = [...options.config.tokens, ...(options.tokens ?? [])];
+  const config = servedConfig(options.config, options.noPrefix === true, tokens);
+  // The gateway answers server requests per call, for the client that caused them.
+  const hub = new Hub({
+    config,
+    clientCapabilities: ANSWERING_CAPABILITIES,
+    ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+  });
+  const started = hub.start();
+  // Requests wait for servers still starting, but never past readyWait: one slow server must
+  // not hide the others from a client that gives its first list a few seconds.
+  const readyWait = options.readyWait ?? config.serve?.readyWait;
+  const gateway = new Gateway(hub, {
+    ready: started,
+    ...(readyWait === undefined ? {} : { readyWait }),
+    ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
+    ...(options.identity === undefined ? {} : { identity: options.identity }),
+  });
+  const emit = options.onEvent ?? (() => {});
+  let front: HttpFront | undefined;
+  const watcher =
+    (options.watch ?? config.source !== "<default>")
+      ? watchConfig(
+          hub,
+          config,
+          (outcome) => emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) }),
+          { transform: (next) => servedConfig(next, options.noPrefix === true, next.tokens) },
+        )
+      : undefined;
+  let stdio: RunningGateway["stdio"];
+  let closing: Promise<void> | undefined;
+  const close = (graceMs = 10_000): Promise<void> => {
+    closing ??= (async () => {
+      watcher?.close();
+      if (stdio !== undefined) {
+        // Answers owed go out first (bounded), as on HTTP.
+        await Promise.race([stdio.session.idle(), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
+      }
+      await front?.close(stdio === undefined ? graceMs : Math.min(graceMs, 1000));
+      gateway.close();
+      await hub.close();
+    })();
+    return closing;
+  };
+  try {
+    const profile = options.profile === undefined ? {} : { profile: options.profile };
+    if (options.transport === "stdio") {
+      const { serveGatewayStdio } = await import("../gateway/stdio-front.js");
+      stdio = serveGatewayStdio(gateway, { ...options.stdio, ...profile });
+    }
+    if (options.transport === "http" || options.http?.port !== undefined) {
+      // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
+      const { startHttpFront } = await import("../gateway/http-front.js");
+      front = await startHttpFront(gateway, {
+        ...options.http,
+        tokens,
+        ...(options.profile === undefined || tokens.length > 0 ? {} : profile),
+        ...(options.transport === "stdio" ? { mcp: false } : {}),
+      });
+    }
+  } catch (error) {
+    await close(0);
+    throw error;
+  }
+  // Servers that did not start are reported when their start is over, however long it takes.
+  void started.then(() => {
+    for (const server of hub.servers()) {
+      if (server.error === undefined || ["ready", "disabled", "stopped"].includes(server.state)) continue;
+      emit({
+        type: "start-failed",
+        server: server.name,
+        state: server.state,
+        error: server.error.split("\n")[0]!,
+        ...(server.hint === undefined ? {} : { hint: server.hint }),
+      });
+    }
+  });
+  return {
+    hub,
+    gateway,
+    ...(front === undefined ? {} : { http: front }),
+    ...(stdio === undefined ? {} : { stdio }),
+    ready: gateway.ready,
+    started,
+    observe: (observer) => gateway.observe(observer),
+    watchCalls: (watcher) => gateway.watchCalls(watcher),
+    close,
+  };
+}
+
+/** The config as served: a copy, with prefixes dropped when asked and every token redacted. */
+function servedConfig(config: McplexConfig, noPrefix: boolean, tokens: readonly TokenConfig[]): McplexConfig {
+  return {
+    ...config,
+    servers: noPrefix ? config.servers.map((server) => ({ ...server, prefix: "" })) : config.servers,
+    secrets: [...config.secrets, ...tokens.map((t) => t.token)],
+  };
+}
+
+/** A reloaded config's tokens, with the command line's, handed to the HTTP front (stdio has none). */
+function reloadTokens(
+  outcome: ReloadOutcome,
+  options: ServeOptions,
+  hub: Hub,
+  front: HttpFront | undefined,
+): { tokens?: string } {
+  if (!outcome.ok || !outcome.tokens) return {};
+  if (front === undefined) return { tokens: "tokens ignored (stdio takes none)" };
+  const next = [...outcome.config.tokens, ...(options.tokens ?? [])];
+  try {
+    front.setTokens(next);
+    hub.addSecrets(next.map((t) => t.token)); // redacted like the first ones
+    return { tokens: "tokens updated" };
+  } catch (error) {
+    return { tokens: (error as Error).message };
+  }
+}
