@@ -1,13 +1,4 @@
 #!/usr/bin/env node
-import { authCommand } from "./commands/auth.js";
-import { callCommand } from "./commands/call.js";
-import { chatCommand } from "./commands/chat.js";
-import { configCommand } from "./commands/config.js";
-import { doctorCommand } from "./commands/doctor.js";
-import { listCommand } from "./commands/list.js";
-import { secretsCommand } from "./commands/secrets.js";
-import { serveCommand } from "./commands/serve.js";
-import { workspaceCommand } from "./commands/workspace.js";
 import { EXIT, printError, setDebug, UsageError } from "./output.js";
 
 const HELP = `mcplex — one runtime for every MCP server an agent uses
@@ -41,16 +32,22 @@ Exit codes: 0 ok, 1 the tool returned an error (or the server answered the call 
 error), 2 usage, config, secret store or port error, 3 server (or LLM) unavailable.
 Errors print one line and a hint; MCPLEX_DEBUG=1 or --debug adds the stack trace.`;
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
-  auth: authCommand,
-  list: listCommand,
-  call: callCommand,
-  chat: chatCommand,
-  config: configCommand,
-  doctor: doctorCommand,
-  secrets: secretsCommand,
-  serve: serveCommand,
-  workspace: workspaceCommand,
+type Command = (args: string[]) => Promise<number>;
+
+/**
+ * Each command loads its own code, and only that: a client spawns `mcplex serve --stdio` for
+ * every session, and start-up is felt each time (bench/startup-bench.ts).
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  auth: async () => (await import("./commands/auth.js")).authCommand,
+  list: async () => (await import("./commands/list.js")).listCommand,
+  call: async () => (await import("./commands/call.js")).callCommand,
+  chat: async () => (await import("./commands/chat.js")).chatCommand,
+  config: async () => (await import("./commands/config.js")).configCommand,
+  doctor: async () => (await import("./commands/doctor.js")).doctorCommand,
+  secrets: async () => (await import("./commands/secrets.js")).secretsCommand,
+  serve: async () => (await import("./commands/serve.js")).serveCommand,
+  workspace: async () => (await import("./commands/workspace.js")).workspaceCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -72,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   try {
-    return await run(rest);
+    return await (await run())(rest);
   } catch (error) {
     // node:util parseArgs: an unknown option, a missing value, a stray argument.
     const code = (error as { code?: unknown }).code;

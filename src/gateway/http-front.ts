@@ -14,6 +14,7 @@ import {
   BodyTooLargeError,
   checkAccept,
   checkContentType,
+  DEFAULT_PORT,
   type GuardPolicy,
   readBody,
 } from "./http-guard.js";
@@ -26,8 +27,7 @@ import { serveRev2026Post } from "./rev2026-post.js";
 import { SSE_PATH, SseFront } from "./sse-front.js";
 import { attachWebSocketFront } from "./ws-front.js";
 
-/** The default port of `mcplex serve --http`. */
-export const DEFAULT_PORT = 8420;
+export { DEFAULT_PORT } from "./http-guard.js";
 
 /** Options of {@link startHttpFront}. */
 export interface HttpFrontOptions {

@@ -3,6 +3,9 @@ import { McplexError, type McplexErrorCode } from "../errors.js";
 
 // Checks the HTTP front runs on every request: no regex, shared refusals, little allocation.
 
+/** The default port of `mcplex serve --http`. */
+export const DEFAULT_PORT = 8420;
+
 /** A refused request: the status to answer with and a message safe to show (never a secret). */
 export type Refusal<S extends number = number> = { ok: false; status: S; message: string };
 

@@ -1,7 +1,7 @@
 import type { McplexConfig, TokenConfig } from "../config/types.js";
 import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
 import type { ClientSession } from "../gateway/client-session.js";
-import { Gateway, type GatewayOptions } from "../gateway/gateway.js";
+import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
 import type { HttpFront, HttpFrontOptions } from "../gateway/http-front.js";
 import type { Interceptor } from "../gateway/pipeline.js";
 import type { StdioFrontOptions } from "../gateway/stdio-front.js";
@@ -92,7 +92,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     clientCapabilities: ANSWERING_CAPABILITIES,
     ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
   });
+  // Servers start first, and the gateway's code loads while they do: a client that spawns
+  // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
   const started = hub.start();
+  const { Gateway } = await import("../gateway/gateway.js");
   // Requests wait for servers still starting, but never past readyWait: one slow server must
   // not hide the others from a client that gives its first list a few seconds.
   const readyWait = options.readyWait ?? config.serve?.readyWait;

@@ -1,9 +1,4 @@
-import {
-  InMemoryTransport,
-  SSEClientTransport,
-  StreamableHTTPClientTransport,
-  type Transport,
-} from "@modelcontextprotocol/client";
+import type { StreamableHTTPClientTransport, Transport } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError, TimeoutError } from "../errors.js";
 import { type Implementation, rev2026Envelope } from "../protocol/rev2026.js";
@@ -13,10 +8,9 @@ import {
   RpcConnection,
 } from "../protocol/rpc-connection.js";
 import { httpStatus, type Negotiated, negotiate } from "./negotiate.js";
-import { memoryOAuthStore, type OAuthHost, oauthFetch, ServerOAuthProvider } from "./oauth.js";
+import type { OAuthHost } from "./oauth.js";
 import { StderrTail } from "./stderr-tail.js";
 import { StdioClientTransport } from "./stdio-transport.js";
-import { WebSocketClientTransport } from "./websocket-transport.js";
 
 /** A live, negotiated connection to one server. */
 export interface Connected {
@@ -116,7 +110,11 @@ async function open(
 }
 
 /** Where OAuth tokens live when the hub was given no {@link OAuthHost}: this process's memory. */
-const PROCESS_OAUTH: OAuthHost = { store: memoryOAuthStore() };
+let processOAuth: OAuthHost | undefined;
+
+// The transports other than stdio, and OAuth, are loaded when a server needs them: a gateway of
+// stdio servers, started by its client for every session, never loads the SDK's HTTP client, its
+// schemas or `ws` (see bench/startup-bench.ts).
 
 async function createTransport(
   config: ServerConfig,
@@ -133,7 +131,10 @@ async function createTransport(
     }
     case "workspace": {
       // The built-in server runs in this process, linked by an in-memory pair.
-      const { createWorkspaceServer } = await import("../workspace/index.js");
+      const [{ createWorkspaceServer }, { InMemoryTransport }] = await Promise.all([
+        import("../workspace/index.js"),
+        import("@modelcontextprotocol/client"),
+      ]);
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       const server = createWorkspaceServer({
         root: config.root,
@@ -150,7 +151,8 @@ async function createTransport(
     }
     case "local":
       return { transport: config.server.connect(), stderr: new StderrTail(), close: () => {} };
-    case "websocket":
+    case "websocket": {
+      const { WebSocketClientTransport } = await import("./websocket-transport.js");
       return {
         transport: new WebSocketClientTransport({
           url: config.url,
@@ -160,13 +162,19 @@ async function createTransport(
         stderr: new StderrTail(),
         close: () => {},
       };
+    }
     default: {
+      const { SSEClientTransport, StreamableHTTPClientTransport } = await import(
+        "@modelcontextprotocol/client"
+      );
       const url = new URL(config.url);
       const requestInit = { headers: config.headers };
-      const send =
-        config.oauth === undefined
-          ? fetch
-          : oauthFetch(new ServerOAuthProvider(config.name, config.oauth, oauth ?? PROCESS_OAUTH), url);
+      let send: (input: string | URL, init?: RequestInit) => Promise<Response> = fetch;
+      if (config.oauth !== undefined) {
+        const { memoryOAuthStore, oauthFetch, ServerOAuthProvider } = await import("./oauth.js");
+        processOAuth ??= { store: memoryOAuthStore() };
+        send = oauthFetch(new ServerOAuthProvider(config.name, config.oauth, oauth ?? processOAuth), url);
+      }
       const transport =
         kind === "sse"
           ? new SSEClientTransport(url, {
