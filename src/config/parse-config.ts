@@ -17,6 +17,7 @@ import type {
   McplexConfig,
   ProfileConfig,
   ServeConfig,
+  TelemetryConfig,
   ServerConfig,
   TokenConfig,
 } from "./types.js";
@@ -41,7 +42,7 @@ export interface ParseConfigOptions {
 /** The dialects a config file can be written in. */
 export type ConfigFormat = Exclude<McplexConfig["format"], "default">;
 
-const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm", "serve"];
+const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm", "serve", "telemetry"];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
 /**
@@ -114,6 +115,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (llm !== undefined) config.llm = llm;
     const serve = readServe(reader, doc.serve);
     if (serve !== undefined) config.serve = serve;
+    const telemetry = readTelemetry(reader, doc.telemetry);
+    if (telemetry !== undefined) config.telemetry = telemetry;
   } else {
     const key = format === "mcpServers" ? "mcpServers" : "servers";
     config.servers = readServers(ctx, doc[key], key, readForeignServer);
@@ -202,6 +205,39 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
   const readyWait = readZeroOrDuration(reader, node.readyWait, "serve.readyWait");
   if (readyWait !== undefined) serve.readyWait = readyWait;
   return serve;
+}
+
+/** The `telemetry:` block. */
+function readTelemetry(reader: ValueReader, value: unknown): TelemetryConfig | undefined {
+  const node = reader.map(value, "telemetry");
+  if (node === undefined) return undefined;
+  const keys = ["enabled", "endpoint", "serviceName", "captureContent", "sampleRatio", "headers"] as const;
+  reader.knownKeys(node, "telemetry", keys);
+  const telemetry: TelemetryConfig = {};
+  for (const key of ["enabled", "captureContent"] as const) {
+    const flag = reader.boolean(node[key], `telemetry.${key}`);
+    if (flag !== undefined) telemetry[key] = flag;
+  }
+  const endpoint = reader.nonEmpty(node.endpoint, "telemetry.endpoint");
+  if (endpoint !== undefined) {
+    if (!/^https?:\/\/[^/]/i.test(endpoint) || !URL.canParse(endpoint))
+      reader.fail("telemetry.endpoint", 'must be an http(s) URL such as "http://localhost:4318"');
+    else telemetry.endpoint = endpoint;
+  }
+  const serviceName = reader.nonEmpty(node.serviceName, "telemetry.serviceName");
+  if (serviceName !== undefined) telemetry.serviceName = serviceName;
+  if (node.sampleRatio !== undefined) {
+    const ratio = node.sampleRatio;
+    if (typeof ratio !== "number" || !(ratio >= 0 && ratio <= 1))
+      reader.fail("telemetry.sampleRatio", "must be a number from 0 to 1, such as 0.1 for one trace in ten");
+    else telemetry.sampleRatio = ratio;
+  }
+  const headers = reader.stringMap(node.headers, "telemetry.headers");
+  if (headers !== undefined) {
+    telemetry.headers = headers;
+    for (const header of Object.values(headers)) reader.secrets.add(header);
+  }
+  return telemetry;
 }
 
 /** A duration that may also be 0 (`readyWait: 0`: never wait). */

@@ -177,6 +177,24 @@ export interface ServeConfig {
   readyWait?: number;
 }
 
+/**
+ * The `telemetry:` block: OpenTelemetry traces and metrics over OTLP/HTTP. Off unless
+ * `enabled: true` or the standard `OTEL_*` variables name an endpoint.
+ */
+export interface TelemetryConfig {
+  enabled?: boolean;
+  /** The OTLP/HTTP base URL (`/v1/traces` and `/v1/metrics` are added), e.g. `http://localhost:4318`. */
+  endpoint?: string;
+  /** `service.name` of the spans and metrics. Default `mcplex`. */
+  serviceName?: string;
+  /** Put tool arguments and results on the spans (they may hold what users typed). Default false. */
+  captureContent?: boolean;
+  /** Fraction of new traces recorded, 0 to 1 (a client's sampled trace is always followed). Default 1. */
+  sampleRatio?: number;
+  /** Extra headers of the OTLP requests (an API key). Their values are redacted like secrets. */
+  headers?: Record<string, string>;
+}
+
 export interface McplexConfig {
   /** Where the config came from: a file path, or `"<default>"` for the embedded default. */
   source: string;
@@ -188,6 +206,8 @@ export interface McplexConfig {
   llm?: LlmConfig;
   /** Settings of `mcplex serve` (flags override them). */
   serve?: ServeConfig;
+  /** OpenTelemetry export (off by default). */
+  telemetry?: TelemetryConfig;
   /**
    * Values that came from `${secret:...}` references (and `apiKey`/token fields);
    * used to redact them from every log line and error message.

@@ -57,10 +57,14 @@ export class ClientSession {
   /** Request controllers kept for reuse (see {@link ControllerPool} for the rule that allows it). */
   readonly #controllers = new ControllerPool();
 
-  constructor(gateway: Gateway, channel: Channel, options: { profile?: string } = {}) {
+  /** The session's id on the wire, where it has one (`Mcp-Session-Id`, the SSE `sessionId`). */
+  readonly id: string | undefined;
+
+  constructor(gateway: Gateway, channel: Channel, options: { profile?: string; id?: string } = {}) {
     this.#gateway = gateway;
     this.#channel = channel;
     this.profile = options.profile;
+    this.id = options.id;
   }
 
   get closed(): boolean {
@@ -188,6 +192,7 @@ export class ClientSession {
     };
     if (this.profile !== undefined) ctx.profile = this.profile;
     if (this.logLevel !== undefined) ctx.logLevel = this.logLevel;
+    if (this.id !== undefined) ctx.sessionId = this.id;
     return ctx;
   }
 

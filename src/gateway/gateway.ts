@@ -199,7 +199,7 @@ export class Gateway {
   }
 
   /** Starts a session on a channel (a stdio pipe, a WebSocket, an HTTP session). */
-  openSession(channel: Channel, options: { profile?: string } = {}): ClientSession {
+  openSession(channel: Channel, options: { profile?: string; id?: string } = {}): ClientSession {
     const session = new ClientSession(this, channel, options);
     this.#sessions.add(session);
     return session;

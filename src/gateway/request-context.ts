@@ -20,6 +20,10 @@ export interface RequestContext {
    * `share: false` get a connection per session.
    */
   client?: object;
+  /** The 2025 session's id on the wire (`Mcp-Session-Id`), where it has one. */
+  sessionId?: string;
+  /** The HTTP request's headers, for a request that came alone on one (a 2026 POST). */
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
   /** Aborted when the client cancels the request or goes away. */
   signal: AbortSignal;
   /** Minimum level of log notifications the client wants (2025 `logging/setLevel`, 2026 envelope). */
@@ -43,7 +47,7 @@ export interface RequestContext {
  */
 export function statelessContext(
   envelope: Envelope,
-  front: Pick<RequestContext, "signal" | "notify" | "profile" | "client">,
+  front: Pick<RequestContext, "signal" | "notify" | "profile" | "client" | "headers">,
 ): RequestContext {
   const ctx: RequestContext = {
     stateless: true,
@@ -54,6 +58,7 @@ export function statelessContext(
   };
   if (front.profile !== undefined) ctx.profile = front.profile;
   if (front.client !== undefined) ctx.client = front.client;
+  if (front.headers !== undefined) ctx.headers = front.headers;
   if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;
   return ctx;
 }

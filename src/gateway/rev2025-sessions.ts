@@ -217,7 +217,7 @@ export class Rev2025HttpSessions {
   #open(profile: string | undefined, key: string): Entry {
     const id = randomUUID();
     const channel = new HttpSessionChannel();
-    const session = this.#gateway.openSession(channel, profile === undefined ? {} : { profile });
+    const session = this.#gateway.openSession(channel, profile === undefined ? { id } : { id, profile });
     const entry = { id, session, channel, profile, key, lastUsed: Date.now() };
     channel.onClose = () => this.#forget(entry);
     this.#sessions.set(id, entry);

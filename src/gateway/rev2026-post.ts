@@ -82,6 +82,7 @@ export async function serveRev2026Post(
     signal: controller.signal,
     notify: (m, p) => exchange.event({ jsonrpc: "2.0", method: m, params: p }),
     profile: caller.profile,
+    headers: req.headers,
   });
   const request = gateway.request(id, method, params, ctx);
   const tool = request.target?.kind === "tool" ? request.target.tool : undefined;

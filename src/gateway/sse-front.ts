@@ -165,7 +165,7 @@ export class SseFront {
     const id = randomUUID();
     const channel = new SseStreamChannel(res);
     const profile = caller.profile;
-    const session = this.#gateway.openSession(channel, profile === undefined ? {} : { profile });
+    const session = this.#gateway.openSession(channel, profile === undefined ? { id } : { id, profile });
     channel.onClose = () => this.#sessions.delete(id);
     this.#sessions.set(id, { session, channel, profile });
     res.writeHead(200, {

@@ -6,7 +6,7 @@ import type { ServerRequestHandler } from "../protocol/server-requests.js";
 import type { BackoffOptions } from "../upstream/backoff.js";
 import type { OAuthHost } from "../upstream/oauth.js";
 import type { UpstreamStatsSnapshot } from "../upstream/upstream-stats.js";
-import type { UpstreamState } from "../upstream/upstream-types.js";
+import type { UpstreamRequestOptions, UpstreamState } from "../upstream/upstream-types.js";
 
 /** Options of a {@link Hub}. */
 export interface HubOptions {
@@ -32,7 +32,29 @@ export interface HubOptions {
    * ask the user for a new authorization (default: none, so such a server fails with a hint).
    */
   oauth?: OAuthHost;
+  /**
+   * Layers around every request the hub sends a server for a call (tools/call, prompts/get,
+   * resources/read, completion/complete), the first outermost: tracing, auditing. Composed once;
+   * with none the hub sends as it always did.
+   */
+  interceptors?: readonly UpstreamInterceptor[];
 }
+
+/** One request the hub sends a server for a call, as {@link UpstreamInterceptor}s see it. */
+export interface UpstreamCall {
+  /** The configured server's name. */
+  readonly server: string;
+  readonly method: string;
+  /** The params as the server gets them (its original names); an interceptor may add `_meta`. */
+  readonly params: Record<string, unknown>;
+  readonly options: UpstreamRequestOptions;
+}
+
+/** Sends an {@link UpstreamCall} and resolves with the server's result. */
+export type UpstreamHandler = (call: UpstreamCall) => Promise<unknown>;
+
+/** A layer around the hub's requests to servers: `next => call => result`. */
+export type UpstreamInterceptor = (next: UpstreamHandler) => UpstreamHandler;
 
 /** Per-call options. */
 export interface CallOptions {

@@ -26,7 +26,14 @@ import { redactError, redactValue } from "../upstream/error-redaction.js";
 import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
-import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
+import type {
+  CallOptions,
+  HubEvent,
+  HubOptions,
+  ServerStatus,
+  UpstreamCall,
+  UpstreamHandler,
+} from "./hub-types.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
@@ -34,6 +41,9 @@ import { UpstreamPool } from "./upstream-pool.js";
 import { redactToolError } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
+
+/** Where an {@link UpstreamCall} keeps the connection it goes out on. */
+const UPSTREAM = Symbol("mcplex.upstream");
 
 interface Entry {
   config: ServerConfig;
@@ -67,6 +77,8 @@ export class Hub {
   /** What {@link redact} hides: the config's secrets, and those of every reload since. */
   readonly #secrets: SecretSet;
   readonly #redactor = (text: string): string => this.redact(text);
+  /** The embedder's layers around requests to servers (none: requests go out directly). */
+  readonly #send: ((upstream: Upstream, call: UpstreamCall) => Promise<unknown>) | undefined;
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -80,6 +92,25 @@ export class Hub {
       serverOrder: config.servers.map((s) => s.name),
     });
     for (const server of config.servers) this.#add(server);
+    const interceptors = options.interceptors ?? [];
+    if (interceptors.length > 0) {
+      // The upstream travels with the call under a symbol: copies (`{ ...call, params }`) keep it.
+      let handler: UpstreamHandler = (call) => {
+        const upstream = (call as { [UPSTREAM]?: Upstream })[UPSTREAM];
+        if (upstream === undefined)
+          throw new McplexError(
+            "INVALID_ARGUMENT",
+            "an upstream interceptor passed on a call it did not copy from the one it got",
+            {
+              hint: "pass next({ ...call, params }) rather than a new object",
+            },
+          );
+        return upstream.request(call.method, call.params, call.options);
+      };
+      for (let i = interceptors.length - 1; i >= 0; i--) handler = interceptors[i]!(handler);
+      const composed = handler;
+      this.#send = (upstream, call) => composed({ ...call, [UPSTREAM]: upstream } as UpstreamCall);
+    }
   }
 
   /** Subscribes to hub events; returns the unsubscribe function. */
@@ -415,7 +446,7 @@ export class Hub {
         logLevel: options.logLevel,
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
-      const first = await upstream.request<T>(method, sent, requestOptions);
+      const first = await this.#out<T>(upstream, config.name, method, sent, requestOptions);
       if (!isInputRequired(first) || options.returnInputRequired === true)
         return redactToolError(first, this.#redactor);
       // A 2026 server needs input: ask the handler, then retry with the answers.
@@ -424,7 +455,8 @@ export class Hub {
         server: config.name,
         handler: inputHandler,
         signal: options.signal,
-        retry: (extra) => upstream.request<T>(method, { ...params, ...extra }, requestOptions),
+        retry: (extra) =>
+          this.#out<T>(upstream, config.name, method, { ...params, ...extra }, requestOptions),
       });
       return redactToolError(final, this.#redactor);
     } catch (error) {
@@ -433,6 +465,18 @@ export class Hub {
     } finally {
       unregister?.();
     }
+  }
+
+  /** Sends one request for a call: through the interceptors when there are any. */
+  #out<T>(
+    upstream: Upstream,
+    server: string,
+    method: string,
+    params: Record<string, unknown>,
+    options: UpstreamRequestOptions,
+  ): Promise<T> {
+    if (this.#send === undefined) return upstream.request<T>(method, params, options);
+    return this.#send(upstream, { server, method, params, options }) as Promise<T>;
   }
 
   /**

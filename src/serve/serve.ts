@@ -9,6 +9,7 @@ import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
+import { telemetrySettings } from "../telemetry/settings.js";
 
 /** What {@link serve} serves, and how. */
 export interface ServeOptions {
@@ -32,7 +33,11 @@ export interface ServeOptions {
   noPrefix?: boolean;
   /** How long requests wait for servers still starting (ms); default `config.serve.readyWait`, else 1 s. */
   readyWait?: number;
-  /** Layers on the path of every request, the first outermost (see {@link Interceptor}). */
+  /**
+   * Layers on the path of every request, the first outermost (see {@link Interceptor}); the
+   * tracing interceptor, when telemetry is on (`telemetry:` in the config, or `OTEL_*`), comes
+   * before them.
+   */
   interceptors?: readonly Interceptor[];
   /** Name, version and instructions the gateway reports. */
   identity?: GatewayOptions["identity"];
@@ -86,11 +91,16 @@ export interface RunningGateway {
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const tokens = [...options.config.tokens, ...(options.tokens ?? [])];
   const config = servedConfig(options.config, options.noPrefix === true, tokens);
+  // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.
+  const settings = telemetrySettings(config.telemetry);
+  const telemetry =
+    settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({
     config,
     clientCapabilities: ANSWERING_CAPABILITIES,
     ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+    ...(telemetry === undefined ? {} : { interceptors: [telemetry.upstream] }),
   });
   // Servers start first, and the gateway's code loads while they do: a client that spawns
   // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
@@ -102,7 +112,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const gateway = new Gateway(hub, {
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
-    ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
+    interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
     ...(options.identity === undefined ? {} : { identity: options.identity }),
   });
   const emit = options.onEvent ?? (() => {});
@@ -128,6 +138,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       await front?.close(stdio === undefined ? graceMs : Math.min(graceMs, 1000));
       gateway.close();
       await hub.close();
+      await telemetry?.shutdown();
     })();
     return closing;
   };

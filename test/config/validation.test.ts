@@ -52,6 +52,23 @@ describe("config validation", () => {
     expect(errorOf("serve:\n  readyWiat: 1s\nservers: {}\n").message).toContain('did you mean "readyWait"?');
   });
 
+  it("reads the telemetry block, names a bad field, and redacts its headers", () => {
+    const config = parseConfig(
+      "telemetry:\n  enabled: true\n  endpoint: http://localhost:4318\n  sampleRatio: 0.25\n  headers:\n    x-api-key: abcdefgh12345678\nservers: {}\n",
+      { source: "mcplex.yaml" },
+    );
+    expect(config.telemetry).toEqual({
+      enabled: true,
+      endpoint: "http://localhost:4318",
+      sampleRatio: 0.25,
+      headers: { "x-api-key": "abcdefgh12345678" },
+    });
+    expect(config.secrets).toContain("abcdefgh12345678");
+    expect(errorOf("telemetry:\n  endpoint: localhost:4318\nservers: {}\n").path).toBe("telemetry.endpoint");
+    expect(errorOf("telemetry:\n  sampleRatio: 2\nservers: {}\n").message).toContain("from 0 to 1");
+    expect(errorOf("telemetry:\n  enable: true\nservers: {}\n").message).toContain('did you mean "enabled"?');
+  });
+
   it("says a server needs either command or url", () => {
     const error = errorOf("servers:\n  github:\n    timeout: 10s\n");
     expect(error.path).toBe("servers.github");

@@ -1,0 +1,79 @@
+import {
+  context,
+  type Histogram,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapPropagator,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+import type { UpstreamInterceptor } from "../hub/hub-types.js";
+import { errorType } from "./server-spans.js";
+import { metaSetter } from "./trace-context.js";
+
+/**
+ * The hub's CLIENT spans: one per request sent to a server for a call, a child of whatever span
+ * is active (the gateway's SERVER span; none for a library's own `hub.callTool`, which then
+ * starts a trace), with its context injected into the request's `params._meta` (stdio included)
+ * so the server's spans join the trace. Records `mcp.client.operation.duration`.
+ */
+export function clientSpans(options: {
+  tracer: Tracer;
+  duration: Histogram;
+  captureContent: boolean;
+  propagator: TextMapPropagator;
+}): UpstreamInterceptor {
+  const { tracer, duration, captureContent, propagator } = options;
+  return (next) => async (call) => {
+    const { method, params } = call;
+    const name =
+      typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : undefined;
+    const attributes: Record<string, string> = { "mcp.method.name": method, "mcplex.server": call.server };
+    if (method === "tools/call" && name !== undefined) {
+      attributes["gen_ai.tool.name"] = name;
+      attributes["gen_ai.operation.name"] = "execute_tool";
+    } else if (method === "prompts/get" && name !== undefined) attributes["gen_ai.prompt.name"] = name;
+    else if (method === "resources/read" && name !== undefined) attributes["mcp.resource.uri"] = name;
+    if (captureContent && method === "tools/call" && params.arguments !== undefined)
+      attributes["gen_ai.tool.call.arguments"] = JSON.stringify(params.arguments);
+    const active = context.active();
+    const span = tracer.startSpan(
+      name === undefined ? method : `${method} ${name}`,
+      { kind: SpanKind.CLIENT, attributes },
+      active,
+    );
+    const meta: Record<string, unknown> = { ...(params._meta as Record<string, unknown> | undefined) };
+    propagator.inject(trace.setSpan(active, span), meta, metaSetter);
+    const started = performance.now();
+    let errorTypeValue: string | undefined;
+    try {
+      const result = (await next({ ...call, params: { ...params, _meta: meta } })) as {
+        isError?: unknown;
+        content?: unknown;
+      };
+      if (result?.isError === true) {
+        errorTypeValue = "tool_error";
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      if (captureContent && method === "tools/call")
+        span.setAttribute("gen_ai.tool.call.result", JSON.stringify(result?.content));
+      return result;
+    } catch (error) {
+      errorTypeValue = errorType(error);
+      span.setAttribute("rpc.response.status_code", errorTypeValue);
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    } finally {
+      if (errorTypeValue !== undefined) span.setAttribute("error.type", errorTypeValue);
+      span.end();
+      const metric: Record<string, string> = { "mcp.method.name": method };
+      if (errorTypeValue !== undefined) metric["error.type"] = errorTypeValue;
+      if (attributes["gen_ai.tool.name"] !== undefined)
+        metric["gen_ai.tool.name"] = attributes["gen_ai.tool.name"];
+      duration.record((performance.now() - started) / 1000, metric);
+    }
+  };
+}

@@ -1,0 +1,118 @@
+import {
+  type Context,
+  type Histogram,
+  context as otelContext,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapPropagator,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+import { RpcError } from "../errors.js";
+import type { Interceptor, RequestTarget } from "../gateway/pipeline.js";
+import { toWireError } from "../protocol/wire-error.js";
+import { metaGetter } from "./trace-context.js";
+
+/** The span name's target and the attributes that name it, per the MCP semantic conventions. */
+export function targetAttributes(
+  method: string,
+  target: RequestTarget | undefined,
+): {
+  name: string | undefined;
+  attributes: Record<string, string>;
+} {
+  if (target === undefined) return { name: undefined, attributes: {} };
+  switch (target.kind) {
+    case "tool":
+      return {
+        name: target.name,
+        attributes:
+          method === "tools/call"
+            ? { "gen_ai.tool.name": target.name, "gen_ai.operation.name": "execute_tool" }
+            : { "gen_ai.tool.name": target.name },
+      };
+    case "prompt":
+      return { name: target.name, attributes: { "gen_ai.prompt.name": target.name } };
+    case "resource":
+      return { name: target.uri, attributes: { "mcp.resource.uri": target.uri } };
+  }
+}
+
+/** `error.type` of a thrown error: its JSON-RPC code, as the conventions ask. */
+export function errorType(error: unknown): string {
+  if (error instanceof RpcError) return String(error.code);
+  return String(toWireError(error).code);
+}
+
+/**
+ * The gateway's SERVER spans: one per request, named `{mcp.method.name} {target}`, a child of
+ * the trace context the client sent in `params._meta` (or its HTTP headers), active while the
+ * request runs so that the hub's CLIENT spans are its children. Records
+ * `mcp.server.operation.duration`.
+ */
+export function serverSpans(options: {
+  tracer: Tracer;
+  duration: Histogram;
+  captureContent: boolean;
+  propagator: TextMapPropagator;
+}): Interceptor {
+  const { tracer, duration, captureContent, propagator } = options;
+  return (next) => async (request) => {
+    const { method, params, context: ctx, target } = request;
+    const parent: Context = propagator.extract(
+      ROOT_CONTEXT,
+      { meta: params._meta as Record<string, unknown> | undefined, headers: ctx.headers },
+      metaGetter,
+    );
+    const named = targetAttributes(method, target);
+    const attributes: Record<string, string> = {
+      "mcp.method.name": method,
+      "mcp.protocol.version": ctx.protocolVersion,
+      "jsonrpc.request.id": String(request.id),
+      ...named.attributes,
+    };
+    if (!ctx.stateless && ctx.sessionId !== undefined) attributes["mcp.session.id"] = ctx.sessionId;
+    if (captureContent && method === "tools/call" && params.arguments !== undefined)
+      attributes["gen_ai.tool.call.arguments"] = JSON.stringify(params.arguments);
+    const span = tracer.startSpan(
+      named.name === undefined ? method : `${method} ${named.name}`,
+      { kind: SpanKind.SERVER, attributes },
+      parent,
+    );
+    const started = performance.now();
+    let errorTypeValue: string | undefined;
+    try {
+      const result = await otelContext.with(trace.setSpan(parent, span), () => next(request));
+      if (result.isError === true) {
+        errorTypeValue = "tool_error";
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      if (captureContent && method === "tools/call")
+        span.setAttribute(
+          "gen_ai.tool.call.result",
+          JSON.stringify(result.content ?? result.structuredContent),
+        );
+      return result;
+    } catch (error) {
+      errorTypeValue = errorType(error);
+      span.setAttribute("rpc.response.status_code", errorTypeValue);
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    } finally {
+      if (errorTypeValue !== undefined) span.setAttribute("error.type", errorTypeValue);
+      span.end();
+      const metric: Record<string, string> = {
+        "mcp.method.name": method,
+        "mcp.protocol.version": ctx.protocolVersion,
+      };
+      if (errorTypeValue !== undefined) metric["error.type"] = errorTypeValue;
+      if (named.attributes["gen_ai.tool.name"] !== undefined)
+        metric["gen_ai.tool.name"] = named.attributes["gen_ai.tool.name"];
+      duration.record((performance.now() - started) / 1000, metric);
+    }
+  };
+}

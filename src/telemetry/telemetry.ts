@@ -1,0 +1,90 @@
+import { context, type Meter } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import {
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
+import type { Interceptor } from "../gateway/pipeline.js";
+import type { UpstreamInterceptor } from "../hub/hub-types.js";
+import { clientSpans } from "./client-spans.js";
+import { serverSpans } from "./server-spans.js";
+import type { TelemetrySettings } from "./settings.js";
+
+/** Running telemetry: the interceptors that record it, and the flush on the way out. */
+export interface Telemetry {
+  /** SERVER spans and `mcp.server.operation.duration`, outermost on the gateway's pipeline. */
+  readonly gateway: Interceptor;
+  /** CLIENT spans, `mcp.client.operation.duration` and trace context into upstream `_meta`. */
+  readonly upstream: UpstreamInterceptor;
+  /** A tracer for other spans (the agent loop's). */
+  readonly tracer: ReturnType<TracerProvider["getTracer"]>;
+  /** Exports what is buffered, then stops. */
+  shutdown(): Promise<void>;
+}
+
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 300];
+
+/**
+ * Starts OpenTelemetry with `settings`: traces and metrics over OTLP/HTTP, W3C trace context
+ * and baggage. Its providers are mcplex's own (nothing is registered globally but the async
+ * context manager, and only when the process has none). This module is loaded only when
+ * telemetry is on: with it off nothing of OpenTelemetry is imported.
+ */
+export function startTelemetry(settings: TelemetrySettings): Telemetry {
+  // Spans must stay active across awaits for the hub's spans to find the gateway's.
+  const manager = new AsyncLocalStorageContextManager().enable();
+  if (!context.setGlobalContextManager(manager)) manager.disable(); // the process has one already
+  const resource = resourceFromAttributes({ "service.name": settings.serviceName });
+  const tracerProvider = new TracerProvider({
+    resource,
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url: settings.tracesUrl, headers: settings.headers }),
+        scheduledDelayMillis: settings.spanDelayMs,
+      }),
+    ],
+  });
+  const meterProvider = new MeterProvider({
+    resource,
+    readers: [
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: settings.metricsUrl, headers: settings.headers }),
+        exportIntervalMillis: settings.metricsIntervalMs,
+      }),
+    ],
+  });
+  const tracer = tracerProvider.getTracer("mcplex");
+  const meter: Meter = meterProvider.getMeter("mcplex");
+  const histogram = (name: string, description: string) =>
+    meter.createHistogram(name, { unit: "s", description, advice: { explicitBucketBoundaries: BUCKETS } });
+  const propagator = new CompositePropagator({
+    propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+  });
+  const captureContent = settings.captureContent;
+  return {
+    gateway: serverSpans({
+      tracer,
+      duration: histogram("mcp.server.operation.duration", "Time the gateway took to answer an MCP request"),
+      captureContent,
+      propagator,
+    }),
+    upstream: clientSpans({
+      tracer,
+      duration: histogram("mcp.client.operation.duration", "Time an MCP server took to answer the hub"),
+      captureContent,
+      propagator,
+    }),
+    tracer,
+    async shutdown() {
+      await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+    },
+  };
+}

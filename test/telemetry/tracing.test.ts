@@ -1,0 +1,226 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serve } from "../../src/serve/serve.js";
+import { configOf, stdio } from "../support/config.js";
+import { resultText } from "../support/gateway.js";
+
+// One trace from the client through mcplex to the server: the client's traceparent in _meta is
+// the parent of the gateway's SERVER span, whose child is the hub's CLIENT span, whose context
+// the server receives in its request's _meta. Spans and metrics go over OTLP/HTTP to a receiver
+// here that decodes them.
+
+interface Received {
+  path: string;
+  body: unknown;
+}
+let receiver: Server;
+let endpoint: string;
+const received: Received[] = [];
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      received.push({ path: req.url ?? "", body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => receiver.close(() => r())));
+
+interface Span {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, string>;
+}
+
+function spans(): Span[] {
+  const out: Span[] = [];
+  for (const { path, body } of received) {
+    if (path !== "/v1/traces") continue;
+    for (const rs of (body as { resourceSpans: Array<{ scopeSpans: Array<{ spans: any[] }> }> })
+      .resourceSpans)
+      for (const ss of rs.scopeSpans)
+        for (const s of ss.spans)
+          out.push({
+            traceId: s.traceId,
+            spanId: s.spanId,
+            parentSpanId: s.parentSpanId || undefined,
+            name: s.name,
+            kind: s.kind,
+            attributes: Object.fromEntries(
+              (s.attributes as Array<{ key: string; value: Record<string, unknown> }>).map((a) => [
+                a.key,
+                String(Object.values(a.value)[0]),
+              ]),
+            ),
+          });
+  }
+  return out;
+}
+
+function metricNames(): string[] {
+  const names: string[] = [];
+  for (const { path, body } of received) {
+    if (path !== "/v1/metrics") continue;
+    for (const rm of (body as { resourceMetrics: any[] }).resourceMetrics)
+      for (const sm of rm.scopeMetrics) for (const m of sm.metrics) names.push(m.name);
+  }
+  return names;
+}
+
+const META_SERVER = ["test/fixtures/servers/meta-server.ts"];
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CLIENT_SPAN = "00f067aa0ba902b7";
+
+describe("OpenTelemetry tracing", () => {
+  it("links client, gateway SERVER span, hub CLIENT span and server in one trace, over OTLP/HTTP", async () => {
+    const running = await serve({
+      config: configOf([stdio("meta", "node_modules/.bin/tsx", META_SERVER)], {
+        telemetry: { enabled: true, endpoint, serviceName: "mcplex-test" },
+      }),
+      transport: "http",
+      http: { port: 0, dashboard: false },
+      watch: false,
+    });
+    await running.started;
+    const client = new Client(
+      { name: "traced", version: "1.0.0" },
+      { versionNegotiation: { mode: "legacy" } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(running.http!.url)));
+    let seen: Record<string, string>;
+    try {
+      const traceparent = `00-${TRACE_ID}-${CLIENT_SPAN}-01`;
+      seen = JSON.parse(
+        resultText(await client.callTool({ name: "meta__meta", arguments: {}, _meta: { traceparent } })),
+      ) as Record<string, string>;
+      const failed = await client.callTool({ name: "meta__fail", arguments: {}, _meta: { traceparent } });
+      expect(failed.isError).toBe(true);
+    } finally {
+      await client.close();
+      await running.close(0); // flushes spans and metrics
+    }
+
+    const all = spans();
+    const server = all.find((s) => s.name === "tools/call meta__meta");
+    const upstream = all.find((s) => s.name === "tools/call meta");
+    expect(server, JSON.stringify(all.map((s) => s.name))).toBeDefined();
+    expect(upstream).toBeDefined();
+    // Client -> gateway SERVER span -> hub CLIENT span -> the server's request.
+    expect(server).toMatchObject({ traceId: TRACE_ID, parentSpanId: CLIENT_SPAN, kind: 2 });
+    expect(upstream).toMatchObject({ traceId: TRACE_ID, parentSpanId: server!.spanId, kind: 3 });
+    expect(seen!.traceparent).toBe(`00-${TRACE_ID}-${upstream!.spanId}-01`);
+    expect(server!.attributes).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": "meta__meta",
+      "mcp.protocol.version": "2025-11-25",
+      "jsonrpc.request.id": expect.any(String),
+      "mcp.session.id": expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(server!.attributes["gen_ai.tool.call.arguments"]).toBeUndefined(); // content is opt-in
+    expect(upstream!.attributes).toMatchObject({
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": "meta",
+    });
+    // A tool's own error is a tool_error on both sides.
+    expect(all.find((s) => s.name === "tools/call meta__fail")?.attributes["error.type"]).toBe("tool_error");
+    expect(all.find((s) => s.name === "tools/call fail")?.attributes["error.type"]).toBe("tool_error");
+    expect(metricNames()).toEqual(
+      expect.arrayContaining(["mcp.server.operation.duration", "mcp.client.operation.duration"]),
+    );
+  });
+
+  it("starts a trace for a library's own hub.callTool, and sends it to the server", async () => {
+    received.length = 0;
+    const running = await serve({
+      config: configOf([stdio("meta", "node_modules/.bin/tsx", META_SERVER)], {
+        telemetry: { enabled: true, endpoint },
+      }),
+      transport: "http",
+      http: { port: 0, dashboard: false },
+      watch: false,
+    });
+    await running.started;
+    let seen: Record<string, string>;
+    try {
+      seen = JSON.parse(resultText(await running.hub.callTool("meta__meta", {}))) as Record<string, string>;
+    } finally {
+      await running.close(0);
+    }
+    const upstream = spans().find((s) => s.name === "tools/call meta");
+    expect(upstream?.parentSpanId).toBeUndefined();
+    expect(seen!.traceparent).toBe(`00-${upstream!.traceId}-${upstream!.spanId}-01`);
+  });
+});
+
+// Off by default, and then free: not one OpenTelemetry module is loaded.
+describe("telemetry off", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "mcplex-otel-off-"));
+    await writeFile(
+      join(dir, "mcplex.yaml"),
+      `servers:\n  echo:\n    command: ${process.execPath}\n    args: [${resolve("bench/echo-server.mjs")}]\n`,
+    );
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  /** The modules `mcplex serve --stdio` loads up to its first list, with `env` added. */
+  async function modulesLoaded(env: Record<string, string>): Promise<string[]> {
+    const { OTEL_EXPORTER_OTLP_ENDPOINT: _a, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: _b, ...clean } = process.env;
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        resolve("test/support/module-trace.mjs"),
+        "dist/cli/main.js",
+        "serve",
+        "--stdio",
+        "--config",
+        join(dir, "mcplex.yaml"),
+      ],
+      { env: { ...clean, ...env }, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      stderr += c;
+    });
+    const listed = new Promise<void>((done) => {
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (c: string) => {
+        out += c;
+        if (out.includes('"id":2')) done();
+      });
+    });
+    const exited = new Promise((done) => child.once("exit", done));
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`,
+    );
+    await listed;
+    child.stdin.end();
+    await exited;
+    return stderr.split("\n").filter((line) => line.startsWith("module "));
+  }
+
+  it("loads no OpenTelemetry module unless telemetry is on", async () => {
+    const off = await modulesLoaded({});
+    expect(off.length).toBeGreaterThan(10);
+    expect(off.filter((m) => m.includes("@opentelemetry"))).toEqual([]);
+    // The same process with an OTLP endpoint set does load it: the check above can fail.
+    const on = await modulesLoaded({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+    expect(on.some((m) => m.includes("@opentelemetry/sdk-trace"))).toBe(true);
+  });
+});
