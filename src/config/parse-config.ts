@@ -17,8 +17,8 @@ import type {
   McplexConfig,
   ProfileConfig,
   ServeConfig,
-  TelemetryConfig,
   ServerConfig,
+  TelemetryConfig,
   TokenConfig,
 } from "./types.js";
 import { type RawMap, ValueReader } from "./value-reader.js";
