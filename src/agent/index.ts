@@ -26,7 +26,7 @@ export type {
 export { type ExecuteToolCallContext, executeToolCall, type ToolCallOutcome } from "./execute-tool-call.js";
 export { type LlmFlags, type ResolvedLlmConfig, resolveLlmConfig } from "./llm-config.js";
 export { LlmError, type LlmErrorFields, type LlmErrorKind } from "./llm-error.js";
-export { type AgentLlm, type RunAgentOptions, runAgent } from "./run-agent.js";
+export { type AgentLlm, type AgentTracer, type RunAgentOptions, runAgent } from "./run-agent.js";
 export { resolveSchemaProfile, type SchemaProfile, sanitizeSchema, toChatTools } from "./schema-sanitizer.js";
 export {
   type TextToolCallMode,

@@ -52,7 +52,20 @@ export interface RunAgentOptions {
   body?: Record<string, unknown>;
   /** A client to use instead of one built from `llm`. */
   client?: ChatClient;
+  /** Spans around the run, its model requests and its tool calls (mcplex's telemetry gives one). */
+  tracer?: AgentTracer;
 }
+
+/**
+ * Makes spans for an agent run: `span` runs `work` inside a span named `name` (a child of the
+ * span active when it is called, and the parent of those `work` makes) and ends it with it.
+ */
+export interface AgentTracer {
+  span<T>(name: string, attributes: Record<string, string | number>, work: () => Promise<T>): Promise<T>;
+}
+
+/** No spans: what a run without a tracer uses. */
+const NO_TRACER: AgentTracer = { span: (_name, _attributes, work) => work() };
 
 /**
  * Runs a conversation with tools. Never throws: failures arrive as `error` events and a
@@ -63,10 +76,18 @@ export interface RunAgentOptions {
  * for await (const event of run) if (event.type === "text-delta") process.stdout.write(event.text);
  */
 export function runAgent(options: RunAgentOptions): AgentRun {
-  return createAgentRun((emit) => drive(options, emit));
+  const tracer = options.tracer ?? NO_TRACER;
+  const model = options.llm.model ?? "";
+  return createAgentRun((emit) =>
+    tracer.span(
+      "invoke_agent mcplex",
+      { "gen_ai.operation.name": "invoke_agent", "gen_ai.request.model": model },
+      () => drive(options, emit, tracer),
+    ),
+  );
 }
 
-async function drive(options: RunAgentOptions, emit: EmitAgentEvent): Promise<void> {
+async function drive(options: RunAgentOptions, emit: EmitAgentEvent, tracer: AgentTracer): Promise<void> {
   const { hub, signal } = options;
   const client = options.client ?? new ChatClient(options.llm);
   const maxSteps = options.maxSteps ?? 10;
@@ -103,7 +124,11 @@ async function drive(options: RunAgentOptions, emit: EmitAgentEvent): Promise<vo
       if (chatTools.length > 0) request.tools = chatTools;
       const streaming = options.stream ?? true;
       if (streaming && !dropped.has("stream_options")) request.stream_options = { include_usage: true };
-      const response = await requestStep(client, request, { options, emit, step, dropped, streaming });
+      const response = await tracer.span(
+        `chat ${request.model ?? ""}`.trim(),
+        { "gen_ai.operation.name": "chat", "gen_ai.request.model": request.model ?? "" },
+        () => requestStep(client, request, { options, emit, step, dropped, streaming }),
+      );
       addUsage(usage, response.usage);
       text = response.text;
       const truncatedCall = response.finishReason === "length" && response.sawToolCalls;
@@ -154,7 +179,15 @@ async function drive(options: RunAgentOptions, emit: EmitAgentEvent): Promise<vo
       const context = tools.executionContext(hub, options.profile, signal);
       const outcomes = await Promise.all(
         calls.map(async (call) => {
-          const outcome = await executeToolCall(call, context);
+          const outcome = await tracer.span(
+            `execute_tool ${call.name}`,
+            {
+              "gen_ai.operation.name": "execute_tool",
+              "gen_ai.tool.name": call.name,
+              "gen_ai.tool.call.id": call.id,
+            },
+            () => executeToolCall(call, context),
+          );
           const event: AgentEvent = {
             type: "tool-result",
             step,

@@ -1,6 +1,8 @@
 import { loadConfig } from "../config/load-config.js";
 import type { McplexConfig } from "../config/types.js";
 import { Hub } from "../hub/hub.js";
+import { telemetrySettings } from "../telemetry/settings.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import { secretOAuthStore } from "./oauth-login.js";
 
 /**
@@ -16,13 +18,21 @@ export type StartPlan = "enabled" | "all" | readonly string[];
  */
 export async function withHub<T>(
   options: { config?: string | McplexConfig; start?: StartPlan; onHub?: (hub: Hub) => void },
-  run: (hub: Hub, config: McplexConfig) => Promise<T>,
+  run: (hub: Hub, config: McplexConfig, telemetry: Telemetry | undefined) => Promise<T>,
 ): Promise<T> {
   const config =
     typeof options.config === "object"
       ? options.config
       : await loadConfig(options.config === undefined ? {} : { config: options.config });
-  const hub = new Hub({ config, oauth: { store: secretOAuthStore() } });
+  // The hub's calls start traces of their own when telemetry is on (loaded only then).
+  const settings = telemetrySettings(config.telemetry);
+  const telemetry =
+    settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
+  const hub = new Hub({
+    config,
+    oauth: { store: secretOAuthStore() },
+    ...(telemetry === undefined ? {} : { interceptors: [telemetry.upstream] }),
+  });
   options.onHub?.(hub);
   const stop = (signal: NodeJS.Signals) => {
     void hub.close().finally(() => process.kill(process.pid, signal));
@@ -31,11 +41,12 @@ export async function withHub<T>(
   process.once("SIGTERM", stop);
   try {
     await startServers(hub, config, options.start ?? "enabled");
-    return await run(hub, config);
+    return await run(hub, config, telemetry);
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     await hub.close();
+    await telemetry?.shutdown();
   }
 }
 

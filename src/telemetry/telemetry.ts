@@ -1,4 +1,4 @@
-import { context, type Meter } from "@opentelemetry/api";
+import { context, type Meter, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
@@ -11,6 +11,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
+import type { AgentTracer } from "../agent/run-agent.js";
 import type { Interceptor } from "../gateway/pipeline.js";
 import type { UpstreamInterceptor } from "../hub/hub-types.js";
 import { clientSpans } from "./client-spans.js";
@@ -23,8 +24,8 @@ export interface Telemetry {
   readonly gateway: Interceptor;
   /** CLIENT spans, `mcp.client.operation.duration` and trace context into upstream `_meta`. */
   readonly upstream: UpstreamInterceptor;
-  /** A tracer for other spans (the agent loop's). */
-  readonly tracer: ReturnType<TracerProvider["getTracer"]>;
+  /** Spans of the agent loop: a run, its model requests and tool calls (`runAgent`'s `tracer`). */
+  readonly agent: AgentTracer;
   /** Exports what is buffered, then stops. */
   shutdown(): Promise<void>;
 }
@@ -82,7 +83,19 @@ export function startTelemetry(settings: TelemetrySettings): Telemetry {
       captureContent,
       propagator,
     }),
-    tracer,
+    agent: {
+      span: (name, attributes, work) =>
+        tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
+          try {
+            return await work();
+          } catch (error) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+            throw error;
+          } finally {
+            span.end();
+          }
+        }),
+    },
     async shutdown() {
       await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
     },

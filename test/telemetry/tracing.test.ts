@@ -6,7 +6,12 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runAgent } from "../../src/agent/run-agent.js";
+import { Hub } from "../../src/hub/hub.js";
 import { serve } from "../../src/serve/serve.js";
+import { telemetrySettings } from "../../src/telemetry/settings.js";
+import { startTelemetry } from "../../src/telemetry/telemetry.js";
+import { startMockLlmServer } from "../../src/testing/mock-llm-server.js";
 import { configOf, stdio } from "../support/config.js";
 import { resultText } from "../support/gateway.js";
 
@@ -163,6 +168,50 @@ describe("OpenTelemetry tracing", () => {
     const upstream = spans().find((s) => s.name === "tools/call meta");
     expect(upstream?.parentSpanId).toBeUndefined();
     expect(seen!.traceparent).toBe(`00-${upstream!.traceId}-${upstream!.spanId}-01`);
+  });
+});
+
+describe("agent runs", () => {
+  it("are a span with their model requests and tool calls as children, down to the server", async () => {
+    received.length = 0;
+    const telemetry = startTelemetry(telemetrySettings({ enabled: true, endpoint }, {})!);
+    const hub = new Hub({
+      config: configOf([stdio("meta", "node_modules/.bin/tsx", META_SERVER)]),
+      interceptors: [telemetry.upstream],
+    });
+    const llm = await startMockLlmServer({
+      turns: [{ toolCalls: [{ name: "meta__meta", arguments: {} }] }, { text: "done" }],
+    });
+    let seen: Record<string, string>;
+    try {
+      await hub.start();
+      const run = runAgent({
+        hub,
+        llm: { baseUrl: llm.url, model: "mock-model" },
+        messages: [{ role: "user", content: "trace me" }],
+        tracer: telemetry.agent,
+      });
+      const done = await run.result;
+      expect(done?.outcome).toBe("stop");
+      const toolMessage = done!.messages.find((m) => m.role === "tool");
+      seen = JSON.parse(String(toolMessage?.content)) as Record<string, string>;
+    } finally {
+      await hub.close();
+      await llm.close();
+      await telemetry.shutdown();
+    }
+    const all = spans();
+    const agent = all.find((s) => s.name === "invoke_agent mcplex");
+    const chats = all.filter((s) => s.name === "chat mock-model");
+    const tool = all.find((s) => s.name === "execute_tool meta__meta");
+    const upstream = all.find((s) => s.name === "tools/call meta");
+    expect(agent?.parentSpanId).toBeUndefined();
+    expect(chats).toHaveLength(2);
+    for (const chat of chats)
+      expect(chat).toMatchObject({ traceId: agent!.traceId, parentSpanId: agent!.spanId });
+    expect(tool).toMatchObject({ traceId: agent!.traceId, parentSpanId: agent!.spanId });
+    expect(upstream).toMatchObject({ traceId: agent!.traceId, parentSpanId: tool!.spanId, kind: 3 });
+    expect(seen!.traceparent).toBe(`00-${agent!.traceId}-${upstream!.spanId}-01`);
   });
 });
 

@@ -28,62 +28,66 @@ export async function chatCommand(args: string[]): Promise<number> {
     },
   });
   const maxSteps = values["max-steps"] === undefined ? undefined : Number(values["max-steps"]);
-  return withHub(values.config === undefined ? {} : { config: values.config }, async (hub, config) => {
-    const llm = resolveLlmConfig({
-      config: config.llm,
-      flags: {
-        ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
-        ...(values.model === undefined ? {} : { model: values.model }),
-      },
-      env: process.env,
-    });
-    const history: ChatMessage[] = [];
-    const turn = async (prompt: string, signal: AbortSignal): Promise<number> => {
-      history.push({ role: "user", content: prompt });
-      const run = runAgent({
-        hub,
-        llm,
-        messages: [...history],
-        signal,
-        ...(values.profile === undefined ? {} : { profile: values.profile }),
-        ...(maxSteps === undefined ? {} : { maxSteps }),
+  return withHub(
+    values.config === undefined ? {} : { config: values.config },
+    async (hub, config, telemetry) => {
+      const llm = resolveLlmConfig({
+        config: config.llm,
+        flags: {
+          ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }),
+          ...(values.model === undefined ? {} : { model: values.model }),
+        },
+        env: process.env,
       });
+      const history: ChatMessage[] = [];
+      const turn = async (prompt: string, signal: AbortSignal): Promise<number> => {
+        history.push({ role: "user", content: prompt });
+        const run = runAgent({
+          ...(telemetry === undefined ? {} : { tracer: telemetry.agent }),
+          hub,
+          llm,
+          messages: [...history],
+          signal,
+          ...(values.profile === undefined ? {} : { profile: values.profile }),
+          ...(maxSteps === undefined ? {} : { maxSteps }),
+        });
+        let code: number = EXIT.ok;
+        let failure: unknown;
+        for await (const event of run) {
+          if (event.type === "error") failure = event.error;
+          if (values.json === true) {
+            console.log(JSON.stringify(event, errorReplacer));
+          } else {
+            printEvent(event);
+          }
+          if (event.type === "done") {
+            history.splice(0, history.length, ...event.messages);
+            if (event.outcome === "aborted") code = EXIT.error;
+            // An LLM that cannot be reached is "unavailable" (3), a refused key a config error (2).
+            if (event.outcome === "error") code = failure === undefined ? EXIT.error : exitCodeOf(failure);
+          }
+        }
+        return code;
+      };
+
+      const controller = new AbortController();
+      if (values.prompt !== undefined) return turn(values.prompt, controller.signal);
+      const tty = process.stdin.isTTY === true;
+      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: tty });
       let code: number = EXIT.ok;
-      let failure: unknown;
-      for await (const event of run) {
-        if (event.type === "error") failure = event.error;
-        if (values.json === true) {
-          console.log(JSON.stringify(event, errorReplacer));
-        } else {
-          printEvent(event);
+      // The line iterator buffers what arrives while a turn runs (piped prompts are not lost).
+      if (tty) rl.prompt();
+      try {
+        for await (const line of rl) {
+          if (line.trim() !== "") code = await turn(line, controller.signal);
+          if (tty) rl.prompt();
         }
-        if (event.type === "done") {
-          history.splice(0, history.length, ...event.messages);
-          if (event.outcome === "aborted") code = EXIT.error;
-          // An LLM that cannot be reached is "unavailable" (3), a refused key a config error (2).
-          if (event.outcome === "error") code = failure === undefined ? EXIT.error : exitCodeOf(failure);
-        }
+      } finally {
+        rl.close();
       }
       return code;
-    };
-
-    const controller = new AbortController();
-    if (values.prompt !== undefined) return turn(values.prompt, controller.signal);
-    const tty = process.stdin.isTTY === true;
-    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: tty });
-    let code: number = EXIT.ok;
-    // The line iterator buffers what arrives while a turn runs (piped prompts are not lost).
-    if (tty) rl.prompt();
-    try {
-      for await (const line of rl) {
-        if (line.trim() !== "") code = await turn(line, controller.signal);
-        if (tty) rl.prompt();
-      }
-    } finally {
-      rl.close();
-    }
-    return code;
-  });
+    },
+  );
 }
 
 function printEvent(event: AgentEvent): void {
