@@ -5,7 +5,6 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/client";
 import { Catalog } from "../catalog/catalog.js";
-import { ownersOfName } from "../catalog/tool-naming.js";
 import type {
   CatalogPrompt,
   CatalogResource,
@@ -15,7 +14,7 @@ import type {
 } from "../catalog/types.js";
 import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
-import { AbortedError, McplexError, NotFoundError } from "../errors.js";
+import { McplexError, NotFoundError } from "../errors.js";
 import {
   type InputRequestHandler,
   isInputRequired,
@@ -26,24 +25,16 @@ import { redactError, redactValue } from "../upstream/error-redaction.js";
 import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
-import type {
-  CallOptions,
-  HubEvent,
-  HubOptions,
-  ServerStatus,
-  UpstreamCall,
-  UpstreamHandler,
-} from "./hub-types.js";
+import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
+import { waitForOwners } from "./starting-owners.js";
+import { composeUpstream, type UpstreamSend } from "./upstream-interceptors.js";
 import { UpstreamPool } from "./upstream-pool.js";
 import { redactToolError } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
-
-/** Where an {@link UpstreamCall} keeps the connection it goes out on. */
-const UPSTREAM = Symbol("mcplex.upstream");
 
 interface Entry {
   config: ServerConfig;
@@ -78,7 +69,7 @@ export class Hub {
   readonly #secrets: SecretSet;
   readonly #redactor = (text: string): string => this.redact(text);
   /** The embedder's layers around requests to servers (none: requests go out directly). */
-  readonly #send: ((upstream: Upstream, call: UpstreamCall) => Promise<unknown>) | undefined;
+  readonly #send: UpstreamSend | undefined;
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -92,25 +83,7 @@ export class Hub {
       serverOrder: config.servers.map((s) => s.name),
     });
     for (const server of config.servers) this.#add(server);
-    const interceptors = options.interceptors ?? [];
-    if (interceptors.length > 0) {
-      // The upstream travels with the call under a symbol: copies (`{ ...call, params }`) keep it.
-      let handler: UpstreamHandler = (call) => {
-        const upstream = (call as { [UPSTREAM]?: Upstream })[UPSTREAM];
-        if (upstream === undefined)
-          throw new McplexError(
-            "INVALID_ARGUMENT",
-            "an upstream interceptor passed on a call it did not copy from the one it got",
-            {
-              hint: "pass next({ ...call, params }) rather than a new object",
-            },
-          );
-        return upstream.request(call.method, call.params, call.options);
-      };
-      for (let i = interceptors.length - 1; i >= 0; i--) handler = interceptors[i]!(handler);
-      const composed = handler;
-      this.#send = (upstream, call) => composed({ ...call, [UPSTREAM]: upstream } as UpstreamCall);
-    }
+    this.#send = composeUpstream(options.interceptors ?? []);
   }
 
   /** Subscribes to hub events; returns the unsubscribe function. */
@@ -497,18 +470,11 @@ export class Hub {
   /** Waits for the starting servers that may own `name`; `false` when there are none. */
   async #startOfOwners(name: string, signal?: AbortSignal): Promise<boolean> {
     const entries = [...this.#entries.values()];
-    const starting = entries.filter((e) => e.config.enabled && e.upstream.state === "starting");
-    if (starting.length === 0) return false;
-    const owners = ownersOfName(
+    return waitForOwners(
       name,
-      entries.map((e) => e.config),
+      entries.map((e) => ({ config: e.config, upstream: e.upstream })),
+      signal,
     );
-    const waits = starting
-      .filter((e) => owners === undefined || owners.includes(e.config.name))
-      .map((e) => e.upstream.start().catch(() => {}));
-    if (waits.length === 0) return false;
-    await abortable(Promise.all(waits), signal);
-    return true;
   }
 
   #entry(name: string): Entry {
@@ -523,27 +489,3 @@ export class Hub {
 }
 
 export type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
-
-/**
- * `work`, or an {@link AbortedError} as soon as `signal` aborts. The work goes on: it is a
- * server's start, which other calls share.
- */
-function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return work;
-  const cancelled = () => new AbortedError("the call was cancelled while its server was starting");
-  if (signal.aborted) return Promise.reject(cancelled());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelled());
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
