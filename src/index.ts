@@ -47,6 +47,7 @@ export {
   UpstreamUnavailableError,
 } from "./errors.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
+export type { UpstreamCall, UpstreamHandler, UpstreamInterceptor } from "./hub/hub-types.js";
 export { ErrorCode } from "./protocol/error-codes.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";
 export type { Progress } from "./protocol/rpc-connection.js";
