@@ -1,6 +1,5 @@
 import { RpcError } from "../errors.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
-import type { CallOptions } from "../hub/hub-types.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { REV2025_ONLY_METHODS } from "../protocol/rev2025.js";

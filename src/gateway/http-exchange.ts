@@ -1,5 +1,7 @@
 import type { ServerResponse } from "node:http";
+import { ErrorCode } from "../protocol/error-codes.js";
 import type { WireMessage } from "./client-session.js";
+import type { Refusal } from "./http-admission.js";
 
 /**
  * One POST's answer: plain JSON when only the final response comes, switching to an
@@ -106,4 +108,25 @@ export function sendRpcError(
 ): void {
   const error = data === undefined ? { code, message } : { code, message, data };
   sendJson(res, status, { jsonrpc: "2.0", id: id ?? null, error }, headers);
+}
+
+/** The answer to a request that comes while the front is shutting down (retry elsewhere or soon). */
+export function sendShuttingDown(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  sendRpcError(
+    res,
+    503,
+    null,
+    ErrorCode.ServerError,
+    "Service Unavailable: the gateway is shutting down",
+    undefined,
+    {
+      "retry-after": "1",
+    },
+  );
+}
+
+/** The answer to a request the admission refused (Host/Origin, token, rate). */
+export function sendRefusal(res: ServerResponse, refusal: Refusal): void {
+  sendRpcError(res, refusal.status, null, ErrorCode.ServerError, refusal.message, undefined, refusal.headers);
 }

@@ -8,7 +8,7 @@ import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
 import { HttpAdmission } from "./http-admission.js";
-import { sendJson, sendRpcError } from "./http-exchange.js";
+import { sendJson, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
   BodyTimeoutError,
   BodyTooLargeError,
@@ -148,31 +148,9 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         });
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (drain.draining) {
-      res.shouldKeepAlive = false;
-      return sendRpcError(
-        res,
-        503,
-        null,
-        ErrorCode.ServerError,
-        "Service Unavailable: the gateway is shutting down",
-        undefined,
-        {
-          "retry-after": "1",
-        },
-      );
-    }
+    if (drain.draining) return sendShuttingDown(res);
     const caller = admit(req);
-    if ("status" in caller)
-      return sendRpcError(
-        res,
-        caller.status,
-        null,
-        ErrorCode.ServerError,
-        caller.message,
-        undefined,
-        caller.headers,
-      );
+    if ("status" in caller) return sendRefusal(res, caller);
     if (req.method === "GET") {
       // No 2025 session named: an HTTP+SSE client pointed at /mcp (its config says `sse`).
       if (req.headers["mcp-session-id"] === undefined && req.headers.accept?.includes("text/event-stream"))

@@ -5,7 +5,7 @@ import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Channel, ClientSession, WireMessage } from "./client-session.js";
 import type { Gateway } from "./gateway.js";
 import type { Refusal } from "./http-admission.js";
-import { sendRpcError } from "./http-exchange.js";
+import { sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import { BodyTimeoutError, BodyTooLargeError, checkContentType, readBody } from "./http-guard.js";
 import type { ConcurrencyLimiter } from "./rate-limiter.js";
 import type { Caller } from "./rev2026-post.js";
@@ -102,34 +102,9 @@ export class SseFront {
 
   /** Serves a request whose path {@link SseFront.owns}. */
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    if (this.#options.draining()) {
-      res.shouldKeepAlive = false;
-      sendRpcError(
-        res,
-        503,
-        null,
-        ErrorCode.ServerError,
-        "Service Unavailable: the gateway is shutting down",
-        undefined,
-        {
-          "retry-after": "1",
-        },
-      );
-      return;
-    }
+    if (this.#options.draining()) return sendShuttingDown(res);
     const caller = this.#options.admit(req);
-    if ("status" in caller) {
-      sendRpcError(
-        res,
-        caller.status,
-        null,
-        ErrorCode.ServerError,
-        caller.message,
-        undefined,
-        caller.headers,
-      );
-      return;
-    }
+    if ("status" in caller) return sendRefusal(res, caller);
     if (path === SSE_PATH) {
       if (req.method !== "GET") {
         res.writeHead(405, { allow: "GET" }).end();

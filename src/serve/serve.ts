@@ -85,7 +85,7 @@ export interface RunningGateway {
  *
  * @example
  * const running = await serve({ config: await loadConfig(), transport: "http", http: { port: 8420 } });
- * console.log(running.http?.url);
+ * log.info(`serving at ${running.http?.url}`);
  * process.on("SIGTERM", () => void running.close());
  */
 export async function serve(options: ServeOptions): Promise<RunningGateway> {

@@ -2,13 +2,12 @@ import {
   context,
   type Histogram,
   SpanKind,
-  SpanStatusCode,
   type TextMapPropagator,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
 import type { UpstreamInterceptor } from "../hub/hub-types.js";
-import { errorType } from "./server-spans.js";
+import { measured } from "./span-outcome.js";
 import { metaSetter } from "./trace-context.js";
 
 /**
@@ -44,36 +43,21 @@ export function clientSpans(options: {
     );
     const meta: Record<string, unknown> = { ...(params._meta as Record<string, unknown> | undefined) };
     propagator.inject(trace.setSpan(active, span), meta, metaSetter);
-    const started = performance.now();
-    let errorTypeValue: string | undefined;
-    try {
-      const result = (await next({ ...call, params: { ...params, _meta: meta } })) as {
-        isError?: unknown;
-        content?: unknown;
-      };
-      if (result?.isError === true) {
-        errorTypeValue = "tool_error";
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      if (captureContent && method === "tools/call")
-        span.setAttribute("gen_ai.tool.call.result", JSON.stringify(result?.content));
-      return result;
-    } catch (error) {
-      errorTypeValue = errorType(error);
-      span.setAttribute("rpc.response.status_code", errorTypeValue);
-      span.setStatus({
-        code: SpanStatusCode.ERROR,
-        message: error instanceof Error ? error.message : String(error),
-      });
-      throw error;
-    } finally {
-      if (errorTypeValue !== undefined) span.setAttribute("error.type", errorTypeValue);
-      span.end();
-      const metric: Record<string, string> = { "mcp.method.name": method };
-      if (errorTypeValue !== undefined) metric["error.type"] = errorTypeValue;
-      if (attributes["gen_ai.tool.name"] !== undefined)
-        metric["gen_ai.tool.name"] = attributes["gen_ai.tool.name"];
-      duration.record((performance.now() - started) / 1000, metric);
-    }
+    const metric: Record<string, string> = { "mcp.method.name": method };
+    if (attributes["gen_ai.tool.name"] !== undefined)
+      metric["gen_ai.tool.name"] = attributes["gen_ai.tool.name"];
+    return measured(
+      span,
+      duration,
+      metric,
+      () => next({ ...call, params: { ...params, _meta: meta } }),
+      captureContent && method === "tools/call"
+        ? (result) =>
+            span.setAttribute(
+              "gen_ai.tool.call.result",
+              JSON.stringify((result as { content?: unknown })?.content),
+            )
+        : undefined,
+    );
   };
 }

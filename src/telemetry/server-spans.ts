@@ -4,14 +4,12 @@ import {
   context as otelContext,
   ROOT_CONTEXT,
   SpanKind,
-  SpanStatusCode,
   type TextMapPropagator,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import { RpcError } from "../errors.js";
 import type { Interceptor, RequestTarget } from "../gateway/pipeline.js";
-import { toWireError } from "../protocol/wire-error.js";
+import { measured } from "./span-outcome.js";
 import { metaGetter } from "./trace-context.js";
 
 /** The span name's target and the attributes that name it, per the MCP semantic conventions. */
@@ -37,12 +35,6 @@ export function targetAttributes(
     case "resource":
       return { name: target.uri, attributes: { "mcp.resource.uri": target.uri } };
   }
-}
-
-/** `error.type` of a thrown error: its JSON-RPC code, as the conventions ask. */
-export function errorType(error: unknown): string {
-  if (error instanceof RpcError) return String(error.code);
-  return String(toWireError(error).code);
 }
 
 /**
@@ -80,39 +72,24 @@ export function serverSpans(options: {
       { kind: SpanKind.SERVER, attributes },
       parent,
     );
-    const started = performance.now();
-    let errorTypeValue: string | undefined;
-    try {
-      const result = await otelContext.with(trace.setSpan(parent, span), () => next(request));
-      if (result.isError === true) {
-        errorTypeValue = "tool_error";
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      if (captureContent && method === "tools/call")
-        span.setAttribute(
-          "gen_ai.tool.call.result",
-          JSON.stringify(result.content ?? result.structuredContent),
-        );
-      return result;
-    } catch (error) {
-      errorTypeValue = errorType(error);
-      span.setAttribute("rpc.response.status_code", errorTypeValue);
-      span.setStatus({
-        code: SpanStatusCode.ERROR,
-        message: error instanceof Error ? error.message : String(error),
-      });
-      throw error;
-    } finally {
-      if (errorTypeValue !== undefined) span.setAttribute("error.type", errorTypeValue);
-      span.end();
-      const metric: Record<string, string> = {
-        "mcp.method.name": method,
-        "mcp.protocol.version": ctx.protocolVersion,
-      };
-      if (errorTypeValue !== undefined) metric["error.type"] = errorTypeValue;
-      if (named.attributes["gen_ai.tool.name"] !== undefined)
-        metric["gen_ai.tool.name"] = named.attributes["gen_ai.tool.name"];
-      duration.record((performance.now() - started) / 1000, metric);
-    }
+    const metric: Record<string, string> = {
+      "mcp.method.name": method,
+      "mcp.protocol.version": ctx.protocolVersion,
+    };
+    if (named.attributes["gen_ai.tool.name"] !== undefined)
+      metric["gen_ai.tool.name"] = named.attributes["gen_ai.tool.name"];
+    return measured(
+      span,
+      duration,
+      metric,
+      () => otelContext.with(trace.setSpan(parent, span), () => next(request)),
+      captureContent && method === "tools/call"
+        ? (result) =>
+            span.setAttribute(
+              "gen_ai.tool.call.result",
+              JSON.stringify(result.content ?? result.structuredContent),
+            )
+        : undefined,
+    );
   };
 }
