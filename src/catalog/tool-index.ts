@@ -7,6 +7,7 @@
  */
 import MiniSearch, { type SearchResult } from "minisearch";
 import { stemmer } from "stemmer";
+import { QUERY_FILLER, STOP_WORDS, SYNONYMS } from "./tool-vocabulary.js";
 
 /**
  * What the index reads of a tool. A {@link CatalogTool} fits as it is; so does an agent's tool,
@@ -36,6 +37,15 @@ export interface ToolHit {
   score: number;
 }
 
+/** Options of a {@link ToolIndex}. */
+export interface ToolIndexOptions {
+  /**
+   * For each query word, other words that search for the same thing. Default: the general
+   * computing vocabulary of `tool-vocabulary.ts`; an empty map turns expansion off.
+   */
+  synonyms?: ReadonlyMap<string, readonly string[]>;
+}
+
 /** Options of {@link ToolIndex.search}. */
 export interface ToolSearchOptions {
   /** Only tools of this server. */
@@ -63,11 +73,12 @@ interface Doc {
   server: string;
   tool: string;
   title: string;
+  summary: string;
   description: string;
   params: string;
 }
 
-const FIELDS = ["tool", "server", "title", "description", "params"] as const;
+const FIELDS = ["tool", "server", "title", "summary", "description", "params"] as const;
 
 /**
  * Field weights: a word of the tool's own name says most about it, its title nearly as much; the
@@ -77,7 +88,8 @@ const FIELDS = ["tool", "server", "title", "description", "params"] as const;
 const BOOST: Record<(typeof FIELDS)[number], number> = {
   tool: 3,
   title: 2,
-  server: 1.5,
+  summary: 2,
+  server: 3,
   description: 1,
   params: 0.5,
 };
@@ -93,25 +105,30 @@ const BOOST: Record<(typeof FIELDS)[number], number> = {
  * index.update("github", nextGithubTools);
  */
 export class ToolIndex {
-  readonly #search = new MiniSearch<Doc>({
-    fields: [...FIELDS],
-    storeFields: ["server"],
-    tokenize: splitWords,
-    processTerm: normalizeTerm,
-    searchOptions: {
-      boost: BOOST,
-      prefix: (term) => term.length >= 3,
-      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
-      maxFuzzy: 2,
-    },
-  });
+  readonly #search: MiniSearch<Doc>;
+  readonly #synonyms: ReadonlyMap<string, readonly string[]>;
   /** Entries by server, each in listing order; servers in the order first indexed. */
   readonly #servers = new Map<string, Map<string, Entry>>();
   /** Which server indexed each exposed name. */
   readonly #owner = new Map<string, string>();
 
   /** An index of `tools`; tools without `server` are indexed under `""`. */
-  constructor(tools: Iterable<IndexableTool> = []) {
+  constructor(tools: Iterable<IndexableTool> = [], options: ToolIndexOptions = {}) {
+    this.#synonyms = options.synonyms ?? SYNONYMS;
+    this.#search = new MiniSearch<Doc>({
+      fields: [...FIELDS],
+      storeFields: ["server"],
+      tokenize: splitWords,
+      processTerm: normalizeTerm,
+      searchOptions: {
+        boost: BOOST,
+        // Queries arrive as terms already processed by queryTerms().
+        processTerm: (term) => term,
+        prefix: (term) => term.length >= 3,
+        fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+        maxFuzzy: 2,
+      },
+    });
     const byServer = new Map<string, IndexableTool[]>();
     for (const tool of tools) {
       const server = tool.server ?? "";
@@ -168,10 +185,12 @@ export class ToolIndex {
     const { server, filter } = options;
     const passes = (name: string, owner: string) =>
       (server === undefined || owner === server) && (filter === undefined || filter(name));
-    const results = this.#search.search(query, {
+    const terms = queryTerms(query, this.#synonyms);
+    if (terms.size === 0) return this.#browse(limit, passes);
+    const results = this.#search.search([...terms.keys()].join(" "), {
+      boostTerm: (term) => terms.get(term) ?? 1,
       filter: (result: SearchResult) => passes(result.id as string, result.server as string),
     });
-    if (results.length === 0 && !hasWords(query)) return this.#browse(limit, passes);
     return results.slice(0, limit).map((result) => {
       const entry = this.#servers.get(result.server as string)!.get(result.id as string)!;
       return { name: entry.name, server: entry.server, description: entry.summary, score: result.score };
@@ -203,6 +222,7 @@ function toDoc(tool: IndexableTool, server: string): Doc {
     server,
     tool: tool.originalName ?? tool.name,
     title: tool.title ?? "",
+    summary: summarize(tool.description),
     description: tool.description ?? "",
     params: paramText(tool.inputSchema),
   };
@@ -240,15 +260,6 @@ export function splitWords(text: string): string[] {
     .filter((word) => word.length > 0);
 }
 
-/** Words too common in tool text to tell tools apart. */
-const STOP_WORDS = new Set(
-  (
-    "a an and are as at be by can do does for from has have how i if in into is it its me my of on " +
-    "or our please should so some than that the their them then there these this those to use used " +
-    "using was we what when where which while who will with would you your"
-  ).split(" "),
-);
-
 /** Lower case, stop words out, then the Porter stem (`listing`, `lists` -> `list`). */
 function normalizeTerm(term: string): string | null {
   const lower = term.toLowerCase();
@@ -256,8 +267,25 @@ function normalizeTerm(term: string): string | null {
   return stemmer(lower);
 }
 
-function hasWords(query: string): boolean {
-  return splitWords(query).some((word) => normalizeTerm(word) !== null);
+/** Weight of a synonym's matches against the word the query used. */
+const SYNONYM_WEIGHT = 0.5;
+
+/**
+ * A query as weighted search terms: filler and stop words out, every word stemmed, with its
+ * synonyms at {@link SYNONYM_WEIGHT}. `want a folder` searches `folder` (1), `directori` and `dir`.
+ */
+function queryTerms(query: string, synonyms: ReadonlyMap<string, readonly string[]>): Map<string, number> {
+  const terms = new Map<string, number>();
+  const add = (term: string | null, weight: number) => {
+    if (term !== null && (terms.get(term) ?? 0) < weight) terms.set(term, weight);
+  };
+  for (const word of splitWords(query)) {
+    const lower = word.toLowerCase();
+    if (QUERY_FILLER.has(lower)) continue;
+    add(normalizeTerm(lower), 1);
+    for (const synonym of synonyms.get(lower) ?? []) add(normalizeTerm(synonym), SYNONYM_WEIGHT);
+  }
+  return terms;
 }
 
 /**
