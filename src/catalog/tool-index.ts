@@ -7,7 +7,7 @@
  */
 import MiniSearch, { type SearchResult } from "minisearch";
 import { stemmer } from "stemmer";
-import { QUERY_FILLER, STOP_WORDS, SYNONYMS } from "./tool-vocabulary.js";
+import { QUERY_FILLER, STOP_WORDS, SYNONYMS, valueKinds } from "./tool-vocabulary.js";
 
 /**
  * What the index reads of a tool. A {@link CatalogTool} fits as it is; so does an agent's tool,
@@ -61,6 +61,9 @@ export const SUMMARY_LENGTH = 120;
 
 const DEFAULT_LIMIT = 10;
 
+/** Score factor of the tools of a server the query names. */
+const NAMED_SERVER_BOOST = 2;
+
 interface Entry {
   name: string;
   server: string;
@@ -78,18 +81,18 @@ interface Doc {
   params: string;
 }
 
-const FIELDS = ["tool", "server", "title", "summary", "description", "params"] as const;
+const FIELDS = ["tool", "title", "summary", "description", "params"] as const;
 
 /**
- * Field weights: a word of the tool's own name says most about it, its title nearly as much; the
- * server name and the description less; parameter names and their descriptions least (they are
+ * Field weights. `tool` holds the server's and the tool's names: a word there says most about a
+ * tool. Its title and the first sentence of its description (which usually states the purpose)
+ * come next, the rest of the description after; parameter names and descriptions last (they are
  * many, and shared by tools that do different things with the same path or id).
  */
 const BOOST: Record<(typeof FIELDS)[number], number> = {
   tool: 3,
   title: 2,
   summary: 2,
-  server: 3,
   description: 1,
   params: 0.5,
 };
@@ -149,7 +152,8 @@ export class ToolIndex {
    * own `server` is ignored. A name another server indexed moves to this one.
    */
   update(server: string, tools: Iterable<IndexableTool>): void {
-    this.remove(server);
+    // Map.set on the existing key below keeps the server's place in browsing order.
+    for (const name of this.#servers.get(server)?.keys() ?? []) this.#forget(server, name);
     const entries = new Map<string, Entry>();
     const docs: Doc[] = [];
     for (const tool of tools) {
@@ -187,14 +191,38 @@ export class ToolIndex {
       (server === undefined || owner === server) && (filter === undefined || filter(name));
     const terms = queryTerms(query, this.#synonyms);
     if (terms.size === 0) return this.#browse(limit, passes);
+    const named = this.#namedServers(query);
     const results = this.#search.search([...terms.keys()].join(" "), {
       boostTerm: (term) => terms.get(term) ?? 1,
+      ...(named.size > 0 && {
+        boostDocument: (_id: unknown, _term: string, stored?: Record<string, unknown>) =>
+          named.has(stored?.server as string) ? NAMED_SERVER_BOOST : 1,
+      }),
       filter: (result: SearchResult) => passes(result.id as string, result.server as string),
     });
     return results.slice(0, limit).map((result) => {
       const entry = this.#servers.get(result.server as string)!.get(result.id as string)!;
       return { name: entry.name, server: entry.server, description: entry.summary, score: result.score };
     });
+  }
+
+  /**
+   * The servers a query names: by their first word (`chrome` for `chrome_devtools`), or by a
+   * prefix of five letters or more of a one-word name (`mongo` for `mongodb`).
+   */
+  #namedServers(query: string): Set<string> {
+    const words = new Set(splitWords(query).map((w) => w.toLowerCase()));
+    const named = new Set<string>();
+    for (const server of this.#servers.keys()) {
+      const parts = splitWords(server).map((w) => w.toLowerCase());
+      const first = parts[0];
+      if (first === undefined) continue;
+      if (words.has(first)) named.add(server);
+      else if (parts.length === 1 && first.length > 5) {
+        for (const word of words) if (word.length >= 5 && first.startsWith(word)) named.add(server);
+      }
+    }
+    return named;
   }
 
   #browse(limit: number, passes: (name: string, server: string) => boolean): ToolHit[] {
@@ -220,7 +248,7 @@ function toDoc(tool: IndexableTool, server: string): Doc {
   return {
     id: tool.name,
     server,
-    tool: tool.originalName ?? tool.name,
+    tool: `${server} ${tool.originalName ?? tool.name}`,
     title: tool.title ?? "",
     summary: summarize(tool.description),
     description: tool.description ?? "",
@@ -279,7 +307,7 @@ function queryTerms(query: string, synonyms: ReadonlyMap<string, readonly string
   const add = (term: string | null, weight: number) => {
     if (term !== null && (terms.get(term) ?? 0) < weight) terms.set(term, weight);
   };
-  for (const word of splitWords(query)) {
+  for (const word of splitWords(valueKinds(query))) {
     const lower = word.toLowerCase();
     if (QUERY_FILLER.has(lower)) continue;
     add(normalizeTerm(lower), 1);
@@ -289,16 +317,29 @@ function queryTerms(query: string, synonyms: ReadonlyMap<string, readonly string
 }
 
 /**
- * First line, then first sentence of it, at most {@link SUMMARY_LENGTH} characters (cut at a word
- * boundary, with an ellipsis).
+ * The first sentence of the first line that says something (headings such as `Purpose:` and
+ * list markers skipped), at most {@link SUMMARY_LENGTH} characters, cut at a word boundary with
+ * an ellipsis.
  *
  * @example summarize("Search issues. Uses the search API.") // "Search issues."
  */
 export function summarize(description: string | undefined): string {
-  const line = (description ?? "").trim().split(/\r?\n/, 1)[0]!.trim();
-  const sentence = /^.*?[.!?](?=\s+\p{Lu}|\s*$)/su.exec(line)?.[0] ?? line;
-  if (sentence.length <= SUMMARY_LENGTH) return sentence;
-  const cut = sentence.slice(0, SUMMARY_LENGTH - 1);
-  const space = cut.lastIndexOf(" ");
-  return `${(space > SUMMARY_LENGTH / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+  for (const raw of (description ?? "").split(/\r?\n/)) {
+    const line = raw
+      .replace(/\s+/g, " ")
+      .trim()
+      .replace(/^(?:[-*•]|\d+[.)])\s+/u, "");
+    if (line === "" || isHeading(line)) continue;
+    const sentence = /^.*?[.!?](?=\s+\p{Lu}|\s*$)/su.exec(line)?.[0] ?? line;
+    if (sentence.length <= SUMMARY_LENGTH) return sentence;
+    const cut = sentence.slice(0, SUMMARY_LENGTH - 1);
+    const space = cut.lastIndexOf(" ");
+    return `${(space > SUMMARY_LENGTH / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+  }
+  return "";
+}
+
+/** `Purpose:`, `🎯 Purpose`: a short line that ends in a colon or starts with a pictograph. */
+function isHeading(line: string): boolean {
+  return line.split(" ").length <= 4 && (line.endsWith(":") || /^\p{Extended_Pictographic}/u.test(line));
 }

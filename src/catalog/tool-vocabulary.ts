@@ -75,3 +75,20 @@ export const SYNONYMS: ReadonlyMap<string, readonly string[]> = (() => {
   }
   return map;
 })();
+
+const URL_VALUE =
+  /\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|ai|co|edu|gov)(?:\/\S*)?/giu;
+const FILE_VALUE =
+  /(?:[\w.-]*\/)*[\w-]*\.(?:ts|tsx|js|jsx|mjs|cjs|json|md|txt|csv|ya?ml|toml|py|rb|go|rs|java|c|h|cpp|html|css|png|jpe?g|gif|svg|pdf|log|sh|xml|sql)\b/giu;
+const EMAIL_VALUE = /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/gu;
+
+/**
+ * A request with its argument values replaced by their kind: a URL by `url`, a file name or path
+ * by `file`, an address by `email`. The value says what a tool takes, not what it does, and its
+ * pieces (`https`, `com`, `ts`) would match unrelated tools.
+ *
+ * @example valueKinds("open https://example.com/a and read notes.txt") // "open url and read file"
+ */
+export function valueKinds(query: string): string {
+  return query.replace(EMAIL_VALUE, " email ").replace(URL_VALUE, " url ").replace(FILE_VALUE, " file ");
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { splitWords, summarize, ToolIndex } from "../../src/catalog/tool-index.js";
+import { SYNONYMS, valueKinds } from "../../src/catalog/tool-vocabulary.js";
 import { labelledRequests, recall, recordedCatalog } from "../fixtures/catalog/tool-catalog.js";
 
 const object = (properties: Record<string, unknown>) => ({ type: "object", properties });
@@ -56,12 +57,36 @@ describe("splitWords", () => {
   });
 });
 
+describe("valueKinds", () => {
+  it("replaces URLs, file names and email addresses in a request by their kind", () => {
+    expect(valueKinds("open https://news.ycombinator.com now")).toBe("open  url  now");
+    expect(valueKinds("map docs.example.com")).toBe("map  url ");
+    expect(valueKinds("read src/app.ts and a.json")).toBe("read  file  and  file ");
+    expect(valueKinds("mail bob@example.org")).toBe("mail  email ");
+    expect(valueKinds("run document.title")).toBe("run document.title");
+  });
+});
+
+describe("SYNONYMS", () => {
+  it("maps a word to the others of its group, abbreviations to their words", () => {
+    expect(SYNONYMS.get("folder")).toEqual(["directory", "dir"]);
+    expect(SYNONYMS.get("pr")).toEqual(["pull", "request"]);
+  });
+});
+
 describe("summarize", () => {
   it("keeps the first line's first sentence", () => {
     expect(summarize("Search issues. Uses the API.\nMore.")).toBe("Search issues.");
     expect(summarize("Notion | Retrieve a block\nError Responses")).toBe("Notion | Retrieve a block");
     expect(summarize("Filters, e.g. by label. Then more.")).toBe("Filters, e.g. by label.");
     expect(summarize(undefined)).toBe("");
+  });
+
+  it("skips headings and list markers to the first line that says something", () => {
+    expect(summarize("\n  🎯 Purpose\n    1. Retrieves a list of objects. Then more.")).toBe(
+      "Retrieves a list of objects.",
+    );
+    expect(summarize("Usage:\n- Lists things")).toBe("Lists things");
   });
 
   it("cuts a long sentence at a word boundary with an ellipsis", () => {
@@ -96,6 +121,33 @@ describe("ToolIndex", () => {
     expect(names(index.search("pull requst"))[0]).toBe("github__create_pull_request");
     expect(names(index.search("open a PR"))[0]).toBe("github__create_pull_request");
     expect(names(index.search("show a folder"))[0]).toBe("fs__list_directory");
+  });
+
+  it("prefers the tools of a server the request names", () => {
+    const index = new ToolIndex([
+      { name: "fs__move_file", server: "filesystem", originalName: "move_file", description: "Move a file" },
+      {
+        name: "fs__move_dir",
+        server: "filesystem",
+        originalName: "move_dir",
+        description: "Move a directory",
+      },
+      { name: "p__hover", server: "puppeteer", originalName: "hover", description: "Hover an element" },
+      { name: "m__find", server: "mongodb", originalName: "find", description: "Run a query" },
+      { name: "f__find_files", server: "files", originalName: "find_files", description: "Find files" },
+    ]);
+    // "move" matches the filesystem tools' names; naming puppeteer lifts its tool above them.
+    const hits = names(index.search("move the mouse onto the menu with puppeteer"));
+    expect(hits.indexOf("p__hover")).toBeLessThan(hits.indexOf("fs__move_dir"));
+    expect(names(index.search("find in mongo"))[0]).toBe("m__find");
+  });
+
+  it("searches the kind of a value rather than its pieces", () => {
+    const index = new ToolIndex([
+      { name: "web__navigate", description: "Navigate to a URL" },
+      { name: "news__com_feed", description: "Com news feed" },
+    ]);
+    expect(names(index.search("go to https://news.example.com"))).toEqual(["web__navigate"]);
   });
 
   it("expands no synonym when given an empty table", () => {
@@ -168,6 +220,16 @@ describe("ToolIndex", () => {
     expect(names(index.search("issues"))[0]).toBe("github__search_issues");
   });
 
+  it("keeps a server's place in browsing order when its tools are replaced", () => {
+    const index = new ToolIndex([...github, ...fs]);
+    index.update("github", [github[1]!]);
+    expect(names(index.search(""))).toEqual([
+      "github__create_pull_request",
+      "fs__readTextFile",
+      "fs__list_directory",
+    ]);
+  });
+
   it("drops a server's tools on remove", () => {
     const index = new ToolIndex([...github, ...fs]);
     expect(index.remove("github")).toBe(true);
@@ -216,8 +278,9 @@ describe("ToolIndex over real servers' tools", () => {
     expect(new Set(requests.map((r) => r.tool.split("__")[0])).size).toBe(catalog.servers().length);
   });
 
-  it("has a tool that fulfils the request in its first five hits for at least 80% of requests", () => {
+  // Measured 0.865 when written (bench/tool-search-bench.ts); below 0.85 something got worse.
+  it("has a tool that fulfils the request in its first five hits for at least 85% of requests", () => {
     const { recall: r } = recall(new ToolIndex(catalog.tools()), requests, [5]);
-    expect(r.get(5)).toBeGreaterThanOrEqual(0.8);
+    expect(r.get(5)).toBeGreaterThanOrEqual(0.85);
   });
 });
