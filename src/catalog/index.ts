@@ -13,6 +13,16 @@ export {
 } from "./resource-routing.js";
 export { compileToolFilter, type NameMatcher } from "./tool-filter.js";
 export {
+  type IndexableTool,
+  SUMMARY_LENGTH,
+  splitWords,
+  summarize,
+  type ToolHit,
+  ToolIndex,
+  type ToolIndexOptions,
+  type ToolSearchOptions,
+} from "./tool-index.js";
+export {
   assignNames,
   type CollisionMember,
   EXPOSED_NAME_PATTERN,

@@ -181,7 +181,7 @@ export class ToolIndex {
   }
 
   /**
-   * The tools that best match `query`, best first (ties in indexing order). A query with no
+   * The tools that best match `query`, best first. A query with no
    * searchable word returns the first tools in indexing order, so an empty search browses.
    */
   search(query: string, options: ToolSearchOptions = {}): ToolHit[] {
