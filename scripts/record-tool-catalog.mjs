@@ -46,7 +46,9 @@ const DUMMY = "dummy-token-for-listing-only";
  * without a real account; `{dir}` in an argument is replaced by a scratch directory.
  * Tried and left out (2026-11): @supabase/mcp-server-supabase (fetches from supabase.com before
  * listing), @heroku/mcp-server (its release misses a dependency), @stripe/mcp (now a proxy to
- * mcp.stripe.com), @neondatabase/mcp-server-neon (does not install from the registry here).
+ * mcp.stripe.com), @neondatabase/mcp-server-neon (its install fails here with a network error:
+ * something it needs is not on the npm registry), @browserbasehq/mcp (no release
+ * here; @browserbasehq/mcp-server-browserbase is recorded instead).
  */
 const CANDIDATES = [
   { server: "everything", package: "@modelcontextprotocol/server-everything", args: ["stdio"] },
