@@ -15,7 +15,6 @@ export { compileToolFilter, type NameMatcher } from "./tool-filter.js";
 export {
   type IndexableTool,
   SUMMARY_LENGTH,
-  splitWords,
   summarize,
   type ToolHit,
   ToolIndex,
@@ -36,6 +35,7 @@ export {
   plainName,
   sanitizeName,
 } from "./tool-naming.js";
+export { SYNONYMS, splitWords, valueKinds } from "./tool-vocabulary.js";
 export type {
   CatalogCollision,
   CatalogOptions,

@@ -3,11 +3,12 @@
  * agent loop) asks for tools by what they do and gets the few that fit.
  *
  * Ranking is MiniSearch's BM25 over weighted fields, with prefix and fuzzy matching; this module
- * only decides what the fields hold and how text becomes terms (see docs/DESIGN.md, "Tool search").
+ * decides what the fields hold and weigh, `tool-vocabulary.ts` how text becomes terms (see
+ * docs/DESIGN.md, "Tool search").
  */
 import MiniSearch, { type SearchResult } from "minisearch";
-import { stemmer } from "stemmer";
-import { QUERY_FILLER, STOP_WORDS, SYNONYMS, valueKinds } from "./tool-vocabulary.js";
+import { McplexError } from "../errors.js";
+import { normalizeTerm, queryTerms, SYNONYMS, splitWords } from "./tool-vocabulary.js";
 
 /**
  * What the index reads of a tool. A {@link CatalogTool} fits as it is; so does an agent's tool,
@@ -183,8 +184,24 @@ export class ToolIndex {
   /**
    * The tools that best match `query`, best first. A query with no
    * searchable word returns the first tools in indexing order, so an empty search browses.
+   *
+   * @throws McplexError `INVALID_ARGUMENT` when `query` is not a string or `limit` not a number.
    */
   search(query: string, options: ToolSearchOptions = {}): ToolHit[] {
+    if (typeof query !== "string") {
+      throw new McplexError("INVALID_ARGUMENT", `A tool search query must be a string, not ${typeof query}`, {
+        hint: 'Describe the task in words, e.g. "open issues about login".',
+      });
+    }
+    if (options.limit !== undefined && !Number.isFinite(options.limit)) {
+      throw new McplexError(
+        "INVALID_ARGUMENT",
+        `A tool search limit must be a number, not ${options.limit}`,
+        {
+          hint: `Pass a positive integer, or leave it out for ${DEFAULT_LIMIT}.`,
+        },
+      );
+    }
     const limit = Math.max(1, Math.floor(options.limit ?? DEFAULT_LIMIT));
     const { server, filter } = options;
     const passes = (name: string, owner: string) =>
@@ -272,48 +289,6 @@ function paramText(schema: unknown, depth = 0): string {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * Splits text into words: on anything but letters and digits (so `_`, `-`, `.`, `/`), and between
- * camelCase humps (`searchIssues`, `HTTPServer` -> `HTTP`, `Server`).
- *
- * @example splitWords("github__search_issues getFileContents") // ["github", "search", "issues", "get", "File", "Contents"]
- */
-export function splitWords(text: string): string[] {
-  return text
-    .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, "$1 $2")
-    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, "$1 $2")
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((word) => word.length > 0);
-}
-
-/** Lower case, stop words out, then the Porter stem (`listing`, `lists` -> `list`). */
-function normalizeTerm(term: string): string | null {
-  const lower = term.toLowerCase();
-  if (STOP_WORDS.has(lower)) return null;
-  return stemmer(lower);
-}
-
-/** Weight of a synonym's matches against the word the query used. */
-const SYNONYM_WEIGHT = 0.5;
-
-/**
- * A query as weighted search terms: filler and stop words out, every word stemmed, with its
- * synonyms at {@link SYNONYM_WEIGHT}. `want a folder` searches `folder` (1), `directori` and `dir`.
- */
-function queryTerms(query: string, synonyms: ReadonlyMap<string, readonly string[]>): Map<string, number> {
-  const terms = new Map<string, number>();
-  const add = (term: string | null, weight: number) => {
-    if (term !== null && (terms.get(term) ?? 0) < weight) terms.set(term, weight);
-  };
-  for (const word of splitWords(valueKinds(query))) {
-    const lower = word.toLowerCase();
-    if (QUERY_FILLER.has(lower)) continue;
-    add(normalizeTerm(lower), 1);
-    for (const synonym of synonyms.get(lower) ?? []) add(normalizeTerm(synonym), SYNONYM_WEIGHT);
-  }
-  return terms;
 }
 
 /**

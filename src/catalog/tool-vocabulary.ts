@@ -1,7 +1,8 @@
 /**
- * The words of tool search: which words carry no meaning, and which name the same thing.
- * People ask for a "folder" or a "PR"; tools say "directory" and "pull request".
+ * The words of tool search: how text becomes terms, which words carry no meaning, and which name
+ * the same thing. People ask for a "folder" or a "PR"; tools say "directory" and "pull request".
  */
+import { stemmer } from "stemmer";
 
 /** Words too common in tool text and requests to tell tools apart: dropped from both. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -91,4 +92,49 @@ const EMAIL_VALUE = /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/gu;
  */
 export function valueKinds(query: string): string {
   return query.replace(EMAIL_VALUE, " email ").replace(URL_VALUE, " url ").replace(FILE_VALUE, " file ");
+}
+
+/**
+ * Splits text into words: on anything but letters and digits (so `_`, `-`, `.`, `/`), and between
+ * camelCase humps (`searchIssues`, `HTTPServer` -> `HTTP`, `Server`).
+ *
+ * @example splitWords("github__search_issues getFileContents") // ["github", "search", "issues", "get", "File", "Contents"]
+ */
+export function splitWords(text: string): string[] {
+  return text
+    .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, "$1 $2")
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, "$1 $2")
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word.length > 0);
+}
+
+/** Lower case, stop words out, then the Porter stem (`listing`, `lists` -> `list`). */
+export function normalizeTerm(term: string): string | null {
+  const lower = term.toLowerCase();
+  if (STOP_WORDS.has(lower)) return null;
+  return stemmer(lower);
+}
+
+/** Weight of a synonym's matches against the word the query used. */
+const SYNONYM_WEIGHT = 0.5;
+
+/**
+ * A query as weighted search terms: filler and stop words out, every word stemmed, with its
+ * synonyms at {@link SYNONYM_WEIGHT}. `want a folder` searches `folder` (1), `directori` and `dir`.
+ */
+export function queryTerms(
+  query: string,
+  synonyms: ReadonlyMap<string, readonly string[]>,
+): Map<string, number> {
+  const terms = new Map<string, number>();
+  const add = (term: string | null, weight: number) => {
+    if (term !== null && (terms.get(term) ?? 0) < weight) terms.set(term, weight);
+  };
+  for (const word of splitWords(valueKinds(query))) {
+    const lower = word.toLowerCase();
+    if (QUERY_FILLER.has(lower)) continue;
+    add(normalizeTerm(lower), 1);
+    for (const synonym of synonyms.get(lower) ?? []) add(normalizeTerm(synonym), SYNONYM_WEIGHT);
+  }
+  return terms;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { splitWords, summarize, ToolIndex } from "../../src/catalog/tool-index.js";
-import { SYNONYMS, valueKinds } from "../../src/catalog/tool-vocabulary.js";
+import { summarize, ToolIndex } from "../../src/catalog/tool-index.js";
+import { SYNONYMS, splitWords, valueKinds } from "../../src/catalog/tool-vocabulary.js";
 import { labelledRequests, recall, recordedCatalog } from "../fixtures/catalog/tool-catalog.js";
 
 const object = (properties: Record<string, unknown>) => ({ type: "object", properties });
@@ -204,6 +204,16 @@ describe("ToolIndex", () => {
       "fs__list_directory",
     ]);
     expect(index.search("").every((hit) => hit.score === 0)).toBe(true);
+  });
+
+  it("refuses a query that is not text and a limit that is not a number, saying what to pass", () => {
+    const index = new ToolIndex(github);
+    expect(() => index.search(42 as unknown as string)).toThrow(
+      expect.objectContaining({ code: "INVALID_ARGUMENT", hint: expect.stringMatching(/words/) }),
+    );
+    expect(() => index.search("issues", { limit: Number.NaN })).toThrow(
+      expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/limit/) }),
+    );
   });
 
   it("finds nothing for words no tool has", () => {
