@@ -13,6 +13,7 @@ import {
 import { urlCredentials } from "./redact.js";
 import { tokenProblem } from "./token-rules.js";
 import type {
+  CatalogMode,
   LlmConfig,
   McplexConfig,
   ProfileConfig,
@@ -149,11 +150,12 @@ function readProfiles(reader: ValueReader, value: unknown): Record<string, Profi
     checkName(reader, name, path, "profile");
     const profile = reader.map(entry ?? {}, path);
     if (profile === undefined) continue;
-    reader.knownKeys(profile, path, ["servers", "tools", "resources", "prompts"]);
+    reader.knownKeys(profile, path, ["servers", "tools", "resources", "prompts", "mode", "pin"]);
     const servers = reader.stringList(profile.servers, joinPath(path, "servers"));
     profiles[name] = {
       ...(servers === undefined ? {} : { servers }),
       tools: readToolFilter(reader, profile.tools, joinPath(path, "tools")),
+      ...readModeAndPin(reader, profile, path),
     };
     for (const kind of ["resources", "prompts"] as const) {
       if (profile[kind] !== undefined && profile[kind] !== null)
@@ -174,7 +176,7 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
     const path = joinPath("tokens", i);
     const entry = reader.map(item, path);
     if (entry === undefined) return;
-    reader.knownKeys(entry, path, ["token", "profile", "operator"]);
+    reader.knownKeys(entry, path, ["token", "profile", "operator", "mode"]);
     if (entry.token === undefined) {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows config syntax
       reader.fail(path, 'needs a "token"; use "${secret:NAME}" to keep it out of the file');
@@ -183,6 +185,7 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
     const token = reader.string(entry.token, joinPath(path, "token"));
     const profile = reader.nonEmpty(entry.profile, joinPath(path, "profile"));
     const operator = reader.boolean(entry.operator, joinPath(path, "operator"));
+    const mode = readMode(reader, entry.mode, joinPath(path, "mode"));
     if (token === undefined) return;
     reader.secrets.add(token);
     const problem = tokenProblem(token);
@@ -191,6 +194,7 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
       token,
       ...(profile === undefined ? {} : { profile }),
       ...(operator === true ? { operator } : {}),
+      ...(mode === undefined ? {} : { mode }),
     });
   });
   return tokens;
@@ -200,11 +204,40 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
 function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined {
   const node = reader.map(value, "serve");
   if (node === undefined) return undefined;
-  reader.knownKeys(node, "serve", ["readyWait"]);
-  const serve: ServeConfig = {};
+  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache"]);
+  const serve: ServeConfig = { ...readModeAndPin(reader, node, "serve") };
+  const cache = reader.map(node.cache, "serve.cache");
+  if (cache !== undefined) {
+    reader.knownKeys(cache, "serve.cache", ["maxEntries", "maxBytes"]);
+    const maxEntries = reader.count(cache.maxEntries, "serve.cache.maxEntries");
+    const maxBytes = reader.count(cache.maxBytes, "serve.cache.maxBytes", 1024);
+    serve.cache = {
+      ...(maxEntries === undefined ? {} : { maxEntries }),
+      ...(maxBytes === undefined ? {} : { maxBytes }),
+    };
+  }
   const readyWait = readZeroOrDuration(reader, node.readyWait, "serve.readyWait");
   if (readyWait !== undefined) serve.readyWait = readyWait;
   return serve;
+}
+
+/** A catalog mode: `all`, `search` or `code`. */
+function readMode(reader: ValueReader, value: unknown, path: string): CatalogMode | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === "all" || value === "search" || value === "code") return value;
+  reader.fail(path, `must be all, search or code, not ${JSON.stringify(value)}`);
+  return undefined;
+}
+
+/** `mode` and `pin` of a profile or of `serve:`. */
+function readModeAndPin(
+  reader: ValueReader,
+  node: Record<string, unknown>,
+  path: string,
+): { mode?: CatalogMode; pin?: string[] } {
+  const mode = readMode(reader, node.mode, joinPath(path, "mode"));
+  const pin = reader.stringList(node.pin, joinPath(path, "pin"));
+  return { ...(mode === undefined ? {} : { mode }), ...(pin === undefined ? {} : { pin }) };
 }
 
 /** The `telemetry:` block. */

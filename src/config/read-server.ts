@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol/revisions.js";
 import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
+import { readCache } from "./read-cache.js";
 import { urlCredentials } from "./redact.js";
 import type { OAuthConfig, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
@@ -27,6 +28,7 @@ const COMMON_KEYS = [
   "maxSessions",
   "breaker",
   "backoff",
+  "cache",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const REMOTE_KEYS = ["url", "headers", "oauth"];
@@ -131,6 +133,7 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     ...readSharing(reader, node, path),
     ...readBreaker(reader, node.breaker, joinPath(path, "breaker")),
     ...readBackoff(reader, node.backoff, joinPath(path, "backoff")),
+    ...readCache(reader, node.cache, joinPath(path, "cache")),
   };
   const present = (keys: string[]) => keys.filter((k) => node[k] !== undefined);
   const misplaced = (keys: string[], kind: string) => {

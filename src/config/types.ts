@@ -4,6 +4,9 @@
  * is normalised into this one shape by the loader.
  */
 
+/** How a client sees the tools: every tool, a few meta-tools to search them, or a code sandbox. */
+export type CatalogMode = "all" | "search" | "code";
+
 /** Transports an upstream can be reached over. */
 export type TransportKind = "stdio" | "streamable-http" | "sse" | "websocket" | "workspace" | "local";
 
@@ -44,6 +47,28 @@ interface ServerCommon {
   breaker?: BreakerConfig;
   /** Delays between reconnect attempts; defaults in `Backoff`. */
   backoff?: BackoffConfig;
+  /** Reuse results of this server's read-only tools for a while (see {@link CacheConfig}). */
+  cache?: CacheConfig;
+}
+
+/**
+ * Result caching of one server's tools. Only tools the server annotates `readOnlyHint: true`
+ * are cached, unless the config vouches for one with `readOnly: true`; a tool annotated
+ * `destructiveHint: true` never is. A result is reused only for the same arguments and the same
+ * caller (token and profile), and never an error.
+ */
+export interface CacheConfig {
+  /** How long a result is reused, in milliseconds. */
+  ttl: number;
+  /** By glob over the server's own tool names: another `ttl`, `readOnly`, or `false` (never cached). */
+  tools?: Record<string, ToolCacheConfig | false>;
+}
+
+/** The cache settings of the tools one `cache.tools` glob matches. */
+export interface ToolCacheConfig {
+  ttl?: number;
+  /** Cache this tool although the server does not annotate it `readOnlyHint: true`. */
+  readOnly?: boolean;
 }
 
 /**
@@ -147,6 +172,10 @@ export interface ProfileConfig {
   resources?: ToolFilter;
   /** Globs over exposed prompt names (`github__*`). */
   prompts?: ToolFilter;
+  /** How this profile's clients see the tools: `all`, `search` or `code` (see README, Catalog modes). */
+  mode?: CatalogMode;
+  /** Exposed tool names (globs) listed as themselves beside the meta-tools of `search` and `code` mode. */
+  pin?: string[];
 }
 
 /** Bearer token bound to a profile (used by the gateway). */
@@ -158,6 +187,8 @@ export interface TokenConfig {
    * bound to no profile may anyway.
    */
   operator?: boolean;
+  /** How clients with this token see the tools, over the profile's and the front's mode. */
+  mode?: CatalogMode;
 }
 
 /** OpenAI-compatible chat endpoint used by the agent loop. */
@@ -175,6 +206,12 @@ export interface ServeConfig {
    * answered with the servers ready then, and the others are announced as they become ready.
    */
   readyWait?: number;
+  /** How clients see the tools unless their token, front or profile says otherwise. Default `all`. */
+  mode?: CatalogMode;
+  /** Tools (globs over exposed names) listed as themselves beside the meta-tools. */
+  pin?: string[];
+  /** Bounds of the result cache shared by every server's `cache`. */
+  cache?: { maxEntries?: number; maxBytes?: number };
 }
 
 /**

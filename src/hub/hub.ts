@@ -477,6 +477,11 @@ export class Hub {
     );
   }
 
+  /** The config server `name` runs with (as loaded, or as last reloaded); `undefined` if none. */
+  serverConfig(name: string): ServerConfig | undefined {
+    return this.#entries.get(name)?.config;
+  }
+
   #entry(name: string): Entry {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);

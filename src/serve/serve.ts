@@ -1,4 +1,4 @@
-import type { McplexConfig, TokenConfig } from "../config/types.js";
+import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
 import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
@@ -29,6 +29,12 @@ export interface ServeOptions {
   tokens?: TokenConfig[];
   /** The catalog view of clients that present no profile-bound token (and of the stdio client). */
   profile?: string;
+  /**
+   * How clients see the tools (`--tools`): `all`, `search` (meta-tools to find, describe and
+   * call them) or `code` (a sandboxed `run_code`). Over `serve.mode`; a client's token or
+   * profile may still set its own. Default: `serve.mode`, else `all`.
+   */
+  mode?: CatalogMode;
   /** Expose every server's tools without their `server__` prefix. */
   noPrefix?: boolean;
   /** How long requests wait for servers still starting (ms); default `config.serve.readyWait`, else 1 s. */
@@ -109,7 +115,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // Requests wait for servers still starting, but never past readyWait: one slow server must
   // not hide the others from a client that gives its first list a few seconds.
   const readyWait = options.readyWait ?? config.serve?.readyWait;
+  let current = config;
   const gateway = new Gateway(hub, {
+    ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
     interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
@@ -122,7 +130,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       ? watchConfig(
           hub,
           config,
-          (outcome) => emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) }),
+          (outcome) => {
+            if (outcome.ok) current = outcome.config;
+            emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
+          },
           { transform: (next) => servedConfig(next, options.noPrefix === true, next.tokens) },
         )
       : undefined;

@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
+import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import { tokenProblem } from "../../config/token-rules.js";
-import type { TokenConfig } from "../../config/types.js";
+import type { CatalogMode, TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
 import { type ServeEvent, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
@@ -35,6 +36,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       "no-dashboard": { type: "boolean" },
       "dashboard-port": { type: "string" },
       "ready-wait": { type: "string" },
+      tools: { type: "string" },
       ...LIMIT_FLAGS,
     },
   });
@@ -55,6 +57,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const limits = readLimitFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
+  const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const profileOf = values.profile === undefined ? {} : { profile: values.profile };
   const checked = (flag: string, list: string[]) =>
@@ -86,6 +89,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     noPrefix: values["no-prefix"] === true,
     ...profileOf,
     ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
+    ...(mode === undefined ? {} : { mode }),
     ...(values.stdio === true
       ? dashboardPort === undefined
         ? {}
@@ -182,6 +186,12 @@ function onStopSignals(first: () => void): void {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+}
+
+/** `--tools`: how clients see the tools. */
+function toolsMode(text: string): CatalogMode {
+  if (isCatalogMode(text)) return text;
+  throw new UsageError(`--tools must be all, search or code, not ${JSON.stringify(text)}`);
 }
 
 /** `--ready-wait`: a duration, or 0 to answer at once. */
