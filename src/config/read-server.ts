@@ -29,7 +29,7 @@ const COMMON_KEYS = [
   "backoff",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
-const REMOTE_KEYS = ["url", "headers", "oauth"];
+const REMOTE_KEYS = ["url", "headers", "oauth", "fallback"];
 /** The `oauth` keys that are plain text; `grant`, `redirectUrl` and `clientMetadataUrl` are checked apart. */
 const OAUTH_TEXT_KEYS = [
   "clientName",
@@ -164,7 +164,9 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
   if (transport === "stdio")
     return reader.fail(joinPath(path, "transport"), 'is "stdio" but needs a "command"');
   const remote = readRemote(ctx, node, path, transport === "http" ? "streamable-http" : transport, false);
-  return remote && ({ ...common, ...remote } satisfies ServerConfig);
+  const fallback =
+    remote && readFallback(reader, node.fallback, joinPath(path, "fallback"), remote.transport);
+  return remote && ({ ...common, ...remote, ...(fallback && { fallback }) } satisfies ServerConfig);
 }
 
 /**
@@ -316,6 +318,28 @@ function readRemote(
     );
   }
   return { transport, url, headers, ...(oauth === undefined ? {} : { oauth }) };
+}
+
+/** `fallback: http | none`, for WebSocket servers: what a refused upgrade leads to. */
+function readFallback(
+  reader: ValueReader,
+  value: unknown,
+  path: string,
+  transport: string,
+): "http" | "none" | undefined {
+  if (value === undefined) return undefined;
+  const fallback = reader.string(value, path);
+  if (fallback === undefined) return undefined;
+  if (transport !== "websocket") {
+    return reader.fail(path, `only applies to WebSocket (ws://, wss://) servers; this one is ${transport}`);
+  }
+  if (fallback !== "http" && fallback !== "none") {
+    return reader.fail(
+      path,
+      `${describeValue(fallback)} is not a fallback; use "http" (the default) or "none"`,
+    );
+  }
+  return fallback;
 }
 
 /** `oauth: true`, or a map of {@link OAUTH_KEYS}. */

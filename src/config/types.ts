@@ -82,6 +82,11 @@ export interface RemoteServerConfig extends ServerCommon {
   headers: Record<string, string>;
   /** Authorize with OAuth 2.1 when the server asks (401/403); HTTP transports only. */
   oauth?: OAuthConfig;
+  /**
+   * WebSocket servers only: what to do when the upgrade is refused (a 4xx/5xx answer) or reset.
+   * `http` (default): use Streamable HTTP at the same host and path; `none`: fail.
+   */
+  fallback?: "http" | "none";
 }
 
 /** How mcplex registers and authorizes itself with a server's authorization server. */

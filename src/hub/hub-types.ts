@@ -92,6 +92,8 @@ export interface ServerStatus {
   lazy: boolean;
   state: UpstreamState | "disabled";
   transport: ServerConfig["transport"];
+  /** Why `transport` is not the configured one, e.g. `websocket upgrade refused: 502 Bad Gateway`. */
+  fallbackReason?: string;
   protocolVersion?: string;
   serverName?: string;
   /** What the server tells a model about using it. */

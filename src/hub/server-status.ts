@@ -15,6 +15,7 @@ export function serverStatus(config: ServerConfig, upstream: Upstream, tools: nu
     tools,
     stats: upstream.stats.snapshot(),
   };
+  if (upstream.fallbackReason !== undefined) status.fallbackReason = upstream.fallbackReason;
   if (upstream.protocolVersion !== undefined) status.protocolVersion = upstream.protocolVersion;
   if (upstream.serverInfo !== undefined) status.serverName = upstream.serverInfo.name;
   if (upstream.instructions !== undefined) status.instructions = upstream.instructions;

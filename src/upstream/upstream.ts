@@ -101,9 +101,13 @@ export class Upstream {
   get instructions(): string | undefined {
     return this.#connected?.negotiated.instructions;
   }
-  /** The transport in use (`sse` after a Streamable HTTP fallback). */
+  /** The transport in use (`sse` after a Streamable HTTP fallback, `streamable-http` after a WebSocket one). */
   get transport(): ServerConfig["transport"] {
     return this.#connected?.transport ?? this.config.transport;
+  }
+  /** Why {@link transport} is not the configured one (a WebSocket upgrade refused), while connected. */
+  get fallbackReason(): string | undefined {
+    return this.#connected?.fallbackReason;
   }
   get pid(): number | undefined {
     return this.#connected?.pid;

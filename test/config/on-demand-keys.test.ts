@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/index.js";
+import { ConfigError } from "../../src/errors.js";
+
+function errorOf(text: string): ConfigError {
+  try {
+    parseConfig(text, { source: "mcplex.yaml", env: {} });
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+const read = (text: string) => parseConfig(text, { source: "mcplex.yaml", env: {} });
+
+describe("fallback", () => {
+  it("is read on WebSocket servers as http or none, and left out when not given", () => {
+    expect(read("servers:\n  a:\n    url: ws://h/mcp\n    fallback: none\n").servers[0]).toMatchObject({
+      transport: "websocket",
+      fallback: "none",
+    });
+    expect(read("servers:\n  a:\n    url: wss://h/mcp\n    fallback: http\n").servers[0]).toMatchObject({
+      fallback: "http",
+    });
+    expect(read("servers:\n  a:\n    url: ws://h/mcp\n").servers[0]).not.toHaveProperty("fallback");
+  });
+
+  it("names a value that is not a fallback, with the ones there are", () => {
+    const error = errorOf("servers:\n  a:\n    url: ws://h/mcp\n    fallback: sse\n");
+    expect(error.path).toBe("servers.a.fallback");
+    expect(error.message).toContain('"sse" is not a fallback; use "http" (the default) or "none"');
+  });
+
+  it("is refused on servers that are not WebSocket ones", () => {
+    const http = errorOf("servers:\n  a:\n    url: http://h/mcp\n    fallback: none\n");
+    expect(http.path).toBe("servers.a.fallback");
+    expect(http.message).toContain(
+      "only applies to WebSocket (ws://, wss://) servers; this one is streamable-http",
+    );
+    const stdio = errorOf("servers:\n  a:\n    command: x\n    fallback: none\n");
+    expect(stdio.path).toBe("servers.a.fallback");
+    expect(stdio.message).toContain("does not apply to stdio servers");
+  });
+});
