@@ -18,6 +18,7 @@ const COMMON_KEYS = [
   "timeout",
   "startTimeout",
   "lazy",
+  "idleTimeout",
   "prefix",
   "tools",
   "transport",
@@ -125,6 +126,7 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     startTimeout:
       reader.duration(node.startTimeout, joinPath(path, "startTimeout")) ?? SERVER_DEFAULTS.startTimeout,
     lazy: reader.boolean(node.lazy, joinPath(path, "lazy")) ?? SERVER_DEFAULTS.lazy,
+    ...readIdleTimeout(reader, node.idleTimeout, joinPath(path, "idleTimeout")),
     tools: readToolFilter(reader, node.tools, joinPath(path, "tools")),
     ...readPrefix(reader, node.prefix, joinPath(path, "prefix")),
     ...readProtocolVersion(reader, node.protocolVersion, joinPath(path, "protocolVersion")),
@@ -318,6 +320,11 @@ function readRemote(
     );
   }
   return { transport, url, headers, ...(oauth === undefined ? {} : { oauth }) };
+}
+
+function readIdleTimeout(reader: ValueReader, value: unknown, path: string): { idleTimeout?: number } {
+  const idleTimeout = reader.duration(value, path);
+  return idleTimeout === undefined ? {} : { idleTimeout };
 }
 
 /** `fallback: http | none`, for WebSocket servers: what a refused upgrade leads to. */

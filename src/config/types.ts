@@ -25,6 +25,11 @@ interface ServerCommon {
   /** Start on first use instead of at hub start. Default `false`. */
   lazy: boolean;
   /**
+   * Stop the server after this many milliseconds without a call; its tools stay listed and the
+   * next call starts it again. Default: never.
+   */
+  idleTimeout?: number;
+  /**
    * Name prefix for exposed tools and prompts. `undefined` means the server name;
    * `""` means no prefix (names pass through as they are, made LLM-safe).
    */

@@ -109,6 +109,10 @@ export interface ServerStatus {
   breaker?: string;
   pid?: number;
   tools: number;
+  /** Connections made: the first start, restarts after an idle stop, reconnects. */
+  starts: number;
+  /** Times it was stopped after `idleTimeout` without a call (state `idle` until the next call). */
+  idleStops: number;
   /** With `share: false`: client sessions holding a connection of their own now. */
   clientConnections?: number;
   stats: UpstreamStatsSnapshot;

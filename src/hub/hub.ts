@@ -68,6 +68,8 @@ export class Hub {
   /** What {@link redact} hides: the config's secrets, and those of every reload since. */
   readonly #secrets: SecretSet;
   readonly #redactor = (text: string): string => this.redact(text);
+  /** Whether each upstream was last published as available (see `Upstream.available`). */
+  readonly #availability = new WeakMap<Upstream, boolean>();
   /** The embedder's layers around requests to servers (none: requests go out directly). */
   readonly #send: UpstreamSend | undefined;
 
@@ -356,8 +358,10 @@ export class Hub {
     const servers = this.#pool.usersOf(upstream);
     switch (event.type) {
       case "state": {
-        const wasAvailable = event.previous === "ready";
-        const isAvailable = event.state === "ready";
+        // Ready, or resting after an idle stop: an idle stop and its restart change nothing listed.
+        const wasAvailable = this.#availability.get(upstream) ?? false;
+        const isAvailable = upstream.available;
+        this.#availability.set(upstream, isAvailable);
         if (wasAvailable !== isAvailable) {
           this.#publish(...servers);
           this.#emit({ type: "catalog-changed", servers, kinds: ALL_KINDS });
@@ -370,7 +374,7 @@ export class Hub {
       }
       case "list-changed":
         this.#publish(...servers);
-        if (upstream.state === "ready") this.#emit({ type: "catalog-changed", servers, kinds: event.kinds });
+        if (upstream.available) this.#emit({ type: "catalog-changed", servers, kinds: event.kinds });
         return;
       case "resource-updated":
         for (const server of servers) this.#emit({ type: "resource-updated", server, uri: event.uri });

@@ -43,3 +43,21 @@ describe("fallback", () => {
     expect(stdio.message).toContain("does not apply to stdio servers");
   });
 });
+
+describe("idleTimeout", () => {
+  it("is read as a duration on any server, and absent by default", () => {
+    expect(read("servers:\n  a:\n    command: x\n    idleTimeout: 10m\n").servers[0]).toMatchObject({
+      idleTimeout: 600_000,
+    });
+    expect(read("servers:\n  a:\n    url: http://h/mcp\n    idleTimeout: 5000\n").servers[0]).toMatchObject({
+      idleTimeout: 5000,
+    });
+    expect(read("servers:\n  a:\n    command: x\n").servers[0]).not.toHaveProperty("idleTimeout");
+  });
+
+  it("names a value that is not a duration, with its path", () => {
+    const error = errorOf("servers:\n  a:\n    command: x\n    idleTimeout: later\n");
+    expect(error.path).toBe("servers.a.idleTimeout");
+    expect(error.message).toContain('"later" is not a duration');
+  });
+});
