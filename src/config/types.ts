@@ -185,6 +185,8 @@ export interface ServeConfig {
    * answered with the servers ready then, and the others are announced as they become ready.
    */
   readyWait?: number;
+  /** Offer the `connect_server` / `disconnect_server` tools over the `available:` servers. Default false. */
+  serverTools?: boolean;
 }
 
 /**
@@ -211,6 +213,11 @@ export interface McplexConfig {
   /** Which dialect the file was written in. */
   format: "mcplex" | "mcpServers" | "vscode" | "default";
   servers: ServerConfig[];
+  /**
+   * Servers the user approved but that are not started with the hub (`available:`, same shape
+   * as `servers:`): `hub.connectServer(name)` starts one, `hub.disconnectServer(name)` stops it.
+   */
+  available?: ServerConfig[];
   profiles: Record<string, ProfileConfig>;
   tokens: TokenConfig[];
   llm?: LlmConfig;

@@ -48,6 +48,8 @@ export async function applyConfig(
   hub.addSecrets(after.secrets);
   for (const name of [...removed, ...changed]) await hub.removeServer(name);
   await Promise.all([...changed, ...added].map((name) => hub.addServer(next.get(name)!)));
+  if (JSON.stringify(after.available ?? []) !== JSON.stringify(before.available ?? []))
+    await hub.setAvailable(after.available ?? []);
   const profiles = JSON.stringify(after.profiles) !== JSON.stringify(before.profiles);
   if (profiles) hub.setProfiles(after.profiles);
   const tokens = JSON.stringify(after.tokens) !== JSON.stringify(before.tokens);

@@ -38,6 +38,12 @@ export interface HubOptions {
    * with none the hub sends as it always did.
    */
   interceptors?: readonly UpstreamInterceptor[];
+  /**
+   * Where the tool lists of `available:` servers are kept between runs (a JSON file). Default:
+   * `tool-cache.json` beside the secret store when the config has `available:` servers; `false`
+   * keeps them in memory only.
+   */
+  toolCache?: string | false;
 }
 
 /** One request the hub sends a server for a call, as {@link UpstreamInterceptor}s see it. */

@@ -193,6 +193,9 @@ function servedConfig(config: McplexConfig, noPrefix: boolean, tokens: readonly 
   return {
     ...config,
     servers: noPrefix ? config.servers.map((server) => ({ ...server, prefix: "" })) : config.servers,
+    ...(noPrefix && config.available !== undefined
+      ? { available: config.available.map((server) => ({ ...server, prefix: "" })) }
+      : {}),
     secrets: [...config.secrets, ...tokens.map((t) => t.token)],
   };
 }

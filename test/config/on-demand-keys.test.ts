@@ -61,3 +61,41 @@ describe("idleTimeout", () => {
     expect(error.message).toContain('"later" is not a duration');
   });
 });
+
+describe("available", () => {
+  it("is read like servers, not started, with its secrets redacted like theirs", () => {
+    const config = parseConfig(
+      "servers:\n  a:\n    command: x\navailable:\n  github:\n    command: gh-mcp\n    env:\n      TOKEN: ${secret:gh}\n",
+      {
+        source: "mcplex.yaml",
+        env: {},
+        secretResolver: (name) => (name === "gh" ? "gh-token-value" : undefined),
+      },
+    );
+    expect(config.servers.map((s) => s.name)).toEqual(["a"]);
+    expect(config.available).toMatchObject([
+      { name: "github", command: "gh-mcp", env: { TOKEN: "gh-token-value" } },
+    ]);
+    expect(config.secrets).toContain("gh-token-value");
+    expect(read("servers: {}\n").available).toBeUndefined();
+  });
+
+  it("names a bad entry by its path under available", () => {
+    const error = errorOf("available:\n  github:\n    comand: x\n");
+    expect(error.issues.map((i) => i.path)).toContain("available.github.comand");
+  });
+
+  it("refuses a name that is also under servers", () => {
+    const error = errorOf("servers:\n  a:\n    command: x\navailable:\n  a:\n    command: y\n");
+    expect(error.path).toBe("available.a");
+    expect(error.message).toContain('is also under "servers"');
+  });
+
+  it("serve.serverTools is read, and refused when there is nothing available to offer", () => {
+    const config = read("available:\n  a:\n    command: x\nserve:\n  serverTools: true\n");
+    expect(config.serve).toEqual({ serverTools: true });
+    const error = errorOf("servers: {}\nserve:\n  serverTools: true\n");
+    expect(error.path).toBe("serve.serverTools");
+    expect(error.message).toContain('offers the servers under "available:", and there are none');
+  });
+});
