@@ -115,6 +115,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
     ...(options.identity === undefined ? {} : { identity: options.identity }),
   });
+  if (config.serve?.serverTools === true) {
+    const { serverTools } = await import("../gateway/server-tools.js");
+    gateway.use(serverTools(hub));
+  }
   const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
   const watcher =
