@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { McplexConfig, ServerConfig } from "../../src/config/types.js";
 import { McplexError } from "../../src/errors.js";
+import { applyConfig } from "../../src/hub/config-reloader.js";
 import { Hub, type HubEvent } from "../../src/hub/hub.js";
 import { configOf, fixture, MEMORY, stdio } from "../support/config.js";
 
@@ -147,5 +148,21 @@ describe("available servers", () => {
     expect((failed as McplexError).code).toBe("UPSTREAM_START_FAILED");
     expect(hub.servers()).toEqual([]);
     expect(await hub.disconnectServer("broken")).toBe(false);
+  });
+});
+
+describe("a reloaded config", () => {
+  it("stops a connected available server it no longer lists, and refuses its name from then on", async () => {
+    const dir = tempDir();
+    const before = configOf([], { available: [memory(dir)] });
+    const { hub } = hubOf(before, join(dir, "cache.json"));
+    const { pid } = await hub.connectServer("memory");
+    const outcome = await applyConfig(hub, before, configOf([], { available: [] }));
+    expect(outcome.ok).toBe(true);
+    expect(hub.servers()).toEqual([]);
+    expect(() => process.kill(pid!, 0)).toThrow();
+    await expect(hub.connectServer("memory")).rejects.toThrow(
+      'server "memory" is not available; available: none',
+    );
   });
 });
