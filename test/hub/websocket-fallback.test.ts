@@ -4,7 +4,10 @@
  * SDK fixture over Streamable HTTP at /mcp, whose `upgrade` answer each test chooses: an HTTP
  * refusal, a destroyed socket, or a real WebSocket (`ws`) serving the same fixture.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { afterEach, describe, expect, it } from "vitest";
@@ -17,7 +20,9 @@ import { EventLog } from "../fixtures/servers/event-log.js";
 import { buildFixtureServer } from "../fixtures/servers/fixture-tools.js";
 import { type HttpFixture, startHttpFixture } from "../fixtures/servers/http-fixture-server.js";
 import { WebSocketServerTransport } from "../fixtures/servers/websocket-server-transport.js";
+import { runCli } from "../support/cli.js";
 import { configOf, remote } from "../support/config.js";
+import { nextEvent } from "../support/wait.js";
 
 type UpgradeAnswer = { refuse: number; text: string } | "reset" | "websocket";
 
@@ -158,5 +163,48 @@ describe("a WebSocket server whose upgrade is refused", () => {
       arguments: { message: "over ws" },
     });
     expect(result.content).toEqual([{ type: "text", text: "echo: over ws" }]);
+  });
+});
+
+describe("a hub whose WebSocket server fell back to HTTP", () => {
+  it("uses WebSocket on the connection after the proxy stops refusing (a restart after an idle stop)", async () => {
+    const peer = await startPeer({ refuse: 403, text: "Forbidden" });
+    cleanups.push(peer.close);
+    const hub = await hubOf(remote("later", peer.wsUrl, "websocket", { idleTimeout: 200 }));
+    expect(hub.servers()[0]).toMatchObject({
+      transport: "streamable-http",
+      fallbackReason: "websocket upgrade refused: 403 Forbidden",
+    });
+
+    await nextEvent(hub, (e) => e.type === "server-state" && e.state === "idle");
+    peer.answer.current = "websocket";
+    const result = await hub.callTool("later__echo", { message: "back on ws" });
+    expect(result.content).toEqual([{ type: "text", text: "echo: back on ws" }]);
+    const [state] = hub.servers();
+    expect(state).toMatchObject({ state: "ready", transport: "websocket", starts: 2 });
+    expect(state?.fallbackReason).toBeUndefined();
+    expect(peer.upgrades).toEqual(["403", "websocket"]);
+  });
+});
+
+describe("mcplex list --json", () => {
+  it("shows the transport in use and why, for a WebSocket server served over HTTP", async () => {
+    const peer = await startPeer({ refuse: 502, text: "Bad Gateway" });
+    cleanups.push(peer.close);
+    const dir = mkdtempSync(join(tmpdir(), "mcplex-ws-fallback-"));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const config = join(dir, "mcplex.yaml");
+    writeFileSync(config, `servers:\n  proxied:\n    url: ${peer.wsUrl}\n`);
+
+    const { code, stdout, stderr } = await runCli(["list", "--config", config, "--json"]);
+    expect(code, stderr).toBe(0);
+    const [server] = (JSON.parse(stdout) as { servers: Array<Record<string, unknown>> }).servers;
+    expect(server).toMatchObject({
+      name: "proxied",
+      state: "ready",
+      transport: "streamable-http",
+      fallbackReason: "websocket upgrade refused: 502 Bad Gateway",
+    });
+    expect((server?.tools as Array<{ name: string }>).map((t) => t.name)).toContain("proxied__echo");
   });
 });
