@@ -205,6 +205,6 @@ describe("mcplex list --json", () => {
       transport: "streamable-http",
       fallbackReason: "websocket upgrade refused: 502 Bad Gateway",
     });
-    expect((server?.tools as Array<{ name: string }>).map((t) => t.name)).toContain("proxied__echo");
+    expect(((server?.tools ?? []) as Array<{ name: string }>).map((t) => t.name)).toContain("proxied__echo");
   });
 });
