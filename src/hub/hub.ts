@@ -326,6 +326,7 @@ export class Hub {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
+    this.#onRequest.delete(name);
     this.#catalog.removeServer(name);
     await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
     this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
