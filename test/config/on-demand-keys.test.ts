@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/config/index.js";
+import { parseConfig, summarizeConfig } from "../../src/config/index.js";
 import { ConfigError } from "../../src/errors.js";
 
 function errorOf(text: string): ConfigError {
@@ -97,5 +97,15 @@ describe("available", () => {
     const error = errorOf("servers: {}\nserve:\n  serverTools: true\n");
     expect(error.path).toBe("serve.serverTools");
     expect(error.message).toContain('offers the servers under "available:", and there are none');
+  });
+});
+
+describe("config check's summary", () => {
+  it("takes a profile's available servers as known", () => {
+    const config = read(
+      "servers:\n  a:\n    command: x\navailable:\n  b:\n    command: y\nprofiles:\n  p:\n    servers: [a, b, ghost]\n",
+    );
+    const warnings = summarizeConfig(config).warnings.map((w) => w.message);
+    expect(warnings).toEqual(['unknown server "ghost"']);
   });
 });
