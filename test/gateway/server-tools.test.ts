@@ -50,10 +50,10 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function connect(token: string): Promise<Client> {
+async function connect(token: string, mode: "legacy" | "auto" = "legacy"): Promise<Client> {
   const client = new Client(
     { name: "server-tools-test", version: "1.0.0" },
-    { versionNegotiation: { mode: "legacy" } },
+    { versionNegotiation: { mode } },
   );
   await client.connect(
     new StreamableHTTPClientTransport(new URL(gw.url), {
@@ -110,6 +110,22 @@ describe("connect_server and disconnect_server", () => {
       );
       const cache = await readFile(join(dir, "tool-cache.json"), "utf8");
       expect(cache).toContain("read_graph");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("reach a 2026 client too, whose subscriptions/listen hears the list change", async () => {
+    const client = await connect(FULL, "auto");
+    try {
+      const changed = nextListChanged(client);
+      const subscription = await client.listen({ toolsListChanged: true });
+      const connected = await client.callTool({ name: "connect_server", arguments: { server: "notes" } });
+      expect(resultText(connected)).toMatch(/^connected "notes": /);
+      await changed;
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("notes__read_graph");
+      await subscription.close();
+      await client.callTool({ name: "disconnect_server", arguments: { server: "notes" } });
     } finally {
       await client.close();
     }
