@@ -57,7 +57,8 @@ function effectivePrefix(prefix: string | undefined, name: string): string {
 export function summarizeConfig(config: McplexConfig): ConfigSummary {
   const warnings: ConfigWarning[] = [];
   const base = config.format === "mcpServers" ? "mcpServers" : "servers";
-  const names = new Set(config.servers.map((s) => s.name));
+  // A profile may name `available:` servers too: they are the ones it may connect.
+  const names = new Set([...config.servers, ...(config.available ?? [])].map((s) => s.name));
   const byPrefix = new Map<string, string[]>();
   const servers = config.servers.map((server): ServerSummary => {
     const prefix = effectivePrefix(server.prefix, server.name);

@@ -43,7 +43,7 @@ export interface ParseConfigOptions {
 /** The dialects a config file can be written in. */
 export type ConfigFormat = Exclude<McplexConfig["format"], "default">;
 
-const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm", "serve", "telemetry"];
+const TOP_LEVEL_KEYS = ["servers", "available", "profiles", "tokens", "llm", "serve", "telemetry"];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
 /**
@@ -110,12 +110,19 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     const ours = Object.entries(doc).filter(([key]) => key !== "$schema" && !key.startsWith("x-"));
     reader.knownKeys(Object.fromEntries(ours), "", TOP_LEVEL_KEYS);
     config.servers = readServers(ctx, doc.servers, "servers", readMcplexServer);
+    if (doc.available !== undefined && doc.available !== null)
+      config.available = readAvailable(ctx, doc.available, config.servers);
     config.profiles = readProfiles(reader, doc.profiles);
     config.tokens = readTokens(reader, doc.tokens);
     const llm = readLlm(reader, doc.llm);
     if (llm !== undefined) config.llm = llm;
     const serve = readServe(reader, doc.serve);
     if (serve !== undefined) config.serve = serve;
+    if (serve?.serverTools === true && (config.available ?? []).length === 0)
+      reader.fail(
+        "serve.serverTools",
+        'offers the servers under "available:", and there are none; add some or remove it',
+      );
     const telemetry = readTelemetry(reader, doc.telemetry);
     if (telemetry !== undefined) config.telemetry = telemetry;
   } else {
@@ -128,6 +135,21 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
 }
 
 type ServerReader = typeof readMcplexServer;
+
+/** `available:`: servers read like `servers:` entries, under names of their own. */
+function readAvailable(ctx: ReadContext, value: unknown, servers: ServerConfig[]): ServerConfig[] {
+  const available = readServers(ctx, value, "available", readMcplexServer);
+  const started = new Set(servers.map((s) => s.name));
+  for (const server of available) {
+    if (started.has(server.name)) {
+      ctx.reader.fail(
+        joinPath("available", server.name),
+        `is also under "servers"; a server is either started with the hub (servers) or on request (available), so rename or remove one`,
+      );
+    }
+  }
+  return available;
+}
 
 function readServers(ctx: ReadContext, value: unknown, path: string, read: ServerReader): ServerConfig[] {
   // `servers:` with nothing under it (a starter file) is an empty map, not an error.
@@ -204,7 +226,7 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
 function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined {
   const node = reader.map(value, "serve");
   if (node === undefined) return undefined;
-  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache"]);
+  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache", "serverTools"]);
   const serve: ServeConfig = { ...readModeAndPin(reader, node, "serve") };
   const cache = reader.map(node.cache, "serve.cache");
   if (cache !== undefined) {
@@ -216,6 +238,8 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
       ...(maxBytes === undefined ? {} : { maxBytes }),
     };
   }
+  const serverTools = reader.boolean(node.serverTools, "serve.serverTools");
+  if (serverTools !== undefined) serve.serverTools = serverTools;
   const readyWait = readZeroOrDuration(reader, node.readyWait, "serve.readyWait");
   if (readyWait !== undefined) serve.readyWait = readyWait;
   return serve;

@@ -19,6 +19,7 @@ const COMMON_KEYS = [
   "timeout",
   "startTimeout",
   "lazy",
+  "idleTimeout",
   "prefix",
   "tools",
   "transport",
@@ -31,7 +32,7 @@ const COMMON_KEYS = [
   "cache",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
-const REMOTE_KEYS = ["url", "headers", "oauth"];
+const REMOTE_KEYS = ["url", "headers", "oauth", "fallback"];
 /** The `oauth` keys that are plain text; `grant`, `redirectUrl` and `clientMetadataUrl` are checked apart. */
 const OAUTH_TEXT_KEYS = [
   "clientName",
@@ -127,6 +128,7 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     startTimeout:
       reader.duration(node.startTimeout, joinPath(path, "startTimeout")) ?? SERVER_DEFAULTS.startTimeout,
     lazy: reader.boolean(node.lazy, joinPath(path, "lazy")) ?? SERVER_DEFAULTS.lazy,
+    ...readIdleTimeout(reader, node.idleTimeout, joinPath(path, "idleTimeout")),
     tools: readToolFilter(reader, node.tools, joinPath(path, "tools")),
     ...readPrefix(reader, node.prefix, joinPath(path, "prefix")),
     ...readProtocolVersion(reader, node.protocolVersion, joinPath(path, "protocolVersion")),
@@ -167,7 +169,9 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
   if (transport === "stdio")
     return reader.fail(joinPath(path, "transport"), 'is "stdio" but needs a "command"');
   const remote = readRemote(ctx, node, path, transport === "http" ? "streamable-http" : transport, false);
-  return remote && ({ ...common, ...remote } satisfies ServerConfig);
+  const fallback =
+    remote && readFallback(reader, node.fallback, joinPath(path, "fallback"), remote.transport);
+  return remote && ({ ...common, ...remote, ...(fallback && { fallback }) } satisfies ServerConfig);
 }
 
 /**
@@ -319,6 +323,33 @@ function readRemote(
     );
   }
   return { transport, url, headers, ...(oauth === undefined ? {} : { oauth }) };
+}
+
+function readIdleTimeout(reader: ValueReader, value: unknown, path: string): { idleTimeout?: number } {
+  const idleTimeout = reader.duration(value, path);
+  return idleTimeout === undefined ? {} : { idleTimeout };
+}
+
+/** `fallback: http | none`, for WebSocket servers: what a refused upgrade leads to. */
+function readFallback(
+  reader: ValueReader,
+  value: unknown,
+  path: string,
+  transport: string,
+): "http" | "none" | undefined {
+  if (value === undefined) return undefined;
+  const fallback = reader.string(value, path);
+  if (fallback === undefined) return undefined;
+  if (transport !== "websocket") {
+    return reader.fail(path, `only applies to WebSocket (ws://, wss://) servers; this one is ${transport}`);
+  }
+  if (fallback !== "http" && fallback !== "none") {
+    return reader.fail(
+      path,
+      `${describeValue(fallback)} is not a fallback; use "http" (the default) or "none"`,
+    );
+  }
+  return fallback;
 }
 
 /** `oauth: true`, or a map of {@link OAUTH_KEYS}. */

@@ -28,6 +28,11 @@ interface ServerCommon {
   /** Start on first use instead of at hub start. Default `false`. */
   lazy: boolean;
   /**
+   * Stop the server after this many milliseconds without a call; its tools stay listed and the
+   * next call starts it again. Default: never.
+   */
+  idleTimeout?: number;
+  /**
    * Name prefix for exposed tools and prompts. `undefined` means the server name;
    * `""` means no prefix (names pass through as they are, made LLM-safe).
    */
@@ -107,6 +112,11 @@ export interface RemoteServerConfig extends ServerCommon {
   headers: Record<string, string>;
   /** Authorize with OAuth 2.1 when the server asks (401/403); HTTP transports only. */
   oauth?: OAuthConfig;
+  /**
+   * WebSocket servers only: what to do when the upgrade is refused (a 4xx/5xx answer) or reset.
+   * `http` (default): use Streamable HTTP at the same host and path; `none`: fail.
+   */
+  fallback?: "http" | "none";
 }
 
 /** How mcplex registers and authorizes itself with a server's authorization server. */
@@ -212,6 +222,8 @@ export interface ServeConfig {
   pin?: string[];
   /** Bounds of the result cache shared by every server's `cache`. */
   cache?: { maxEntries?: number; maxBytes?: number };
+  /** Offer the `connect_server` / `disconnect_server` tools over the `available:` servers. Default false. */
+  serverTools?: boolean;
 }
 
 /**
@@ -238,6 +250,11 @@ export interface McplexConfig {
   /** Which dialect the file was written in. */
   format: "mcplex" | "mcpServers" | "vscode" | "default";
   servers: ServerConfig[];
+  /**
+   * Servers the user approved but that are not started with the hub (`available:`, same shape
+   * as `servers:`): `hub.connectServer(name)` starts one, `hub.disconnectServer(name)` stops it.
+   */
+  available?: ServerConfig[];
   profiles: Record<string, ProfileConfig>;
   tokens: TokenConfig[];
   llm?: LlmConfig;

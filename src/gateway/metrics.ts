@@ -335,7 +335,8 @@ export function healthReport(hub: Pick<Hub, "servers">): HealthReport {
     servers.push(entry);
     if (!status.enabled) continue;
     enabled++;
-    const waiting = status.lazy && (status.state === "idle" || status.state === "stopped");
+    // `idle` also after an idle stop (`idleTimeout`): the next call starts it again.
+    const waiting = status.state === "idle" || (status.lazy && status.state === "stopped");
     if (status.state === "ready" || waiting) healthy++;
   }
   const status = healthy === enabled ? "ok" : healthy === 0 ? "down" : "degraded";

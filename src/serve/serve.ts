@@ -123,6 +123,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
     ...(options.identity === undefined ? {} : { identity: options.identity }),
   });
+  if (config.serve?.serverTools === true) {
+    const { serverTools } = await import("../gateway/server-tools.js");
+    gateway.use(serverTools(hub));
+  }
   const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
   const watcher =
@@ -204,6 +208,9 @@ function servedConfig(config: McplexConfig, noPrefix: boolean, tokens: readonly 
   return {
     ...config,
     servers: noPrefix ? config.servers.map((server) => ({ ...server, prefix: "" })) : config.servers,
+    ...(noPrefix && config.available !== undefined
+      ? { available: config.available.map((server) => ({ ...server, prefix: "" })) }
+      : {}),
     secrets: [...config.secrets, ...tokens.map((t) => t.token)],
   };
 }
