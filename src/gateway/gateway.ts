@@ -80,6 +80,8 @@ export class Gateway {
   /** The layers every request goes through, then the method table. */
   readonly #inner: Handler;
   readonly #viewOf: ViewOf | undefined;
+  /** Tools that interceptors answer themselves (see {@link use}). */
+  readonly #answered = new Set<string>();
   #pipeline: Handler;
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
@@ -125,15 +127,20 @@ export class Gateway {
 
   /**
    * Adds an interceptor inside those added before it (outside the gateway's own layers).
-   * The pipeline is composed again here, not per request. Returns the function that removes it.
+   * The pipeline is composed again here, not per request. `answers` names the tools it answers
+   * itself: a call of one of them never waits for servers still starting. Returns the function
+   * that removes it.
    */
-  use(interceptor: Interceptor): () => void {
+  use(interceptor: Interceptor, options: { answers?: readonly string[] } = {}): () => void {
     this.#interceptors.push(interceptor);
+    const answers = options.answers ?? [];
+    for (const name of answers) this.#answered.add(name);
     this.#pipeline = compose(this.#interceptors, this.#inner);
     return () => {
       const at = this.#interceptors.indexOf(interceptor);
       if (at === -1) return;
       this.#interceptors.splice(at, 1);
+      for (const name of answers) this.#answered.delete(name);
       this.#pipeline = compose(this.#interceptors, this.#inner);
     };
   }
@@ -195,6 +202,7 @@ export class Gateway {
     if (
       target?.kind === "tool" &&
       target.tool === undefined &&
+      !this.#answered.has(target.name) &&
       this.#viewOf?.(context)?.handles(target.name) !== true
     ) {
       // A tool whose server is still starting is waited for, not refused as unknown.

@@ -124,8 +124,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(options.identity === undefined ? {} : { identity: options.identity }),
   });
   if (config.serve?.serverTools === true) {
-    const { serverTools } = await import("../gateway/server-tools.js");
-    gateway.use(serverTools(hub));
+    const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import("../gateway/server-tools.js");
+    gateway.use(serverTools(hub), { answers: [CONNECT_SERVER, DISCONNECT_SERVER] });
   }
   const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
