@@ -1,6 +1,10 @@
 import { homedir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { IssueCollector, joinPath } from "./config-issues.js";
+import type { DialectResult } from "./dialects/dialect-result.js";
+import { isMcpClientServers, readMcpClientServers } from "./dialects/mcp-client-servers.js";
+import { isMcpServersMap, readMcpServersMap } from "./dialects/mcp-servers-map.js";
+import { isServerMap, readServerMap } from "./dialects/server-map.js";
 import type { SecretResolver } from "./expand-variables.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
 import {
@@ -22,7 +26,7 @@ import type {
   TelemetryConfig,
   TokenConfig,
 } from "./types.js";
-import { type RawMap, ValueReader } from "./value-reader.js";
+import { type RawMap, type ReferenceKeeper, ValueReader } from "./value-reader.js";
 
 /** Options of {@link parseConfig} and {@link normalizeConfig}. */
 export interface ParseConfigOptions {
@@ -38,6 +42,8 @@ export interface ParseConfigOptions {
   baseDir?: string;
   /** Force a parser instead of choosing by extension. */
   syntax?: ConfigSyntax;
+  /** Keep `${...}` references unexpanded, as stand-ins (for `mcplex config convert`). */
+  keepReferences?: ReferenceKeeper;
 }
 
 /** The dialects a config file can be written in. */
@@ -52,9 +58,14 @@ const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
  * `inputs`, or when it has none of our other top-level keys (`profiles`, `tokens`, `llm`) and
  * a server carries a VS Code transport `type` (stdio, http, sse). In our schema `type` only
  * takes `workspace` and the transport key is `transport`, so our files never look like that.
+ * Applications' own files: a `mcp: client: servers:` list, a `mcp_servers:` map (at the top or
+ * under `agent_config: agent_settings: AGENT:`), or a bare map of servers keyed by id.
  */
 export function detectFormat(doc: RawMap): ConfigFormat {
   if ("mcpServers" in doc) return "mcpServers";
+  if (isMcpClientServers(doc)) return "mcp-client-servers";
+  if (isMcpServersMap(doc)) return "mcp_servers";
+  if (!("servers" in doc) && isServerMap(doc)) return "server-map";
   if ("inputs" in doc && "servers" in doc) return "vscode";
   const servers = doc.servers;
   if (servers === null || typeof servers !== "object" || Array.isArray(servers)) return "mcplex";
@@ -86,10 +97,11 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
   const issues = new IssueCollector(options.source);
   const baseEnv = options.env ?? process.env;
   const env = { workspaceFolder: cwd, userHome: homedir(), ...baseEnv };
-  const reader = new ValueReader(issues, {
-    env,
-    ...(options.secretResolver === undefined ? {} : { secret: options.secretResolver }),
-  });
+  const reader = new ValueReader(
+    issues,
+    { env, ...(options.secretResolver === undefined ? {} : { secret: options.secretResolver }) },
+    options.keepReferences,
+  );
   const ctx: ReadContext = { reader, baseDir: options.baseDir ?? dirname(resolve(cwd, options.source)) };
   if (data !== undefined && data !== null && (typeof data !== "object" || Array.isArray(data))) {
     issues.add("", "the file must hold a map with a `servers` (or `mcpServers`) key");
@@ -125,6 +137,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
       );
     const telemetry = readTelemetry(reader, doc.telemetry);
     if (telemetry !== undefined) config.telemetry = telemetry;
+  } else if (DIALECTS[format] !== undefined) {
+    ({ servers: config.servers, profiles: config.profiles } = DIALECTS[format](ctx, doc));
   } else {
     const key = format === "mcpServers" ? "mcpServers" : "servers";
     config.servers = readServers(ctx, doc[key], key, readForeignServer);
@@ -150,6 +164,13 @@ function readAvailable(ctx: ReadContext, value: unknown, servers: ServerConfig[]
   }
   return available;
 }
+
+/** The shapes other applications keep their servers in. */
+const DIALECTS: Partial<Record<ConfigFormat, (ctx: ReadContext, doc: RawMap) => DialectResult>> = {
+  "mcp-client-servers": readMcpClientServers,
+  "server-map": readServerMap,
+  mcp_servers: readMcpServersMap,
+};
 
 function readServers(ctx: ReadContext, value: unknown, path: string, read: ServerReader): ServerConfig[] {
   // `servers:` with nothing under it (a starter file) is an empty map, not an error.

@@ -262,7 +262,8 @@ function readProtocolVersion(
   return { protocolVersion: version };
 }
 
-function readStdio(ctx: ReadContext, node: RawMap, path: string) {
+/** Reads `command`, `args`, `env` and `cwd` of a stdio server. */
+export function readStdio(ctx: ReadContext, node: RawMap, path: string) {
   const { reader } = ctx;
   const command = reader.nonEmpty(node.command, joinPath(path, "command"));
   const args = reader.stringList(node.args, joinPath(path, "args")) ?? [];
@@ -274,11 +275,22 @@ function readStdio(ctx: ReadContext, node: RawMap, path: string) {
     command,
     args,
     env,
-    ...(cwd === undefined ? {} : { cwd: resolvePath(cwd, ctx.baseDir) }),
+    ...(cwd === undefined ? {} : { cwd: resolveReadPath(ctx, cwd) }),
   };
 }
 
-function readRemote(
+/** {@link resolvePath} of a path read by `ctx.reader`, which may stand for a kept `${...}` reference. */
+function resolveReadPath(ctx: ReadContext, path: string): string {
+  const value = ctx.reader.probe(path);
+  if (value !== path && resolvePath(value, ctx.baseDir) === value) return path;
+  return resolvePath(path, ctx.baseDir);
+}
+
+/**
+ * Reads `url` (or `urlKey`) and `headers` of a remote server; `explicit` is the transport the
+ * config names, else it is inferred from the scheme (and an `/sse` path when `guessSse`).
+ */
+export function readRemote(
   ctx: ReadContext,
   node: RawMap,
   path: string,
@@ -293,7 +305,7 @@ function readRemote(
   if (url === undefined) return undefined;
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(reader.probe(url));
   } catch {
     return reader.fail(urlPath, `${describeValue(url)} is not a URL; write it like "https://host/mcp"`);
   }
@@ -426,5 +438,5 @@ function readWorkspace(ctx: ReadContext, node: RawMap, path: string) {
     if (rule.ops === undefined) reader.fail(rulePath, 'needs "ops": [read] or [read, write] (or [] to deny)');
     if (pattern !== undefined) rules.push({ pattern, ops });
   });
-  return { transport: "workspace" as const, root: resolvePath(root, ctx.baseDir), allowWrite, rules };
+  return { transport: "workspace" as const, root: resolveReadPath(ctx, root), allowWrite, rules };
 }

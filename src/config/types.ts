@@ -1,6 +1,7 @@
 /**
  * The shape of a loaded, validated and expanded mcplex config.
- * Every format (mcplex.yaml/json, Claude Desktop / Cursor `mcpServers`, VS Code `servers`)
+ * Every format (mcplex.yaml/json, Claude Desktop / Cursor `mcpServers`, VS Code `servers`, and
+ * the shapes applications keep: `mcp.client.servers`, a bare server map, `mcp_servers`)
  * is normalised into this one shape by the loader.
  */
 
@@ -248,7 +249,14 @@ export interface McplexConfig {
   /** Where the config came from: a file path, or `"<default>"` for the embedded default. */
   source: string;
   /** Which dialect the file was written in. */
-  format: "mcplex" | "mcpServers" | "vscode" | "default";
+  format:
+    | "mcplex"
+    | "mcpServers"
+    | "vscode"
+    | "mcp-client-servers"
+    | "server-map"
+    | "mcp_servers"
+    | "default";
   servers: ServerConfig[];
   /**
    * Servers the user approved but that are not started with the hub (`available:`, same shape
