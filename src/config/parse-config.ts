@@ -231,7 +231,8 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
     const mode = readMode(reader, entry.mode, joinPath(path, "mode"));
     if (token === undefined) return;
     reader.secrets.add(token);
-    const problem = tokenProblem(token);
+    // A kept `${secret:...}` (config convert) has no value to check.
+    const problem = reader.probe(token) === token ? tokenProblem(token) : undefined;
     if (problem !== undefined) reader.fail(joinPath(path, "token"), problem);
     tokens.push({
       token,

@@ -21,8 +21,8 @@ export class ReferenceKeeper {
   keep(raw: string, value: string): string {
     const known = this.#standIns.get(raw);
     if (known !== undefined) return known;
-    // NUL never occurs in a config file's text, so a stand-in cannot meet a real value.
-    const standIn = `\u0000ref${this.#written.size}\u0000`;
+    // A private-use character does not occur in config files, so a stand-in cannot meet a real value.
+    const standIn = `\uE000ref${this.#written.size}\uE000`;
     this.#written.set(standIn, { raw, value });
     this.#standIns.set(raw, standIn);
     return standIn;
@@ -30,16 +30,16 @@ export class ReferenceKeeper {
 
   /** `text` with every stand-in replaced by its expansion. */
   probe(text: string): string {
-    return text.includes("\u0000") ? text.replace(STAND_IN, (s) => this.#written.get(s)?.value ?? s) : text;
+    return text.includes("\uE000") ? text.replace(STAND_IN, (s) => this.#written.get(s)?.value ?? s) : text;
   }
 
   /** `text` with every stand-in replaced by the reference written. */
   restore(text: string): string {
-    return text.includes("\u0000") ? text.replace(STAND_IN, (s) => this.#written.get(s)?.raw ?? s) : text;
+    return text.includes("\uE000") ? text.replace(STAND_IN, (s) => this.#written.get(s)?.raw ?? s) : text;
   }
 }
 
-const STAND_IN = /\u0000ref\d+\u0000/g;
+const STAND_IN = /\uE000ref\d+\uE000/g;
 
 /** A copy of `value` (any JSON-like data) with every stand-in of `keeper` back to its reference. */
 export function restoreReferences<T>(value: T, keeper: ReferenceKeeper): T {
