@@ -1,3 +1,4 @@
+import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
 import type { ClientSession } from "../gateway/client-session.js";
@@ -37,6 +38,11 @@ export interface ServeOptions {
   mode?: CatalogMode;
   /** Expose every server's tools without their `server__` prefix. */
   noPrefix?: boolean;
+  /**
+   * Serve only the tools whose exposed names match one of these globs (`--expose-tool`), in
+   * every profile and to every token; see {@link exposeTools}.
+   */
+  exposeTools?: readonly string[];
   /** How long requests wait for servers still starting (ms); default `config.serve.readyWait`, else 1 s. */
   readyWait?: number;
   /**
@@ -95,8 +101,12 @@ export interface RunningGateway {
  * process.on("SIGTERM", () => void running.close());
  */
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
-  const tokens = [...options.config.tokens, ...(options.tokens ?? [])];
-  const config = servedConfig(options.config, options.noPrefix === true, tokens);
+  const expose = options.exposeTools ?? [];
+  const tokens = exposedTokens([...options.config.tokens, ...(options.tokens ?? [])], expose);
+  const served = (next: McplexConfig, nextTokens: readonly TokenConfig[]) =>
+    servedConfig(exposeTools(next, expose), options.noPrefix === true, nextTokens);
+  const config = served(options.config, tokens);
+  const profileName = options.profile ?? (expose.length > 0 ? EXPOSED_PROFILE : undefined);
   // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
@@ -138,7 +148,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
             if (outcome.ok) current = outcome.config;
             emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
           },
-          { transform: (next) => servedConfig(next, options.noPrefix === true, next.tokens) },
+          { transform: (next) => served(next, exposedTokens(next.tokens, expose)) },
         )
       : undefined;
   let stdio: RunningGateway["stdio"];
@@ -158,7 +168,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     return closing;
   };
   try {
-    const profile = options.profile === undefined ? {} : { profile: options.profile };
+    const profile = profileName === undefined ? {} : { profile: profileName };
     if (options.transport === "stdio") {
       const { serveGatewayStdio } = await import("../gateway/stdio-front.js");
       stdio = serveGatewayStdio(gateway, { ...options.stdio, ...profile });
@@ -169,7 +179,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       front = await startHttpFront(gateway, {
         ...options.http,
         tokens,
-        ...(options.profile === undefined || tokens.length > 0 ? {} : profile),
+        ...(profileName === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),
       });
     }
@@ -224,7 +234,7 @@ function reloadTokens(
 ): { tokens?: string } {
   if (!outcome.ok || !outcome.tokens) return {};
   if (front === undefined) return { tokens: "tokens ignored (stdio takes none)" };
-  const next = [...outcome.config.tokens, ...(options.tokens ?? [])];
+  const next = [...outcome.config.tokens, ...exposedTokens(options.tokens ?? [], options.exposeTools ?? [])];
   try {
     front.setTokens(next);
     hub.addSecrets(next.map((t) => t.token)); // redacted like the first ones

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
+import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import { tokenProblem } from "../../config/token-rules.js";
@@ -8,7 +9,8 @@ import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js"
 import { type ServeEvent, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";
-import { EXIT, UsageError } from "../output.js";
+import { EXIT, printError, UsageError } from "../output.js";
+import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
 
 /** How long upstreams get between SIGTERM and SIGKILL when the stdio client goes away. */
@@ -26,6 +28,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       stdio: { type: "boolean" },
       http: { type: "boolean" },
       ws: { type: "boolean" },
+      transport: { type: "string", short: "t" },
+      ...EXPOSE_TOOL_FLAG,
       host: { type: "string" },
       port: { type: "string" },
       token: { type: "string", multiple: true },
@@ -43,12 +47,15 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (values.stdio === true && (values.http === true || values.ws === true)) {
     throw new UsageError("choose --stdio or --http/--ws, not both");
   }
+  const transport = readTransport(values);
+  const stdio = transport === "stdio";
+  const exposeTools = readExposeTools(values);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
   const dashboardPort = values["dashboard-port"] === undefined ? undefined : Number(values["dashboard-port"]);
   if (dashboardPort !== undefined) {
-    if (values.stdio !== true)
+    if (!stdio)
       throw new UsageError(
         "--dashboard-port is for --stdio; over HTTP the dashboard is at /dashboard on --port",
       );
@@ -77,20 +84,21 @@ export async function serveCommand(args: string[]): Promise<number> {
     })),
   ];
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
-  if (values.stdio !== true || dashboardPort !== undefined) {
+  if (!stdio || dashboardPort !== undefined) {
     const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
     if (refusal !== undefined) throw new UsageError(refusal);
   }
   const host = values.host ?? "127.0.0.1";
   const running = await serve({
     config,
-    transport: values.stdio === true ? "stdio" : "http",
+    transport: stdio ? "stdio" : "http",
+    ...(exposeTools.length === 0 ? {} : { exposeTools }),
     tokens: cliTokens,
     noPrefix: values["no-prefix"] === true,
     ...profileOf,
     ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
     ...(mode === undefined ? {} : { mode }),
-    ...(values.stdio === true
+    ...(stdio
       ? dashboardPort === undefined
         ? {}
         : { http: { host, port: dashboardPort } }
@@ -98,6 +106,17 @@ export async function serveCommand(args: string[]): Promise<number> {
     oauth: { store: secretOAuthStore() },
     onEvent: printEvent,
   });
+  if (exposeTools.length > 0) {
+    // Checked once every server has started, on stdio without holding the client up.
+    const checked = running.started.then(async () => {
+      const problem = unmatchedExposeTools(running.hub, exposeTools);
+      if (problem === undefined) return;
+      printError(problem);
+      await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), running.close(0)]);
+      process.exit(EXIT.usage);
+    });
+    if (running.stdio === undefined) await checked;
+  }
   if (values["log-calls"] === true) {
     running.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
@@ -129,7 +148,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     [
       `mcplex gateway: ${ready} of ${servers.length} servers ready` +
         (stillStarting > 0 ? ` (${stillStarting} still starting, announced when ready)` : "") +
-        `, ${hub.tools(values.profile).length} tools`,
+        `, ${hub.tools(values.profile ?? (exposeTools.length > 0 ? EXPOSED_PROFILE : undefined)).length} tools`,
       `  Streamable HTTP  ${front.url}`,
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
       `  HTTP+SSE         ${front.sseUrl}  (2024-11-05, for clients set to type: sse)`,
@@ -171,6 +190,18 @@ function printEvent(event: ServeEvent): void {
   if (outcome.profiles) parts.push("profiles updated");
   if (event.tokens !== undefined) parts.push(event.tokens);
   console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
+}
+
+/** `--transport stdio | http | websocket` (http and websocket are one front: /mcp and /ws), or the older flags. */
+function readTransport(values: { transport?: string; stdio?: boolean; http?: boolean; ws?: boolean }) {
+  const flag = values.transport;
+  if (flag === undefined) return values.stdio === true ? "stdio" : "http";
+  if (flag !== "stdio" && flag !== "http" && flag !== "websocket")
+    throw new UsageError(`--transport must be stdio, http or websocket, not ${JSON.stringify(flag)}`);
+  const older = values.stdio === true ? "stdio" : values.http === true || values.ws === true ? "http" : undefined;
+  if (older !== undefined && older !== (flag === "stdio" ? "stdio" : "http"))
+    throw new UsageError(`--transport ${flag} contradicts ${older === "stdio" ? "--stdio" : "--http/--ws"}; give one`);
+  return flag === "stdio" ? "stdio" : "http";
 }
 
 /** Runs `first` on the first SIGINT or SIGTERM; a second one kills every server and exits now. */
