@@ -4,8 +4,9 @@ import { EXIT, printError, setDebug, UsageError } from "./output.js";
 const HELP = `mcplex — one runtime for every MCP server an agent uses
 
 Usage:
-  mcplex serve [--transport stdio|http|websocket | --stdio | --http] [--host H] [--port P]
-               [--token T ...] [--operator-token T ...] [--expose-tool GLOB ...] [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
+  mcplex serve [--http | --ws | --stdio] [--transport stdio|http|websocket] [--host H] [--port P]
+               [--token T ...] [--operator-token T ...] [--expose-tool GLOB ...] [--config F]
+               [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
                [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N] [--ready-wait T]
                                                       serve the whole catalog as one MCP server

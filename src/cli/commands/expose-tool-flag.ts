@@ -11,7 +11,8 @@ export const EXPOSE_TOOL_FLAG = { "expose-tool": { type: "string", multiple: tru
 export function readExposeTools(values: { "expose-tool"?: string[] }): string[] {
   const globs = values["expose-tool"] ?? [];
   for (const glob of globs) {
-    if (glob.trim() === "") throw new UsageError('--expose-tool needs a tool name or glob, such as "memory__read_*"');
+    if (glob.trim() === "")
+      throw new UsageError('--expose-tool needs a tool name or glob, such as "memory__read_*"');
     try {
       picomatch.makeRe(glob, { strictBrackets: true });
     } catch (error) {

@@ -198,9 +198,12 @@ function readTransport(values: { transport?: string; stdio?: boolean; http?: boo
   if (flag === undefined) return values.stdio === true ? "stdio" : "http";
   if (flag !== "stdio" && flag !== "http" && flag !== "websocket")
     throw new UsageError(`--transport must be stdio, http or websocket, not ${JSON.stringify(flag)}`);
-  const older = values.stdio === true ? "stdio" : values.http === true || values.ws === true ? "http" : undefined;
+  const older =
+    values.stdio === true ? "stdio" : values.http === true || values.ws === true ? "http" : undefined;
   if (older !== undefined && older !== (flag === "stdio" ? "stdio" : "http"))
-    throw new UsageError(`--transport ${flag} contradicts ${older === "stdio" ? "--stdio" : "--http/--ws"}; give one`);
+    throw new UsageError(
+      `--transport ${flag} contradicts ${older === "stdio" ? "--stdio" : "--http/--ws"}; give one`,
+    );
   return flag === "stdio" ? "stdio" : "http";
 }
 
