@@ -55,7 +55,8 @@ export async function workspaceCommand(args: string[]): Promise<number> {
     const problem = unmatchedExposeTools(running.hub, exposeTools);
     if (problem !== undefined) {
       await running.close(0);
-      return printError(problem);
+      // The stdio front may still hold stdin open; nothing is left to finish.
+      process.exit(printError(problem));
     }
   }
   if (running.http !== undefined) {
