@@ -308,7 +308,13 @@ export function readRemote(
     parsed = new URL(reader.probe(url));
   } catch {
     // A kept reference to a variable not set here (config convert): the transport named is enough.
-    if (reader.probe(url) !== url && explicit !== undefined) return { transport: explicit, url, headers };
+    if (reader.probe(url) !== url) {
+      if (explicit !== undefined) return { transport: explicit, url, headers };
+      return reader.fail(
+        urlPath,
+        `${describeValue(url)} is not a URL with the variables set here; set them, or name the transport`,
+      );
+    }
     return reader.fail(urlPath, `${describeValue(url)} is not a URL; write it like "https://host/mcp"`);
   }
   for (const credential of urlCredentials(url)) reader.secrets.add(credential);

@@ -7,7 +7,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
 import { CLI } from "../support/cli.js";
-import { COMMANDS, resultText } from "../support/gateway.js";
+import { COMMANDS, resultText, serveHttp } from "../support/gateway.js";
 
 /**
  * `--expose-tool` and `--transport` as an application starts mcplex for the server side of its
@@ -119,6 +119,31 @@ describe("mcplex serve --transport stdio --expose-tool", () => {
     const result = await both.done;
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--transport websocket contradicts --stdio");
+  });
+});
+
+describe("mcplex serve --transport websocket --expose-tool", () => {
+  it("serves only the matching tools to a WebSocket client at /ws", async () => {
+    const served = await serveHttp([
+      "--config",
+      config,
+      "--transport",
+      "websocket",
+      "--no-dashboard",
+      "--expose-tool",
+      "memory__read_graph",
+    ]);
+    try {
+      expect(served.stderr()).toContain("1 tools");
+      const client = await connect(new WebSocketClientTransport({ url: served.wsUrl }));
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["memory__read_graph"]);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await served.stop();
+    }
   });
 });
 

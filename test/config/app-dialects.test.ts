@@ -1,7 +1,11 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config texts under test hold ${...} references
+
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { loadConfig, type ParseConfigOptions, parseConfig } from "../../src/config/index.js";
+import { checkConfig, loadConfig, type ParseConfigOptions, parseConfig } from "../../src/config/index.js";
 import { ConfigError } from "../../src/errors.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/config/${name}`, import.meta.url));
@@ -266,5 +270,31 @@ describe("mcp_servers maps", () => {
     expect(issueAt(error, "agent_config.agent_settings.two.mcp_servers.fs")).toBe(
       'server "fs" is also defined at agent_config.agent_settings.one.mcp_servers.fs with a different definition; rename one of them',
     );
+  });
+});
+
+describe("config check of applications' files", () => {
+  it("gives warnings the path where the server is written", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mcplex-app-check-"));
+    try {
+      const client = join(dir, "agent.yaml");
+      await writeFile(
+        client,
+        "mcp:\n  client:\n    servers:\n      - { name: a, command: [no-such-program-mcplex] }\n",
+      );
+      const map = join(dir, "servers.json");
+      await writeFile(map, '{"a": {"command": "no-such-program-mcplex"}}');
+      const agents = join(dir, "agents.yaml");
+      await writeFile(agents, "mcp_servers:\n  a: { command: no-such-program-mcplex }\n");
+      const paths = async (config: string) => {
+        const check = await checkConfig({ config, env: { PATH: "/nonexistent" } });
+        return check.ok ? check.summary.warnings.map((w) => w.path) : check.issues;
+      };
+      expect(await paths(client)).toEqual(["mcp.client.servers[0].command"]);
+      expect(await paths(map)).toEqual(["a.command"]);
+      expect(await paths(agents)).toEqual(["mcp_servers.a.command"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -82,6 +82,16 @@ describe("config convert", () => {
     });
   });
 
+  it("asks for the variable of a URL whose transport it cannot tell without it", () => {
+    const text = '{"api": {"url": "${API_URL}"}}';
+    expect(() => convertConfig(text, { source: "servers.json", env: {} })).toThrow(
+      'api.url: "${API_URL}" is not a URL with the variables set here; set them, or name the transport',
+    );
+    const { yaml } = convertConfig(text, { source: "servers.json", env: { API_URL: "wss://h/mcp" } });
+    expect(yaml).toContain("url: ${API_URL}");
+    expect(yaml).toContain("transport: websocket");
+  });
+
   it("writes the profiles of agents' permissions as mcplex profiles", async () => {
     const { converted } = await roundTrip("app-mcp-client.yaml");
     const doc = parseConfig(converted.yaml, { source: "mcplex.yaml", env: {}, secretResolver: () => "x" });
