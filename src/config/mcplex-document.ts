@@ -22,7 +22,7 @@ export function mcplexDocument(config: McplexConfig): RawMap {
   }
   if (config.tokens.length > 0) doc.tokens = config.tokens.map((token) => ({ ...token }));
   for (const key of ["llm", "serve", "telemetry"] as const) {
-    if (config[key] !== undefined) doc[key] = { ...config[key] };
+    if (config[key] !== undefined) doc[key] = structuredClone(config[key]);
   }
   return doc;
 }
@@ -53,19 +53,32 @@ function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): Raw
   for (const key of ["enabled", "timeout", "startTimeout", "lazy"] as const) {
     if (server[key] !== SERVER_DEFAULTS[key]) entry[key] = server[key];
   }
-  const optional = ["prefix", "protocolVersion", "share", "maxSessions", "breaker", "backoff"] as const;
-  for (const key of optional) if (server[key] !== undefined) entry[key] = server[key];
+  const optional = [
+    "prefix",
+    "protocolVersion",
+    "share",
+    "maxSessions",
+    "breaker",
+    "backoff",
+    "cache",
+  ] as const;
+  for (const key of optional) if (server[key] !== undefined) entry[key] = structuredClone(server[key]);
   const tools = filterEntry(server.tools);
   if (tools !== undefined) entry.tools = tools;
   return entry;
 }
 
 function profileEntry(profile: ProfileConfig): RawMap {
-  const entry: RawMap = {};
-  if (profile.servers !== undefined) entry.servers = [...profile.servers];
-  for (const key of ["tools", "resources", "prompts"] as const) {
-    const filter = filterEntry(profile[key]);
-    if (filter !== undefined) entry[key] = filter;
+  const { tools, resources, prompts, ...rest } = profile;
+  // `servers`, `mode`, `pin` and whatever else a profile holds are written as they are.
+  const entry: RawMap = structuredClone(rest);
+  for (const [key, filter] of [
+    ["tools", tools],
+    ["resources", resources],
+    ["prompts", prompts],
+  ] as const) {
+    const written = filterEntry(filter);
+    if (written !== undefined) entry[key] = written;
   }
   return entry;
 }

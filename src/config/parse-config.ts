@@ -65,7 +65,7 @@ export function detectFormat(doc: RawMap): ConfigFormat {
   if ("mcpServers" in doc) return "mcpServers";
   if (isMcpClientServers(doc)) return "mcp-client-servers";
   if (isMcpServersMap(doc)) return "mcp_servers";
-  if (!("servers" in doc) && isServerMap(doc)) return "server-map";
+  if (isServerMap(doc, TOP_LEVEL_KEYS)) return "server-map";
   if ("inputs" in doc && "servers" in doc) return "vscode";
   const servers = doc.servers;
   if (servers === null || typeof servers !== "object" || Array.isArray(servers)) return "mcplex";

@@ -52,6 +52,29 @@ describe("config convert", () => {
     expect(original.servers.length).toBeGreaterThan(0);
   });
 
+  it("writes every block of our own files: caches, catalog modes, pins, serve settings", () => {
+    const text = [
+      "servers:",
+      "  gh:",
+      "    command: gh-mcp",
+      "    cache: { ttl: 30s, tools: { 'get_*': { ttl: 2m, readOnly: true }, list_secrets: false } }",
+      "profiles:",
+      "  research: { servers: [gh], mode: search, pin: ['gh__get_*'], tools: { deny: ['*_delete'] } }",
+      "tokens:",
+      "  - { token: '${secret:t}', profile: research, mode: code }",
+      "serve: { readyWait: 2s, mode: search, pin: ['gh__*'], cache: { maxEntries: 100 } }",
+      "",
+    ].join("\n");
+    const original = parseConfig(text, { source: "mcplex.yaml", secretResolver: () => "token-value-123456" });
+    const { yaml } = convertConfig(text, { source: "mcplex.yaml", env: {} });
+    const back = parseConfig(yaml, { source: "mcplex.yaml", secretResolver: () => "token-value-123456" });
+    expect(back.servers).toEqual(original.servers);
+    expect(back.profiles).toEqual(original.profiles);
+    expect(back.tokens).toEqual(original.tokens);
+    expect(back.serve).toEqual(original.serve);
+    expect(original.servers[0]).toHaveProperty("cache");
+  });
+
   it("keeps variable and secret references as written, never their values", async () => {
     for (const name of ["app-mcp-client.yaml", "app-servers.json", "app-agents.yaml", "vscode-mcp.json"]) {
       const { converted } = await roundTrip(name);

@@ -6,32 +6,21 @@ import { type DialectResult, serverDefaults } from "./dialect-result.js";
 
 const SERVER_KEYS = ["name", "command", "args", "env", "enabled", "url"];
 
-/** Keys that make a document ours or another known dialect, never a bare server map. */
-const WRAPPER_KEYS = [
-  "servers",
-  "mcpServers",
-  "profiles",
-  "tokens",
-  "llm",
-  "serve",
-  "telemetry",
-  "inputs",
-  "mcp",
-  "mcp_servers",
-  "agent_config",
-];
+/** Keys of the other dialects, which a bare server map never has at its top. */
+const WRAPPER_KEYS = ["mcpServers", "inputs", "mcp", "mcp_servers", "agent_config"];
 
 const isMap = (value: unknown): value is RawMap =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
 /**
  * Whether a document is a bare map of servers keyed by id (`{"memory": {"command": ...}}`): no
- * wrapper key, every value a map, and at least one with `command` or `url` (an entry with
+ * wrapper key (another dialect's, or one of `ourKeys`, the top-level keys of an mcplex file), every value a map, and at least one with `command` or `url` (an entry with
  * neither is then reported where it is, rather than making the file unreadable).
  */
-export function isServerMap(doc: RawMap): boolean {
+export function isServerMap(doc: RawMap, ourKeys: readonly string[]): boolean {
   const entries = Object.entries(doc);
-  if (entries.length === 0 || entries.some(([key]) => WRAPPER_KEYS.includes(key))) return false;
+  const wrapper = (key: string) => WRAPPER_KEYS.includes(key) || ourKeys.includes(key);
+  if (entries.length === 0 || entries.some(([key]) => wrapper(key))) return false;
   return (
     entries.every(([, value]) => isMap(value)) &&
     entries.some(
