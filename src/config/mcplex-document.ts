@@ -3,8 +3,8 @@ import type { McplexConfig, ProfileConfig, ServerConfig, ToolFilter } from "./ty
 import type { RawMap } from "./value-reader.js";
 
 /**
- * A config as an mcplex file's data (`servers`, `profiles`, `tokens`, `llm`, `serve`,
- * `telemetry`): loading it gives the same servers and profiles. Defaults are left out; durations
+ * A config as an mcplex file's data (`servers`, `available`, `profiles`, `tokens`, `llm`,
+ * `serve`, `telemetry`): loading it gives the same servers and profiles. Defaults are left out; durations
  * are written in milliseconds. Servers given in code (`transport: "local"`) cannot be written
  * and are left out.
  *
@@ -15,6 +15,9 @@ export function mcplexDocument(config: McplexConfig): RawMap {
   const doc: RawMap = {};
   const servers = config.servers.filter((s) => s.transport !== "local");
   doc.servers = Object.fromEntries(servers.map((server) => [server.name, serverEntry(server)]));
+  const available = (config.available ?? []).filter((s) => s.transport !== "local");
+  if (available.length > 0)
+    doc.available = Object.fromEntries(available.map((server) => [server.name, serverEntry(server)]));
   if (Object.keys(config.profiles).length > 0) {
     doc.profiles = Object.fromEntries(
       Object.entries(config.profiles).map(([name, profile]) => [name, profileEntry(profile)]),

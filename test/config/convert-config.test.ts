@@ -58,6 +58,8 @@ describe("config convert", () => {
       "  gh:",
       "    command: gh-mcp",
       "    cache: { ttl: 30s, tools: { 'get_*': { ttl: 2m, readOnly: true }, list_secrets: false } }",
+      "available:",
+      "  memory: { command: npx, args: [-y, '@modelcontextprotocol/server-memory'], lazy: true }",
       "profiles:",
       "  research: { servers: [gh], mode: search, pin: ['gh__get_*'], tools: { deny: ['*_delete'] } }",
       "tokens:",
@@ -72,7 +74,9 @@ describe("config convert", () => {
     expect(back.profiles).toEqual(original.profiles);
     expect(back.tokens).toEqual(original.tokens);
     expect(back.serve).toEqual(original.serve);
+    expect(back.available).toEqual(original.available);
     expect(original.servers[0]).toHaveProperty("cache");
+    expect(original.available).toHaveLength(1);
   });
 
   it("keeps variable and secret references as written, never their values", async () => {
