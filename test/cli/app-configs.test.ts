@@ -164,4 +164,17 @@ describe("config errors of an application's file through the CLI", () => {
     expect(code).toBe(2);
     expect(stderr).toContain('mcp.client.servers[1].comand: unknown key "comand"; did you mean "command"?');
   });
+
+  it("converts nothing from a file that does not load, or does not exist", async () => {
+    const config = join(dir, "broken.json");
+    await writeFile(config, JSON.stringify({ a: { command: "x", enabled: "sometimes" } }));
+    const broken = await runCli(["config", "convert", config]);
+    expect(broken.code).toBe(2);
+    expect(broken.stdout).toBe("");
+    expect(broken.stderr).toContain('a.enabled: must be true or false, not "sometimes"');
+    const missing = await runCli(["config", "convert", join(dir, "no-such.yaml")]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("cannot read the config file");
+    expect((await runCli(["config", "convert"])).stderr).toContain("config convert takes one file");
+  });
 });

@@ -129,6 +129,20 @@ describe("mcp.client.servers files", () => {
   });
 });
 
+describe("agents' permissions in several places", () => {
+  it("refuses one agent given permissions twice, and an agent name mcplex cannot use", () => {
+    const error = errorOf(
+      `${client("      - { name: a, command: [x] }\n", "    agent_permissions:\n      bot: { allowed_servers: [a] }\n")}` +
+        "  agent_permissions:\n    bot: { allowed_servers: [a] }\n    'my bot': { allowed_servers: [a] }\n    lazy: {}\n",
+    );
+    expect(issueAt(error, "mcp.agent_permissions.bot")).toBe(
+      'agent "bot" has permissions in two places; keep one',
+    );
+    expect(issueAt(error, 'mcp.agent_permissions["my bot"]')).toContain('agent name "my bot" is not allowed');
+    expect(issueAt(error, "mcp.agent_permissions.lazy")).toContain('needs "allowed_servers"');
+  });
+});
+
 describe("bare server maps keyed by id", () => {
   it("reads every entry, using the id as the server's name and honouring enabled", async () => {
     const config = await loadConfig({
