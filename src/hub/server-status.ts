@@ -36,7 +36,7 @@ export function serverSnapshot(config: ServerConfig, upstream: Upstream): Server
   const snapshot: ServerSnapshot = {
     server: config.name,
     filter: config.tools,
-    state: upstream.state === "ready" ? "ready" : "unavailable",
+    state: config.enabled && upstream.state === "ready" ? "ready" : "unavailable",
     tools: upstream.tools,
     resources: upstream.resources,
     resourceTemplates: upstream.resourceTemplates,
