@@ -1,14 +1,20 @@
 // The mcplex dashboard: reads /dashboard/state once, then follows /dashboard/events (a
 // server-sent event stream read with fetch, so that a bearer token can go with it).
 // Everything from the gateway is shown with textContent: tool names and descriptions
-// come from servers and are never parsed as HTML.
+// come from servers and are never parsed as HTML. The tools, resources and prompts views
+// are an MCP client of the gateway's own /mcp (mcp-client.js).
 
-const TOKEN_KEY = "mcplex.dashboard.token";
+import { authHeaders, currentToken, setToken } from "./auth.js";
+import { McpClient } from "./mcp-client.js";
+import { mountPlayground } from "./playground.js";
+import { mountPromptRunner } from "./prompt-runner.js";
+import { mountResourceBrowser } from "./resource-browser.js";
+import { sparkline } from "./sparkline.js";
+
 /** Finished calls kept on the page (the gateway keeps the same number). */
 const RECENT_MAX = 200;
 const $ = (id) => document.getElementById(id);
 
-let token = sessionStorage.getItem(TOKEN_KEY) ?? undefined;
 /** The last state read, with calls kept up to date by the event stream. */
 let state;
 /** Gateway clock minus page clock, ms, so that running times do not depend on the page's clock. */
@@ -21,9 +27,12 @@ const seenEnded = new Map();
 let refreshTimer;
 let refreshDue = 0;
 
-function headers() {
-  return token === undefined ? {} : { authorization: `Bearer ${token}` };
-}
+const headers = authHeaders;
+const client = new McpClient({ headers: authHeaders });
+/** The tools, resources and prompts views, mounted after the first state read. */
+let views;
+/** What the views last listed, to read the lists again when the catalog changes. */
+let catalogKey = "";
 
 /** An element with attributes and children (strings become text nodes). */
 function el(tag, attributes = {}, ...children) {
@@ -61,7 +70,7 @@ async function load() {
   const response = await fetch("/dashboard/state", { headers: headers(), cache: "no-store" });
   if (response.status === 401 || response.status === 403) {
     const body = await response.json().catch(() => ({}));
-    askForToken(token === undefined ? "" : (body.error ?? "this token is not accepted"));
+    askForToken(currentToken() === undefined ? "" : (body.error ?? "this token is not accepted"));
     return false;
   }
   if (!response.ok) throw new Error(`the gateway answered ${response.status}`);
@@ -73,12 +82,48 @@ async function load() {
   $("login").hidden = true;
   $("problem").hidden = true;
   $("main").hidden = false;
+  $("tabs").hidden = false;
   render();
+  refreshViews();
   return true;
+}
+
+/** Mounts the tools, resources and prompts views once; reads their lists again when the catalog changed. */
+function refreshViews() {
+  const key = JSON.stringify([
+    state.tools.map((t) => `${t.name}:${t.available}`),
+    state.resources,
+    state.resourceTemplates,
+    state.prompts,
+  ]);
+  if (views !== undefined && key === catalogKey) return;
+  catalogKey = key;
+  if (views === undefined) {
+    const resources = mountResourceBrowser(client);
+    const openResource = (uri) => {
+      showTab("resources-panel");
+      resources.open(uri);
+    };
+    views = [
+      mountPlayground(client, { openResource }),
+      resources,
+      mountPromptRunner(client, { openResource }),
+    ];
+  }
+  for (const view of views) view.refresh().catch(showProblem);
+}
+
+function showTab(id) {
+  for (const button of $("tabs").querySelectorAll("button[data-tab]")) {
+    const on = button.dataset.tab === id;
+    button.setAttribute("aria-selected", String(on));
+    $(button.dataset.tab).hidden = !on;
+  }
 }
 
 function askForToken(message) {
   $("main").hidden = true;
+  $("tabs").hidden = true;
   $("login").hidden = false;
   $("login-error").textContent = message;
   $("token").focus();
@@ -92,8 +137,84 @@ function render() {
   $("health").replaceWith(Object.assign(badge(health.status), { id: "health" }));
   $("endpoint").textContent = [gateway.mcp, gateway.ws].filter(Boolean).join("   ");
   renderServers();
+  renderLatency();
   renderTools();
   renderCalls();
+}
+
+/** The buttons a server's row offers: what makes sense in its state. */
+function actionsOf(s) {
+  if (!s.enabled) return ["enable"];
+  const idle = s.state === "idle" || s.state === "stopped";
+  return [idle ? "start" : "restart", "disable"];
+}
+
+/** POSTs a server action with the token in its header; shows the outcome, then reads the state. */
+async function act(server, action, button) {
+  button.disabled = true;
+  const message = $("action-message");
+  message.hidden = false;
+  message.className = "muted";
+  message.textContent = `${action} ${server}…`;
+  try {
+    const response = await fetch(`/dashboard/servers/${encodeURIComponent(server)}/${action}`, {
+      method: "POST",
+      headers: headers(),
+      cache: "no-store",
+    });
+    const body = await response.json().catch(() => ({}));
+    message.className = response.ok ? "ok-text" : "error";
+    message.textContent = response.ok
+      ? `${server}: ${action} done (${body.server?.state ?? "?"})`
+      : `${server}: ${action} refused (${response.status}): ${body.error ?? response.statusText}${body.hint === undefined ? "" : ` — ${body.hint}`}`;
+  } catch (error) {
+    message.className = "error";
+    message.textContent = `${server}: ${action} failed: ${error.message}`;
+  } finally {
+    button.disabled = false;
+    refreshSoon(0);
+  }
+}
+
+function renderLatency() {
+  const { latency, gateway } = state;
+  if (latency === undefined) return;
+  const now = gateway.now;
+  const start = now - latency.windowMs + latency.bucketMs;
+  $("latency-window").textContent = `(last ${Math.round(latency.windowMs / 60_000)} min)`;
+  const rows = state.servers.map((s) => {
+    const points = latency.servers[s.name] ?? [];
+    const last = points.at(-1);
+    const label = (p, q) =>
+      `${clock(p.at)}: ${q} ${ms(p[q])} ms over ${p.calls} call${p.calls === 1 ? "" : "s"}`;
+    const chart = sparkline(
+      [
+        {
+          name: "p95",
+          className: "p95",
+          points: points.map((p) => ({ x: p.at, y: p.p95, label: label(p, "p95") })),
+        },
+        {
+          name: "p50",
+          className: "p50",
+          points: points.map((p) => ({ x: p.at, y: p.p50, label: label(p, "p50") })),
+        },
+      ],
+      { xMin: start, xMax: Math.max(start + 1, now - latency.bucketMs / 2), unit: " ms" },
+    );
+    return el(
+      "div",
+      { class: "latency-row", "data-server": s.name },
+      el("span", { class: "name" }, s.name),
+      chart,
+      el(
+        "span",
+        { class: "muted" },
+        last === undefined ? "no calls" : `p50 ${ms(last.p50)} · p95 ${ms(last.p95)} ms`,
+      ),
+    );
+  });
+  $("latency").replaceChildren(...(rows.length > 0 ? rows : [el("p", { class: "muted" }, "no servers")]));
 }
 
 function renderSummary() {
@@ -126,6 +247,12 @@ function renderServers() {
     if (s.lazy && (s.state === "idle" || s.state === "stopped"))
       detail.append(el("div", { class: "hint" }, "starts on first use"));
     if (s.pid !== undefined) detail.append(el("div", { class: "hint" }, `pid ${s.pid}`));
+    const actions = el("td", { class: "actions" });
+    for (const action of actionsOf(s)) {
+      const button = el("button", { type: "button", class: "small", "data-action": action }, action);
+      button.addEventListener("click", () => act(s.name, action, button));
+      actions.append(button);
+    }
     return el(
       "tr",
       { "data-server": s.name },
@@ -139,9 +266,10 @@ function renderServers() {
       el("td", { class: "num" }, s.stats.requests > 0 ? ms(s.stats.p50) : ""),
       el("td", { class: "num" }, s.stats.requests > 0 ? ms(s.stats.p95) : ""),
       detail,
+      actions,
     );
   });
-  fill($("servers").tBodies[0], rows, "no servers configured", 10);
+  fill($("servers").tBodies[0], rows, "no servers configured", 11);
 }
 
 function renderTools() {
@@ -306,11 +434,14 @@ async function run() {
 
 $("login").addEventListener("submit", (event) => {
   event.preventDefault();
-  token = $("token").value.trim();
-  sessionStorage.setItem(TOKEN_KEY, token);
+  setToken($("token").value.trim());
   run();
 });
 $("tool-filter").addEventListener("input", () => renderTools());
+$("tabs").addEventListener("click", (event) => {
+  const tab = event.target.closest("button[data-tab]");
+  if (tab !== null) showTab(tab.dataset.tab);
+});
 $("errors-only").addEventListener("change", () => renderCalls());
 setInterval(() => {
   if (state !== undefined && state.calls.active.length > 0) renderCalls();
