@@ -76,11 +76,6 @@ export class LatencyHistory {
     }
   }
 
-  /** Forgets a server (removed from the config). */
-  forget(server: string): void {
-    this.#rings.delete(server);
-  }
-
   /** The buckets of the window ending at `now`, per server (only `servers` when given). */
   snapshot(now = Date.now(), servers?: readonly string[]): LatencySnapshot {
     const windowMs = this.#bucketMs * this.#size;

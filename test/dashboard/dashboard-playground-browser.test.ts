@@ -57,7 +57,7 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
       name: "files",
       transport: "workspace",
       root,
-      allowWrite: false,
+      allowWrite: true,
       rules: [],
       enabled: true,
       lazy: false,
@@ -147,6 +147,33 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
     await callAndWait();
     expect(await page.locator("#pg-result .result.is-error .badge").textContent()).toBe("isError");
     expect(await page.locator("#pg-result .block.text").textContent()).toBe("this tool failed on purpose");
+    expect(errors).toEqual([]);
+  });
+
+  it("builds arrays of nested objects and optional booleans into the arguments", async () => {
+    await pickTool("files__edit_file");
+    await page.locator('#pg-form [name="path"]').fill("notes.txt");
+    await page.locator('#pg-form button[data-add="edits"]').click();
+    await page.locator('#pg-form [name="edits.0.oldText"]').fill("hello");
+    await page.locator('#pg-form [name="edits.0.newText"]').fill("goodbye");
+    await page.locator('#pg-form button[data-add="edits"]').click();
+    await page.locator('#pg-form [name="edits.1.oldText"]').fill("unused");
+    // The second item goes again: removed items leave the arguments.
+    await page.locator('#pg-form [data-field="edits"] .item').nth(1).locator("button").click();
+    const dryRun = page.locator('#pg-form select[name="dryRun"]');
+    expect(await dryRun.locator("option").allTextContents()).toEqual(["(none)", "true", "false"]);
+    await dryRun.selectOption("true");
+    await page.locator("#pg-mode").click();
+    expect(JSON.parse(await page.locator("#pg-json").inputValue())).toEqual({
+      path: "notes.txt",
+      edits: [{ oldText: "hello", newText: "goodbye" }],
+      dryRun: true,
+    });
+    await page.locator("#pg-mode").click();
+    await callAndWait();
+    const structured = JSON.parse((await page.locator("#pg-result pre.structured").textContent()) ?? "");
+    expect(structured).toMatchObject({ dryRun: true, edits: [{ line: 1, removedLines: 1, addedLines: 1 }] });
+    expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("hello from the workspace\n");
     expect(errors).toEqual([]);
   });
 

@@ -220,8 +220,10 @@ function arrayField(schema, path, required) {
   const items = typeof schema.items === "object" && schema.items !== null ? schema.items : {};
   const list = el("div", { class: "items" });
   const rows = [];
+  // Items keep the number they were made with (their fields' names), whatever is removed later.
+  let made = 0;
   const add = (v) => {
-    const i = rows.length;
+    const i = made++;
     const item = field(items, [...path, String(i)], true);
     const remove = el("button", { type: "button", class: "small", title: "remove this item" }, "−");
     const row = el("div", { class: "item" }, item.element, remove);
@@ -238,6 +240,7 @@ function arrayField(schema, path, required) {
   plus.addEventListener("click", () => add());
   const write = (v) => {
     for (const r of rows.splice(0)) r.row.remove();
+    made = 0;
     if (Array.isArray(v)) for (const x of v) add(x);
   };
   if (Array.isArray(schema.default)) write(schema.default);
