@@ -80,12 +80,22 @@ export class Dashboard {
   readonly #host: DashboardHost;
   readonly #feed: CallFeed;
   readonly #latency: LatencyHistory;
+  readonly #mcp: boolean;
   readonly #startedAt = Date.now();
   readonly #streams = new Set<ServerResponse>();
   readonly #assets = new Map<string, Promise<Buffer>>();
 
-  constructor(gateway: Gateway, host: DashboardHost, options: { latency?: LatencyHistoryOptions } = {}) {
+  /**
+   * `options.mcp: false` says MCP is not served at the page's origin (a gateway on stdio):
+   * the page then has no tools, resources and prompts views, which call `/mcp`.
+   */
+  constructor(
+    gateway: Gateway,
+    host: DashboardHost,
+    options: { latency?: LatencyHistoryOptions; mcp?: boolean } = {},
+  ) {
     this.#gateway = gateway;
+    this.#mcp = options.mcp ?? true;
     this.#host = host;
     this.#feed = new CallFeed(gateway);
     this.#latency = new LatencyHistory(options.latency);
@@ -146,6 +156,7 @@ export class Dashboard {
         now: Date.now(),
         ...this.#host.endpoints(),
         authenticated: this.#host.authenticated(),
+        mcpHere: this.#mcp,
         ...(profile === undefined ? {} : { profile }),
       },
       // Only the servers the profile can use: others' names, pids and errors are not its business.

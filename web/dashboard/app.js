@@ -82,7 +82,8 @@ async function load() {
   $("login").hidden = true;
   $("problem").hidden = true;
   $("main").hidden = false;
-  $("tabs").hidden = false;
+  // The tools, resources and prompts views call /mcp: not there when the gateway serves stdio.
+  $("tabs").hidden = state.gateway.mcpHere === false;
   render();
   refreshViews();
   return true;
@@ -90,6 +91,7 @@ async function load() {
 
 /** Mounts the tools, resources and prompts views once; reads their lists again when the catalog changed. */
 function refreshViews() {
+  if (state.gateway.mcpHere === false) return;
   const key = JSON.stringify([
     state.tools.map((t) => `${t.name}:${t.available}`),
     state.resources,
