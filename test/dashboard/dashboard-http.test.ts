@@ -229,7 +229,10 @@ describe("latency in the dashboard's state", () => {
           headers: { authorization: `Bearer ${token}` },
         })
       ).json as {
-        latency: { bucketMs: number; servers: Record<string, Array<{ at: number; calls: number; p50: number }>> };
+        latency: {
+          bucketMs: number;
+          servers: Record<string, Array<{ at: number; calls: number; p50: number }>>;
+        };
       };
       return state.latency;
     };
