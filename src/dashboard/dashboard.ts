@@ -32,6 +32,7 @@ const JS = "text/javascript; charset=utf-8";
 const MODULES = [
   "app.js",
   "auth.js",
+  "dom.js",
   "mcp-client.js",
   "schema-form.js",
   "content-view.js",
@@ -39,6 +40,7 @@ const MODULES = [
   "playground.js",
   "resource-browser.js",
   "prompt-runner.js",
+  "server-controls.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {

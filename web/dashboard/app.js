@@ -5,11 +5,12 @@
 // are an MCP client of the gateway's own /mcp (mcp-client.js).
 
 import { authHeaders, currentToken, setToken } from "./auth.js";
+import { badge, clock, el, ms } from "./dom.js";
 import { McpClient } from "./mcp-client.js";
 import { mountPlayground } from "./playground.js";
 import { mountPromptRunner } from "./prompt-runner.js";
 import { mountResourceBrowser } from "./resource-browser.js";
-import { sparkline } from "./sparkline.js";
+import { actionCell, latencyRows } from "./server-controls.js";
 
 /** Finished calls kept on the page (the gateway keeps the same number). */
 const RECENT_MAX = 200;
@@ -27,36 +28,17 @@ const seenEnded = new Map();
 let refreshTimer;
 let refreshDue = 0;
 
-const headers = authHeaders;
 const client = new McpClient({ headers: authHeaders });
 /** The tools, resources and prompts views, mounted after the first state read. */
 let views;
 /** What the views last listed, to read the lists again when the catalog changes. */
 let catalogKey = "";
 
-/** An element with attributes and children (strings become text nodes). */
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined) node.setAttribute(name, value);
-  }
-  for (const child of children)
-    node.append(child instanceof Node ? child : document.createTextNode(String(child ?? "")));
-  return node;
-}
-
-function badge(text, kind = text) {
-  return el("span", { class: `badge ${kind}` }, text);
-}
-
 function fill(tbody, rows, emptyText, columns) {
   tbody.replaceChildren(
     ...(rows.length > 0 ? rows : [el("tr", { class: "empty" }, el("td", { colspan: columns }, emptyText))]),
   );
 }
-
-const ms = (n) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
-const clock = (epoch) => new Date(epoch).toLocaleTimeString();
 
 function duration(totalMs) {
   const s = Math.floor(totalMs / 1000);
@@ -67,7 +49,7 @@ function duration(totalMs) {
 
 /** Reads the state; false when the page must ask for a token first. */
 async function load() {
-  const response = await fetch("/dashboard/state", { headers: headers(), cache: "no-store" });
+  const response = await fetch("/dashboard/state", { headers: authHeaders(), cache: "no-store" });
   if (response.status === 401 || response.status === 403) {
     const body = await response.json().catch(() => ({}));
     askForToken(currentToken() === undefined ? "" : (body.error ?? "this token is not accepted"));
@@ -139,84 +121,14 @@ function render() {
   $("health").replaceWith(Object.assign(badge(health.status), { id: "health" }));
   $("endpoint").textContent = [gateway.mcp, gateway.ws].filter(Boolean).join("   ");
   renderServers();
-  renderLatency();
+  if (state.latency !== undefined) {
+    const { windowMs } = state.latency;
+    $("latency-window").textContent = `(last ${Math.round(windowMs / 60_000)} min)`;
+    const rows = latencyRows(state.servers, state.latency, gateway.now);
+    $("latency").replaceChildren(...(rows.length > 0 ? rows : [el("p", { class: "muted" }, "no servers")]));
+  }
   renderTools();
   renderCalls();
-}
-
-/** The buttons a server's row offers: what makes sense in its state. */
-function actionsOf(s) {
-  if (!s.enabled) return ["enable"];
-  const idle = s.state === "idle" || s.state === "stopped";
-  return [idle ? "start" : "restart", "disable"];
-}
-
-/** POSTs a server action with the token in its header; shows the outcome, then reads the state. */
-async function act(server, action, button) {
-  button.disabled = true;
-  const message = $("action-message");
-  message.hidden = false;
-  message.className = "muted";
-  message.textContent = `${action} ${server}…`;
-  try {
-    const response = await fetch(`/dashboard/servers/${encodeURIComponent(server)}/${action}`, {
-      method: "POST",
-      headers: headers(),
-      cache: "no-store",
-    });
-    const body = await response.json().catch(() => ({}));
-    message.className = response.ok ? "ok-text" : "error";
-    message.textContent = response.ok
-      ? `${server}: ${action} done (${body.server?.state ?? "?"})`
-      : `${server}: ${action} refused (${response.status}): ${body.error ?? response.statusText}${body.hint === undefined ? "" : ` — ${body.hint}`}`;
-  } catch (error) {
-    message.className = "error";
-    message.textContent = `${server}: ${action} failed: ${error.message}`;
-  } finally {
-    button.disabled = false;
-    refreshSoon(0);
-  }
-}
-
-function renderLatency() {
-  const { latency, gateway } = state;
-  if (latency === undefined) return;
-  const now = gateway.now;
-  const start = now - latency.windowMs + latency.bucketMs;
-  $("latency-window").textContent = `(last ${Math.round(latency.windowMs / 60_000)} min)`;
-  const rows = state.servers.map((s) => {
-    const points = latency.servers[s.name] ?? [];
-    const last = points.at(-1);
-    const label = (p, q) =>
-      `${clock(p.at)}: ${q} ${ms(p[q])} ms over ${p.calls} call${p.calls === 1 ? "" : "s"}`;
-    const chart = sparkline(
-      [
-        {
-          name: "p95",
-          className: "p95",
-          points: points.map((p) => ({ x: p.at, y: p.p95, label: label(p, "p95") })),
-        },
-        {
-          name: "p50",
-          className: "p50",
-          points: points.map((p) => ({ x: p.at, y: p.p50, label: label(p, "p50") })),
-        },
-      ],
-      { xMin: start, xMax: Math.max(start + 1, now - latency.bucketMs / 2), unit: " ms" },
-    );
-    return el(
-      "div",
-      { class: "latency-row", "data-server": s.name },
-      el("span", { class: "name" }, s.name),
-      chart,
-      el(
-        "span",
-        { class: "muted" },
-        last === undefined ? "no calls" : `p50 ${ms(last.p50)} · p95 ${ms(last.p95)} ms`,
-      ),
-    );
-  });
-  $("latency").replaceChildren(...(rows.length > 0 ? rows : [el("p", { class: "muted" }, "no servers")]));
 }
 
 function renderSummary() {
@@ -249,12 +161,7 @@ function renderServers() {
     if (s.lazy && (s.state === "idle" || s.state === "stopped"))
       detail.append(el("div", { class: "hint" }, "starts on first use"));
     if (s.pid !== undefined) detail.append(el("div", { class: "hint" }, `pid ${s.pid}`));
-    const actions = el("td", { class: "actions" });
-    for (const action of actionsOf(s)) {
-      const button = el("button", { type: "button", class: "small", "data-action": action }, action);
-      button.addEventListener("click", () => act(s.name, action, button));
-      actions.append(button);
-    }
+    const actions = actionCell(s, () => refreshSoon(0));
     return el(
       "tr",
       { "data-server": s.name },
@@ -397,7 +304,7 @@ function setLive(text, kind) {
 
 /** Follows the event stream; resolves when it ends. */
 async function follow() {
-  const response = await fetch("/dashboard/events", { headers: headers(), cache: "no-store" });
+  const response = await fetch("/dashboard/events", { headers: authHeaders(), cache: "no-store" });
   if (!response.ok || response.body === null) throw new Error(`the event stream answered ${response.status}`);
   setLive("live", "ok");
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -3,7 +3,7 @@
 // messages. Text is always text (textContent), never parsed as HTML; images and audio are
 // data: URLs of the bytes the server sent.
 
-import { el } from "./schema-form.js";
+import { el } from "./dom.js";
 
 const isImage = (mime) =>
   typeof mime === "string" && /^image\/(png|jpeg|gif|webp|bmp|x-icon|avif)$/.test(mime);

@@ -3,8 +3,9 @@
 // see what it returned.
 
 import { toolResult } from "./content-view.js";
+import { el } from "./dom.js";
 import { McpError, paramHeaders } from "./mcp-client.js";
-import { el, schemaForm } from "./schema-form.js";
+import { schemaForm } from "./schema-form.js";
 
 /**
  * Mounts the playground in the page's #playground section. `openResource(uri)` shows a

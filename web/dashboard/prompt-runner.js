@@ -2,7 +2,7 @@
 // through the gateway), get it, and see its messages.
 
 import { promptMessages } from "./content-view.js";
-import { el } from "./schema-form.js";
+import { el } from "./dom.js";
 
 /** Mounts the #prompts-panel section. Returns `{ refresh }`. */
 export function mountPromptRunner(client, { openResource }) {

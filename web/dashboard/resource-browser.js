@@ -2,7 +2,7 @@
 // preview of text and images.
 
 import { resourceContents } from "./content-view.js";
-import { el } from "./schema-form.js";
+import { el } from "./dom.js";
 
 /** Mounts the #resources-panel section. Returns `{ refresh, open(uri) }`. */
 export function mountResourceBrowser(client) {

@@ -3,16 +3,7 @@
 // cannot express (oneOf, a type union, a free-form object) gets a small JSON box of its own,
 // and the playground offers the raw JSON editor for the whole of it.
 
-/** An element with attributes and children (strings become text nodes, never HTML). */
-export function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined && value !== false) node.setAttribute(name, value === true ? "" : value);
-  }
-  for (const child of children)
-    node.append(child instanceof Node ? child : document.createTextNode(String(child ?? "")));
-  return node;
-}
+import { el } from "./dom.js";
 
 const NONE = Symbol("none");
 
