@@ -253,6 +253,21 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
       2, 2,
     ]);
 
+    // A resource link in a tool's result opens here.
+    await pickTool("ev__get-resource-links");
+    await page.locator('#pg-form [name="count"]').fill("1");
+    await callAndWait();
+    const link = page.locator("#pg-result .resource-link").first();
+    const uri = await link.getAttribute("data-uri");
+    expect(uri).toMatch(/^demo:\/\/resource\/dynamic\/(text|blob)\/\d+$/);
+    await link.locator("button").click();
+    await page.waitForFunction(
+      (u) => document.querySelector("#rs-preview")?.getAttribute("data-uri") === u,
+      uri,
+    );
+    expect(await page.locator("#resources-panel").isVisible()).toBe(true);
+    expect(await page.locator("#rs-preview").textContent()).toContain("Resource 1");
+
     // A template is read by the URI filled in.
     await page
       .locator('#rs-list tr[data-template="demo://resource/dynamic/text/{resourceId}"] button')

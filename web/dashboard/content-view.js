@@ -8,6 +8,19 @@ import { el } from "./dom.js";
 const isImage = (mime) =>
   typeof mime === "string" && /^image\/(png|jpeg|gif|webp|bmp|x-icon|avif)$/.test(mime);
 
+const isText = (mime) =>
+  typeof mime === "string" && /^(text\/|application\/(json|xml|javascript|yaml)|.*\+(json|xml)$)/.test(mime);
+
+/** Base64 of UTF-8 text as the text, or undefined when it is not valid UTF-8. */
+function decodeText(base64) {
+  try {
+    const bytes = Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** One content block. `open(uri)` is offered on resource links. */
 export function contentBlock(block, { open } = {}) {
   switch (block?.type) {
@@ -82,7 +95,10 @@ export function toolResult(result, options = {}) {
   return out;
 }
 
-/** The contents of a resources/read (or of an embedded resource): text, image preview, or size. */
+/**
+ * The contents of a resources/read (or of an embedded resource): text (also a blob of a text
+ * type), an image preview, or the size of other bytes.
+ */
 export function resourceContents(contents) {
   return (contents ?? []).map((c) => {
     const head = el(
@@ -100,6 +116,11 @@ export function resourceContents(contents) {
         head,
         el("img", { class: "preview", src: `data:${c.mimeType};base64,${c.blob}`, alt: c.uri ?? "image" }),
       );
+    if (typeof c.blob === "string" && isText(c.mimeType)) {
+      const text = decodeText(c.blob);
+      if (text !== undefined)
+        return el("div", { class: "content" }, head, el("pre", { class: "block text" }, text));
+    }
     if (typeof c.blob === "string") {
       const bytes =
         Math.floor((c.blob.length * 3) / 4) - (c.blob.endsWith("==") ? 2 : c.blob.endsWith("=") ? 1 : 0);
