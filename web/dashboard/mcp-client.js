@@ -2,7 +2,7 @@
 // gateway's own /mcp, so the page's calls go through the same pipeline as any client's
 // (profiles, metrics, the call feed). Progress and log messages come back on the POST's
 // event stream; aborting the request (closing the stream) is the cancellation, which the
-// gateway passes to the server as notifications/cancelled.
+// gateway passes on to the server (as notifications/cancelled to a 2025 server).
 
 const VERSION = "2026-07-28";
 const META = {
