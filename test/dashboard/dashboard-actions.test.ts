@@ -167,3 +167,29 @@ function resultOf(res: RawResponse): string {
   const result = (res.json as { result?: { content?: Array<{ text?: string }> } }).result;
   return (result?.content ?? []).map((c) => c.text ?? "").join("");
 }
+
+describe("server actions of a gateway without tokens (loopback only)", { timeout: 60_000 }, () => {
+  let gw: InProcessGateway;
+  beforeAll(async () => {
+    gw = await startGateway(configOf([fixture("fx")]));
+  });
+  afterAll(() => gw?.stop());
+
+  it("refuses a form another site posts, and serves the dashboard's own page and local tools", async () => {
+    const url = `${gw.origin}/dashboard/servers/fx/disable`;
+    const forged = await rawHttp(url, {
+      method: "POST",
+      headers: { origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded" },
+      body: "x=1",
+    });
+    expect(forged.status).toBe(403);
+    expect(gw.hub.servers()[0]).toMatchObject({ enabled: true, state: "ready" });
+
+    const own = await rawHttp(url, { method: "POST", headers: { origin: gw.origin } });
+    expect(own.status).toBe(200);
+    // A local tool sends no Origin at all, as curl does.
+    const local = await rawHttp(`${gw.origin}/dashboard/servers/fx/enable`, { method: "POST" });
+    expect(local.status).toBe(200);
+    expect((local.json as { server: Status }).server).toMatchObject({ enabled: true, state: "ready" });
+  });
+});
