@@ -17,8 +17,11 @@ interface Refusal {
 
 /** What the HTTP front lends the dashboard. */
 export interface DashboardHost {
-  /** Host/Origin and token checks of a data request: the caller's profile, or a refusal. */
-  admit(req: IncomingMessage): { profile?: string } | Refusal;
+  /**
+   * Host/Origin and token checks of a data request: the caller's profile, or a refusal. With
+   * `limited`, the caller's rate limit too (server actions, which start processes).
+   */
+  admit(req: IncomingMessage, limited?: boolean): { profile?: string } | Refusal;
   /** Host/Origin check alone, for the page itself (it holds no data). */
   checkPage(req: IncomingMessage): Refusal | undefined;
   /** The endpoints the front serves, to show on the page. */
@@ -189,13 +192,13 @@ export class Dashboard {
     this.#streams.clear();
   }
 
-  /** A server action: POST only, admitted like /mcp, within the caller's profile. */
+  /** A server action: POST only, admitted like /mcp (rate limit included), within the caller's profile. */
   #act(req: IncomingMessage, res: ServerResponse, action: { server: string; action: string }): void {
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "POST" }).end();
       return;
     }
-    const caller = this.#host.admit(req);
+    const caller = this.#host.admit(req, true);
     if ("status" in caller) {
       sendJson(res, caller.status, { error: caller.message }, caller.headers);
       return;

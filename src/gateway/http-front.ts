@@ -143,7 +143,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       : new Dashboard(
           gateway,
           {
-            admit: (req) => admit(req, false),
+            admit: (req, limited = false) => admit(req, limited),
             checkPage: (req) => admission.checkPage(req),
             endpoints: () => endpoints,
             authenticated: () => admission.authenticated,

@@ -69,6 +69,26 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
     expect(status("fx").state).toBe("ready");
   });
 
+  it("counts against the caller's rate limit, as /mcp requests do", async () => {
+    const front = await gw.addFront({
+      tokens: [{ token: ADMIN }],
+      rateLimit: { perSecond: 0.001, burst: 1 },
+    });
+    try {
+      const origin = front.url.replace(/\/mcp$/, "");
+      const post = () => rawHttp(`${origin}/dashboard/servers/fx/enable`, { method: "POST", headers: admin });
+      expect((await post()).status).toBe(200);
+      const limited = await post();
+      expect(limited.status).toBe(429);
+      expect(limited.headers["retry-after"]).toBeDefined();
+      // Reading the state is not limited.
+      const state = await rawHttp(`${origin}/dashboard/state`, { method: "GET", headers: admin });
+      expect(state.status).toBe(200);
+    } finally {
+      await front.close();
+    }
+  });
+
   it("takes POST only", async () => {
     const get = await rawHttp(`${gw.origin}/dashboard/servers/fx/restart`, { method: "GET", headers: admin });
     expect(get.status).toBe(405);
