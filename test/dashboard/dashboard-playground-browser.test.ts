@@ -73,6 +73,8 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
             workspace,
             fixture("fx", [], { env: { FIXTURE_LOG: join(root, "fx.log") } }),
             stdio("mem", MEMORY, [], { lazy: true, env: { MEMORY_FILE_PATH: join(root, "memory.jsonl") } }),
+            // The conformance server: a tool with an x-mcp-header argument.
+            stdio("conf", "node_modules/.bin/tsx", ["test/conformance/everything-server.ts", "--stdio"]),
           ],
           {
             profiles: { echo: { tools: { allow: ["fx__echo"] } } },
@@ -181,6 +183,25 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
     const structured = JSON.parse((await page.locator("#pg-result pre.structured").textContent()) ?? "");
     expect(structured).toMatchObject({ dryRun: true, edits: [{ line: 1, removedLines: 1, addedLines: 1 }] });
     expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("hello from the workspace\n");
+    expect(errors).toEqual([]);
+  });
+
+  it("mirrors x-mcp-header arguments into Mcp-Param headers, which the gateway checks", async () => {
+    await pickTool("conf__test_x_mcp_header");
+    await page.locator('#pg-form [name="region"]').fill("eu-west ✓");
+    await page.locator('#pg-form [name="count"]').fill("2");
+    await callAndWait();
+    expect(await page.locator("#pg-result .block.text").textContent()).toBe("region=eu-west ✓");
+    // The same call without the header is refused: the page's client is what sends it.
+    // (A string, so that the test runner leaves the page's dynamic imports alone.)
+    const bare = await page.evaluate(`(async () => {
+      const { McpClient } = await import("/dashboard/mcp-client.js");
+      const { authHeaders } = await import("/dashboard/auth.js");
+      const client = new McpClient({ headers: authHeaders });
+      const args = { name: "conf__test_x_mcp_header", arguments: { region: "eu" } };
+      return client.request("tools/call", args).then(() => "answered", (error) => error.message);
+    })()`);
+    expect(bare).toMatch(/^Header mismatch: .*Mcp-Param-Region/);
     expect(errors).toEqual([]);
   });
 
