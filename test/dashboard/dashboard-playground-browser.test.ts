@@ -234,6 +234,9 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
 
   it("shows a call's progress, and cancels it upstream", async () => {
     await pickTool("ev__trigger-long-running-operation");
+    // The schema's defaults are filled in.
+    expect(await page.locator('#pg-form [name="duration"]').inputValue()).toBe("10");
+    expect(await page.locator('#pg-form [name="steps"]').inputValue()).toBe("5");
     await page.locator('#pg-form [name="duration"]').fill("1");
     await page.locator('#pg-form [name="steps"]').fill("4");
     await page.locator("#pg-call").click();
