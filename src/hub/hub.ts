@@ -415,6 +415,42 @@ export class Hub {
     }
   }
 
+  /**
+   * Stops a server and starts it again, and resolves when it is ready; rejects with the start
+   * error. Servers that share its connection (identical definitions) restart with it, and
+   * `share: false` servers drop their per-client connections, which reopen on next use.
+   */
+  async restartServer(name: string): Promise<void> {
+    const { config, upstream } = this.#entry(name);
+    if (!config.enabled) throw disabledServer(config.name);
+    await Promise.all([this.#own.closeServer(name), upstream.close()]);
+    await upstream.start();
+  }
+
+  /**
+   * Turns a server on (started now unless lazy; a failed start shows in {@link servers}) or
+   * off (stopped, its calls refused), at run time: the config file is not changed, so this
+   * holds until mcplex restarts or a reload changes this server's definition.
+   */
+  async setServerEnabled(name: string, enabled: boolean): Promise<void> {
+    const entry = this.#entry(name);
+    if (entry.config.enabled === enabled) return;
+    entry.config = { ...entry.config, enabled };
+    const { upstream } = entry;
+    if (enabled) {
+      this.#publish(name);
+      this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
+      if (!entry.config.lazy) await upstream.start().catch(() => {});
+      return;
+    }
+    // A connection shared with a server still enabled stays up for that one.
+    const users = this.#pool.usersOf(upstream);
+    const stillUsed = users.some((user) => this.#entries.get(user)?.config.enabled === true);
+    await Promise.all([this.#own.closeServer(name), stillUsed ? undefined : upstream.close()]);
+    this.#publish(name);
+    this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
+  }
+
   #add(config: ServerConfig): Entry {
     const entry: Entry = { config, upstream: this.#pool.acquire(config) };
     this.#entries.set(config.name, entry);

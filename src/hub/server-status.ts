@@ -40,7 +40,7 @@ export function serverSnapshot(config: ServerConfig, upstream: Upstream): Server
     server: config.name,
     filter: config.tools,
     // A server stopped for idleness stays on offer: the next call starts it again.
-    state: upstream.available ? "ready" : "unavailable",
+    state: config.enabled && upstream.available ? "ready" : "unavailable",
     tools: upstream.tools,
     resources: upstream.resources,
     resourceTemplates: upstream.resourceTemplates,
