@@ -1,0 +1,179 @@
+import type { RecordConfig } from "../config/types.js";
+import { McplexError, RpcError } from "../errors.js";
+import type { RecordedError, RecordedLists } from "../recording/recording-format.js";
+import { RecordingWriter } from "../recording/recording-writer.js";
+import type { Hub } from "./hub.js";
+import type { UpstreamInterceptor } from "./hub-types.js";
+
+/** A server's recording while it runs. */
+interface Track {
+  writer: RecordingWriter;
+  nextId: number;
+  /** Requests in flight: id to start time (performance.now()). */
+  inFlight: Map<number, number>;
+  lists?: string;
+}
+
+/** Options of a {@link TrafficRecorder}. */
+export interface TrafficRecorderOptions {
+  /** Where and how each server is recorded; `undefined` for a server not recorded. */
+  recordOf: (server: string) => RecordConfig | undefined;
+  /** The config's secrets: hidden before anything reaches the disk. */
+  secrets: readonly string[];
+}
+
+/**
+ * Records servers' traffic as it passes through the hub, in the format of
+ * docs/recording-format.md: the requests the hub sends for calls (an {@link UpstreamInterceptor},
+ * so it sees what the server got after the other layers, with progress and cancellation), their
+ * results and errors, the server's notifications (hub events), and how it introduced itself and
+ * what it listed (on each start and list change).
+ *
+ * @example
+ * const recorder = new TrafficRecorder({ recordOf: () => ({ dir: "rec", redact: [] }), secrets: [] });
+ * const hub = new Hub({ config, interceptors: [recorder.interceptor] });
+ * recorder.attach(hub);
+ */
+export class TrafficRecorder {
+  readonly #options: TrafficRecorderOptions;
+  readonly #tracks = new Map<string, Track | null>();
+  #detach: (() => void) | undefined;
+
+  constructor(options: TrafficRecorderOptions) {
+    this.#options = options;
+  }
+
+  /** The layer to give the hub (`HubOptions.interceptors`). */
+  readonly interceptor: UpstreamInterceptor = (next) => async (call) => {
+    const track = this.#track(call.server);
+    if (track === undefined) return next(call);
+    const id = track.nextId++;
+    const started = performance.now();
+    const ms = () => Math.round(performance.now() - started);
+    track.writer.write({ type: "request", id, at: new Date().toISOString(), method: call.method, params: call.params });
+    track.inFlight.set(id, started);
+    const { onProgress, signal } = call.options;
+    const onAbort = () => track.writer.write({ type: "cancelled", id, ms: ms(), direction: "client" });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const result = await next({
+        ...call,
+        options: {
+          ...call.options,
+          onProgress: (progress) => {
+            track.writer.write({ type: "progress", id, ms: ms(), ...progress });
+            onProgress?.(progress);
+          },
+        },
+      });
+      track.writer.write({ type: "result", id, ms: ms(), result });
+      return result;
+    } catch (error) {
+      if (!signal?.aborted) track.writer.write({ type: "error", id, ms: ms(), error: recordedError(error) });
+      throw error;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      track.inFlight.delete(id);
+    }
+  };
+
+  /**
+   * Listens to the hub: handshakes and lists when a server becomes ready or lists anew, and the
+   * server's notifications (tied to the request in flight when there is exactly one). Returns
+   * the detach function.
+   */
+  attach(hub: Hub): () => void {
+    const off = hub.on((event) => {
+      switch (event.type) {
+        case "server-state":
+          if (event.state === "ready") this.#handshake(hub, event.server);
+          return;
+        case "catalog-changed":
+          for (const server of event.servers) this.#lists(hub, server);
+          return;
+        case "notification": {
+          const track = this.#track(event.server);
+          if (track === undefined) return;
+          const only = track.inFlight.size === 1 ? [...track.inFlight][0] : undefined;
+          track.writer.write({
+            type: "notification",
+            at: new Date().toISOString(),
+            direction: "server",
+            method: event.method,
+            ...(event.params === undefined ? {} : { params: event.params }),
+            ...(only === undefined ? {} : { id: only[0], ms: Math.round(performance.now() - only[1]) }),
+          });
+          return;
+        }
+      }
+    });
+    // Servers already up (a recorder attached late) are written at once.
+    for (const status of hub.servers()) if (status.state === "ready") this.#handshake(hub, status.name);
+    this.#detach = off;
+    return off;
+  }
+
+  /** Stops listening and closes every file; safe to call twice. */
+  close(): void {
+    this.#detach?.();
+    for (const track of this.#tracks.values()) track?.writer.close();
+    this.#tracks.clear();
+  }
+
+  #handshake(hub: Hub, server: string): void {
+    const track = this.#track(server);
+    const details = hub.serverDetails(server);
+    if (track === undefined || details === undefined) return;
+    const { tools: _, resources: __, resourceTemplates: ___, prompts: ____, ...handshake } = details;
+    track.writer.write({ type: "server", at: new Date().toISOString(), ...(handshake as object) });
+    track.lists = undefined;
+    this.#lists(hub, server);
+  }
+
+  #lists(hub: Hub, server: string): void {
+    const track = this.#track(server);
+    const details = hub.serverDetails(server);
+    if (track === undefined || details === undefined) return;
+    const lists = {
+      tools: details.tools,
+      resources: details.resources,
+      resourceTemplates: details.resourceTemplates,
+      prompts: details.prompts,
+    } as unknown as RecordedLists;
+    const text = JSON.stringify(lists);
+    if (text === track.lists) return;
+    track.lists = text;
+    track.writer.write({ type: "lists", at: new Date().toISOString(), ...lists });
+  }
+
+  #track(server: string): Track | undefined {
+    let track = this.#tracks.get(server);
+    if (track === undefined) {
+      const record = this.#options.recordOf(server);
+      track =
+        record === undefined
+          ? null
+          : {
+              writer: new RecordingWriter({
+                dir: record.dir,
+                server,
+                secrets: this.#options.secrets,
+                redactKeys: record.redact,
+                ...(record.maxBytes === undefined ? {} : { maxBytes: record.maxBytes }),
+                ...(record.maxFiles === undefined ? {} : { maxFiles: record.maxFiles }),
+              }),
+              nextId: 1,
+              inFlight: new Map(),
+            };
+      this.#tracks.set(server, track);
+    }
+    return track ?? undefined;
+  }
+}
+
+/** An error as a recording keeps it: the wire error as it came, or a local failure's code and message. */
+function recordedError(error: unknown): RecordedError {
+  if (error instanceof RpcError) return error.toJSON();
+  if (error instanceof McplexError) return { message: error.message, local: error.code };
+  return { message: error instanceof Error ? error.message : String(error) };
+}
