@@ -2,6 +2,7 @@ import type { RecordConfig } from "../config/types.js";
 import { McplexError, RpcError } from "../errors.js";
 import type { RecordedError, RecordedLists } from "../recording/recording-format.js";
 import { RecordingWriter } from "../recording/recording-writer.js";
+import { saveToolList } from "../recording/tool-cache.js";
 import type { Hub } from "./hub.js";
 import type { UpstreamInterceptor } from "./hub-types.js";
 
@@ -126,7 +127,6 @@ export class TrafficRecorder {
     if (track === undefined || details === undefined) return;
     const { tools: _, resources: __, resourceTemplates: ___, prompts: ____, ...handshake } = details;
     track.writer.write({ type: "server", at: new Date().toISOString(), ...(handshake as object) });
-    track.lists = undefined;
     this.#lists(hub, server);
   }
 
@@ -176,4 +176,38 @@ function recordedError(error: unknown): RecordedError {
   if (error instanceof RpcError) return error.toJSON();
   if (error instanceof McplexError) return { message: error.message, local: error.code };
   return { message: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * Keeps the tool list of every server that runs for real in `cacheDir` (see `saveToolList`),
+ * each time it becomes ready or lists anew, so that `mcplex serve --simulate` can stand in for
+ * it later. Returns the detach function. A cache that cannot be written is skipped silently:
+ * it is a convenience, and serving must not fail for it.
+ */
+export function cacheToolLists(hub: Hub, cacheDir: string): () => void {
+  const saved = new Map<string, string>();
+  const save = (server: string) => {
+    const status = hub.servers().find((s) => s.name === server);
+    const details = hub.serverDetails(server);
+    if (status === undefined || status.simulated !== undefined || details === undefined) return;
+    const text = JSON.stringify(details.tools);
+    if (saved.get(server) === text) return;
+    saved.set(server, text);
+    try {
+      saveToolList(cacheDir, {
+        server,
+        savedAt: new Date().toISOString(),
+        tools: details.tools as unknown as Record<string, unknown>[],
+        ...(details.serverInfo === undefined
+          ? {}
+          : { serverInfo: { name: details.serverInfo.name, version: details.serverInfo.version } }),
+      });
+    } catch {
+      // See above: the cache is best effort.
+    }
+  };
+  return hub.on((event) => {
+    if (event.type === "server-state" && event.state === "ready") save(event.server);
+    else if (event.type === "catalog-changed") for (const server of event.servers) save(server);
+  });
 }

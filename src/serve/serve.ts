@@ -9,6 +9,7 @@ import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
+import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";
 
 /** What {@link serve} serves, and how. */
@@ -47,6 +48,16 @@ export interface ServeOptions {
   watch?: boolean;
   /** What happens while serving, for a log: reloads, and servers that did not start. */
   onEvent?: (event: ServeEvent) => void;
+  /** Record every server's traffic in this directory (`--record DIR`; docs/recording-format.md). */
+  record?: string;
+  /**
+   * Serve every server's recording (found in `record`, else its `record.dir`), else a simulator
+   * made from its cached tool list, instead of the server (`--simulate`). Without it, only
+   * servers with `simulate: true` are replaced.
+   */
+  simulate?: { seed: number; cacheDir: string; speed?: number; all: boolean };
+  /** Keep the tool lists of servers that run for real in this cache directory, for `simulate`. */
+  toolCache?: string;
 }
 
 /** What {@link serve} reports while it serves. */
@@ -66,6 +77,8 @@ export interface RunningGateway {
   readonly ready: Promise<unknown>;
   /** Every server's first start is over (each ready or failed). */
   readonly started: Promise<void>;
+  /** The servers replaced by a recording or a simulator, and by which. */
+  readonly simulated: readonly SimulatedServer[];
   /** Receives one sample per request (an interceptor); returns its remover. */
   observe(observer: (sample: RequestSample) => void): () => void;
   /** Sees forwarded calls start and end; returns its remover. */
@@ -90,7 +103,17 @@ export interface RunningGateway {
  */
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const tokens = [...options.config.tokens, ...(options.tokens ?? [])];
-  const config = servedConfig(options.config, options.noPrefix === true, tokens);
+  const standIns = await standInsOf(options);
+  const { config, simulated } = standIns(servedConfig(options.config, options.noPrefix === true, tokens));
+  const recorder = config.servers.some((s) => s.record !== undefined && s.transport !== "replay")
+    ? new (await import("../hub/traffic-recorder.js")).TrafficRecorder({
+        recordOf: (name) => {
+          const server = config.servers.find((s) => s.name === name);
+          return server?.transport === "replay" ? undefined : server?.record;
+        },
+        secrets: config.secrets,
+      })
+    : undefined;
   // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
@@ -100,8 +123,16 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     config,
     clientCapabilities: ANSWERING_CAPABILITIES,
     ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
-    ...(telemetry === undefined ? {} : { interceptors: [telemetry.upstream] }),
+    interceptors: [
+      ...(telemetry === undefined ? [] : [telemetry.upstream]),
+      ...(recorder === undefined ? [] : [recorder.interceptor]),
+    ],
   });
+  recorder?.attach(hub);
+  const uncache =
+    options.toolCache === undefined
+      ? undefined
+      : (await import("../hub/traffic-recorder.js")).cacheToolLists(hub, options.toolCache);
   // Servers start first, and the gateway's code loads while they do: a client that spawns
   // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
   const started = hub.start();
@@ -123,7 +154,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           hub,
           config,
           (outcome) => emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) }),
-          { transform: (next) => servedConfig(next, options.noPrefix === true, next.tokens) },
+          { transform: (next) => standIns(servedConfig(next, options.noPrefix === true, next.tokens)).config },
         )
       : undefined;
   let stdio: RunningGateway["stdio"];
@@ -138,6 +169,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       await front?.close(stdio === undefined ? graceMs : Math.min(graceMs, 1000));
       gateway.close();
       await hub.close();
+      uncache?.();
+      recorder?.close();
       await telemetry?.shutdown();
     })();
     return closing;
@@ -182,9 +215,36 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(stdio === undefined ? {} : { stdio }),
     ready: gateway.ready,
     started,
+    simulated,
     observe: (observer) => gateway.observe(observer),
     watchCalls: (watcher) => gateway.watchCalls(watcher),
     close,
+  };
+}
+
+/**
+ * What replaces servers for `--record` and `--simulate` (loaded only then): recorded servers get
+ * a `record` block, simulated ones become replays of a recording or simulators of a tool list.
+ */
+async function standInsOf(
+  options: ServeOptions,
+): Promise<(config: McplexConfig) => { config: McplexConfig; simulated: SimulatedServer[] }> {
+  const { record, simulate } = options;
+  const wanted = (config: McplexConfig) =>
+    record !== undefined || simulate !== undefined || config.servers.some((s) => s.simulate === true);
+  if (!wanted(options.config)) return (config) => ({ config, simulated: [] });
+  const { recordedConfig, simulatedConfig } = await import("../recording/simulated-servers.js");
+  const { defaultCacheDir } = await import("../recording/tool-cache.js");
+  return (config) => {
+    // Simulated servers read the recording directory; they never write to it.
+    const recorded = record === undefined || simulate !== undefined ? config : recordedConfig(config, record);
+    return simulatedConfig(recorded, {
+      all: simulate?.all ?? false,
+      seed: simulate?.seed ?? 1,
+      cacheDir: simulate?.cacheDir ?? options.toolCache ?? defaultCacheDir(),
+      ...(record === undefined ? {} : { recordDir: record }),
+      ...(simulate?.speed === undefined ? {} : { speed: simulate.speed }),
+    });
   };
 }
 
