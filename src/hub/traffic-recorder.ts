@@ -62,7 +62,16 @@ export class TrafficRecorder {
         options: {
           ...call.options,
           onProgress: (progress) => {
-            track.writer.write({ type: "progress", id, ms: ms(), ...progress });
+            // The token is the connection's own: a replay sends the live request's.
+            const { progress: done, total, message } = progress as { progress: number; total?: number; message?: string };
+            track.writer.write({
+              type: "progress",
+              id,
+              ms: ms(),
+              progress: done,
+              ...(total === undefined ? {} : { total }),
+              ...(message === undefined ? {} : { message }),
+            });
             onProgress?.(progress);
           },
         },

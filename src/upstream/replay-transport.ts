@@ -135,7 +135,7 @@ export class ReplayTransport implements Transport {
         this.#deliver({
           jsonrpc: "2.0",
           method: "notifications/progress",
-          params: { progressToken: token, ...progress },
+          params: { ...progress, progressToken: token },
         });
       } else
         this.#deliver({
