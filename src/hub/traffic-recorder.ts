@@ -13,6 +13,8 @@ interface Track {
   /** Requests in flight: id to start time (performance.now()). */
   inFlight: Map<number, number>;
   lists?: string;
+  /** Whether the current connection's handshake is written (lists come after it). */
+  introduced: boolean;
 }
 
 /** Options of a {@link TrafficRecorder}. */
@@ -95,9 +97,12 @@ export class TrafficRecorder {
   attach(hub: Hub): () => void {
     const off = hub.on((event) => {
       switch (event.type) {
-        case "server-state":
-          if (event.state === "ready") this.#handshake(hub, event.server);
+        case "server-state": {
+          const track = this.#track(event.server);
+          if (track !== undefined && event.state !== "ready") track.introduced = false;
+          else this.#handshake(hub, event.server);
           return;
+        }
         case "catalog-changed":
           for (const server of event.servers) this.#lists(hub, server);
           return;
@@ -133,9 +138,10 @@ export class TrafficRecorder {
   #handshake(hub: Hub, server: string): void {
     const track = this.#track(server);
     const details = hub.serverDetails(server);
-    if (track === undefined || details === undefined) return;
+    if (track === undefined || details === undefined || track.introduced) return;
     const { tools: _, resources: __, resourceTemplates: ___, prompts: ____, ...handshake } = details;
     track.writer.write({ type: "server", at: new Date().toISOString(), ...(handshake as object) });
+    track.introduced = true;
     this.#lists(hub, server);
   }
 
@@ -143,6 +149,7 @@ export class TrafficRecorder {
     const track = this.#track(server);
     const details = hub.serverDetails(server);
     if (track === undefined || details === undefined) return;
+    if (!track.introduced) return this.#handshake(hub, server);
     const lists = {
       tools: details.tools,
       resources: details.resources,
@@ -173,6 +180,7 @@ export class TrafficRecorder {
               }),
               nextId: 1,
               inFlight: new Map(),
+              introduced: false,
             };
       this.#tracks.set(server, track);
     }

@@ -36,7 +36,8 @@ export function recordingFile(dir: string, server: string, part = 0): string {
 /**
  * Appends a server's traffic to `DIR/SERVER.jsonl`, one line per message, redacted before it is
  * written. Past `maxBytes` the file is rotated (`SERVER.1.jsonl` is the previous one) and the new
- * one starts with the header and the latest handshake and lists, so every file replays on its own.
+ * one starts with the header, the latest handshake and lists and the requests still unanswered,
+ * so every file replays on its own.
  * Writes are synchronous: lines land in the order things happened, and a crash loses none.
  */
 export class RecordingWriter {
@@ -47,6 +48,8 @@ export class RecordingWriter {
   #size = 0;
   /** The latest `server` and `lists` lines, repeated at the top of each new file. */
   #context = new Map<"server" | "lists", string>();
+  /** Requests not answered yet, repeated after the context in a new file so their answers have a question. */
+  #pending = new Map<number, string>();
 
   constructor(options: RecordingWriterOptions) {
     this.#options = {
@@ -72,6 +75,9 @@ export class RecordingWriter {
     else if (this.#size + bytes > this.#options.maxBytes && this.#size > 0) this.#rotate();
     this.#append(text, bytes);
     if (line.type === "server" || line.type === "lists") this.#context.set(line.type, text);
+    else if (line.type === "request") this.#pending.set(line.id, text);
+    else if (line.type === "result" || line.type === "error" || line.type === "cancelled")
+      this.#pending.delete(line.id);
   }
 
   /** Closes the file; safe to call twice. */
@@ -106,7 +112,11 @@ export class RecordingWriter {
     };
     const text = `${JSON.stringify(header)}\n`;
     this.#append(text, Buffer.byteLength(text));
-    for (const context of this.#context.values()) this.#append(context, Buffer.byteLength(context));
+    for (const kind of ["server", "lists"] as const) {
+      const context = this.#context.get(kind);
+      if (context !== undefined) this.#append(context, Buffer.byteLength(context));
+    }
+    for (const request of this.#pending.values()) this.#append(request, Buffer.byteLength(request));
   }
 
   #rotate(): void {
