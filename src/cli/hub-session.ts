@@ -20,10 +20,11 @@ export async function withHub<T>(
   options: { config?: string | McplexConfig; start?: StartPlan; onHub?: (hub: Hub) => void },
   run: (hub: Hub, config: McplexConfig, telemetry: Telemetry | undefined) => Promise<T>,
 ): Promise<T> {
-  const config =
+  const loaded =
     typeof options.config === "object"
       ? options.config
       : await loadConfig(options.config === undefined ? {} : { config: options.config });
+  const config = await withSimulatedServers(loaded);
   // The hub's calls start traces of their own when telemetry is on (loaded only then).
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
@@ -48,6 +49,17 @@ export async function withHub<T>(
     await hub.close();
     await telemetry?.shutdown();
   }
+}
+
+/**
+ * The config with its `simulate: true` servers replaced by their recording or a simulator of
+ * their cached tool list (loaded only when one asks for it), as `mcplex serve` does.
+ */
+async function withSimulatedServers(config: McplexConfig): Promise<McplexConfig> {
+  if (!config.servers.some((server) => server.simulate === true)) return config;
+  const { simulatedConfig } = await import("../recording/simulated-servers.js");
+  const { defaultCacheDir } = await import("../recording/tool-cache.js");
+  return simulatedConfig(config, { all: false, seed: 1, cacheDir: defaultCacheDir() }).config;
 }
 
 /**
