@@ -71,7 +71,7 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
           : server.transport === "local"
             ? "(in process)"
             : server.transport === "replay"
-              ? (server.recording.join(", ") || "(simulated from its tool list)")
+              ? server.recording.join(", ") || "(simulated from its tool list)"
               : server.url;
     const { name, transport, enabled, lazy, timeout, startTimeout } = server;
     return {

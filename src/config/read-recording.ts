@@ -40,7 +40,8 @@ export function readRecordOptions(
   const dir = reader.nonEmpty(map.dir, joinPath(at, "dir")) ?? DEFAULT_RECORD_DIR;
   const redact = reader.stringList(map.redact, joinPath(at, "redact")) ?? [];
   redact.forEach((key, i) => {
-    if (key === "") reader.fail(joinPath(joinPath(at, "redact"), i), "an empty key hides nothing; name a field");
+    if (key === "")
+      reader.fail(joinPath(joinPath(at, "redact"), i), "an empty key hides nothing; name a field");
   });
   const record: RecordConfig = { dir: resolvePath(dir), redact };
   const maxBytes = reader.count(map.maxBytes, joinPath(at, "maxBytes"), 1024);
@@ -61,7 +62,8 @@ export function readReplay(
   const file = reader.nonEmpty(node.recording, joinPath(path, "recording"));
   if (node.recording === undefined)
     reader.fail(path, 'transport "replay" needs "recording": a file written by `mcplex serve --record DIR`');
-  const mode = reader.choice(node.mode, joinPath(path, "mode"), ["sequential", "match"] as const) ?? "sequential";
+  const mode =
+    reader.choice(node.mode, joinPath(path, "mode"), ["sequential", "match"] as const) ?? "sequential";
   const speed = readSpeed(reader, node.speed, joinPath(path, "speed"));
   if (file === undefined) return undefined;
   return { transport: "replay", recording: [resolvePath(file)], mode, speed };
@@ -70,14 +72,17 @@ export function readReplay(
 /** Keys that only mean something with `transport: replay`. */
 export function misplacedReplayKeys(reader: ValueReader, node: RawMap, path: string): void {
   for (const key of ["recording", "mode", "speed"])
-    if (node[key] !== undefined) reader.fail(joinPath(path, key), 'applies to "transport: replay" servers only');
+    if (node[key] !== undefined)
+      reader.fail(joinPath(path, key), 'applies to "transport: replay" servers only');
 }
 
 function readSpeed(reader: ValueReader, value: unknown, path: string): number {
   if (value === undefined) return 1;
   const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
   if (typeof n === "number" && Number.isFinite(n) && n >= 0) return n;
-  reader.fail(path, `must be a number of 0 or more (1: recorded pace, 0: at once), not ${describeValue(value)}`);
+  reader.fail(
+    path,
+    `must be a number of 0 or more (1: recorded pace, 0: at once), not ${describeValue(value)}`,
+  );
   return 1;
 }
-

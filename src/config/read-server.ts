@@ -3,7 +3,12 @@ import { isAbsolute, resolve } from "node:path";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol/revisions.js";
 import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
-import { misplacedReplayKeys, RECORDING_SERVER_KEYS, readRecordOptions, readReplay } from "./read-recording.js";
+import {
+  misplacedReplayKeys,
+  RECORDING_SERVER_KEYS,
+  readRecordOptions,
+  readReplay,
+} from "./read-recording.js";
 import { urlCredentials } from "./redact.js";
 import type { OAuthConfig, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";

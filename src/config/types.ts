@@ -167,7 +167,11 @@ export interface ReplayServerConfig extends ServerCommon {
   /** Recorded time is divided by this; 0 answers as fast as possible. Default 1. */
   speed: number;
   /** Instead of a recording: the tools a simulator answers for, and its seed. */
-  simulator?: { tools: Record<string, unknown>[]; seed: number; serverInfo?: { name: string; version: string } };
+  simulator?: {
+    tools: Record<string, unknown>[];
+    seed: number;
+    serverInfo?: { name: string; version: string };
+  };
 }
 
 export type ServerConfig =

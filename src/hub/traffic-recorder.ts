@@ -53,7 +53,13 @@ export class TrafficRecorder {
     const id = track.nextId++;
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
-    track.writer.write({ type: "request", id, at: new Date().toISOString(), method: call.method, params: call.params });
+    track.writer.write({
+      type: "request",
+      id,
+      at: new Date().toISOString(),
+      method: call.method,
+      params: call.params,
+    });
     track.inFlight.set(id, started);
     const { onProgress, signal } = call.options;
     const onAbort = () => track.writer.write({ type: "cancelled", id, ms: ms(), direction: "client" });
@@ -65,7 +71,11 @@ export class TrafficRecorder {
           ...call.options,
           onProgress: (progress) => {
             // The token is the connection's own: a replay sends the live request's.
-            const { progress: done, total, message } = progress as { progress: number; total?: number; message?: string };
+            const {
+              progress: done,
+              total,
+              message,
+            } = progress as { progress: number; total?: number; message?: string };
             track.writer.write({
               type: "progress",
               id,
@@ -149,7 +159,10 @@ export class TrafficRecorder {
     const track = this.#track(server);
     const details = hub.serverDetails(server);
     if (track === undefined || details === undefined) return;
-    if (!track.introduced) return this.#handshake(hub, server);
+    if (!track.introduced) {
+      this.#handshake(hub, server);
+      return;
+    }
     const lists = {
       tools: details.tools,
       resources: details.resources,

@@ -56,7 +56,10 @@ export async function verifyRecording(
     const differences =
       "result" in recorded
         ? diff({ result: recorded.result }, live)
-        : diff({ error: errorShape(recorded.error) }, "error" in live ? { error: errorShape(live.error) } : live);
+        : diff(
+            { error: errorShape(recorded.error) },
+            "error" in live ? { error: errorShape(live.error) } : live,
+          );
     if (differences.length > 0)
       drifts.push({ index, method: exchange.method, params: exchange.params, differences });
   }
@@ -94,7 +97,8 @@ export function diff(recorded: unknown, live: unknown, path = "", out: Differenc
     for (const key of keys) {
       if (key === "_meta") continue;
       const at = `${path}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-      if (!(key in recorded) || !(key in live)) out.push({ path: at, recorded: recorded[key], live: live[key] });
+      if (!(key in recorded) || !(key in live))
+        out.push({ path: at, recorded: recorded[key], live: live[key] });
       else diff(recorded[key], live[key], at, out);
     }
     return out;

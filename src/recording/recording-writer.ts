@@ -146,7 +146,8 @@ export class RecordingWriter {
   #hideFields(line: RecordingLine): RecordingLine {
     if (this.#keys.size === 0) return line;
     const copy: Record<string, unknown> = { ...line };
-    for (const payload of PAYLOADS) if (copy[payload] !== undefined) copy[payload] = this.#fields(copy[payload]);
+    for (const payload of PAYLOADS)
+      if (copy[payload] !== undefined) copy[payload] = this.#fields(copy[payload]);
     return copy as RecordingLine;
   }
 

@@ -97,7 +97,9 @@ export class ReplayBook {
           const exchange = open.get(line.id);
           if (exchange === undefined) break;
           exchange.answer =
-            line.type === "result" ? { ms: line.ms, result: line.result } : { ms: line.ms, error: line.error };
+            line.type === "result"
+              ? { ms: line.ms, result: line.result }
+              : { ms: line.ms, error: line.error };
           open.delete(line.id);
           break;
         }

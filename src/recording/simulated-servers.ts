@@ -52,7 +52,11 @@ export function simulatedConfig(
     }
     const cached = loadToolList(options.cacheDir, server.name);
     if (cached !== undefined) {
-      simulated.push({ server: server.name, from: "tool-list", source: `${cached.tools.length} tools cached ${cached.savedAt}` });
+      simulated.push({
+        server: server.name,
+        from: "tool-list",
+        source: `${cached.tools.length} tools cached ${cached.savedAt}`,
+      });
       return {
         ...base,
         transport: "replay",

@@ -79,7 +79,12 @@ export class ToolSimulator {
         });
     return {
       found: true,
-      exchange: { method, params: params ?? {}, events, answer: { ms: (events.length + 1) * STEP_MS, result } },
+      exchange: {
+        method,
+        params: params ?? {},
+        events,
+        answer: { ms: (events.length + 1) * STEP_MS, result },
+      },
     };
   }
 
@@ -96,7 +101,9 @@ export class ToolSimulator {
 
 /** A 31-bit seed from the simulator's seed, the tool and its arguments (in any key order). */
 function seedOf(seed: number, name: string, args: unknown): number {
-  const digest = createHash("sha256").update(`${seed}\0${name}\0${JSON.stringify(withoutMeta(args))}`).digest();
+  const digest = createHash("sha256")
+    .update(`${seed}\0${name}\0${JSON.stringify(withoutMeta(args))}`)
+    .digest();
   return digest.readUInt32BE(0) & 0x7fffffff;
 }
 

@@ -154,7 +154,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           hub,
           config,
           (outcome) => emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) }),
-          { transform: (next) => standIns(servedConfig(next, options.noPrefix === true, next.tokens)).config },
+          {
+            transform: (next) => standIns(servedConfig(next, options.noPrefix === true, next.tokens)).config,
+          },
         )
       : undefined;
   let stdio: RunningGateway["stdio"];

@@ -1,5 +1,5 @@
-import { McplexError } from "../errors.js";
 import type { ReplayServerConfig } from "../config/types.js";
+import { McplexError } from "../errors.js";
 import { ReplayBook } from "../recording/replay-book.js";
 import { ToolSimulator } from "../recording/tool-simulator.js";
 import { ReplayTransport } from "./replay-transport.js";

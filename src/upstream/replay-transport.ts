@@ -157,7 +157,11 @@ export class ReplayTransport implements Transport {
     const asked = typeof params?.protocolVersion === "string" ? params.protocolVersion : undefined;
     const speaks = (version: string | undefined) =>
       version !== undefined && (REV2025_PROTOCOL_VERSIONS as readonly string[]).includes(version);
-    const protocolVersion = speaks(recorded) ? recorded : speaks(asked) ? asked : REV2025_PROTOCOL_VERSIONS[0];
+    const protocolVersion = speaks(recorded)
+      ? recorded
+      : speaks(asked)
+        ? asked
+        : REV2025_PROTOCOL_VERSIONS[0];
     return {
       protocolVersion,
       capabilities: handshake.capabilities ?? {},

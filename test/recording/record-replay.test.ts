@@ -42,27 +42,47 @@ const CALLS: Record<string, (hub: Hub) => Promise<unknown>> = {
 
 const live = new Map<string, unknown>();
 let liveTools: string[] = [];
-let liveGraphs: unknown[] = [];
+const liveGraphs: unknown[] = [];
 let liveProgress = 0;
 
 function recordedServers(): ServerConfig[] {
   const record = { dir: recordings, redact: ["password"] };
   return [
     stdio("everything", EVERYTHING, ["stdio"], { record }),
-    stdio("memory", MEMORY, [], { env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") }, record } as Partial<ServerConfig>),
+    stdio("memory", MEMORY, [], {
+      env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") },
+      record,
+    } as Partial<ServerConfig>),
   ];
 }
 
 function replayServers(mode: "sequential" | "match"): ServerConfig[] {
-  const common = { enabled: true, timeout: 10_000, startTimeout: 20_000, lazy: false, tools: {}, mode, speed: 0 };
+  const common = {
+    enabled: true,
+    timeout: 10_000,
+    startTimeout: 20_000,
+    lazy: false,
+    tools: {},
+    mode,
+    speed: 0,
+  };
   return ["everything", "memory"].map(
-    (name) => ({ ...common, name, transport: "replay", recording: [join(recordings, `${name}.jsonl`)] }) as ServerConfig,
+    (name) =>
+      ({
+        ...common,
+        name,
+        transport: "replay",
+        recording: [join(recordings, `${name}.jsonl`)],
+      }) as ServerConfig,
   );
 }
 
 beforeAll(async () => {
   const config = configOf(recordedServers(), { secrets: [SECRET] });
-  const recorder = new TrafficRecorder({ recordOf: (name) => config.servers.find((s) => s.name === name)?.record, secrets: config.secrets });
+  const recorder = new TrafficRecorder({
+    recordOf: (name) => config.servers.find((s) => s.name === name)?.record,
+    secrets: config.secrets,
+  });
   const hub = new Hub({ config, interceptors: [recorder.interceptor] });
   recorder.attach(hub);
   try {
@@ -100,8 +120,16 @@ describe("a recording made through the hub", () => {
   });
 
   it("starts with a version header, then the handshake and the lists", () => {
-    const lines = readFileSync(join(recordings, "memory.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    expect(lines[0]).toMatchObject({ type: "header", format: "mcplex-recording", version: 1, server: "memory" });
+    const lines = readFileSync(join(recordings, "memory.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({
+      type: "header",
+      format: "mcplex-recording",
+      version: 1,
+      server: "memory",
+    });
     const types = lines.map((l) => l.type);
     expect(types.indexOf("server")).toBeGreaterThan(0);
     expect(types).toContain("lists");
@@ -114,7 +142,10 @@ describe("a recording made through the hub", () => {
   });
 
   it("keeps the progress the server sent during a call", () => {
-    const lines = readFileSync(join(recordings, "everything.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(join(recordings, "everything.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(liveProgress).toBeGreaterThan(0);
     expect(lines.filter((l) => l.type === "progress")).toHaveLength(liveProgress);
   });
@@ -145,7 +176,8 @@ describe("replaying the recording as servers (transport: replay)", () => {
           ? hub.callTool("everything__echo", { message: "login", password: "[redacted]" })
           : CALLS[name]!(hub);
     const raw = await call.catch((e: unknown) => e);
-    if (!(raw instanceof Error)) expect((raw as { _meta?: Record<string, unknown> })._meta?.["mcplex/simulated"]).toBe(true);
+    if (!(raw instanceof Error))
+      expect((raw as { _meta?: Record<string, unknown> })._meta?.["mcplex/simulated"]).toBe(true);
     const replayed = await outcome(raw instanceof Error ? Promise.reject(raw) : Promise.resolve(raw));
     const expected = live.get(name);
     if (name === "a secret in the arguments")

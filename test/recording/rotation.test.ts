@@ -68,7 +68,10 @@ describe("rotating a recording by size", () => {
 
   it("replays the last call from the newest file", () => {
     const book = ReplayBook.read([join(recordings, "memory.jsonl")]);
-    const last = book.lookup("tools/call", { name: "search_nodes", arguments: { query: `entity-${CALLS - 1}` } });
+    const last = book.lookup("tools/call", {
+      name: "search_nodes",
+      arguments: { query: `entity-${CALLS - 1}` },
+    });
     expect(last.found).toBe(true);
   });
 });

@@ -95,7 +95,9 @@ describe("mcplex serve --simulate", () => {
   it("stands in with the cached tool list where there is no recording, the same for the same seed", async () => {
     const answers: unknown[] = [];
     for (const seed of ["4", "4"]) {
-      const serve = await serveHttp(["--config", config, "--simulate", "--seed", seed, "--speed", "0"], { env });
+      const serve = await serveHttp(["--config", config, "--simulate", "--seed", seed, "--speed", "0"], {
+        env,
+      });
       try {
         expect(serve.stderr()).toContain("memory is SIMULATED from its cached tool list");
         answers.push(
@@ -148,15 +150,29 @@ describe("mcplex replay verify", () => {
     );
     expect(created.code, created.stderr).toBe(0);
     const { code, stdout } = await runCli(
-      ["replay", "verify", join(recordings, "memory.jsonl"), "--server", "memory", "--config", config, "--json"],
+      [
+        "replay",
+        "verify",
+        join(recordings, "memory.jsonl"),
+        "--server",
+        "memory",
+        "--config",
+        config,
+        "--json",
+      ],
       { env },
     );
     expect(code).toBe(1);
-    const report = JSON.parse(stdout) as { checked: number; drifts: Array<{ method: string; params: unknown; differences: Array<{ path: string }> }> };
+    const report = JSON.parse(stdout) as {
+      checked: number;
+      drifts: Array<{ method: string; params: unknown; differences: Array<{ path: string }> }>;
+    };
     expect(report.checked).toBe(1);
     expect(report.drifts).toHaveLength(1);
     expect(report.drifts[0]).toMatchObject({ method: "tools/call", params: { name: "read_graph" } });
-    expect(report.drifts[0]!.differences.map((d) => d.path)).toContain("/result/structuredContent/entities/0");
+    expect(report.drifts[0]!.differences.map((d) => d.path)).toContain(
+      "/result/structuredContent/entities/0",
+    );
     expect(JSON.stringify(liveGraph)).not.toContain("Grace");
   }, 60_000);
 
@@ -181,11 +197,16 @@ describe("mcplex chat against a simulated server", () => {
     const cached = JSON.parse(readFileSync(join(dir, "cache", "tools", "memory.json"), "utf8")) as {
       tools: Record<string, unknown>[];
     };
-    const lookup = new ToolSimulator({ server: "memory", tools: cached.tools, seed: 1 }).lookup("tools/call", {
-      name: "read_graph",
-      arguments: {},
-    });
-    const expected = lookup.found ? (lookup.exchange.answer as { result: { content: Array<{ text: string }> } }).result : undefined;
+    const lookup = new ToolSimulator({ server: "memory", tools: cached.tools, seed: 1 }).lookup(
+      "tools/call",
+      {
+        name: "read_graph",
+        arguments: {},
+      },
+    );
+    const expected = lookup.found
+      ? (lookup.exchange.answer as { result: { content: Array<{ text: string }> } }).result
+      : undefined;
     const llm = await startMockLlm({
       turns: [
         { toolCalls: [{ name: "memory__read_graph", arguments: {} }] },

@@ -1,7 +1,7 @@
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { Hub } from "../../src/hub/hub.js";
@@ -18,12 +18,16 @@ beforeAll(async () => {
   const hub = new Hub({
     config: configOf([
       stdio("everything", EVERYTHING, ["stdio"]),
-      stdio("memory", MEMORY, [], { env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } } as Partial<ServerConfig>),
+      stdio("memory", MEMORY, [], {
+        env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") },
+      } as Partial<ServerConfig>),
     ]),
   });
   try {
     await hub.start();
-    tools = ["everything", "memory"].flatMap((server) => hub.serverDetails(server)!.tools as unknown as Tool[]);
+    tools = ["everything", "memory"].flatMap(
+      (server) => hub.serverDetails(server)!.tools as unknown as Tool[],
+    );
   } finally {
     await hub.close();
   }
@@ -44,9 +48,14 @@ describe("a simulator built from real servers' tool lists", () => {
         if (!lookup.found) continue;
         const result = (lookup.exchange.answer as { result: Record<string, unknown> }).result;
         const check = validator.getValidator(tool.outputSchema as never)(result.structuredContent);
-        expect(check.errorMessage, `${tool.name}: ${JSON.stringify(result.structuredContent)}`).toBeUndefined();
+        expect(
+          check.errorMessage,
+          `${tool.name}: ${JSON.stringify(result.structuredContent)}`,
+        ).toBeUndefined();
         expect(check.valid).toBe(true);
-        expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual(result.structuredContent);
+        expect(JSON.parse((result.content as Array<{ text: string }>)[0]!.text)).toEqual(
+          result.structuredContent,
+        );
       }
     }
   });
@@ -103,9 +112,18 @@ describe("a simulated server in the hub", () => {
     try {
       await hub.start();
       expect(hub.servers()[0]).toMatchObject({ state: "ready", simulated: "tool-list" });
-      expect(hub.tools().map((t) => t.name).sort()).toEqual(["memory__create_entities", "memory__read_graph"]);
+      expect(
+        hub
+          .tools()
+          .map((t) => t.name)
+          .sort(),
+      ).toEqual(["memory__create_entities", "memory__read_graph"]);
       const progress: number[] = [];
-      const result = await hub.callTool("memory__read_graph", {}, { onProgress: (p) => progress.push(p.progress) });
+      const result = await hub.callTool(
+        "memory__read_graph",
+        {},
+        { onProgress: (p) => progress.push(p.progress) },
+      );
       expect(progress).toEqual([1, 2, 3]);
       expect(result._meta?.["mcplex/simulated"]).toBe(true);
       const schema = tools.find((t) => t.name === "read_graph")!.outputSchema!;

@@ -77,7 +77,8 @@ function printReport(report: VerifyReport, server: string, file: string): void {
   }
   console.log(`${server}: ${report.drifts.length} answer(s) changed since ${file} was recorded:`);
   for (const drift of report.drifts) {
-    const what = drift.index === 0 ? "the tool list" : `#${drift.index} ${drift.method} ${short(drift.params)}`;
+    const what =
+      drift.index === 0 ? "the tool list" : `#${drift.index} ${drift.method} ${short(drift.params)}`;
     console.log(`  ${what}`);
     for (const d of drift.differences)
       console.log(`    ${d.path || "(whole answer)"}: recorded ${short(d.recorded)}, now ${short(d.live)}`);

@@ -1,10 +1,10 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import { tokenProblem } from "../../config/token-rules.js";
 import type { TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
-import { resolve } from "node:path";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
 import { defaultCacheDir } from "../../recording/tool-cache.js";
 import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
@@ -187,7 +187,10 @@ function printSimulated(simulated: readonly SimulatedServer[]): void {
       console.error(
         `mcplex: ${server} cannot be simulated: no recording and no cached tool list (run it once with \`mcplex serve\`, or record it with --record DIR)`,
       );
-    else console.error(`mcplex: ${server} is SIMULATED from its ${from === "recording" ? "recording" : "cached tool list"} (${source})`);
+    else
+      console.error(
+        `mcplex: ${server} is SIMULATED from its ${from === "recording" ? "recording" : "cached tool list"} (${source})`,
+      );
   }
 }
 
