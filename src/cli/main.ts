@@ -33,7 +33,7 @@ workspace server on this directory. Claude Desktop / Cursor "mcpServers" and VS 
 "servers" files are read as they are.
 
 Exit codes: 0 ok, 1 the tool returned an error (or the server answered the call with a JSON-RPC
-error), 2 usage, config, secret store or port error, 3 server (or LLM) unavailable.
+error; for replay verify, an answer changed), 2 usage, config, secret store or port error, 3 server (or LLM) unavailable.
 Errors print one line and a hint; MCPLEX_DEBUG=1 or --debug adds the stack trace.`;
 
 type Command = (args: string[]) => Promise<number>;

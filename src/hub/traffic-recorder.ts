@@ -1,6 +1,6 @@
 import type { RecordConfig } from "../config/types.js";
 import { McplexError, RpcError } from "../errors.js";
-import type { RecordedError, RecordedLists } from "../recording/recording-format.js";
+import type { RecordedError, RecordedLists, RecordingLine } from "../recording/recording-format.js";
 import { RecordingWriter } from "../recording/recording-writer.js";
 import { saveToolList } from "../recording/tool-cache.js";
 import type { Hub } from "./hub.js";
@@ -9,6 +9,8 @@ import type { UpstreamInterceptor } from "./hub-types.js";
 /** A server's recording while it runs. */
 interface Track {
   writer: RecordingWriter;
+  /** Writes a line; a failure to write ends this server's recording (see `onError`). */
+  write: (line: RecordingLine) => void;
   nextId: number;
   /** Requests in flight: id to start time (performance.now()). */
   inFlight: Map<number, number>;
@@ -23,6 +25,11 @@ export interface TrafficRecorderOptions {
   recordOf: (server: string) => RecordConfig | undefined;
   /** The config's secrets: hidden before anything reaches the disk. */
   secrets: readonly string[];
+  /**
+   * A server's recording could not be written (disk full, directory not writable): its recording
+   * stops, the calls go on.
+   */
+  onError?: (server: string, error: Error) => void;
 }
 
 /**
@@ -53,7 +60,7 @@ export class TrafficRecorder {
     const id = track.nextId++;
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
-    track.writer.write({
+    track.write({
       type: "request",
       id,
       at: new Date().toISOString(),
@@ -62,7 +69,7 @@ export class TrafficRecorder {
     });
     track.inFlight.set(id, started);
     const { onProgress, signal } = call.options;
-    const onAbort = () => track.writer.write({ type: "cancelled", id, ms: ms(), direction: "client" });
+    const onAbort = () => track.write({ type: "cancelled", id, ms: ms(), direction: "client" });
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const result = await next({
@@ -76,7 +83,7 @@ export class TrafficRecorder {
               total,
               message,
             } = progress as { progress: number; total?: number; message?: string };
-            track.writer.write({
+            track.write({
               type: "progress",
               id,
               ms: ms(),
@@ -88,10 +95,10 @@ export class TrafficRecorder {
           },
         },
       });
-      track.writer.write({ type: "result", id, ms: ms(), result });
+      track.write({ type: "result", id, ms: ms(), result });
       return result;
     } catch (error) {
-      if (!signal?.aborted) track.writer.write({ type: "error", id, ms: ms(), error: recordedError(error) });
+      if (!signal?.aborted) track.write({ type: "error", id, ms: ms(), error: recordedError(error) });
       throw error;
     } finally {
       signal?.removeEventListener("abort", onAbort);
@@ -120,7 +127,7 @@ export class TrafficRecorder {
           const track = this.#track(event.server);
           if (track === undefined) return;
           const only = track.inFlight.size === 1 ? [...track.inFlight][0] : undefined;
-          track.writer.write({
+          track.write({
             type: "notification",
             at: new Date().toISOString(),
             direction: "server",
@@ -150,7 +157,7 @@ export class TrafficRecorder {
     const details = hub.serverDetails(server);
     if (track === undefined || details === undefined || track.introduced) return;
     const { tools: _, resources: __, resourceTemplates: ___, prompts: ____, ...handshake } = details;
-    track.writer.write({ type: "server", at: new Date().toISOString(), ...(handshake as object) });
+    track.write({ type: "server", at: new Date().toISOString(), ...(handshake as object) });
     track.introduced = true;
     this.#lists(hub, server);
   }
@@ -172,32 +179,42 @@ export class TrafficRecorder {
     const text = JSON.stringify(lists);
     if (text === track.lists) return;
     track.lists = text;
-    track.writer.write({ type: "lists", at: new Date().toISOString(), ...lists });
+    track.write({ type: "lists", at: new Date().toISOString(), ...lists });
   }
 
   #track(server: string): Track | undefined {
-    let track = this.#tracks.get(server);
-    if (track === undefined) {
-      const record = this.#options.recordOf(server);
-      track =
-        record === undefined
-          ? null
-          : {
-              writer: new RecordingWriter({
-                dir: record.dir,
-                server,
-                secrets: this.#options.secrets,
-                redactKeys: record.redact,
-                ...(record.maxBytes === undefined ? {} : { maxBytes: record.maxBytes }),
-                ...(record.maxFiles === undefined ? {} : { maxFiles: record.maxFiles }),
-              }),
-              nextId: 1,
-              inFlight: new Map(),
-              introduced: false,
-            };
-      this.#tracks.set(server, track);
+    const known = this.#tracks.get(server);
+    if (known !== undefined) return known ?? undefined;
+    const record = this.#options.recordOf(server);
+    if (record === undefined) {
+      this.#tracks.set(server, null);
+      return undefined;
     }
-    return track ?? undefined;
+    const writer = new RecordingWriter({
+      dir: record.dir,
+      server,
+      secrets: this.#options.secrets,
+      redactKeys: record.redact,
+      ...(record.maxBytes === undefined ? {} : { maxBytes: record.maxBytes }),
+      ...(record.maxFiles === undefined ? {} : { maxFiles: record.maxFiles }),
+    });
+    const track: Track = {
+      writer,
+      write: (line) => {
+        try {
+          writer.write(line);
+        } catch (error) {
+          this.#tracks.set(server, null);
+          writer.close();
+          this.#options.onError?.(server, error as Error);
+        }
+      },
+      nextId: 1,
+      inFlight: new Map(),
+      introduced: false,
+    };
+    this.#tracks.set(server, track);
+    return track;
   }
 }
 

@@ -138,7 +138,16 @@ export class RecordingWriter {
   }
 
   #append(text: string, bytes: number): void {
-    writeSync(this.#fd!, text);
+    try {
+      writeSync(this.#fd!, text);
+    } catch (error) {
+      throw new McplexError(
+        "INVALID_ARGUMENT",
+        `cannot write the recording of ${this.#options.server} to ${this.file}: ${(error as Error).message}`,
+        { server: this.#options.server, hint: "free some space, or record to another directory" },
+        { cause: error },
+      );
+    }
     this.#size += bytes;
   }
 

@@ -63,7 +63,8 @@ export interface ServeOptions {
 /** What {@link serve} reports while it serves. */
 export type ServeEvent =
   | { type: "reloaded"; outcome: ReloadOutcome; tokens?: string }
-  | { type: "start-failed"; server: string; state: string; error: string; hint?: string };
+  | { type: "start-failed"; server: string; state: string; error: string; hint?: string }
+  | { type: "record-failed"; server: string; error: string };
 
 /** A gateway {@link serve} started. */
 export interface RunningGateway {
@@ -112,6 +113,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           return server?.transport === "replay" ? undefined : server?.record;
         },
         secrets: config.secrets,
+        onError: (server, error) =>
+          options.onEvent?.({ type: "record-failed", server, error: error.message }),
       })
     : undefined;
   // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.

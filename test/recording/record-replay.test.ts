@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
-import { RpcError } from "../../src/errors.js";
+import { AbortedError, RpcError } from "../../src/errors.js";
 import { Hub } from "../../src/hub/hub.js";
 import { TrafficRecorder } from "../../src/hub/traffic-recorder.js";
 import { configOf, EVERYTHING, MEMORY, stdio } from "../support/config.js";
@@ -231,6 +231,65 @@ describe("replaying in match mode", () => {
       expect(await outcome(CALLS.sum!(hub))).toEqual(live.get("sum"));
     } finally {
       await hub.close();
+    }
+  });
+});
+
+describe("replaying at the recorded pace", () => {
+  it("stops a call when its caller aborts, without waiting for the recorded answer", async () => {
+    const servers = replayServers("sequential").map((server) => ({ ...server, speed: 1 }) as ServerConfig);
+    const hub = new Hub({ config: configOf(servers) });
+    try {
+      await hub.start();
+      const controller = new AbortController();
+      let progress = 0;
+      const call = hub.callTool(
+        "everything__trigger-long-running-operation",
+        { duration: 0.2, steps: 3 },
+        {
+          signal: controller.signal,
+          onProgress: () => {
+            progress++;
+            controller.abort();
+          },
+        },
+      );
+      await expect(call).rejects.toBeInstanceOf(AbortedError);
+      // The recording had more progress and then an answer: the abort came first.
+      expect(progress).toBe(1);
+      expect(liveProgress).toBeGreaterThan(1);
+    } finally {
+      await hub.close();
+    }
+  });
+});
+
+describe("a recording that cannot be written", () => {
+  it("stops recording that server, says why, and the calls go on", async () => {
+    const blocker = join(dir, "not-a-directory");
+    writeFileSync(blocker, "");
+    const record = { dir: join(blocker, "recordings"), redact: [] };
+    const failures: Array<[string, string]> = [];
+    const recorder = new TrafficRecorder({
+      recordOf: () => record,
+      secrets: [],
+      onError: (server, error) => failures.push([server, error.message]),
+    });
+    const hub = new Hub({
+      config: configOf([stdio("everything", EVERYTHING, ["stdio"], { record })]),
+      interceptors: [recorder.interceptor],
+    });
+    recorder.attach(hub);
+    try {
+      await hub.start();
+      const result = await hub.callTool("everything__echo", { message: "still served" });
+      expect(result.content).toEqual([{ type: "text", text: "Echo: still served" }]);
+      expect(failures).toHaveLength(1);
+      expect(failures[0]![0]).toBe("everything");
+      expect(failures[0]![1]).toContain(`cannot write the recording of everything in ${record.dir}`);
+    } finally {
+      await hub.close();
+      recorder.close();
     }
   });
 });

@@ -196,6 +196,10 @@ function printSimulated(simulated: readonly SimulatedServer[]): void {
 
 /** What serving reports, as lines for people on stderr. */
 function printEvent(event: ServeEvent): void {
+  if (event.type === "record-failed") {
+    console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
+    return;
+  }
   if (event.type === "start-failed") {
     console.error(`mcplex: ${event.server} is ${event.state}: ${event.error}`);
     if (event.hint !== undefined) console.error(`  hint: ${event.hint}`);
