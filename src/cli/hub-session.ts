@@ -29,11 +29,21 @@ export async function withHub<T>(
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
     settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
+  // Servers with `record:` are recorded here too (loaded only then): `mcplex call` can make a recording.
+  const recorder = config.servers.some((s) => s.record !== undefined)
+    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
+        console.error(`mcplex: recording of ${server} stopped: ${error.message}`),
+      )
+    : undefined;
   const hub = new Hub({
     config,
     oauth: { store: secretOAuthStore() },
-    ...(telemetry === undefined ? {} : { interceptors: [telemetry.upstream] }),
+    interceptors: [
+      ...(telemetry === undefined ? [] : [telemetry.upstream]),
+      ...(recorder === undefined ? [] : [recorder.interceptor]),
+    ],
   });
+  recorder?.attach(hub);
   options.onHub?.(hub);
   const stop = (signal: NodeJS.Signals) => {
     void hub.close().finally(() => process.kill(process.pid, signal));
@@ -47,6 +57,7 @@ export async function withHub<T>(
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     await hub.close();
+    recorder?.close();
     await telemetry?.shutdown();
   }
 }

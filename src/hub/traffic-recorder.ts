@@ -1,4 +1,4 @@
-import type { RecordConfig } from "../config/types.js";
+import type { McplexConfig, RecordConfig } from "../config/types.js";
 import { McplexError, RpcError } from "../errors.js";
 import type { RecordedError, RecordedLists, RecordingLine } from "../recording/recording-format.js";
 import { RecordingWriter } from "../recording/recording-writer.js";
@@ -216,6 +216,24 @@ export class TrafficRecorder {
     this.#tracks.set(server, track);
     return track;
   }
+}
+
+/**
+ * The recorder of a config's servers that have `record:` (a replayed server is never recorded:
+ * it would be its own recording).
+ */
+export function recorderFor(
+  config: McplexConfig,
+  onError?: (server: string, error: Error) => void,
+): TrafficRecorder {
+  return new TrafficRecorder({
+    recordOf: (name) => {
+      const server = config.servers.find((s) => s.name === name);
+      return server?.transport === "replay" ? undefined : server?.record;
+    },
+    secrets: config.secrets,
+    ...(onError === undefined ? {} : { onError }),
+  });
 }
 
 /** An error as a recording keeps it: the wire error as it came, or a local failure's code and message. */

@@ -106,16 +106,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const tokens = [...options.config.tokens, ...(options.tokens ?? [])];
   const standIns = await standInsOf(options);
   const { config, simulated } = standIns(servedConfig(options.config, options.noPrefix === true, tokens));
-  const recorder = config.servers.some((s) => s.record !== undefined && s.transport !== "replay")
-    ? new (await import("../hub/traffic-recorder.js")).TrafficRecorder({
-        recordOf: (name) => {
-          const server = config.servers.find((s) => s.name === name);
-          return server?.transport === "replay" ? undefined : server?.record;
-        },
-        secrets: config.secrets,
-        onError: (server, error) =>
-          options.onEvent?.({ type: "record-failed", server, error: error.message }),
-      })
+  const recorder = config.servers.some((s) => s.record !== undefined)
+    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
+        options.onEvent?.({ type: "record-failed", server, error: error.message }),
+      )
     : undefined;
   // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.
   const settings = telemetrySettings(config.telemetry);

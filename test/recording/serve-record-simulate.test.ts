@@ -127,6 +127,46 @@ describe("mcplex serve --simulate", () => {
   }, 60_000);
 });
 
+describe("record: in the config", () => {
+  it("records `mcplex call` too, with the config's secret and the sensitive field kept off the disk", async () => {
+    const secret = "ghp_0123456789abcdefSECRET";
+    const recorded = join(dir, "call-recordings");
+    const file = join(dir, "record.yaml");
+    await writeFile(
+      file,
+      [
+        "servers:",
+        "  everything:",
+        `    command: ${JSON.stringify(COMMANDS.everything.command)}`,
+        "    args: [stdio]",
+        "    env:",
+        "      GITHUB_TOKEN: ${GITHUB_TOKEN}",
+        "    record:",
+        `      dir: ${JSON.stringify(recorded)}`,
+        "      redact: [password]",
+        "",
+      ].join("\n"),
+    );
+    const { code, stdout, stderr } = await runCli(
+      [
+        "call",
+        "everything__echo",
+        JSON.stringify({ message: `my token is ${secret}`, password: "opensesame-42" }),
+        "--config",
+        file,
+      ],
+      { env: { ...env, GITHUB_TOKEN: secret } },
+    );
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain("Echo: my token is");
+    const bytes = readFileSync(join(recorded, "everything.jsonl"));
+    expect(bytes.includes(secret)).toBe(false);
+    expect(bytes.includes("opensesame-42")).toBe(false);
+    expect(bytes.toString()).toContain('"password":"[redacted]"');
+    expect(bytes.toString()).toContain('"text":"Echo: my token is ***"');
+  }, 60_000);
+});
+
 describe("mcplex replay verify", () => {
   it("exits 0 against the live server the recording was made from", async () => {
     const { code, stdout, stderr } = await runCli(
