@@ -271,8 +271,10 @@ export function cacheToolLists(hub: Hub, cacheDir: string): () => void {
       // See above: the cache is best effort.
     }
   };
-  return hub.on((event) => {
+  const off = hub.on((event) => {
     if (event.type === "server-state" && event.state === "ready") save(event.server);
     else if (event.type === "catalog-changed") for (const server of event.servers) save(server);
   });
+  for (const status of hub.servers()) if (status.state === "ready") save(status.name);
+  return off;
 }

@@ -126,13 +126,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ],
   });
   recorder?.attach(hub);
+  const started = hub.start();
+  // Off the start path: servers ready before it loads are saved when it attaches.
   const uncache =
     options.toolCache === undefined
       ? undefined
       : (await import("../hub/traffic-recorder.js")).cacheToolLists(hub, options.toolCache);
   // Servers start first, and the gateway's code loads while they do: a client that spawns
   // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
-  const started = hub.start();
   const { Gateway } = await import("../gateway/gateway.js");
   // Requests wait for servers still starting, but never past readyWait: one slow server must
   // not hide the others from a client that gives its first list a few seconds.
