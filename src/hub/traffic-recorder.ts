@@ -3,6 +3,7 @@ import { McplexError, RpcError } from "../errors.js";
 import type { RecordedError, RecordedLists, RecordingLine } from "../recording/recording-format.js";
 import { RecordingWriter } from "../recording/recording-writer.js";
 import { saveToolList } from "../recording/tool-cache.js";
+import { redactValue } from "../upstream/error-redaction.js";
 import type { Hub } from "./hub.js";
 import type { UpstreamInterceptor } from "./hub-types.js";
 
@@ -262,7 +263,8 @@ export function cacheToolLists(hub: Hub, cacheDir: string): () => void {
       saveToolList(cacheDir, {
         server,
         savedAt: new Date().toISOString(),
-        tools: details.tools as unknown as Record<string, unknown>[],
+        // A description may quote what the server was given: the cache is redacted like a recording.
+        tools: redactValue(details.tools, (text) => hub.redact(text)) as unknown as Record<string, unknown>[],
         ...(details.serverInfo === undefined
           ? {}
           : { serverInfo: { name: details.serverInfo.name, version: details.serverInfo.version } }),

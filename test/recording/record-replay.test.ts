@@ -293,3 +293,57 @@ describe("a recording that cannot be written", () => {
     }
   });
 });
+
+describe("a server that leaks its secret", () => {
+  it("leaves none of the secret's encodings in its recording: errors, error results, log messages", async () => {
+    const secret = "leak-4f1c2a9e7b3d8f60";
+    const record = { dir: join(dir, "leaky"), redact: [] };
+    const config = configOf(
+      [
+        stdio("leaky", process.execPath, ["test/fixtures/servers/leaky-server.mjs"], {
+          env: { LEAK_TOKEN: secret },
+          record,
+        }),
+      ],
+      { secrets: [secret] },
+    );
+    const recorder = new TrafficRecorder({ recordOf: () => record, secrets: config.secrets });
+    const hub = new Hub({ config, interceptors: [recorder.interceptor] });
+    recorder.attach(hub);
+    const logged = new Promise<void>((resolve) => {
+      const off = hub.on((event) => {
+        if (event.type === "notification" && event.method === "notifications/message") {
+          off();
+          resolve();
+        }
+      });
+    });
+    try {
+      await hub.start();
+      await expect(hub.callTool("leaky__leak", {})).rejects.toBeInstanceOf(RpcError);
+      expect((await hub.callTool("leaky__leak_result", {})).isError).toBe(true);
+      await hub.callTool("leaky__leak_log", {});
+      await logged;
+    } finally {
+      await hub.close();
+      recorder.close();
+    }
+    const text = readFileSync(join(record.dir, "leaky.jsonl"), "utf8");
+    const types = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line).type);
+    expect(types).toEqual(expect.arrayContaining(["error", "result", "notification"]));
+    const b64 = (value: string) => Buffer.from(value).toString("base64");
+    for (const form of [
+      secret,
+      b64(secret),
+      Buffer.from(secret).toString("base64url"),
+      encodeURIComponent(secret),
+      b64(`x${secret}y`),
+      b64(`xy${secret}z`),
+      b64(`Authorization: Bearer ${secret}`),
+    ])
+      expect(text.includes(form), form).toBe(false);
+  });
+});
