@@ -9,6 +9,7 @@ import {
   requestKey,
   withoutMeta,
 } from "./recording-format.js";
+import { REDACTED_FIELD } from "./recording-writer.js";
 
 /** Something that happens while a request is answered, `ms` after it was sent. */
 export type ReplayEvent =
@@ -142,7 +143,14 @@ export class ReplayBook {
 
   /** The recorded exchange answering `method` with `params`, or why there is none and the closest. */
   lookup(method: string, params: Record<string, unknown> | undefined): Lookup {
-    const key = requestKey(method, params);
+    let key = requestKey(method, params);
+    // A recorded request whose sensitive fields were redacted matches whatever the live one sends there.
+    if (!this.#byKey.has(key)) {
+      const redacted = this.exchanges.find(
+        (e) => e.method === method && matchesRedacted(withoutMeta(e.params), withoutMeta(params ?? {})),
+      );
+      if (redacted !== undefined) key = requestKey(redacted.method, redacted.params);
+    }
     const candidates = this.#byKey.get(key);
     if (candidates !== undefined) {
       if (this.#mode === "match") return { found: true, exchange: candidates[0]! };
@@ -182,6 +190,28 @@ export class ReplayBook {
     }
     return best === undefined ? undefined : { method: best.method, params: best.params };
   }
+}
+
+/** Whether `live` is `recorded` with any value in place of each `"[redacted]"` (and only there). */
+function matchesRedacted(recorded: unknown, live: unknown): boolean {
+  if (recorded === REDACTED_FIELD) return true;
+  if (Array.isArray(recorded))
+    return (
+      Array.isArray(live) &&
+      live.length === recorded.length &&
+      recorded.every((item, i) => matchesRedacted(item, live[i]))
+    );
+  if (recorded !== null && typeof recorded === "object") {
+    if (live === null || typeof live !== "object" || Array.isArray(live)) return false;
+    const keys = Object.keys(recorded);
+    if (keys.length !== Object.keys(live).length) return false;
+    return keys.every(
+      (k) =>
+        k in live &&
+        matchesRedacted((recorded as Record<string, unknown>)[k], (live as Record<string, unknown>)[k]),
+    );
+  }
+  return recorded === live;
 }
 
 /** How many leaf values differ between two params (a path present in one only counts once). */
