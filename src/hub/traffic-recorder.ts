@@ -2,8 +2,6 @@ import type { McplexConfig, RecordConfig } from "../config/types.js";
 import { McplexError, RpcError } from "../errors.js";
 import type { RecordedError, RecordedLists, RecordingLine } from "../recording/recording-format.js";
 import { RecordingWriter } from "../recording/recording-writer.js";
-import { saveToolList } from "../recording/tool-cache.js";
-import { redactValue } from "../upstream/error-redaction.js";
 import type { Hub } from "./hub.js";
 import type { UpstreamInterceptor } from "./hub-types.js";
 
@@ -242,41 +240,4 @@ function recordedError(error: unknown): RecordedError {
   if (error instanceof RpcError) return error.toJSON();
   if (error instanceof McplexError) return { message: error.message, local: error.code };
   return { message: error instanceof Error ? error.message : String(error) };
-}
-
-/**
- * Keeps the tool list of every server that runs for real in `cacheDir` (see `saveToolList`),
- * each time it becomes ready or lists anew, so that `mcplex serve --simulate` can stand in for
- * it later. Returns the detach function. A cache that cannot be written is skipped silently:
- * it is a convenience, and serving must not fail for it.
- */
-export function cacheToolLists(hub: Hub, cacheDir: string): () => void {
-  const saved = new Map<string, string>();
-  const save = (server: string) => {
-    const status = hub.servers().find((s) => s.name === server);
-    const details = hub.serverDetails(server);
-    if (status === undefined || status.simulated !== undefined || details === undefined) return;
-    const text = JSON.stringify(details.tools);
-    if (saved.get(server) === text) return;
-    saved.set(server, text);
-    try {
-      saveToolList(cacheDir, {
-        server,
-        savedAt: new Date().toISOString(),
-        // A description may quote what the server was given: the cache is redacted like a recording.
-        tools: redactValue(details.tools, (text) => hub.redact(text)) as unknown as Record<string, unknown>[],
-        ...(details.serverInfo === undefined
-          ? {}
-          : { serverInfo: { name: details.serverInfo.name, version: details.serverInfo.version } }),
-      });
-    } catch {
-      // See above: the cache is best effort.
-    }
-  };
-  const off = hub.on((event) => {
-    if (event.type === "server-state" && event.state === "ready") save(event.server);
-    else if (event.type === "catalog-changed") for (const server of event.servers) save(server);
-  });
-  for (const status of hub.servers()) if (status.state === "ready") save(status.name);
-  return off;
 }

@@ -131,7 +131,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const uncache =
     options.toolCache === undefined
       ? undefined
-      : (await import("../hub/traffic-recorder.js")).cacheToolLists(hub, options.toolCache);
+      : (await import("../hub/tool-list-cache.js")).cacheToolLists(hub, options.toolCache);
   // Servers start first, and the gateway's code loads while they do: a client that spawns
   // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
   const { Gateway } = await import("../gateway/gateway.js");
