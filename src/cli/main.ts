@@ -4,8 +4,9 @@ import { EXIT, printError, setDebug, UsageError } from "./output.js";
 const HELP = `mcplex — one runtime for every MCP server an agent uses
 
 Usage:
-  mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...] [--operator-token T ...]
-               [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
+  mcplex serve [--http | --ws | --stdio] [--transport stdio|http|websocket] [--host H] [--port P]
+               [--token T ...] [--operator-token T ...] [--expose-tool GLOB ...] [--config F]
+               [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
                [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N] [--ready-wait T]
                [--record DIR] [--simulate [--seed N] [--speed N]]
@@ -21,16 +22,19 @@ Usage:
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
               [--config F] [--profile P] [--json]
   mcplex config check [--config F] [--json]           validate a config without connecting
+  mcplex config convert FILE                          print any supported config file as an mcplex.yaml
   mcplex doctor [--config F] [--port P] [--json]      start every server and check what mcplex needs,
                                                       saying what to fix
   mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
   mcplex auth login NAME | logout NAME [--config F]   authorize mcplex with an OAuth server, in a browser
               [--no-browser]                          (only print the URL to open)
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
+              [--transport stdio|websocket] [--port P] [--host H] [--expose-tool GLOB ...]
 
 Config: --config FILE, else mcplex.yaml|yml|json in this directory, else a read-only
 workspace server on this directory. Claude Desktop / Cursor "mcpServers" and VS Code
-"servers" files are read as they are.
+"servers" files, and applications' "mcp: client: servers:" lists, "mcp_servers:" maps and
+bare maps of servers by id are read as they are.
 
 Exit codes: 0 ok, 1 the tool returned an error (or the server answered the call with a JSON-RPC
 error; for replay verify, an answer changed), 2 usage, config, secret store or port error, 3 server (or LLM) unavailable.

@@ -44,6 +44,12 @@ export interface HubOptions {
    * with none the hub sends as it always did.
    */
   interceptors?: readonly UpstreamInterceptor[];
+  /**
+   * Where the tool lists of `available:` servers are kept between runs (a JSON file). Default:
+   * `tool-cache.json` beside the secret store when the config has `available:` servers; `false`
+   * keeps them in memory only.
+   */
+  toolCache?: string | false;
 }
 
 /** One request the hub sends a server for a call, as {@link UpstreamInterceptor}s see it. */
@@ -98,6 +104,8 @@ export interface ServerStatus {
   lazy: boolean;
   state: UpstreamState | "disabled";
   transport: ServerConfig["transport"];
+  /** Why `transport` is not the configured one, e.g. `websocket upgrade refused: 502 Bad Gateway`. */
+  fallbackReason?: string;
   protocolVersion?: string;
   serverName?: string;
   /** What the server tells a model about using it. */
@@ -113,6 +121,10 @@ export interface ServerStatus {
   breaker?: string;
   pid?: number;
   tools: number;
+  /** Connections made: the first start, restarts after an idle stop, reconnects. */
+  starts: number;
+  /** Times it was stopped after `idleTimeout` without a call (state `idle` until the next call). */
+  idleStops: number;
   /** With `share: false`: client sessions holding a connection of their own now. */
   clientConnections?: number;
   /** Served from a recording, or by a simulator built from its tool list, not by the server itself. */

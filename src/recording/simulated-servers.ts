@@ -87,32 +87,28 @@ export function recordingParts(dir: string, server: string): string[] {
   return parts.sort((a, b) => b - a).map((part) => recordingFile(dir, server, part));
 }
 
-/** The settings every server has, without what makes it a stdio, remote or workspace server. */
+/** What makes a server a stdio, remote, workspace or in-process one: a stand-in has none of it. */
+const TRANSPORT_KEYS = [
+  "transport",
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "oauth",
+  "fallback",
+  "root",
+  "allowWrite",
+  "rules",
+  "server",
+];
+
+/** The settings every server has (timeouts, prefix, filters...), without its transport's. */
 function commonOf(server: ServerConfig) {
-  const {
-    name,
-    enabled,
-    timeout,
-    startTimeout,
-    lazy,
-    prefix,
-    tools,
-    share,
-    maxSessions,
-    breaker,
-    backoff,
-    record,
-    simulate,
-  } = server;
-  const common = { name, enabled, timeout, startTimeout, lazy, tools, record, simulate };
-  return {
-    ...common,
-    ...(prefix === undefined ? {} : { prefix }),
-    ...(share === undefined ? {} : { share }),
-    ...(maxSessions === undefined ? {} : { maxSessions }),
-    ...(breaker === undefined ? {} : { breaker }),
-    ...(backoff === undefined ? {} : { backoff }),
-  };
+  const common: Record<string, unknown> = { ...server };
+  for (const key of TRANSPORT_KEYS) delete common[key];
+  return common as Omit<ReplayServerConfig, "transport" | "recording" | "mode" | "speed">;
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { McplexConfig, TokenConfig } from "../config/types.js";
+import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
+import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
 import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
@@ -30,8 +31,19 @@ export interface ServeOptions {
   tokens?: TokenConfig[];
   /** The catalog view of clients that present no profile-bound token (and of the stdio client). */
   profile?: string;
+  /**
+   * How clients see the tools (`--tools`): `all`, `search` (meta-tools to find, describe and
+   * call them) or `code` (a sandboxed `run_code`). Over `serve.mode`; a client's token or
+   * profile may still set its own. Default: `serve.mode`, else `all`.
+   */
+  mode?: CatalogMode;
   /** Expose every server's tools without their `server__` prefix. */
   noPrefix?: boolean;
+  /**
+   * Serve only the tools whose exposed names match one of these globs (`--expose-tool`), in
+   * every profile and to every token; see {@link exposeTools}.
+   */
+  exposeTools?: readonly string[];
   /** How long requests wait for servers still starting (ms); default `config.serve.readyWait`, else 1 s. */
   readyWait?: number;
   /**
@@ -103,14 +115,19 @@ export interface RunningGateway {
  * process.on("SIGTERM", () => void running.close());
  */
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
-  const tokens = [...options.config.tokens, ...(options.tokens ?? [])];
+  const expose = options.exposeTools ?? [];
+  const tokens = exposedTokens([...options.config.tokens, ...(options.tokens ?? [])], expose);
   const standIns = await standInsOf(options);
-  const { config, simulated } = standIns(servedConfig(options.config, options.noPrefix === true, tokens));
+  const served = (next: McplexConfig, nextTokens: readonly TokenConfig[]) =>
+    standIns(servedConfig(exposeTools(next, expose), options.noPrefix === true, nextTokens));
+  const { config, simulated } = served(options.config, tokens);
+  const profileName = options.profile ?? (expose.length > 0 ? EXPOSED_PROFILE : undefined);
   const recorder = config.servers.some((s) => s.record !== undefined)
     ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
         options.onEvent?.({ type: "record-failed", server, error: error.message }),
       )
     : undefined;
+
   // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
@@ -138,12 +155,18 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // Requests wait for servers still starting, but never past readyWait: one slow server must
   // not hide the others from a client that gives its first list a few seconds.
   const readyWait = options.readyWait ?? config.serve?.readyWait;
+  let current = config;
   const gateway = new Gateway(hub, {
+    ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
     interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
     ...(options.identity === undefined ? {} : { identity: options.identity }),
   });
+  if (config.serve?.serverTools === true) {
+    const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import("../gateway/server-tools.js");
+    gateway.use(serverTools(hub), { answers: [CONNECT_SERVER, DISCONNECT_SERVER] });
+  }
   const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
   const watcher =
@@ -151,10 +174,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       ? watchConfig(
           hub,
           config,
-          (outcome) => emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) }),
-          {
-            transform: (next) => standIns(servedConfig(next, options.noPrefix === true, next.tokens)).config,
+          (outcome) => {
+            if (outcome.ok) current = outcome.config;
+            emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
           },
+          { transform: (next) => served(next, exposedTokens(next.tokens, expose)).config },
         )
       : undefined;
   let stdio: RunningGateway["stdio"];
@@ -176,7 +200,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     return closing;
   };
   try {
-    const profile = options.profile === undefined ? {} : { profile: options.profile };
+    const profile = profileName === undefined ? {} : { profile: profileName };
     if (options.transport === "stdio") {
       const { serveGatewayStdio } = await import("../gateway/stdio-front.js");
       stdio = serveGatewayStdio(gateway, { ...options.stdio, ...profile });
@@ -187,7 +211,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       front = await startHttpFront(gateway, {
         ...options.http,
         tokens,
-        ...(options.profile === undefined || tokens.length > 0 ? {} : profile),
+        ...(profileName === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),
       });
     }
@@ -253,6 +277,9 @@ function servedConfig(config: McplexConfig, noPrefix: boolean, tokens: readonly 
   return {
     ...config,
     servers: noPrefix ? config.servers.map((server) => ({ ...server, prefix: "" })) : config.servers,
+    ...(noPrefix && config.available !== undefined
+      ? { available: config.available.map((server) => ({ ...server, prefix: "" })) }
+      : {}),
     secrets: [...config.secrets, ...tokens.map((t) => t.token)],
   };
 }
@@ -266,7 +293,7 @@ function reloadTokens(
 ): { tokens?: string } {
   if (!outcome.ok || !outcome.tokens) return {};
   if (front === undefined) return { tokens: "tokens ignored (stdio takes none)" };
-  const next = [...outcome.config.tokens, ...(options.tokens ?? [])];
+  const next = [...outcome.config.tokens, ...exposedTokens(options.tokens ?? [], options.exposeTools ?? [])];
   try {
     front.setTokens(next);
     hub.addSecrets(next.map((t) => t.token)); // redacted like the first ones

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/config/index.js";
+import { convertConfig, parseConfig } from "../../src/config/index.js";
 import { ConfigError } from "../../src/errors.js";
 
 function issuesOf(text: string): Array<{ path: string; message: string }> {
@@ -71,6 +71,30 @@ describe("recording and replay in the config", () => {
     expect(at("servers.b.record.redact[0]")).toContain("an empty key hides nothing");
     expect(at("servers.b.record.maxBytes")).toContain("at least 1024");
     expect(at("servers.b.record.rotate")).toContain('unknown key "rotate"');
+  });
+});
+
+describe("config convert", () => {
+  it("writes replay servers and record/simulate settings so that they load the same", () => {
+    const text = [
+      "servers:",
+      "  a:",
+      "    transport: replay",
+      "    recording: /rec/a.jsonl",
+      "    mode: match",
+      "    speed: 0",
+      "  b:",
+      "    command: x",
+      "    simulate: true",
+      "    record:",
+      "      dir: /rec",
+      "      redact: [password]",
+      "      maxBytes: 4096",
+      "",
+    ].join("\n");
+    const options = { source: "/project/mcplex.yaml", env: {} };
+    const converted = convertConfig(text, options);
+    expect(parseConfig(converted.yaml, options).servers).toEqual(parseConfig(text, options).servers);
   });
 });
 

@@ -1,16 +1,19 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
+import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import { tokenProblem } from "../../config/token-rules.js";
-import type { TokenConfig } from "../../config/types.js";
+import type { CatalogMode, TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
 import { defaultCacheDir } from "../../recording/tool-cache.js";
 import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";
-import { EXIT, UsageError } from "../output.js";
+import { EXIT, printError, UsageError } from "../output.js";
+import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
 
 /** How long upstreams get between SIGTERM and SIGKILL when the stdio client goes away. */
@@ -28,6 +31,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       stdio: { type: "boolean" },
       http: { type: "boolean" },
       ws: { type: "boolean" },
+      transport: { type: "string", short: "t" },
+      ...EXPOSE_TOOL_FLAG,
       host: { type: "string" },
       port: { type: "string" },
       token: { type: "string", multiple: true },
@@ -42,18 +47,22 @@ export async function serveCommand(args: string[]): Promise<number> {
       simulate: { type: "boolean" },
       seed: { type: "string" },
       speed: { type: "string" },
+      tools: { type: "string" },
       ...LIMIT_FLAGS,
     },
   });
   if (values.stdio === true && (values.http === true || values.ws === true)) {
     throw new UsageError("choose --stdio or --http/--ws, not both");
   }
+  const transport = readTransport(values);
+  const stdio = transport === "stdio";
+  const exposeTools = readExposeTools(values);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
   const dashboardPort = values["dashboard-port"] === undefined ? undefined : Number(values["dashboard-port"]);
   if (dashboardPort !== undefined) {
-    if (values.stdio !== true)
+    if (!stdio)
       throw new UsageError(
         "--dashboard-port is for --stdio; over HTTP the dashboard is at /dashboard on --port",
       );
@@ -63,6 +72,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const limits = readLimitFlags(values);
   const standIns = readStandInFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
+  const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const profileOf = values.profile === undefined ? {} : { profile: values.profile };
   const checked = (flag: string, list: string[]) =>
@@ -82,19 +92,21 @@ export async function serveCommand(args: string[]): Promise<number> {
     })),
   ];
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
-  if (values.stdio !== true || dashboardPort !== undefined) {
+  if (!stdio || dashboardPort !== undefined) {
     const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
     if (refusal !== undefined) throw new UsageError(refusal);
   }
   const host = values.host ?? "127.0.0.1";
   const running = await serve({
     config,
-    transport: values.stdio === true ? "stdio" : "http",
+    transport: stdio ? "stdio" : "http",
+    ...(exposeTools.length === 0 ? {} : { exposeTools }),
     tokens: cliTokens,
     noPrefix: values["no-prefix"] === true,
     ...profileOf,
     ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
-    ...(values.stdio === true
+    ...(mode === undefined ? {} : { mode }),
+    ...(stdio
       ? dashboardPort === undefined
         ? {}
         : { http: { host, port: dashboardPort } }
@@ -104,6 +116,17 @@ export async function serveCommand(args: string[]): Promise<number> {
     ...standIns,
   });
   printSimulated(running.simulated);
+  if (exposeTools.length > 0) {
+    // Checked once every server has started, on stdio without holding the client up.
+    const checked = running.started.then(async () => {
+      const problem = unmatchedExposeTools(running.hub, exposeTools);
+      if (problem === undefined) return;
+      printError(problem);
+      await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), running.close(0)]);
+      process.exit(EXIT.usage);
+    });
+    if (running.stdio === undefined) await checked;
+  }
   if (values["log-calls"] === true) {
     running.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
@@ -135,7 +158,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     [
       `mcplex gateway${running.simulated.length > 0 ? " (SIMULATED)" : ""}: ${ready} of ${servers.length} servers ready` +
         (stillStarting > 0 ? ` (${stillStarting} still starting, announced when ready)` : "") +
-        `, ${hub.tools(values.profile).length} tools`,
+        `, ${hub.tools(values.profile ?? (exposeTools.length > 0 ? EXPOSED_PROFILE : undefined)).length} tools`,
       `  Streamable HTTP  ${front.url}`,
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
       `  HTTP+SSE         ${front.sseUrl}  (2024-11-05, for clients set to type: sse)`,
@@ -220,6 +243,21 @@ function printEvent(event: ServeEvent): void {
   console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
 }
 
+/** `--transport stdio | http | websocket` (http and websocket are one front: /mcp and /ws), or the older flags. */
+function readTransport(values: { transport?: string; stdio?: boolean; http?: boolean; ws?: boolean }) {
+  const flag = values.transport;
+  if (flag === undefined) return values.stdio === true ? "stdio" : "http";
+  if (flag !== "stdio" && flag !== "http" && flag !== "websocket")
+    throw new UsageError(`--transport must be stdio, http or websocket, not ${JSON.stringify(flag)}`);
+  const older =
+    values.stdio === true ? "stdio" : values.http === true || values.ws === true ? "http" : undefined;
+  if (older !== undefined && older !== (flag === "stdio" ? "stdio" : "http"))
+    throw new UsageError(
+      `--transport ${flag} contradicts ${older === "stdio" ? "--stdio" : "--http/--ws"}; give one`,
+    );
+  return flag === "stdio" ? "stdio" : "http";
+}
+
 /** Runs `first` on the first SIGINT or SIGTERM; a second one kills every server and exits now. */
 function onStopSignals(first: () => void): void {
   let signalled = false;
@@ -233,6 +271,12 @@ function onStopSignals(first: () => void): void {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+}
+
+/** `--tools`: how clients see the tools. */
+function toolsMode(text: string): CatalogMode {
+  if (isCatalogMode(text)) return text;
+  throw new UsageError(`--tools must be all, search or code, not ${JSON.stringify(text)}`);
 }
 
 /** `--ready-wait`: a duration, or 0 to answer at once. */
