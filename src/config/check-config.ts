@@ -95,7 +95,9 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
           ? `${server.root} (${server.allowWrite ? "read-write" : "read-only"})`
           : server.transport === "local"
             ? "(in process)"
-            : server.url;
+            : server.transport === "replay"
+              ? server.recording.join(", ") || "(simulated from its tool list)"
+              : server.url;
     const { name, transport, enabled, lazy, timeout, startTimeout } = server;
     return {
       name,

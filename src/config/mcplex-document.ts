@@ -46,6 +46,12 @@ function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): Raw
       if (server.rules.length > 0)
         entry.rules = server.rules.map((rule) => ({ ...rule, ops: [...rule.ops] }));
       break;
+    case "replay":
+      entry.transport = "replay";
+      entry.recording = server.recording[0];
+      if (server.mode !== "sequential") entry.mode = server.mode;
+      if (server.speed !== 1) entry.speed = server.speed;
+      break;
     default:
       // Always written: our files infer only from the scheme, other clients also from an /sse path.
       entry.url = server.url;
@@ -64,6 +70,8 @@ function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): Raw
     "breaker",
     "backoff",
     "cache",
+    "record",
+    "simulate",
   ] as const;
   for (const key of optional) if (server[key] !== undefined) entry[key] = structuredClone(server[key]);
   const tools = filterEntry(server.tools);

@@ -4,6 +4,12 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol/revisions.js";
 import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
 import { readCache } from "./read-cache.js";
+import {
+  misplacedReplayKeys,
+  RECORDING_SERVER_KEYS,
+  readRecordOptions,
+  readReplay,
+} from "./read-recording.js";
 import { urlCredentials } from "./redact.js";
 import type { OAuthConfig, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
@@ -29,6 +35,7 @@ const COMMON_KEYS = [
   "maxSessions",
   "breaker",
   "backoff",
+  ...RECORDING_SERVER_KEYS,
   "cache",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
@@ -49,7 +56,7 @@ const WORKSPACE_KEYS = ["root", "allowWrite", "rules"];
 /** Every key a server may have in an mcplex file. */
 export const MCPLEX_SERVER_KEYS = [...COMMON_KEYS, ...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS];
 
-const TRANSPORTS = ["stdio", "streamable-http", "http", "sse", "websocket", "workspace"] as const;
+const TRANSPORTS = ["stdio", "streamable-http", "http", "sse", "websocket", "workspace", "replay"] as const;
 /** `type` values seen in Claude Code, Cursor, VS Code and friends. */
 const FOREIGN_TYPES = [
   "stdio",
@@ -135,8 +142,16 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     ...readSharing(reader, node, path),
     ...readBreaker(reader, node.breaker, joinPath(path, "breaker")),
     ...readBackoff(reader, node.backoff, joinPath(path, "backoff")),
+    ...readRecordOptions(reader, node, path, (p) => resolvePath(p, ctx.baseDir)),
     ...readCache(reader, node.cache, joinPath(path, "cache")),
   };
+  if (transport === "replay") {
+    for (const key of [...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS])
+      if (node[key] !== undefined) reader.fail(joinPath(path, key), "does not apply to replay servers");
+    const replay = readReplay(reader, node, path, (p) => resolvePath(p, ctx.baseDir));
+    return replay && ({ ...common, ...replay } satisfies ServerConfig);
+  }
+  misplacedReplayKeys(reader, node, path);
   const present = (keys: string[]) => keys.filter((k) => node[k] !== undefined);
   const misplaced = (keys: string[], kind: string) => {
     for (const key of present(keys)) reader.fail(joinPath(path, key), `does not apply to ${kind} servers`);

@@ -9,7 +9,14 @@
 export type CatalogMode = "all" | "search" | "code";
 
 /** Transports an upstream can be reached over. */
-export type TransportKind = "stdio" | "streamable-http" | "sse" | "websocket" | "workspace" | "local";
+export type TransportKind =
+  | "stdio"
+  | "streamable-http"
+  | "sse"
+  | "websocket"
+  | "workspace"
+  | "local"
+  | "replay";
 
 /** Allow/deny glob lists; deny wins over allow; an absent allow list allows everything. */
 export interface ToolFilter {
@@ -53,8 +60,24 @@ interface ServerCommon {
   breaker?: BreakerConfig;
   /** Delays between reconnect attempts; defaults in `Backoff`. */
   backoff?: BackoffConfig;
+  /** Write this server's traffic to a recording (`record:`, or `mcplex serve --record DIR`). */
+  record?: RecordConfig;
+  /** Serve its recording, or a simulator made from its cached tool list, instead of the server. */
+  simulate?: boolean;
   /** Reuse results of this server's read-only tools for a while (see {@link CacheConfig}). */
   cache?: CacheConfig;
+}
+
+/** `record:` of a server: where its traffic goes and what never reaches the disk. */
+export interface RecordConfig {
+  /** The directory of `SERVER.jsonl` (and its rotated parts). */
+  dir: string;
+  /** Keys of params and results (any depth, any case) whose values are written as `[redacted]`. */
+  redact: string[];
+  /** Rotate the file past this many bytes. Default 10 MiB. */
+  maxBytes?: number;
+  /** Rotated files kept. Default 5. */
+  maxFiles?: number;
 }
 
 /**
@@ -167,7 +190,32 @@ export interface LocalServerConfig extends ServerCommon {
   server: { connect(): import("@modelcontextprotocol/client").Transport };
 }
 
-export type ServerConfig = StdioServerConfig | RemoteServerConfig | WorkspaceServerConfig | LocalServerConfig;
+/**
+ * A recording served as if it were the server (`transport: replay`), or, when `mcplex serve
+ * --simulate` finds no recording, a simulator built from the server's cached tool list.
+ */
+export interface ReplayServerConfig extends ServerCommon {
+  transport: "replay";
+  /** Recording files, the oldest first (a rotated recording has several). */
+  recording: string[];
+  /** `sequential`: answers in recorded order per request; `match`: the first recorded answer, any order. */
+  mode: "sequential" | "match";
+  /** Recorded time is divided by this; 0 answers as fast as possible. Default 1. */
+  speed: number;
+  /** Instead of a recording: the tools a simulator answers for, and its seed. */
+  simulator?: {
+    tools: Record<string, unknown>[];
+    seed: number;
+    serverInfo?: { name: string; version: string };
+  };
+}
+
+export type ServerConfig =
+  | StdioServerConfig
+  | RemoteServerConfig
+  | WorkspaceServerConfig
+  | LocalServerConfig
+  | ReplayServerConfig;
 
 /**
  * Per-agent view of the catalog. A profile reaches a server (its tools, resources, templates and

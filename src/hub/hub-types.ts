@@ -1,3 +1,9 @@
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from "@modelcontextprotocol/client";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import type { Implementation } from "../protocol/rev2026.js";
@@ -121,7 +127,21 @@ export interface ServerStatus {
   idleStops: number;
   /** With `share: false`: client sessions holding a connection of their own now. */
   clientConnections?: number;
+  /** Served from a recording, or by a simulator built from its tool list, not by the server itself. */
+  simulated?: "recording" | "tool-list";
   stats: UpstreamStatsSnapshot;
+}
+
+/** What `hub.serverDetails()` says of a connected server. */
+export interface ServerDetails {
+  protocolVersion?: string;
+  serverInfo?: Implementation;
+  capabilities?: Record<string, unknown>;
+  instructions?: string;
+  tools: readonly Tool[];
+  resources: readonly Resource[];
+  resourceTemplates: readonly ResourceTemplate[];
+  prompts: readonly Prompt[];
 }
 
 /** Events the hub emits; a discriminated union on `type`. */

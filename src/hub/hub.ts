@@ -26,7 +26,7 @@ import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../up
 import { type AvailableServer, AvailableServers } from "./available-servers.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
-import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
+import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
@@ -166,6 +166,27 @@ export class Hub {
    */
   addSecrets(secrets: readonly string[]): void {
     this.#secrets.add(secrets);
+  }
+
+  /**
+   * How a server introduced itself on its connection (revision, serverInfo, capabilities,
+   * instructions) and its lists as last fetched, with its original names; `undefined` while it
+   * is not connected. What a recording keeps of a server besides its traffic.
+   */
+  serverDetails(name: string): ServerDetails | undefined {
+    const upstream = this.#entries.get(name)?.upstream;
+    if (upstream === undefined || upstream.state !== "ready") return undefined;
+    const details: ServerDetails = {
+      tools: upstream.tools,
+      resources: upstream.resources,
+      resourceTemplates: upstream.resourceTemplates,
+      prompts: upstream.prompts,
+    };
+    if (upstream.protocolVersion !== undefined) details.protocolVersion = upstream.protocolVersion;
+    if (upstream.serverInfo !== undefined) details.serverInfo = upstream.serverInfo;
+    if (upstream.capabilities !== undefined) details.capabilities = upstream.capabilities;
+    if (upstream.instructions !== undefined) details.instructions = upstream.instructions;
+    return details;
   }
 
   /** The catalog (read-only use: listings, name resolution, collisions). */
@@ -630,4 +651,4 @@ export class Hub {
   }
 }
 
-export type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
+export type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";

@@ -31,6 +31,8 @@ export function serverStatus(config: ServerConfig, upstream: Upstream, tools: nu
     status.breaker = breakerText(upstream.breakerOpenUntil);
   }
   if (upstream.pid !== undefined) status.pid = upstream.pid;
+  if (config.transport === "replay")
+    status.simulated = config.simulator === undefined ? "recording" : "tool-list";
   return status;
 }
 

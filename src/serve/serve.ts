@@ -10,6 +10,7 @@ import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
+import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";
 
 /** What {@link serve} serves, and how. */
@@ -59,12 +60,23 @@ export interface ServeOptions {
   watch?: boolean;
   /** What happens while serving, for a log: reloads, and servers that did not start. */
   onEvent?: (event: ServeEvent) => void;
+  /** Record every server's traffic in this directory (`--record DIR`; docs/recording-format.md). */
+  record?: string;
+  /**
+   * Serve every server's recording (found in `record`, else its `record.dir`), else a simulator
+   * made from its cached tool list, instead of the server (`--simulate`). Without it, only
+   * servers with `simulate: true` are replaced.
+   */
+  simulate?: { seed: number; cacheDir: string; speed?: number; all: boolean };
+  /** Keep the tool lists of servers that run for real in this cache directory, for `simulate`. */
+  toolCache?: string;
 }
 
 /** What {@link serve} reports while it serves. */
 export type ServeEvent =
   | { type: "reloaded"; outcome: ReloadOutcome; tokens?: string }
-  | { type: "start-failed"; server: string; state: string; error: string; hint?: string };
+  | { type: "start-failed"; server: string; state: string; error: string; hint?: string }
+  | { type: "record-failed"; server: string; error: string };
 
 /** A gateway {@link serve} started. */
 export interface RunningGateway {
@@ -78,6 +90,8 @@ export interface RunningGateway {
   readonly ready: Promise<unknown>;
   /** Every server's first start is over (each ready or failed). */
   readonly started: Promise<void>;
+  /** The servers replaced by a recording or a simulator, and by which. */
+  readonly simulated: readonly SimulatedServer[];
   /** Receives one sample per request (an interceptor); returns its remover. */
   observe(observer: (sample: RequestSample) => void): () => void;
   /** Sees forwarded calls start and end; returns its remover. */
@@ -103,10 +117,17 @@ export interface RunningGateway {
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const expose = options.exposeTools ?? [];
   const tokens = exposedTokens([...options.config.tokens, ...(options.tokens ?? [])], expose);
+  const standIns = await standInsOf(options);
   const served = (next: McplexConfig, nextTokens: readonly TokenConfig[]) =>
-    servedConfig(exposeTools(next, expose), options.noPrefix === true, nextTokens);
-  const config = served(options.config, tokens);
+    standIns(servedConfig(exposeTools(next, expose), options.noPrefix === true, nextTokens));
+  const { config, simulated } = served(options.config, tokens);
   const profileName = options.profile ?? (expose.length > 0 ? EXPOSED_PROFILE : undefined);
+  const recorder = config.servers.some((s) => s.record !== undefined)
+    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
+        options.onEvent?.({ type: "record-failed", server, error: error.message }),
+      )
+    : undefined;
+
   // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
@@ -116,11 +137,20 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     config,
     clientCapabilities: ANSWERING_CAPABILITIES,
     ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
-    ...(telemetry === undefined ? {} : { interceptors: [telemetry.upstream] }),
+    interceptors: [
+      ...(telemetry === undefined ? [] : [telemetry.upstream]),
+      ...(recorder === undefined ? [] : [recorder.interceptor]),
+    ],
   });
+  recorder?.attach(hub);
+  const started = hub.start();
+  // Off the start path: servers ready before it loads are saved when it attaches.
+  const uncache =
+    options.toolCache === undefined
+      ? undefined
+      : (await import("../hub/tool-list-cache.js")).cacheToolLists(hub, options.toolCache);
   // Servers start first, and the gateway's code loads while they do: a client that spawns
   // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
-  const started = hub.start();
   const { Gateway } = await import("../gateway/gateway.js");
   // Requests wait for servers still starting, but never past readyWait: one slow server must
   // not hide the others from a client that gives its first list a few seconds.
@@ -148,7 +178,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
             if (outcome.ok) current = outcome.config;
             emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
           },
-          { transform: (next) => served(next, exposedTokens(next.tokens, expose)) },
+          { transform: (next) => served(next, exposedTokens(next.tokens, expose)).config },
         )
       : undefined;
   let stdio: RunningGateway["stdio"];
@@ -163,6 +193,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       await front?.close(stdio === undefined ? graceMs : Math.min(graceMs, 1000));
       gateway.close();
       await hub.close();
+      uncache?.();
+      recorder?.close();
       await telemetry?.shutdown();
     })();
     return closing;
@@ -207,9 +239,36 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(stdio === undefined ? {} : { stdio }),
     ready: gateway.ready,
     started,
+    simulated,
     observe: (observer) => gateway.observe(observer),
     watchCalls: (watcher) => gateway.watchCalls(watcher),
     close,
+  };
+}
+
+/**
+ * What replaces servers for `--record` and `--simulate` (loaded only then): recorded servers get
+ * a `record` block, simulated ones become replays of a recording or simulators of a tool list.
+ */
+async function standInsOf(
+  options: ServeOptions,
+): Promise<(config: McplexConfig) => { config: McplexConfig; simulated: SimulatedServer[] }> {
+  const { record, simulate } = options;
+  const wanted = (config: McplexConfig) =>
+    record !== undefined || simulate !== undefined || config.servers.some((s) => s.simulate === true);
+  if (!wanted(options.config)) return (config) => ({ config, simulated: [] });
+  const { recordedConfig, simulatedConfig } = await import("../recording/simulated-servers.js");
+  const { defaultCacheDir } = await import("../recording/tool-cache.js");
+  return (config) => {
+    // Simulated servers read the recording directory; they never write to it.
+    const recorded = record === undefined || simulate !== undefined ? config : recordedConfig(config, record);
+    return simulatedConfig(recorded, {
+      all: simulate?.all ?? false,
+      seed: simulate?.seed ?? 1,
+      cacheDir: simulate?.cacheDir ?? options.toolCache ?? defaultCacheDir(),
+      ...(record === undefined ? {} : { recordDir: record }),
+      ...(simulate?.speed === undefined ? {} : { speed: simulate.speed }),
+    });
   };
 }
 

@@ -206,6 +206,10 @@ async function createTransport(
     }
     case "local":
       return { transport: config.server.connect(), stderr: new StderrTail(), close: () => {} };
+    case "replay": {
+      const { replayTransport } = await import("./replay-source.js");
+      return { transport: replayTransport(config), stderr: new StderrTail(), close: () => {} };
+    }
     case "websocket": {
       const { WebSocketClientTransport } = await import("./websocket-transport.js");
       return {

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
@@ -6,7 +7,9 @@ import { parseDuration } from "../../config/parse-duration.js";
 import { tokenProblem } from "../../config/token-rules.js";
 import type { CatalogMode, TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
-import { type ServeEvent, serve } from "../../serve/serve.js";
+import type { SimulatedServer } from "../../recording/simulated-servers.js";
+import { defaultCacheDir } from "../../recording/tool-cache.js";
+import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";
 import { EXIT, printError, UsageError } from "../output.js";
@@ -40,6 +43,10 @@ export async function serveCommand(args: string[]): Promise<number> {
       "no-dashboard": { type: "boolean" },
       "dashboard-port": { type: "string" },
       "ready-wait": { type: "string" },
+      record: { type: "string" },
+      simulate: { type: "boolean" },
+      seed: { type: "string" },
+      speed: { type: "string" },
       tools: { type: "string" },
       ...LIMIT_FLAGS,
     },
@@ -63,6 +70,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
   }
   const limits = readLimitFlags(values);
+  const standIns = readStandInFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
   const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
@@ -105,7 +113,9 @@ export async function serveCommand(args: string[]): Promise<number> {
       : { http: { host, port, dashboard: values["no-dashboard"] !== true, ...limits } }),
     oauth: { store: secretOAuthStore() },
     onEvent: printEvent,
+    ...standIns,
   });
+  printSimulated(running.simulated);
   if (exposeTools.length > 0) {
     // Checked once every server has started, on stdio without holding the client up.
     const checked = running.started.then(async () => {
@@ -146,7 +156,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const stillStarting = servers.filter((s) => s.state === "starting").length;
   console.error(
     [
-      `mcplex gateway: ${ready} of ${servers.length} servers ready` +
+      `mcplex gateway${running.simulated.length > 0 ? " (SIMULATED)" : ""}: ${ready} of ${servers.length} servers ready` +
         (stillStarting > 0 ? ` (${stillStarting} still starting, announced when ready)` : "") +
         `, ${hub.tools(values.profile ?? (exposeTools.length > 0 ? EXPOSED_PROFILE : undefined)).length} tools`,
       `  Streamable HTTP  ${front.url}`,
@@ -170,8 +180,49 @@ export async function serveCommand(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/** `--record DIR`, `--simulate`, `--seed N`, `--speed N` as serve options; the tool cache always. */
+function readStandInFlags(values: {
+  record?: string | undefined;
+  simulate?: boolean | undefined;
+  seed?: string | undefined;
+  speed?: string | undefined;
+}): Pick<ServeOptions, "record" | "simulate" | "toolCache"> {
+  if (values.record === "") throw new UsageError("--record needs a directory");
+  const seed = values.seed === undefined ? 1 : Number(values.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError(`--seed must be a whole number, not ${values.seed}`);
+  const speed = values.speed === undefined ? undefined : Number(values.speed);
+  if (speed !== undefined && !(Number.isFinite(speed) && speed >= 0))
+    throw new UsageError(`--speed must be a number of 0 or more (0: at once), not ${values.speed}`);
+  if (values.simulate !== true && (values.seed !== undefined || values.speed !== undefined))
+    throw new UsageError("--seed and --speed are for --simulate");
+  const cacheDir = defaultCacheDir();
+  const out: Pick<ServeOptions, "record" | "simulate" | "toolCache"> = { toolCache: cacheDir };
+  if (values.record !== undefined) out.record = resolve(values.record);
+  if (values.simulate === true)
+    out.simulate = { all: true, seed, cacheDir, ...(speed === undefined ? {} : { speed }) };
+  return out;
+}
+
+/** Says at start which servers are stand-ins, and which have nothing to stand in with. */
+function printSimulated(simulated: readonly SimulatedServer[]): void {
+  for (const { server, from, source } of simulated) {
+    if (from === "nothing")
+      console.error(
+        `mcplex: ${server} cannot be simulated: no recording and no cached tool list (run it once with \`mcplex serve\`, or record it with --record DIR)`,
+      );
+    else
+      console.error(
+        `mcplex: ${server} is SIMULATED from its ${from === "recording" ? "recording" : "cached tool list"} (${source})`,
+      );
+  }
+}
+
 /** What serving reports, as lines for people on stderr. */
 function printEvent(event: ServeEvent): void {
+  if (event.type === "record-failed") {
+    console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
+    return;
+  }
   if (event.type === "start-failed") {
     console.error(`mcplex: ${event.server} is ${event.state}: ${event.error}`);
     if (event.hint !== undefined) console.error(`  hint: ${event.hint}`);
