@@ -63,7 +63,7 @@ export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
   const limits = resolveLimits(options.limits);
   const bindings = toolBindings(options.tools);
   const script = prepareScript(options.code);
-  const module = await quickjsModule();
+  const module = await quickjsModule(limits.memoryBytes);
   if (options.signal?.aborted)
     throw new CodeModeError(
       "REQUEST_ABORTED",

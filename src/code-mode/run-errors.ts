@@ -12,6 +12,8 @@ export interface RunFacts {
   logs: readonly string[];
   toolCalls: number;
   script: PreparedScript;
+  /** Whether the sandbox's memory is at its maximum (then QuickJS may throw `null` for lack of room for an Error). */
+  memoryExhausted: () => boolean;
 }
 
 const details = (facts: RunFacts) => ({ logs: [...facts.logs], toolCalls: facts.toolCalls });
@@ -94,6 +96,8 @@ export function scriptError(
 ): CodeModeError {
   // "string too long": past QuickJS's largest string, which only a doubling loop reaches.
   if (name === "InternalError" && (message === "out of memory" || message === "string too long"))
+    return limitError("memoryBytes", facts);
+  if (name === "" && message === "uncaught null" && facts.memoryExhausted())
     return limitError("memoryBytes", facts);
   if (name === "InternalError" && message === "stack overflow") return limitError("stackBytes", facts);
   const at = position(stack, facts.script);

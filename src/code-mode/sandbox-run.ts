@@ -18,7 +18,7 @@ import type {
 import { CodeModeError } from "./code-mode-error.js";
 import type { CodeLimits } from "./limits.js";
 import type { PreparedScript } from "./prepare-script.js";
-import { poisonModule } from "./quickjs-module.js";
+import { memoryExhausted, poisonModule } from "./quickjs-module.js";
 import {
   cancelledError,
   limitError,
@@ -121,6 +121,7 @@ export class SandboxRun {
       logs: this.logs,
       toolCalls: this.toolCalls,
       script: this.options.script,
+      memoryExhausted: () => memoryExhausted(this.options.module, this.options.limits.memoryBytes),
     };
   }
 
