@@ -61,10 +61,15 @@ export function quickjsModule(memoryBytes: number): Promise<QuickJSWASMModule> {
   return entry.loading;
 }
 
-/** Whether `module`'s memory has grown to its maximum (runs of `memoryBytes` can get no more). */
+/**
+ * Whether `module`'s memory has used most of its room: when QuickJS cannot even allocate the
+ * "out of memory" error it throws `null`, and this tells that apart from a script's `throw null`.
+ * More than half, because a failing allocation that grows a structure asks for at most about
+ * what it already holds.
+ */
 export function memoryExhausted(module: QuickJSWASMModule, memoryBytes: number): boolean {
   const size = (module.getWasmMemory() as unknown as { buffer: { byteLength: number } }).buffer.byteLength;
-  return size >= (INITIAL_PAGES + Math.ceil(memoryBytes / PAGE)) * PAGE;
+  return size - INITIAL_PAGES * PAGE >= memoryBytes / 2;
 }
 
 /** Stops handing out `module` (the next run loads a new one); runs already on it finish there. */

@@ -23,7 +23,9 @@ async function failure(promise: Promise<unknown>): Promise<CodeModeError> {
 
 describe("runCode with server-everything's tools", () => {
   it("calls a tool as tools.<server>.<name> and returns the last expression", async () => {
-    const result = await run(`const r = await tools.everything.echo({ message: "hi" });\nconsole.log("got", r);\nr`);
+    const result = await run(
+      `const r = await tools.everything.echo({ message: "hi" });\nconsole.log("got", r);\nr`,
+    );
     expect(result.value).toBe("Echo: hi");
     expect(result.logs).toEqual(["got Echo: hi"]);
     expect(result.output).toBe('got Echo: hi\n"Echo: hi"');

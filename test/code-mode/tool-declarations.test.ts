@@ -7,7 +7,11 @@ import { toolDeclarations } from "../../src/code-mode/index.js";
 import type { CodeTool } from "../../src/code-mode/tool-bindings.js";
 import { type HubTools, startHubTools } from "./hub-tools.js";
 
-const tool = (name: string, inputSchema: Record<string, unknown>, extra: Partial<CodeTool> = {}): CodeTool => ({
+const tool = (
+  name: string,
+  inputSchema: Record<string, unknown>,
+  extra: Partial<CodeTool> = {},
+): CodeTool => ({
   server: "demo",
   name,
   exposed: `demo__${name}`,
@@ -31,7 +35,10 @@ describe("toolDeclarations", () => {
           },
           required: ["q"],
         },
-        { description: "Search issues.\nSecond line.", outputSchema: { type: "object", properties: { total: { type: "number" } } } },
+        {
+          description: "Search issues.\nSecond line.",
+          outputSchema: { type: "object", properties: { total: { type: "number" } } },
+        },
       ),
     ]);
     expect(text).toContain("declare const tools: {");
@@ -53,7 +60,12 @@ describe("toolDeclarations", () => {
     const text = toolDeclarations([
       tool("tree", {
         type: "object",
-        $defs: { node: { type: "object", properties: { children: { type: "array", items: { $ref: "#/$defs/node" } } } } },
+        $defs: {
+          node: {
+            type: "object",
+            properties: { children: { type: "array", items: { $ref: "#/$defs/node" } } },
+          },
+        },
         properties: {
           root: { $ref: "#/$defs/node" },
           remote: { $ref: "https://example.com/schema.json" },
@@ -74,7 +86,11 @@ describe("toolDeclarations", () => {
   });
 
   it("gives the same text whatever the order of the tools", () => {
-    const tools = [tool("b", { type: "object" }), tool("a", { type: "object" }), { ...tool("c", {}), server: "alpha" }];
+    const tools = [
+      tool("b", { type: "object" }),
+      tool("a", { type: "object" }),
+      { ...tool("c", {}), server: "alpha" },
+    ];
     expect(toolDeclarations(tools)).toBe(toolDeclarations([...tools].reverse()));
     expect(toolDeclarations(tools).indexOf("alpha")).toBeLessThan(toolDeclarations(tools).indexOf("demo"));
   });
@@ -117,7 +133,20 @@ describe("declarations of real servers' tools", () => {
     const run = () =>
       execFileSync(
         tsc,
-        ["--noEmit", "--strict", "--target", "es2022", "--module", "esnext", "--lib", "es2023", "--types", "", "tools.d.ts", "script.ts"],
+        [
+          "--noEmit",
+          "--strict",
+          "--target",
+          "es2022",
+          "--module",
+          "esnext",
+          "--lib",
+          "es2023",
+          "--types",
+          "",
+          "tools.d.ts",
+          "script.ts",
+        ],
         { cwd: dir, encoding: "utf8", stdio: "pipe" },
       );
     expect(run).not.toThrow();
