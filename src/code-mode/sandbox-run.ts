@@ -289,6 +289,8 @@ export class SandboxRun {
   private hostCall(nameHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
     const ctx = this.context;
     const name = ctx.typeof(nameHandle) === "string" ? ctx.getString(nameHandle) : "";
+    // A run already ending (a limit reached inside a callback) starts nothing more.
+    if (this.fatal !== undefined) throw this.fatal;
     const binding = this.byExposed.get(name);
     if (binding === undefined) throw new TypeError(`there is no tool "${clip(name)}"`);
     if (this.toolCalls >= this.options.limits.maxToolCalls) {
