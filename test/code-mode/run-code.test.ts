@@ -128,6 +128,7 @@ describe("runCode with server-everything's tools", () => {
       [{ code: 1 }, "code"],
       [{ code: "1", limits: { wallMs: -1 } }, "limits.wallMs"],
       [{ code: "1", limits: { walMs: 1 } }, "limits.walMs"],
+      [{ code: "1", limits: { memoryBytes: 8 * 1024 ** 3 } }, "limits.memoryBytes"],
       [{ code: "1", tools: [{ server: "a", name: "", exposed: "a__" }] }, "tools[0].name"],
     ] as const) {
       const error = await runCode({ tools: [], callTool: hub.callTool, ...options } as never).catch((e) => e);
