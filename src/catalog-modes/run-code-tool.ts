@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { CatalogTool } from "../catalog/types.js";
-import { type CodeTool, CodeModeError, runCode, toolDeclarations } from "../code-mode/index.js";
+import { CodeModeError, type CodeTool, runCode, toolDeclarations } from "../code-mode/index.js";
 import { McplexError } from "../errors.js";
 import type { CodeRunner } from "./catalog-view.js";
 

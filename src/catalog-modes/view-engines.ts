@@ -1,5 +1,5 @@
-import type { CatalogTool } from "../catalog/types.js";
 import type { ToolIndex } from "../catalog/tool-index.js";
+import type { CatalogTool } from "../catalog/types.js";
 import type { ToolSearch, ViewEngines } from "./catalog-view.js";
 
 /**
@@ -31,6 +31,8 @@ export function indexedSearch(): ToolSearch {
       index = new ToolIndex(tools);
       indexes.set(tools, index);
     }
-    return index.search(query, options).map(({ name, server, description }) => ({ name, server, description }));
+    return index
+      .search(query, options)
+      .map(({ name, server, description }) => ({ name, server, description }));
   };
 }

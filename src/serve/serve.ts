@@ -156,7 +156,17 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // not hide the others from a client that gives its first list a few seconds.
   const readyWait = options.readyWait ?? config.serve?.readyWait;
   let current = config;
+  const { viewResolver } = await import("../catalog-modes/view-resolver.js");
+  const { viewEngines } = await import("../catalog-modes/view-engines.js");
+  const views = viewResolver(
+    () => ({
+      default: { mode: options.mode ?? current.serve?.mode ?? "all", pin: current.serve?.pin ?? [] },
+      profiles: current.profiles,
+    }),
+    viewEngines(),
+  );
   const gateway = new Gateway(hub, {
+    views,
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),

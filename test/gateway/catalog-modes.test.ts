@@ -52,10 +52,14 @@ beforeAll(async () => {
       ],
     },
   );
-  gw = await startGateway(config, {}, {
-    interceptors: [audit],
-    views: viewResolver({ default: { mode: "all" }, profiles: config.profiles }, viewEngines()),
-  });
+  gw = await startGateway(
+    config,
+    {},
+    {
+      interceptors: [audit],
+      views: viewResolver({ default: { mode: "all" }, profiles: config.profiles }, viewEngines()),
+    },
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -101,7 +105,9 @@ describe.each<Front>(["http-2025", "http-2026", "ws-2025"])("search mode over %s
       );
       expect(found).toContain("everything__get-sum");
       const described = JSON.parse(
-        resultText(await client.callTool({ name: "describe_tools", arguments: { names: ["everything__get-sum"] } })),
+        resultText(
+          await client.callTool({ name: "describe_tools", arguments: { names: ["everything__get-sum"] } }),
+        ),
       ) as Array<{ name: string; inputSchema: { properties: Record<string, unknown> } }>;
       expect(described[0]?.name).toBe("everything__get-sum");
       expect(Object.keys(described[0]!.inputSchema.properties).sort()).toEqual(["a", "b"]);
@@ -116,7 +122,12 @@ describe.each<Front>(["http-2025", "http-2026", "ws-2025"])("search mode over %s
       const calls = seen.filter((r) => r.method === "tools/call");
       expect(calls.map((r) => r.target)).toMatchObject([
         { kind: "tool", name: "call_tool" },
-        { kind: "tool", name: "everything__get-sum", server: "everything", tool: { originalName: "get-sum" } },
+        {
+          kind: "tool",
+          name: "everything__get-sum",
+          server: "everything",
+          tool: { originalName: "get-sum" },
+        },
         { kind: "tool", name: "everything__get-sum", server: "everything" },
       ]);
       expect(calls[1]?.context.profile).toBe("searching");
@@ -156,7 +167,10 @@ describe("search mode", () => {
     const client = await connect("http-2026", TOKENS.narrow);
     try {
       const found = resultText(
-        await client.callTool({ name: "search_tools", arguments: { query: "echo a message back", limit: 50 } }),
+        await client.callTool({
+          name: "search_tools",
+          arguments: { query: "echo a message back", limit: 50 },
+        }),
       );
       expect(found).not.toMatch(/everything__|fx__/);
       const outside = await client.callTool({
