@@ -1,6 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { CatalogTool } from "../catalog/types.js";
-import { CodeModeError, type CodeTool, runCode, toolDeclarations } from "../code-mode/index.js";
+import {
+  type CodeLimits,
+  CodeModeError,
+  type CodeTool,
+  runCode,
+  toolDeclarations,
+} from "../code-mode/index.js";
 import { McplexError } from "../errors.js";
 import type { CodeRunner } from "./catalog-view.js";
 
@@ -21,16 +27,18 @@ function codeTools(tools: readonly CatalogTool[]): CodeTool[] {
  * `isError` result that says what happened, where, and what it had printed, for the model to
  * mend its script. A cancelled run rejects: its client is gone.
  */
-export const runCodeTool: CodeRunner = async ({ code, tools, callTool, signal }) => {
-  try {
-    const result = await runCode({ code, tools: codeTools(tools), callTool, signal });
-    return { content: [{ type: "text", text: result.output === "" ? "(no output)" : result.output }] };
-  } catch (error) {
-    if (error instanceof CodeModeError && error.code !== "REQUEST_ABORTED") return failed(error);
-    if (error instanceof McplexError && error.code === "INVALID_ARGUMENT") return failed(error);
-    throw error;
-  }
-};
+export function runCodeTool(limits: Partial<CodeLimits> = {}): CodeRunner {
+  return async ({ code, tools, callTool, signal }) => {
+    try {
+      const result = await runCode({ code, tools: codeTools(tools), callTool, signal, limits });
+      return { content: [{ type: "text", text: result.output === "" ? "(no output)" : result.output }] };
+    } catch (error) {
+      if (error instanceof CodeModeError && error.code !== "REQUEST_ABORTED") return failed(error);
+      if (error instanceof McplexError && error.code === "INVALID_ARGUMENT") return failed(error);
+      throw error;
+    }
+  };
+}
 
 /** The declarations `describe_tools` gives in code mode. */
 export function declarationsOf(tools: readonly CatalogTool[]): string {

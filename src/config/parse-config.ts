@@ -248,7 +248,7 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
 function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined {
   const node = reader.map(value, "serve");
   if (node === undefined) return undefined;
-  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache", "serverTools"]);
+  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache", "code", "serverTools"]);
   const serve: ServeConfig = { ...readModeAndPin(reader, node, "serve") };
   const cache = reader.map(node.cache, "serve.cache");
   if (cache !== undefined) {
@@ -259,6 +259,18 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
       ...(maxEntries === undefined ? {} : { maxEntries }),
       ...(maxBytes === undefined ? {} : { maxBytes }),
     };
+  }
+  const code = reader.map(node.code, "serve.code");
+  if (code !== undefined) {
+    const counts = ["memoryBytes", "maxToolCalls", "maxParallelCalls", "maxOutputBytes"] as const;
+    reader.knownKeys(code, "serve.code", ["timeout", ...counts]);
+    serve.code = {};
+    const wallMs = reader.duration(code.timeout, "serve.code.timeout");
+    if (wallMs !== undefined) serve.code.wallMs = wallMs;
+    for (const key of counts) {
+      const value = reader.count(code[key], `serve.code.${key}`);
+      if (value !== undefined) serve.code[key] = value;
+    }
   }
   const serverTools = reader.boolean(node.serverTools, "serve.serverTools");
   if (serverTools !== undefined) serve.serverTools = serverTools;

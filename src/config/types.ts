@@ -271,6 +271,14 @@ export interface ServeConfig {
   pin?: string[];
   /** Bounds of the result cache shared by every server's `cache`. */
   cache?: { maxEntries?: number; maxBytes?: number };
+  /** Limits of each `run_code` run in `code` mode (`timeout` in the file is `wallMs` here). */
+  code?: {
+    wallMs?: number;
+    memoryBytes?: number;
+    maxToolCalls?: number;
+    maxParallelCalls?: number;
+    maxOutputBytes?: number;
+  };
   /** Offer the `connect_server` / `disconnect_server` tools over the `available:` servers. Default false. */
   serverTools?: boolean;
 }

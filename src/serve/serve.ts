@@ -163,7 +163,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       default: { mode: options.mode ?? current.serve?.mode ?? "all", pin: current.serve?.pin ?? [] },
       profiles: current.profiles,
     }),
-    viewEngines(),
+    viewEngines(config.serve?.code === undefined ? {} : { codeLimits: config.serve.code }),
   );
   const gateway = new Gateway(hub, {
     views,
