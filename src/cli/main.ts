@@ -9,7 +9,7 @@ Usage:
                [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
                [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N] [--ready-wait T]
-               [--record DIR] [--simulate [--seed N] [--speed N]]
+               [--record DIR] [--simulate [--seed N] [--speed N]] [--tools all|search|code]
                                                       serve the whole catalog as one MCP server
                                                       (Streamable HTTP /mcp, WebSocket /ws, HTTP+SSE /sse,
                                                       the web dashboard /dashboard on 127.0.0.1:8420
@@ -20,7 +20,7 @@ Usage:
   mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
   mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
-              [--config F] [--profile P] [--json]
+              [--config F] [--profile P] [--tools all|search|code] [--json]
   mcplex config check [--config F] [--json]           validate a config without connecting
   mcplex config convert FILE                          print any supported config file as an mcplex.yaml
   mcplex doctor [--config F] [--port P] [--json]      start every server and check what mcplex needs,
