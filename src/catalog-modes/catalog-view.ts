@@ -44,7 +44,15 @@ export interface ViewCall {
   /** Calls one of {@link tools} by exposed name the way a direct call would go (same layers). */
   callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
   signal: AbortSignal;
+  /**
+   * Tools of servers that do not run now but that the caller may start (`connect_server`):
+   * `search_tools` finds them too, in a part of its answer of their own.
+   */
+  dormant?: () => Promise<readonly CatalogTool[]>;
 }
+
+/** Most hits of servers not running that `search_tools` adds below the others. */
+const DORMANT_HITS = 3;
 
 /**
  * A catalog seen through a {@link CatalogMode}: the tools a client lists (pinned tools and the
@@ -105,18 +113,29 @@ export class CatalogView {
     const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1)
       return toolError(`search_tools: \`limit\` must be a whole number from 1 to ${MAX_SEARCH_LIMIT}`);
-    const hits = await this.#engines.search(call.tools, query, {
-      limit: Math.min(limit, MAX_SEARCH_LIMIT),
-      ...(server === undefined ? {} : { server }),
-    });
-    if (hits.length === 0) {
+    const options = { limit: Math.min(limit, MAX_SEARCH_LIMIT), ...(server === undefined ? {} : { server }) };
+    const hits = await this.#engines.search(call.tools, query, options);
+    const dormant = call.dormant === undefined ? [] : await call.dormant();
+    const offline =
+      dormant.length === 0
+        ? []
+        : await this.#engines.search(dormant, query, {
+            ...options,
+            limit: Math.min(options.limit, DORMANT_HITS),
+          });
+    const lines = hits.map((h) => `- ${h.name} (${h.server})${h.description ? `: ${h.description}` : ""}`);
+    if (offline.length > 0) {
+      lines.push("Tools of servers not running (call connect_server with the server first):");
+      for (const h of offline)
+        lines.push(`- ${h.name} (${h.server})${h.description ? `: ${h.description}` : ""}`);
+    }
+    if (lines.length === 0) {
       const servers = [...new Set(call.tools.map((t) => t.server))];
       return text(
         `No tool matches "${query}"${server === undefined ? "" : ` on server ${server}`}. ` +
           `Try other words${servers.length > 0 ? `; servers: ${servers.join(", ")}` : ""}.`,
       );
     }
-    const lines = hits.map((h) => `- ${h.name} (${h.server})${h.description ? `: ${h.description}` : ""}`);
     const next = this.mode === "code" ? "describe_tools, then run_code" : "describe_tools, then call_tool";
     return text(`${lines.join("\n")}\nNext: ${next}.`);
   }

@@ -1,4 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
+import type { CatalogTool } from "../catalog/types.js";
 import type { CatalogView } from "../catalog-modes/catalog-view.js";
 import { META_TOOL } from "../catalog-modes/meta-tools.js";
 import type { ModeCaller } from "../catalog-modes/view-resolver.js";
@@ -23,6 +24,7 @@ export function catalogViews(
   viewOf: ViewOf,
   request: (id: string, method: string, params: JsonObject, context: RequestContext) => GatewayRequest,
   run: Handler,
+  dormant?: (profile: string | undefined) => Promise<readonly CatalogTool[]>,
 ): Interceptor {
   return (next) => async (req) => {
     if (req.method !== "tools/list" && req.method !== "tools/call") return next(req);
@@ -39,6 +41,7 @@ export function catalogViews(
     const result = await view.call(name, args as JsonObject, {
       tools: hub.tools(profile),
       signal: req.context.signal,
+      ...(dormant === undefined ? {} : { dormant: () => dormant(profile) }),
       callTool: async (tool, toolArgs, signal) => {
         const context = signal === req.context.signal ? req.context : { ...req.context, signal };
         // call_tool stands for the call itself: the client's progress token, input responses

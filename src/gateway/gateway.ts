@@ -1,3 +1,4 @@
+import type { CatalogTool } from "../catalog/types.js";
 import { RpcError } from "../errors.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -41,6 +42,11 @@ export interface GatewayOptions {
    * answering `undefined`, serves every tool as it is.
    */
   views?: ViewOf;
+  /**
+   * Tools of servers that do not run but that a caller may start (`connect_server`), which
+   * `search_tools` finds too (see `dormantTools`).
+   */
+  dormantTools?: (profile: string | undefined) => Promise<readonly CatalogTool[]>;
   /** Bounds of the cache of tool results (servers opt in with `cache:`). */
   cache?: ResultCacheOptions;
 }
@@ -99,6 +105,7 @@ export class Gateway {
           this.#viewOf,
           (id, method, params, context) => this.request(id, method, params, context),
           (request) => this.#run(request),
+          options.dormantTools,
         ),
       );
     this.#inner = compose(layers, route(hub, this.#identity));

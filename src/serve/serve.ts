@@ -165,15 +165,23 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     }),
     viewEngines(config.serve?.code === undefined ? {} : { codeLimits: config.serve.code }),
   );
+  const offerServers = config.serve?.serverTools === true;
+  const { dormantTools } = await import("../catalog-modes/dormant-tools.js");
   const gateway = new Gateway(hub, {
     views,
+    ...(offerServers
+      ? {
+          dormantTools: async (profile) =>
+            dormantTools(await hub.availableTools(profile === undefined ? {} : { profile })),
+        }
+      : {}),
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
     interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
     ...(options.identity === undefined ? {} : { identity: options.identity }),
   });
-  if (config.serve?.serverTools === true) {
+  if (offerServers) {
     const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import("../gateway/server-tools.js");
     gateway.use(serverTools(hub), { answers: [CONNECT_SERVER, DISCONNECT_SERVER] });
   }

@@ -187,3 +187,52 @@ describe("without serve.serverTools", () => {
     }
   });
 });
+
+describe("connect_server beside search mode", () => {
+  it("lets search_tools find the tools of a server that does not run, from its recorded list", async () => {
+    const home = await mkdtemp(join(tmpdir(), "mcplex-dormant-"));
+    const config = [
+      "serve:",
+      "  mode: search",
+      "  serverTools: true",
+      "servers: {}",
+      "available:",
+      "  memory:",
+      `    command: ${JSON.stringify(COMMANDS.memory.command)}`,
+      "    env:",
+      `      MEMORY_FILE_PATH: ${JSON.stringify(join(home, "memory.jsonl"))}`,
+      "",
+    ].join("\n");
+    await writeFile(join(home, "mcplex.yaml"), config);
+    const served = await serveHttp(["--config", join(home, "mcplex.yaml")], { env: { MCPLEX_HOME: home } });
+    const client = new Client(
+      { name: "dormant-test", version: "1.0.0" },
+      { versionNegotiation: { mode: "legacy" } },
+    );
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(served.url)));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual([
+        "search_tools",
+        "describe_tools",
+        "call_tool",
+        "connect_server",
+        "disconnect_server",
+      ]);
+      const query = { query: "create entities in the knowledge graph" };
+      // Never run yet: nothing recorded, nothing to find.
+      expect(resultText(await client.callTool({ name: "search_tools", arguments: query }))).not.toContain(
+        "memory__create_entities",
+      );
+      // Once it has run, its list is on disk and found while it is stopped.
+      await client.callTool({ name: "connect_server", arguments: { server: "memory" } });
+      await client.callTool({ name: "disconnect_server", arguments: { server: "memory" } });
+      const found = resultText(await client.callTool({ name: "search_tools", arguments: query }));
+      expect(found).toMatch(/not running[^\n]*\n(- [^\n]*\n)*- memory__create_entities \(memory\)/);
+    } finally {
+      await client.close();
+      await served.stop();
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});
