@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
+import type { CallToolResult, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
 import type { NameMatcher } from "../catalog/tool-filter.js";
 import type { CatalogTool } from "../catalog/types.js";
 import { type CatalogMode, type ModeSettings, pinMatcher } from "./catalog-mode.js";
@@ -51,6 +51,9 @@ export interface ViewCall {
   dormant?: () => Promise<readonly CatalogTool[]>;
 }
 
+/** Where a code-mode view serves the declarations of the caller's tools. */
+export const DECLARATIONS_URI = "mcplex://code-mode/tools.d.ts";
+
 /** Most hits of servers not running that `search_tools` adds below the others. */
 const DORMANT_HITS = 3;
 
@@ -80,6 +83,30 @@ export class CatalogView {
     }
     listed.push(...metaTools(this.mode));
     return listed;
+  }
+
+  /**
+   * The resources the view adds to the catalog's: in `code` mode, the TypeScript declarations
+   * of the caller's tools ({@link DECLARATIONS_URI}), for clients that read them up front.
+   */
+  resources(): Resource[] {
+    if (this.mode !== "code" || this.#engines.declarations === undefined) return [];
+    return [
+      {
+        uri: DECLARATIONS_URI,
+        name: "tools.d.ts",
+        title: "Tool declarations for run_code",
+        description: "TypeScript declarations of every tool a run_code script can call",
+        mimeType: "text/x.typescript",
+      },
+    ];
+  }
+
+  /** Reads one of {@link resources}; `undefined` for any other URI. */
+  async readResource(uri: string, tools: readonly CatalogTool[]): Promise<ReadResourceResult | undefined> {
+    if (uri !== DECLARATIONS_URI || this.resources().length === 0) return undefined;
+    const text = await this.#engines.declarations!(tools);
+    return { contents: [{ uri, mimeType: "text/x.typescript", text }] };
   }
 
   /** Whether `name` is a meta-tool this view answers itself. */

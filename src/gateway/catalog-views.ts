@@ -9,6 +9,14 @@ import { ErrorCode } from "../protocol/error-codes.js";
 import type { GatewayRequest, Handler, Interceptor, JsonObject } from "./pipeline.js";
 import type { RequestContext } from "./request-context.js";
 
+/** The methods a view answers or adds to. */
+const VIEW_METHODS: ReadonlySet<string> = new Set([
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/read",
+]);
+
 /** The view a caller sees the catalog through; `undefined` for the whole catalog (`all` mode). */
 export type ViewOf = (caller: ModeCaller) => CatalogView | undefined;
 
@@ -27,11 +35,22 @@ export function catalogViews(
   dormant?: (profile: string | undefined) => Promise<readonly CatalogTool[]>,
 ): Interceptor {
   return (next) => async (req) => {
-    if (req.method !== "tools/list" && req.method !== "tools/call") return next(req);
+    if (!VIEW_METHODS.has(req.method)) return next(req);
     const view = viewOf(req.context);
     if (view === undefined) return next(req);
     const profile = req.context.profile;
     if (req.method === "tools/list") return { tools: view.listTools(hub.tools(profile)) };
+    if (req.method === "resources/list") {
+      const added = view.resources();
+      const result = await next(req);
+      if (added.length === 0) return result;
+      return { ...result, resources: [...((result.resources as unknown[] | undefined) ?? []), ...added] };
+    }
+    if (req.method === "resources/read") {
+      const uri = req.params.uri;
+      const read = typeof uri === "string" ? await view.readResource(uri, hub.tools(profile)) : undefined;
+      return read === undefined ? next(req) : (read as JsonObject);
+    }
     const name = req.params.name;
     if (typeof name !== "string" || !view.handles(name)) return next(req);
     const args = req.params.arguments ?? {};

@@ -93,6 +93,20 @@ describe("code mode through the gateway", () => {
     }
   });
 
+  it("serves the declarations as a resource too", async () => {
+    const client = await connect(TOKENS.coder);
+    try {
+      const { resources } = await client.listResources();
+      expect(resources.map((r) => r.uri)).toContain("mcplex://code-mode/tools.d.ts");
+      const read = await client.readResource({ uri: "mcplex://code-mode/tools.d.ts" });
+      const text = (read.contents[0] as { text: string }).text;
+      expect(text).toMatch(/get_sum\(/);
+      expect(text).toMatch(/echo\(/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("runs a script whose tool calls go through the pipeline as the caller's own calls", async () => {
     const client = await connect(TOKENS.coder);
     try {
