@@ -4,6 +4,7 @@ import type { WatchedCall } from "../gateway/call-watch.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { sendJson } from "../gateway/http-exchange.js";
 import { healthReport } from "../gateway/metrics.js";
+import type { CacheCounts } from "../gateway/result-cache.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
 import { parseActionPath, runServerAction } from "./server-actions.js";
@@ -182,6 +183,7 @@ export class Dashboard {
         Date.now(),
         servers.map((s) => s.name),
       ),
+      cache: cacheOf(this.#gateway.cache.counts(), servers),
     };
   }
 
@@ -272,4 +274,17 @@ export class Dashboard {
     req.once("close", end);
     res.once("close", end);
   }
+}
+
+/** The result cache's counts of the servers shown (those with a lookup so far). */
+function cacheOf(
+  counts: ReadonlyMap<string, CacheCounts>,
+  servers: ReadonlyArray<{ name: string }>,
+): Record<string, CacheCounts> {
+  const shown: Record<string, CacheCounts> = {};
+  for (const { name } of servers) {
+    const c = counts.get(name);
+    if (c !== undefined) shown[name] = { ...c };
+  }
+  return shown;
 }

@@ -161,6 +161,15 @@ function renderServers() {
     if (s.lazy && (s.state === "idle" || s.state === "stopped"))
       detail.append(el("div", { class: "hint" }, "starts on first use"));
     if (s.pid !== undefined) detail.append(el("div", { class: "hint" }, `pid ${s.pid}`));
+    const cache = state.cache?.[s.name];
+    if (cache !== undefined)
+      detail.append(
+        el(
+          "div",
+          { class: "hint cache" },
+          `cache: ${cache.hits} hits, ${cache.misses} misses, ${cache.entries} kept`,
+        ),
+      );
     const actions = actionCell(s, () => refreshSoon(0));
     return el(
       "tr",
