@@ -12,6 +12,8 @@ import { performance } from "node:perf_hooks";
 import { getEncoding } from "js-tiktoken";
 import type { CatalogTool } from "../src/catalog/index.js";
 import { ToolIndex } from "../src/catalog/tool-index.js";
+import { CatalogView } from "../src/catalog-modes/catalog-view.js";
+import { indexedSearch, viewEngines } from "../src/catalog-modes/view-engines.js";
 import {
   labelledRequests,
   recall,
@@ -70,7 +72,8 @@ for (let round = 0; round < ROUNDS; round++) {
 
 // Tokens, as the model would read them.
 const encoding = getEncoding("o200k_base");
-const tokens = (value: unknown) => encoding.encode(JSON.stringify(value)).length;
+const tokens = (value: unknown) =>
+  encoding.encode(typeof value === "string" ? value : JSON.stringify(value)).length;
 
 /** A tool as tools/list sends it. */
 const listed = (t: CatalogTool) => ({
@@ -84,60 +87,30 @@ const listed = (t: CatalogTool) => ({
 const byName = new Map(tools.map((t) => [t.name, t]));
 const fullList = tokens({ tools: tools.map(listed) });
 
-// The three meta-tools of search mode as a client would list them (the gateway's definitions
-// may word them differently; their size is what counts here).
-const metaTools = [
-  {
-    name: "search_tools",
-    description:
-      "Search the tools of all connected servers by what you want to do. Returns the best matches " +
-      "with a one-line description; call describe_tools for their input schemas, then call_tool.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        query: { type: "string", description: "What you want to do, in a few words" },
-        server: { type: "string", description: "Only tools of this server" },
-        limit: { type: "integer", minimum: 1, maximum: 50, description: "Most results (default 10)" },
-      },
-      required: ["query"],
-    },
-  },
-  {
-    name: "describe_tools",
-    description: "The full definitions (description, input schema) of tools found with search_tools.",
-    inputSchema: {
-      type: "object",
-      properties: { names: { type: "array", items: { type: "string" }, description: "Exposed tool names" } },
-      required: ["names"],
-    },
-  },
-  {
-    name: "call_tool",
-    description: "Call a tool by its exposed name with arguments matching its input schema.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        name: { type: "string", description: "Exposed tool name" },
-        arguments: { type: "object", description: "The tool's arguments" },
-      },
-      required: ["name"],
-    },
-  },
-];
-const metaList = tokens({ tools: metaTools });
-const searchResults = requests.map((q) =>
-  tokens({
-    tools: index
-      .search(q.request, { limit: SEARCH_HITS })
-      .map((hit) => ({ name: hit.name, server: hit.server, description: hit.description })),
-  }),
-);
-const describeResults = requests.map((q, i) => {
+// What the gateway's views really send: their tools/list, and their meta-tools' answers.
+const searchView = new CatalogView({ mode: "search" }, { search: indexedSearch() });
+const codeView = new CatalogView({ mode: "code" }, viewEngines());
+const noCall = () => Promise.reject(new Error("the bench calls no tool"));
+const viewCall = { tools, callTool: noCall, signal: new AbortController().signal };
+// The text the model reads of an answer (not its JSON-escaped form on the wire).
+const textOf = (result: { content: unknown[] }) =>
+  result.content.map((c) => (c as { text?: string }).text ?? "").join("\n");
+const searchResults: number[] = [];
+const describeResults: number[] = [];
+const declareResults: number[] = [];
+for (const [i, q] of requests.entries()) {
+  searchResults.push(
+    tokens(textOf(await searchView.call("search_tools", { query: q.request, limit: SEARCH_HITS }, viewCall))),
+  );
   const second = index.search(q.request, { limit: 2 }).find((hit) => hit.name !== q.tool);
-  const described = i % 2 === 0 || second === undefined ? [q.tool] : [q.tool, second.name];
-  return tokens({ tools: described.map((name) => listed(byName.get(name)!)) });
-});
-const searchMode = metaList + median(searchResults) + median(describeResults);
+  const names = i % 2 === 0 || second === undefined ? [q.tool] : [q.tool, second.name];
+  describeResults.push(tokens(textOf(await searchView.call("describe_tools", { names }, viewCall))));
+  declareResults.push(tokens(textOf(await codeView.call("describe_tools", { names }, viewCall))));
+}
+const searchList = tokens({ tools: searchView.listTools(tools) });
+const codeList = tokens({ tools: codeView.listTools(tools) });
+const searchMode = searchList + median(searchResults) + median(describeResults);
+const codeMode = codeList + median(searchResults) + median(declareResults);
 
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 console.log(
@@ -154,13 +127,19 @@ console.table({
   [`update one server (${biggest.server}, ${biggestTools.length} tools)`]: { value: ms(median(updates)) },
 });
 console.log("\nTokens a client reads (o200k_base)\n");
+const share = (x: number) => `${((100 * x) / fullList).toFixed(1)} % of all`;
 console.table({
-  "full tools/list": { tokens: fullList },
-  "search mode: 3 meta-tools listed": { tokens: metaList },
-  [`  + search_tools result (${SEARCH_HITS} hits, median)`]: { tokens: median(searchResults) },
-  "  + describe_tools of 1-2 tools (median)": { tokens: median(describeResults) },
-  "search mode total": { tokens: searchMode },
-  saved: { tokens: `${(100 * (1 - searchMode / fullList)).toFixed(1)} %` },
+  "all: tools/list": { tokens: fullList, share: share(fullList) },
+  "search: tools/list (3 meta-tools)": { tokens: searchList, share: "" },
+  [`  + search_tools answer (${SEARCH_HITS} hits, median)`]: { tokens: median(searchResults), share: "" },
+  "  + describe_tools of 1-2 tools (median)": { tokens: median(describeResults), share: "" },
+  "search: total": { tokens: searchMode, share: share(searchMode) },
+  "code: tools/list (3 meta-tools)": { tokens: codeList, share: "" },
+  "  + search_tools, describe_tools as declarations": {
+    tokens: median(searchResults) + median(declareResults),
+    share: "",
+  },
+  "code: total": { tokens: codeMode, share: share(codeMode) },
 });
 if (process.argv.includes("--misses")) {
   console.log(`\nNot in the first 10 (${misses.length}):`);
