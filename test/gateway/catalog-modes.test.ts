@@ -1,12 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { join, resolve } from "node:path";
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { viewResolver } from "../../src/catalog-modes/view-resolver.js";
 import type { GatewayRequest, Interceptor } from "../../src/gateway/pipeline.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
+import { CLI } from "../support/cli.js";
 import { configOf, EVERYTHING, fixture, MEMORY, stdio } from "../support/config.js";
 import { type InProcessGateway, resultText, startGateway } from "../support/gateway.js";
 
@@ -207,6 +209,58 @@ describe("search mode", () => {
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(["fx__echo", "search_tools", "describe_tools", "run_code"]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("catalog modes on the other fronts", () => {
+  it("serve --stdio --tools search: a spawned gateway lists the meta-tools and calls through them", async () => {
+    const file = join(dir, "stdio.yaml");
+    writeFileSync(
+      file,
+      `servers:\n  everything:\n    command: ${JSON.stringify(resolve(EVERYTHING))}\n    args: [stdio]\n`,
+    );
+    const client = new Client({ name: "modes-stdio", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "serve", "--stdio", "--tools", "search", "--config", file],
+        stderr: "ignore",
+        env: { ...getDefaultEnvironment(), MCPLEX_CHECK_SIGNALS: process.env.MCPLEX_CHECK_SIGNALS ?? "" },
+      }),
+    );
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+        "search_tools",
+        "describe_tools",
+        "call_tool",
+      ]);
+      const result = await client.callTool({
+        name: "call_tool",
+        arguments: { name: "everything__get-sum", arguments: { a: 20, b: 22 } },
+      });
+      expect(resultText(result)).toContain("42");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("HTTP+SSE (2024-11-05) clients get the view of their token too", async () => {
+    const client = new Client({ name: "modes-sse", version: "1.0.0" });
+    await client.connect(
+      new SSEClientTransport(new URL(gw.url.replace(/\/mcp$/, "/sse")), {
+        requestInit: { headers: { authorization: `Bearer ${TOKENS.coder}` } },
+      }),
+    );
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+        "fx__echo",
+        "search_tools",
+        "describe_tools",
+        "run_code",
+      ]);
     } finally {
       await client.close();
     }
