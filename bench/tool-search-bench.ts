@@ -84,7 +84,6 @@ const listed = (t: CatalogTool) => ({
   ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
   ...(t.annotations === undefined ? {} : { annotations: t.annotations }),
 });
-const byName = new Map(tools.map((t) => [t.name, t]));
 const fullList = tokens({ tools: tools.map(listed) });
 
 // What the gateway's views really send: their tools/list, and their meta-tools' answers.
