@@ -166,6 +166,24 @@ describe("cancelling a run", () => {
     expect(call.signal.aborted).toBe(true);
   });
 
+  it("keeps the host's event loop free while a script spins in a slow builtin, and stops it at the limit", async () => {
+    const called = hub.nextCall();
+    let finished = false;
+    const running = run(
+      `await tools.everything.echo({ message: "first" });\nconst big = "x".repeat(4e6);\nfor (;;) big.indexOf("y");`,
+      { limits: { wallMs: 2_000 } },
+    ).finally(() => {
+      finished = true;
+    });
+    await called;
+    // Twenty turns of the host's event loop while the script spins: QuickJS checks its interrupt
+    // handler too rarely here to give the thread back, so it must not be the host's thread.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(finished).toBe(false);
+    const error = await failure(running);
+    expect(error.code).toBe("CODE_TIMEOUT");
+  });
+
   it("does not start when the signal is already aborted", async () => {
     const error = await failure(run("1", { signal: AbortSignal.abort() }));
     expect(error.code).toBe("REQUEST_ABORTED");
