@@ -12,7 +12,8 @@
  * larger than the limit; a loop of 1 MB strings went to 880 MB under a 16 MiB limit. So each
  * module gets a WebAssembly memory of its own whose maximum is its start (16 MiB) plus the
  * run's `memoryBytes`: past it `malloc` fails and the script gets QuickJS's "out of memory".
- * Modules are kept per `memoryBytes`; runs in flight at once with the same limit share it.
+ * Modules are kept per `memoryBytes` in each sandbox worker, which runs one script at a time, so
+ * the cap is the run's own.
  *
  * One module serves many runs (loading one costs about 13 ms; a fresh runtime and context per
  * run about 0.6 ms). A module is dropped for a new one when a run ends with the host's own stack
