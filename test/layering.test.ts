@@ -46,6 +46,8 @@ describe("layering", () => {
     ["src/protocol/framing.ts", "../hub/hub.js", "src/protocol/ is the wire"],
     ["src/hub/part.ts", "../gateway/dispatcher.js", "the hub, catalog and config know nothing of the fronts"],
     ["src/catalog/part.ts", "../cli/main.js", "the hub, catalog and config know nothing of the fronts"],
+    ["src/recording/book.ts", "../hub/hub.js", "src/recording/ (the recording format"],
+    ["src/recording/book.ts", "../upstream/upstream.js", "src/recording/ (the recording format"],
     ["src/agent/loop.ts", "../testing/mock-llm-server.js", "runtime code never imports it"],
     ["src/gateway/front.ts", "../testing/index.js", "runtime code never imports it"],
   ])("%s may not import %s", (path, from, message) => {
@@ -57,6 +59,8 @@ describe("layering", () => {
     ["src/gateway/front.ts", "../hub/hub.js"],
     ["src/upstream/transport.ts", "../protocol/rpc-connection.js"],
     ["src/hub/part.ts", "../upstream/upstream.js"],
+    ["src/upstream/transport.ts", "../recording/replay-book.js"],
+    ["src/recording/book.ts", "../config/redact.js"],
     ["src/protocol/framing.ts", "../errors.js"],
   ])("%s may import %s", (path, from) => {
     expect(lint(path, importing(from))).not.toContain("Layering");

@@ -123,6 +123,7 @@ describe("package exports", () => {
         "healthReport",
         "serve",
         "serveGatewayStdio",
+        "serverTools",
         "startHttpFront",
       ].sort(),
     );

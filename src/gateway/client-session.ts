@@ -1,3 +1,4 @@
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { RpcError } from "../errors.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -30,12 +31,24 @@ export interface Channel {
 
 type Id = string | number;
 
+/** Who a session serves: its catalog view and mode, and its id on the wire. */
+export interface SessionOptions {
+  profile?: string | undefined;
+  mode?: CatalogMode | undefined;
+  caller?: string | undefined;
+  id?: string;
+}
+
 /**
  * One client connection: a 2025 session after `initialize` (stdio, WebSocket, HTTP with
  * `Mcp-Session-Id`), which may also carry stateless 2026 requests, each with its envelope.
  */
 export class ClientSession {
   readonly profile: string | undefined;
+  /** The catalog mode its token or its front chose (see {@link RequestContext.mode}). */
+  readonly mode: CatalogMode | undefined;
+  /** Who it serves (see {@link RequestContext.caller}). */
+  readonly caller: string | undefined;
   protocolVersion: string | undefined;
   initialized = false;
   clientCapabilities: Record<string, unknown> = {};
@@ -60,10 +73,12 @@ export class ClientSession {
   /** The session's id on the wire, where it has one (`Mcp-Session-Id`, the SSE `sessionId`). */
   readonly id: string | undefined;
 
-  constructor(gateway: Gateway, channel: Channel, options: { profile?: string; id?: string } = {}) {
+  constructor(gateway: Gateway, channel: Channel, options: SessionOptions = {}) {
     this.#gateway = gateway;
     this.#channel = channel;
     this.profile = options.profile;
+    this.mode = options.mode;
+    this.caller = options.caller;
     this.id = options.id;
   }
 
@@ -117,6 +132,8 @@ export class ClientSession {
           signal: controller.signal,
           notify: (m, p) => this.#send({ jsonrpc: "2.0", method: m, params: p }, id),
           profile: this.profile,
+          mode: this.mode,
+          caller: this.caller,
           client: this,
         });
         if (method === "subscriptions/listen") {
@@ -191,6 +208,8 @@ export class ClientSession {
       requestClient: (method, params, requestSignal) => this.#ask(id, method, params, requestSignal),
     };
     if (this.profile !== undefined) ctx.profile = this.profile;
+    if (this.mode !== undefined) ctx.mode = this.mode;
+    if (this.caller !== undefined) ctx.caller = this.caller;
     if (this.logLevel !== undefined) ctx.logLevel = this.logLevel;
     if (this.id !== undefined) ctx.sessionId = this.id;
     return ctx;

@@ -1,3 +1,4 @@
+import type { CatalogTool } from "../catalog/types.js";
 import { RpcError } from "../errors.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -5,14 +6,16 @@ import type { ListKind } from "../protocol/list-changes.js";
 import { REV2025_ONLY_METHODS } from "../protocol/rev2025.js";
 import { CACHEABLE_METHODS, META, REV2026_ONLY_METHODS } from "../protocol/rev2026.js";
 import { type CallWatcher, observing, type RequestSample, watching } from "./call-watch.js";
+import { catalogViews, type ViewOf } from "./catalog-views.js";
 import { callOptionsOf, clientInput } from "./client-input.js";
-import { type Channel, ClientSession } from "./client-session.js";
+import { type Channel, ClientSession, type SessionOptions } from "./client-session.js";
 import { InputParking } from "./input-parking.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { LogRelay } from "./log-relay.js";
 import { compose, type GatewayRequest, type Handler, type Interceptor, type JsonObject } from "./pipeline.js";
 import type { RequestContext } from "./request-context.js";
 import { resolveTarget } from "./request-target.js";
+import { ResultCache, type ResultCacheOptions } from "./result-cache.js";
 import { type GatewayIdentity, route, serverCapabilities } from "./route.js";
 
 /** Options of a {@link Gateway}. */
@@ -34,6 +37,18 @@ export interface GatewayOptions {
    * rewriting): see {@link Interceptor}. More can be added with {@link Gateway.use}.
    */
   interceptors?: readonly Interceptor[];
+  /**
+   * The catalog view of each caller (`search` and `code` mode; see `viewResolver`): absent, or
+   * answering `undefined`, serves every tool as it is.
+   */
+  views?: ViewOf;
+  /**
+   * Tools of servers that do not run but that a caller may start (`connect_server`), which
+   * `search_tools` finds too (see `dormantTools`).
+   */
+  dormantTools?: (profile: string | undefined) => Promise<readonly CatalogTool[]>;
+  /** Bounds of the cache of tool results (servers opt in with `cache:`). */
+  cache?: ResultCacheOptions;
 }
 
 /** The methods forwarded to a server with the client's call options. */
@@ -52,6 +67,8 @@ export class Gateway {
   readonly hub: Hub;
   /** Calls of 2026 clients parked while their 2025 server waits for the client's input. */
   readonly parking: InputParking;
+  /** Results of read-only tools of servers configured with `cache:`, reused for a while. */
+  readonly cache: ResultCache;
   /**
    * Settles when requests may be served: when the hub's first start is over, or
    * {@link GatewayOptions.readyWait} after the gateway was made, whichever comes first.
@@ -68,6 +85,9 @@ export class Gateway {
   readonly #interceptors: Interceptor[];
   /** The layers every request goes through, then the method table. */
   readonly #inner: Handler;
+  readonly #viewOf: ViewOf | undefined;
+  /** Tools that interceptors answer themselves (see {@link use}). */
+  readonly #answered = new Set<string>();
   #pipeline: Handler;
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
@@ -75,10 +95,20 @@ export class Gateway {
     this.#listens = new ListenStreams(hub);
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
     this.parking = new InputParking(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs });
-    this.#inner = compose(
-      [this.#logRelay.interceptor, clientInput(this.parking)],
-      route(hub, this.#identity),
-    );
+    this.#viewOf = options.views;
+    this.cache = new ResultCache(hub, options.cache);
+    const layers = [this.cache.interceptor, this.#logRelay.interceptor, clientInput(this.parking)];
+    if (this.#viewOf !== undefined)
+      layers.unshift(
+        catalogViews(
+          hub,
+          this.#viewOf,
+          (id, method, params, context) => this.request(id, method, params, context),
+          (request) => this.#run(request),
+          options.dormantTools,
+        ),
+      );
+    this.#inner = compose(layers, route(hub, this.#identity));
     this.#interceptors = [...(options.interceptors ?? [])];
     this.#pipeline = compose(this.#interceptors, this.#inner);
     this.#offHub = hub.on((event) => this.#onHubEvent(event));
@@ -104,15 +134,20 @@ export class Gateway {
 
   /**
    * Adds an interceptor inside those added before it (outside the gateway's own layers).
-   * The pipeline is composed again here, not per request. Returns the function that removes it.
+   * The pipeline is composed again here, not per request. `answers` names the tools it answers
+   * itself: a call of one of them never waits for servers still starting. Returns the function
+   * that removes it.
    */
-  use(interceptor: Interceptor): () => void {
+  use(interceptor: Interceptor, options: { answers?: readonly string[] } = {}): () => void {
     this.#interceptors.push(interceptor);
+    const answers = options.answers ?? [];
+    for (const name of answers) this.#answered.add(name);
     this.#pipeline = compose(this.#interceptors, this.#inner);
     return () => {
       const at = this.#interceptors.indexOf(interceptor);
       if (at === -1) return;
       this.#interceptors.splice(at, 1);
+      for (const name of answers) this.#answered.delete(name);
       this.#pipeline = compose(this.#interceptors, this.#inner);
     };
   }
@@ -163,8 +198,20 @@ export class Gateway {
     if (context.stateless ? REV2025_ONLY_METHODS.has(method) : REV2026_ONLY_METHODS.has(method)) {
       throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
-    const target = current.target;
-    if (target?.kind === "tool" && target.tool === undefined) {
+    const result = await this.#run(current);
+    return context.stateless ? this.#rev2026Result(method, result) : rev2025Result(result);
+  }
+
+  /** Runs the pipeline, first waiting for the server of a tool the catalog does not know yet. */
+  async #run(request: GatewayRequest): Promise<JsonObject> {
+    let current = request;
+    const { method, context, target } = current;
+    if (
+      target?.kind === "tool" &&
+      target.tool === undefined &&
+      !this.#answered.has(target.name) &&
+      this.#viewOf?.(context)?.handles(target.name) !== true
+    ) {
       // A tool whose server is still starting is waited for, not refused as unknown.
       const { profile, signal } = context;
       const tool = await this.hub.findTool(
@@ -183,8 +230,7 @@ export class Gateway {
         };
       }
     }
-    const result = await this.#pipeline(current);
-    return context.stateless ? this.#rev2026Result(method, result) : rev2025Result(result);
+    return this.#pipeline(current);
   }
 
   /** Sessions open now. */
@@ -198,7 +244,7 @@ export class Gateway {
   }
 
   /** Starts a session on a channel (a stdio pipe, a WebSocket, an HTTP session). */
-  openSession(channel: Channel, options: { profile?: string; id?: string } = {}): ClientSession {
+  openSession(channel: Channel, options: SessionOptions = {}): ClientSession {
     const session = new ClientSession(this, channel, options);
     this.#sessions.add(session);
     return session;
@@ -275,6 +321,7 @@ export class Gateway {
   /** Ends every session and listen; parked calls are cancelled. The hub stays open. */
   close(): void {
     this.#offHub();
+    this.cache.close();
     for (const session of [...this.#sessions]) session.close();
     this.parking.close();
   }

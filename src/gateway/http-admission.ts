@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { tokenProblem } from "../config/token-rules.js";
 import type { TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
@@ -32,6 +33,7 @@ export class HttpAdmission {
   readonly #guard: GuardPolicy | undefined;
   readonly #rate: RateLimiter | undefined;
   readonly #profile: string | undefined;
+  readonly #mode: CatalogMode | undefined;
   #tokens: TokenConfig[];
   #policy: GuardPolicy;
 
@@ -41,11 +43,13 @@ export class HttpAdmission {
     tokens: TokenConfig[];
     guard?: GuardPolicy;
     profile?: string;
+    mode?: CatalogMode;
     rateLimit?: { perSecond: number; burst: number };
   }) {
     this.#host = options.host;
     this.#guard = options.guard;
     this.#profile = options.profile;
+    this.#mode = options.mode;
     checkTokens(options.tokens, "");
     const refusal = checkNonLoopbackBind(options.host, options.tokens.length);
     if (refusal !== undefined)
@@ -117,7 +121,14 @@ export class HttpAdmission {
       tokens.length === 0 ||
       profile === undefined ||
       (auth.token !== undefined && tokens[auth.token.index]?.operator === true);
-    return { key, operator, sseAllowed: true, ...(profile === undefined ? {} : { profile }) };
+    const mode = (auth.token === undefined ? undefined : tokens[auth.token.index]?.mode) ?? this.#mode;
+    return {
+      key,
+      operator,
+      sseAllowed: true,
+      ...(profile === undefined ? {} : { profile }),
+      ...(mode === undefined ? {} : { mode }),
+    };
   }
 
   /**

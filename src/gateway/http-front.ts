@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { TokenConfig } from "../config/types.js";
 import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
@@ -39,6 +40,11 @@ export interface HttpFrontOptions {
   tokens?: TokenConfig[];
   /** The profile of clients that authenticate with no profile-bound token. */
   profile?: string;
+  /**
+   * How clients of this front see the tools (`all`, `search`, `code`) when their token sets no
+   * `mode`; default: their profile's, else the gateway's.
+   */
+  mode?: CatalogMode;
   /** Largest accepted request body. Default 4 MiB. */
   maxBodyBytes?: number;
   /** Requests per second per token (or per client address without tokens), with a burst. */
@@ -106,6 +112,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     tokens: options.tokens ?? [],
     ...(options.guard === undefined ? {} : { guard: options.guard }),
     ...(options.profile === undefined ? {} : { profile: options.profile }),
+    ...(options.mode === undefined ? {} : { mode: options.mode }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
   });
   const admit = (req: IncomingMessage, limited?: boolean) => admission.admit(req, limited);
@@ -115,6 +122,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const metrics = new GatewayMetrics();
   metrics.trackHub(gateway.hub);
+  metrics.trackCache(gateway.cache);
   const unobserve = gateway.observe((sample) => metrics.observeRequest(sample));
   const sessions = new Rev2025HttpSessions(gateway, {
     ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
@@ -140,12 +148,16 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const dashboard =
     options.dashboard === false
       ? undefined
-      : new Dashboard(gateway, {
-          admit: (req) => admit(req, false),
-          checkPage: (req) => admission.checkPage(req),
-          endpoints: () => endpoints,
-          authenticated: () => admission.authenticated,
-        });
+      : new Dashboard(
+          gateway,
+          {
+            admit: (req, limited = false) => admit(req, limited),
+            checkPage: (req) => admission.checkPage(req),
+            endpoints: () => endpoints,
+            authenticated: () => admission.authenticated,
+          },
+          { mcp: options.mcp !== false },
+        );
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (drain.draining) return sendShuttingDown(res);

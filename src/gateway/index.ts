@@ -40,4 +40,5 @@ export {
 } from "./pipeline.js";
 export type { RequestContext } from "./request-context.js";
 export type { GatewayIdentity } from "./route.js";
+export { serverTools } from "./server-tools.js";
 export { type StdioFrontOptions, serveGatewayStdio } from "./stdio-front.js";

@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Hub, ServerStatus } from "../hub/hub.js";
+import type { ResultCache } from "./result-cache.js";
 
 /** How a request ended: answered, failed (JSON-RPC error), or a tool result with `isError`. */
 export type RequestOutcome = "ok" | "error" | "tool_error";
@@ -103,6 +104,8 @@ export class GatewayMetrics {
   readonly #sessions: Gauge<"transport">;
   readonly #sessionLimits: Counter<"transport" | "outcome">;
   readonly #listenStreams: Gauge;
+  readonly #cacheLookups: Counter<"server" | "outcome">;
+  readonly #cacheEntries: Gauge<"server">;
   /** Brings the state series of each tracked hub up to date (run before each render). */
   readonly #syncs = new Set<() => void>();
   /** method → server → tool → series. */
@@ -155,6 +158,36 @@ export class GatewayMetrics {
       help: "Open subscriptions/listen streams (2026 clients).",
       registers,
     });
+    this.#cacheLookups = new Counter({
+      name: "mcplex_cache_lookups_total",
+      help: "Calls of cacheable tools, answered from the result cache (hit) or by the server (miss).",
+      labelNames: ["server", "outcome"],
+      registers,
+    });
+    this.#cacheEntries = new Gauge({
+      name: "mcplex_cache_entries",
+      help: "Tool results held in the result cache, by server.",
+      labelNames: ["server"],
+      registers,
+    });
+  }
+
+  /**
+   * Follows a result cache: `mcplex_cache_lookups_total{server, outcome=hit|miss}` and
+   * `mcplex_cache_entries{server}`. Returns the function that stops following.
+   */
+  trackCache(cache: ResultCache): () => void {
+    const sync = () => {
+      for (const [server, counts] of cache.counts()) this.#cacheEntries.set({ server }, counts.entries);
+    };
+    this.#syncs.add(sync);
+    const off = cache.watch(({ server, hit }) =>
+      this.#cacheLookups.inc({ server, outcome: hit ? "hit" : "miss" }),
+    );
+    return () => {
+      off();
+      this.#syncs.delete(sync);
+    };
   }
 
   /** Records one finished request. */
@@ -272,6 +305,8 @@ export interface ServerHealth {
   /** While its breaker is open: `open until HH:MM:SS`, and the same as epoch ms. */
   breaker?: string;
   breakerOpenUntil?: number;
+  /** Served from a recording or a simulator (`mcplex serve --simulate`), not by the server. */
+  simulated?: "recording" | "tool-list";
 }
 
 /** What `/healthz` and `/readyz` report. */
@@ -299,10 +334,12 @@ export function healthReport(hub: Pick<Hub, "servers">): HealthReport {
     if (status.retryAt !== undefined) entry.retryAt = status.retryAt;
     if (status.breaker !== undefined) entry.breaker = status.breaker;
     if (status.breakerOpenUntil !== undefined) entry.breakerOpenUntil = status.breakerOpenUntil;
+    if (status.simulated !== undefined) entry.simulated = status.simulated;
     servers.push(entry);
     if (!status.enabled) continue;
     enabled++;
-    const waiting = status.lazy && (status.state === "idle" || status.state === "stopped");
+    // `idle` also after an idle stop (`idleTimeout`): the next call starts it again.
+    const waiting = status.state === "idle" || (status.lazy && status.state === "stopped");
     if (status.state === "ready" || waiting) healthy++;
   }
   const status = healthy === enabled ? "ok" : healthy === 0 ? "down" : "degraded";

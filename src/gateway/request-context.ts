@@ -1,3 +1,4 @@
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { Envelope } from "../protocol/rev2026.js";
 
 /**
@@ -15,6 +16,16 @@ export interface RequestContext {
   clientCapabilities: Record<string, unknown>;
   /** The catalog view this client may see. */
   profile?: string;
+  /**
+   * How this client sees the tools, when its front decided (its token's `mode`, else the
+   * front's); otherwise its profile's mode or the gateway's default apply.
+   */
+  mode?: CatalogMode;
+  /**
+   * Who is calling, as the front let it in: the token's key (`token#0`, never the token) or,
+   * without tokens, the client's address. Results cached for one caller are never another's.
+   */
+  caller?: string;
   /**
    * The session the request came on (absent for stateless 2026 HTTP requests): servers marked
    * `share: false` get a connection per session.
@@ -47,7 +58,7 @@ export interface RequestContext {
  */
 export function statelessContext(
   envelope: Envelope,
-  front: Pick<RequestContext, "signal" | "notify" | "profile" | "client" | "headers">,
+  front: Pick<RequestContext, "signal" | "notify" | "profile" | "mode" | "caller" | "client" | "headers">,
 ): RequestContext {
   const ctx: RequestContext = {
     stateless: true,
@@ -57,6 +68,8 @@ export function statelessContext(
     notify: front.notify,
   };
   if (front.profile !== undefined) ctx.profile = front.profile;
+  if (front.mode !== undefined) ctx.mode = front.mode;
+  if (front.caller !== undefined) ctx.caller = front.caller;
   if (front.client !== undefined) ctx.client = front.client;
   if (front.headers !== undefined) ctx.headers = front.headers;
   if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;

@@ -161,7 +161,7 @@ export class Rev2025HttpSessions {
         sendRpcError(res, refusal.status, message.id, ErrorCode.ServerError, refusal.message);
         return;
       }
-      const entry = this.#open(caller.profile, caller.key);
+      const entry = this.#open(caller);
       this.#exchange(entry, res, message, caller, { "mcp-session-id": entry.id });
       return;
     }
@@ -214,10 +214,11 @@ export class Rev2025HttpSessions {
     entry.session.receive(message);
   }
 
-  #open(profile: string | undefined, key: string): Entry {
+  #open(caller: Caller & { key: string }): Entry {
+    const { profile, key } = caller;
     const id = randomUUID();
     const channel = new HttpSessionChannel();
-    const session = this.#gateway.openSession(channel, profile === undefined ? { id } : { id, profile });
+    const session = this.#gateway.openSession(channel, { id, profile, mode: caller.mode, caller: key });
     const entry = { id, session, channel, profile, key, lastUsed: Date.now() };
     channel.onClose = () => this.#forget(entry);
     this.#sessions.set(id, entry);

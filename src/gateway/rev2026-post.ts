@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { RpcError } from "../errors.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -13,6 +14,10 @@ import { checkParamHeaders, checkRev2026Headers } from "./rev2026-headers.js";
 /** What the HTTP front learned about the caller before the body was read. */
 export interface Caller {
   profile?: string;
+  /** The catalog mode its token or its front chose (see {@link RequestContext.mode}). */
+  mode?: CatalogMode;
+  /** Who it is, for what is kept per caller (see {@link RequestContext.caller}). */
+  key?: string;
   sseAllowed: boolean;
   /**
    * Called when the request becomes a long-lived stream: it leaves the calls in flight (a
@@ -82,6 +87,8 @@ export async function serveRev2026Post(
     signal: controller.signal,
     notify: (m, p) => exchange.event({ jsonrpc: "2.0", method: m, params: p }),
     profile: caller.profile,
+    mode: caller.mode,
+    caller: caller.key,
     headers: req.headers,
   });
   const request = gateway.request(id, method, params, ctx);

@@ -140,7 +140,12 @@ export class SseFront {
     const id = randomUUID();
     const channel = new SseStreamChannel(res);
     const profile = caller.profile;
-    const session = this.#gateway.openSession(channel, profile === undefined ? { id } : { id, profile });
+    const session = this.#gateway.openSession(channel, {
+      id,
+      profile,
+      mode: caller.mode,
+      caller: caller.key,
+    });
     channel.onClose = () => this.#sessions.delete(id);
     this.#sessions.set(id, { session, channel, profile });
     res.writeHead(200, {

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from "node:stream";
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
@@ -11,6 +12,8 @@ export interface StdioFrontOptions {
   input?: Readable;
   output?: Writable;
   profile?: string;
+  /** How the client sees the tools (`all`, `search`, `code`); default: its profile's, else the gateway's. */
+  mode?: CatalogMode;
   /** Largest accepted message in bytes. Default 4 MiB. */
   maxMessageBytes?: number;
   /**
@@ -64,7 +67,7 @@ export function serveGatewayStdio(
       },
       close() {},
     },
-    options.profile === undefined ? {} : { profile: options.profile },
+    { profile: options.profile, mode: options.mode },
   );
 
   const onLine = (line: string) => {

@@ -67,7 +67,7 @@ export function attachWebSocketFront(
             ws.close(1000);
           },
         },
-        caller.profile === undefined ? {} : { profile: caller.profile },
+        { profile: caller.profile, mode: caller.mode, caller: caller.key },
       );
       ws.on("message", (data, isBinary) => {
         let message: unknown;

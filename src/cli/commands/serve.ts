@@ -1,13 +1,19 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
+import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import { tokenProblem } from "../../config/token-rules.js";
-import type { TokenConfig } from "../../config/types.js";
+import type { CatalogMode, TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
-import { type ServeEvent, serve } from "../../serve/serve.js";
+import type { SimulatedServer } from "../../recording/simulated-servers.js";
+import { defaultCacheDir } from "../../recording/tool-cache.js";
+import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";
-import { EXIT, UsageError } from "../output.js";
+import { EXIT, printError, UsageError } from "../output.js";
+import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
 
 /** How long upstreams get between SIGTERM and SIGKILL when the stdio client goes away. */
@@ -25,6 +31,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       stdio: { type: "boolean" },
       http: { type: "boolean" },
       ws: { type: "boolean" },
+      transport: { type: "string", short: "t" },
+      ...EXPOSE_TOOL_FLAG,
       host: { type: "string" },
       port: { type: "string" },
       token: { type: "string", multiple: true },
@@ -35,18 +43,26 @@ export async function serveCommand(args: string[]): Promise<number> {
       "no-dashboard": { type: "boolean" },
       "dashboard-port": { type: "string" },
       "ready-wait": { type: "string" },
+      record: { type: "string" },
+      simulate: { type: "boolean" },
+      seed: { type: "string" },
+      speed: { type: "string" },
+      tools: { type: "string" },
       ...LIMIT_FLAGS,
     },
   });
   if (values.stdio === true && (values.http === true || values.ws === true)) {
     throw new UsageError("choose --stdio or --http/--ws, not both");
   }
+  const transport = readTransport(values);
+  const stdio = transport === "stdio";
+  const exposeTools = readExposeTools(values);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
   const dashboardPort = values["dashboard-port"] === undefined ? undefined : Number(values["dashboard-port"]);
   if (dashboardPort !== undefined) {
-    if (values.stdio !== true)
+    if (!stdio)
       throw new UsageError(
         "--dashboard-port is for --stdio; over HTTP the dashboard is at /dashboard on --port",
       );
@@ -54,7 +70,9 @@ export async function serveCommand(args: string[]): Promise<number> {
       throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
   }
   const limits = readLimitFlags(values);
+  const standIns = readStandInFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
+  const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
   const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const profileOf = values.profile === undefined ? {} : { profile: values.profile };
   const checked = (flag: string, list: string[]) =>
@@ -74,26 +92,41 @@ export async function serveCommand(args: string[]): Promise<number> {
     })),
   ];
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
-  if (values.stdio !== true || dashboardPort !== undefined) {
+  if (!stdio || dashboardPort !== undefined) {
     const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
     if (refusal !== undefined) throw new UsageError(refusal);
   }
   const host = values.host ?? "127.0.0.1";
   const running = await serve({
     config,
-    transport: values.stdio === true ? "stdio" : "http",
+    transport: stdio ? "stdio" : "http",
+    ...(exposeTools.length === 0 ? {} : { exposeTools }),
     tokens: cliTokens,
     noPrefix: values["no-prefix"] === true,
     ...profileOf,
     ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
-    ...(values.stdio === true
+    ...(mode === undefined ? {} : { mode }),
+    ...(stdio
       ? dashboardPort === undefined
         ? {}
         : { http: { host, port: dashboardPort } }
       : { http: { host, port, dashboard: values["no-dashboard"] !== true, ...limits } }),
     oauth: { store: secretOAuthStore() },
     onEvent: printEvent,
+    ...standIns,
   });
+  printSimulated(running.simulated);
+  if (exposeTools.length > 0) {
+    // Checked once every server has started, on stdio without holding the client up.
+    const checked = running.started.then(async () => {
+      const problem = unmatchedExposeTools(running.hub, exposeTools);
+      if (problem === undefined) return;
+      printError(problem);
+      await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), running.close(0)]);
+      process.exit(EXIT.usage);
+    });
+    if (running.stdio === undefined) await checked;
+  }
   if (values["log-calls"] === true) {
     running.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
@@ -123,9 +156,9 @@ export async function serveCommand(args: string[]): Promise<number> {
   const stillStarting = servers.filter((s) => s.state === "starting").length;
   console.error(
     [
-      `mcplex gateway: ${ready} of ${servers.length} servers ready` +
+      `mcplex gateway${running.simulated.length > 0 ? " (SIMULATED)" : ""}: ${ready} of ${servers.length} servers ready` +
         (stillStarting > 0 ? ` (${stillStarting} still starting, announced when ready)` : "") +
-        `, ${hub.tools(values.profile).length} tools`,
+        `, ${hub.tools(values.profile ?? (exposeTools.length > 0 ? EXPOSED_PROFILE : undefined)).length} tools`,
       `  Streamable HTTP  ${front.url}`,
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
       `  HTTP+SSE         ${front.sseUrl}  (2024-11-05, for clients set to type: sse)`,
@@ -147,8 +180,49 @@ export async function serveCommand(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/** `--record DIR`, `--simulate`, `--seed N`, `--speed N` as serve options; the tool cache always. */
+function readStandInFlags(values: {
+  record?: string | undefined;
+  simulate?: boolean | undefined;
+  seed?: string | undefined;
+  speed?: string | undefined;
+}): Pick<ServeOptions, "record" | "simulate" | "toolCache"> {
+  if (values.record === "") throw new UsageError("--record needs a directory");
+  const seed = values.seed === undefined ? 1 : Number(values.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError(`--seed must be a whole number, not ${values.seed}`);
+  const speed = values.speed === undefined ? undefined : Number(values.speed);
+  if (speed !== undefined && !(Number.isFinite(speed) && speed >= 0))
+    throw new UsageError(`--speed must be a number of 0 or more (0: at once), not ${values.speed}`);
+  if (values.simulate !== true && (values.seed !== undefined || values.speed !== undefined))
+    throw new UsageError("--seed and --speed are for --simulate");
+  const cacheDir = defaultCacheDir();
+  const out: Pick<ServeOptions, "record" | "simulate" | "toolCache"> = { toolCache: cacheDir };
+  if (values.record !== undefined) out.record = resolve(values.record);
+  if (values.simulate === true)
+    out.simulate = { all: true, seed, cacheDir, ...(speed === undefined ? {} : { speed }) };
+  return out;
+}
+
+/** Says at start which servers are stand-ins, and which have nothing to stand in with. */
+function printSimulated(simulated: readonly SimulatedServer[]): void {
+  for (const { server, from, source } of simulated) {
+    if (from === "nothing")
+      console.error(
+        `mcplex: ${server} cannot be simulated: no recording and no cached tool list (run it once with \`mcplex serve\`, or record it with --record DIR)`,
+      );
+    else
+      console.error(
+        `mcplex: ${server} is SIMULATED from its ${from === "recording" ? "recording" : "cached tool list"} (${source})`,
+      );
+  }
+}
+
 /** What serving reports, as lines for people on stderr. */
 function printEvent(event: ServeEvent): void {
+  if (event.type === "record-failed") {
+    console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
+    return;
+  }
   if (event.type === "start-failed") {
     console.error(`mcplex: ${event.server} is ${event.state}: ${event.error}`);
     if (event.hint !== undefined) console.error(`  hint: ${event.hint}`);
@@ -169,6 +243,21 @@ function printEvent(event: ServeEvent): void {
   console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
 }
 
+/** `--transport stdio | http | websocket` (http and websocket are one front: /mcp and /ws), or the older flags. */
+function readTransport(values: { transport?: string; stdio?: boolean; http?: boolean; ws?: boolean }) {
+  const flag = values.transport;
+  if (flag === undefined) return values.stdio === true ? "stdio" : "http";
+  if (flag !== "stdio" && flag !== "http" && flag !== "websocket")
+    throw new UsageError(`--transport must be stdio, http or websocket, not ${JSON.stringify(flag)}`);
+  const older =
+    values.stdio === true ? "stdio" : values.http === true || values.ws === true ? "http" : undefined;
+  if (older !== undefined && older !== (flag === "stdio" ? "stdio" : "http"))
+    throw new UsageError(
+      `--transport ${flag} contradicts ${older === "stdio" ? "--stdio" : "--http/--ws"}; give one`,
+    );
+  return flag === "stdio" ? "stdio" : "http";
+}
+
 /** Runs `first` on the first SIGINT or SIGTERM; a second one kills every server and exits now. */
 function onStopSignals(first: () => void): void {
   let signalled = false;
@@ -182,6 +271,12 @@ function onStopSignals(first: () => void): void {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+}
+
+/** `--tools`: how clients see the tools. */
+function toolsMode(text: string): CatalogMode {
+  if (isCatalogMode(text)) return text;
+  throw new UsageError(`--tools must be all, search or code, not ${JSON.stringify(text)}`);
 }
 
 /** `--ready-wait`: a duration, or 0 to answer at once. */

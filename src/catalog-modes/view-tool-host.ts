@@ -1,0 +1,62 @@
+import type { CallToolResult } from "@modelcontextprotocol/client";
+import type { CatalogTool } from "../catalog/types.js";
+import type { CatalogView } from "./catalog-view.js";
+
+/** What a {@link viewToolHost} reads and calls: the hub, or anything shaped like it. */
+export interface CatalogHost {
+  tools(profile?: string): readonly CatalogTool[];
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options?: { signal?: AbortSignal; profile?: string },
+  ): Promise<CallToolResult>;
+}
+
+/** A tool as an agent loop's `ToolHost` lists it. */
+export interface ListedTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/**
+ * `host` seen through `view`, as a tool host of the agent loop (`runAgent({ hub })`): the model
+ * lists the view's tools (pins and meta-tools) and its meta-tools' inner calls go to the host
+ * as direct calls, through the caller's profile. `mcplex chat --tools search|code` runs on it.
+ *
+ * @example
+ * runAgent({ hub: viewToolHost(hub, new CatalogView({ mode: "code" }, viewEngines())), llm, messages });
+ */
+export function viewToolHost(host: CatalogHost, view: CatalogView) {
+  return {
+    tools(profile?: string): ListedTool[] {
+      return view.listTools(host.tools(profile)).map((tool) => {
+        const listed: ListedTool = {
+          name: tool.name,
+          inputSchema: tool.inputSchema as Record<string, unknown>,
+        };
+        if (tool.description !== undefined) listed.description = tool.description;
+        return listed;
+      });
+    },
+    callTool(
+      name: string,
+      args: Record<string, unknown>,
+      options: { signal?: AbortSignal; profile?: string } = {},
+    ): Promise<CallToolResult> {
+      if (!view.handles(name)) return host.callTool(name, args, options);
+      const { profile } = options;
+      const signal = options.signal ?? new AbortController().signal;
+      return view.call(name, args, {
+        tools: host.tools(profile),
+        signal,
+        callTool: (tool, toolArgs, callSignal) =>
+          host.callTool(
+            tool,
+            toolArgs,
+            profile === undefined ? { signal: callSignal } : { signal: callSignal, profile },
+          ),
+      });
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import type { CallToolResult } from "@modelcontextprotocol/client";
+import type { CatalogTool } from "../catalog/types.js";
+import type { CatalogView } from "../catalog-modes/catalog-view.js";
+import { META_TOOL } from "../catalog-modes/meta-tools.js";
+import type { ModeCaller } from "../catalog-modes/view-resolver.js";
+import { RpcError } from "../errors.js";
+import type { Hub } from "../hub/hub.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import type { GatewayRequest, Handler, Interceptor, JsonObject } from "./pipeline.js";
+import type { RequestContext } from "./request-context.js";
+
+/** The methods a view answers or adds to. */
+const VIEW_METHODS: ReadonlySet<string> = new Set([
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/read",
+]);
+
+/** The view a caller sees the catalog through; `undefined` for the whole catalog (`all` mode). */
+export type ViewOf = (caller: ModeCaller) => CatalogView | undefined;
+
+/**
+ * The layer that serves `search` and `code` mode: `tools/list` answered from the caller's view,
+ * the view's meta-tools answered by the view. Every call a meta-tool makes (`call_tool`, the
+ * tools a `run_code` script calls) is a new `tools/call` request run from the top of the
+ * pipeline, through the same layers as a direct call (profile, metrics, dashboard, tracing,
+ * parking). Callers in `all` mode pass through untouched.
+ */
+export function catalogViews(
+  hub: Hub,
+  viewOf: ViewOf,
+  request: (id: string, method: string, params: JsonObject, context: RequestContext) => GatewayRequest,
+  run: Handler,
+  dormant?: (profile: string | undefined) => Promise<readonly CatalogTool[]>,
+): Interceptor {
+  return (next) => async (req) => {
+    if (!VIEW_METHODS.has(req.method)) return next(req);
+    const view = viewOf(req.context);
+    if (view === undefined) return next(req);
+    const profile = req.context.profile;
+    if (req.method === "tools/list") return { tools: view.listTools(hub.tools(profile)) };
+    if (req.method === "resources/list") {
+      const added = view.resources();
+      const result = await next(req);
+      if (added.length === 0) return result;
+      return { ...result, resources: [...((result.resources as unknown[] | undefined) ?? []), ...added] };
+    }
+    if (req.method === "resources/read") {
+      const uri = req.params.uri;
+      const read = typeof uri === "string" ? await view.readResource(uri, hub.tools(profile)) : undefined;
+      return read === undefined ? next(req) : (read as JsonObject);
+    }
+    const name = req.params.name;
+    if (typeof name !== "string" || !view.handles(name)) return next(req);
+    const args = req.params.arguments ?? {};
+    if (typeof args !== "object" || args === null || Array.isArray(args))
+      throw new RpcError(ErrorCode.InvalidParams, "Invalid params: arguments must be an object");
+    let inner = 0;
+    const result = await view.call(name, args as JsonObject, {
+      tools: hub.tools(profile),
+      signal: req.context.signal,
+      ...(dormant === undefined ? {} : { dormant: () => dormant(profile) }),
+      callTool: async (tool, toolArgs, signal) => {
+        const context = signal === req.context.signal ? req.context : { ...req.context, signal };
+        // call_tool stands for the call itself: the client's progress token, input responses
+        // and request state go with it. A script's calls are the script's own.
+        const params: JsonObject =
+          name === META_TOOL.call
+            ? { ...req.params, name: tool, arguments: toolArgs }
+            : { name: tool, arguments: toolArgs };
+        try {
+          return (await run(
+            request(`${req.id}/${++inner}`, "tools/call", params, context),
+          )) as CallToolResult;
+        } catch (error) {
+          if (error instanceof RpcError)
+            return { isError: true, content: [{ type: "text", text: `${tool}: ${error.message}` }] };
+          throw error;
+        }
+      },
+    });
+    return result as JsonObject;
+  };
+}
