@@ -87,6 +87,8 @@ export function runInWorker(run: PoolRun): Promise<RunCodeResult> {
     worker.ref();
     const calls = new AbortController();
     let toolCalls = 0;
+    // The console lines so far, for an error made here when the worker is killed.
+    const logs: string[] = [];
     let ended = false;
     const end = (outcome: { result: RunCodeResult } | { error: CodeModeError }, keep: boolean) => {
       if (ended) return;
@@ -115,6 +117,7 @@ export function runInWorker(run: PoolRun): Promise<RunCodeResult> {
             `The script ran longer than its time limit of ${wallMs} ms (limits.wallMs).`,
             {
               toolCalls,
+              logs,
               path: "limits.wallMs",
               hint: "Do less in one run (call tools in parallel with Promise.all, stop loops earlier), or have the host raise limits.wallMs.",
             },
@@ -129,7 +132,7 @@ export function runInWorker(run: PoolRun): Promise<RunCodeResult> {
           error: new CodeModeError(
             "REQUEST_ABORTED",
             "The run was cancelled by its caller.",
-            { toolCalls, hint: "Nothing to fix in the script; run it again if it is still wanted." },
+            { toolCalls, logs, hint: "Nothing to fix in the script; run it again if it is still wanted." },
             { cause: run.signal?.reason },
           ),
         },
@@ -141,7 +144,7 @@ export function runInWorker(run: PoolRun): Promise<RunCodeResult> {
           error: new CodeModeError(
             "CODE_ERROR",
             `The sandbox failed: ${error.message}.`,
-            { toolCalls },
+            { toolCalls, logs },
             { cause: error },
           ),
         },
@@ -149,6 +152,10 @@ export function runInWorker(run: PoolRun): Promise<RunCodeResult> {
       );
     const onExit = () => onError(new Error("its worker exited"));
     const onMessage = (message: FromWorker) => {
+      if (message.type === "log") {
+        logs.push(message.line);
+        return;
+      }
       if (message.type === "end") {
         if (message.result !== undefined) end({ result: message.result }, true);
         else {

@@ -34,6 +34,7 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: "call"; call: number; exposed: string; args: Record<string, unknown> }
+  | { type: "log"; line: string }
   | { type: "end"; result?: RunCodeResult; error?: WorkerError };
 
 function errorFields(error: unknown): WorkerError {
@@ -85,6 +86,7 @@ if (port !== null) {
           callTool,
           limits,
           signal: undefined,
+          onLog: (line) => send({ type: "log", line }),
         }).start(),
       )
       .then(

@@ -170,7 +170,7 @@ describe("cancelling a run", () => {
     const called = hub.nextCall();
     let finished = false;
     const running = run(
-      `await tools.everything.echo({ message: "first" });\nconst big = "x".repeat(4e6);\nfor (;;) big.indexOf("y");`,
+      `await tools.everything.echo({ message: "first" });\nconsole.log("spinning");\nconst big = "x".repeat(4e6);\nfor (;;) big.indexOf("y");`,
       { limits: { wallMs: 2_000 } },
     ).finally(() => {
       finished = true;
@@ -182,6 +182,8 @@ describe("cancelling a run", () => {
     expect(finished).toBe(false);
     const error = await failure(running);
     expect(error.code).toBe("CODE_TIMEOUT");
+    // The worker was killed, so these lines came as they were written.
+    expect(error.logs).toEqual(["spinning"]);
   });
 
   it("does not start when the signal is already aborted", async () => {
