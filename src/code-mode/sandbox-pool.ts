@@ -10,6 +10,7 @@
  * {@link IDLE_WORKERS} are kept for the next runs (a new one costs tens of ms).
  */
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { CallToolResult } from "@modelcontextprotocol/client";
@@ -22,6 +23,12 @@ import type { ToolBinding } from "./tool-bindings.js";
 
 /** Idle workers kept for the next runs. */
 export const IDLE_WORKERS = 2;
+/**
+ * Scripts running at once in the process (one worker each); more wait their turn, and their
+ * wall time starts when they run. Each worker costs a thread, a V8 isolate and its sandbox's
+ * memory, so a flood of run_code calls must not start one each.
+ */
+export const MAX_WORKERS = Math.max(2, availableParallelism());
 /** How long past `wallMs` a worker may take to report its own timeout before it is terminated. */
 const GRACE_MS = 500;
 
@@ -29,9 +36,14 @@ const idle: Worker[] = [];
 let spawned = 0;
 let terminated = 0;
 
-/** Workers started and terminated (by a limit, a cancellation or a full pool) since the process started. */
-export function sandboxWorkerStats(): { spawned: number; terminated: number } {
-  return { spawned, terminated };
+/** Workers started and terminated (by a limit, a cancellation or a full pool) since the process started, and runs now running and waiting. */
+export function sandboxWorkerStats(): {
+  spawned: number;
+  terminated: number;
+  running: number;
+  waiting: number;
+} {
+  return { spawned, terminated, running: busy, waiting: waiting.length };
 }
 
 function spawn(): Worker {
@@ -81,7 +93,55 @@ export interface PoolRun {
 }
 
 /** Runs one script in a worker; rejects with a {@link CodeModeError}. */
-export function runInWorker(run: PoolRun): Promise<RunCodeResult> {
+export async function runInWorker(run: PoolRun): Promise<RunCodeResult> {
+  await takeWorkerSlot(run.signal);
+  try {
+    return await runOnWorker(run);
+  } finally {
+    giveWorkerSlot();
+  }
+}
+
+/** Runs waiting for a worker, first come first served. */
+const waiting: Array<() => void> = [];
+let busy = 0;
+
+/** Waits for one of the {@link MAX_WORKERS} slots; a cancellation while waiting rejects. */
+function takeWorkerSlot(signal: AbortSignal | undefined): Promise<void> {
+  if (busy < MAX_WORKERS && waiting.length === 0) {
+    busy++;
+    return Promise.resolve();
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      const index = waiting.indexOf(take);
+      if (index >= 0) waiting.splice(index, 1);
+      reject(
+        new CodeModeError(
+          "REQUEST_ABORTED",
+          "The run was cancelled by its caller before a sandbox was free.",
+          { hint: "Nothing to fix in the script; run it again if it is still wanted." },
+          { cause: signal?.reason },
+        ),
+      );
+    };
+    const take = () => {
+      signal?.removeEventListener("abort", onAbort);
+      busy++;
+      resolve();
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    waiting.push(take);
+  });
+}
+
+function giveWorkerSlot(): void {
+  busy--;
+  waiting.shift()?.();
+}
+
+function runOnWorker(run: PoolRun): Promise<RunCodeResult> {
   return new Promise((resolve, reject) => {
     const worker = idle.pop() ?? spawn();
     worker.ref();
