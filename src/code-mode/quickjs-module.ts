@@ -33,7 +33,6 @@ const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (d: ob
   .WebAssembly;
 
 const modules = new Map<number, { loading: Promise<QuickJSWASMModule>; module?: QuickJSWASMModule }>();
-let dropped = 0;
 
 /** The module for runs of `memoryBytes`, loading one when there is none (or the last was dropped). */
 export function quickjsModule(memoryBytes: number): Promise<QuickJSWASMModule> {
@@ -78,11 +77,5 @@ export function poisonModule(module: QuickJSWASMModule): void {
   for (const [key, entry] of modules) {
     if (entry.module !== module) continue;
     modules.delete(key);
-    dropped++;
   }
-}
-
-/** How many modules were dropped since the process started (the hostile run reports it). */
-export function droppedModules(): number {
-  return dropped;
 }
