@@ -5,8 +5,9 @@
  * steps of bytecode, and a step can be a builtin running for milliseconds: a loop over
  * `indexOf` in a 4 MB string ran 186 s under a 250 ms limit, with the host's event loop (the
  * whole gateway) blocked all along. In a worker the host stays responsive, and at the time limit
- * (plus a grace for the worker to report it itself, with its logs) or at a cancellation the
- * worker is terminated, whatever it is doing. A worker runs one script at a time; up to
+ * (counted from when the script starts in its worker, not while a new worker loads, plus a
+ * grace for the worker to report it itself) or at a cancellation the worker is terminated,
+ * whatever it is doing. A worker runs one script at a time; up to
  * {@link IDLE_WORKERS} are kept for the next runs (a new one costs tens of ms).
  */
 import { createRequire } from "node:module";
@@ -168,7 +169,8 @@ function runOnWorker(run: PoolRun): Promise<RunCodeResult> {
       if ("error" in outcome) reject(outcome.error);
       else resolve(outcome.result);
     };
-    const timer = setTimeout(() => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeUp = () => {
       const { wallMs } = run.limits;
       end(
         {
@@ -185,7 +187,7 @@ function runOnWorker(run: PoolRun): Promise<RunCodeResult> {
         },
         false,
       );
-    }, run.limits.wallMs + GRACE_MS);
+    };
     const onAbort = () =>
       end(
         {
@@ -212,6 +214,10 @@ function runOnWorker(run: PoolRun): Promise<RunCodeResult> {
       );
     const onExit = () => onError(new Error("its worker exited"));
     const onMessage = (message: FromWorker) => {
+      if (message.type === "started") {
+        timer = setTimeout(timeUp, run.limits.wallMs + GRACE_MS);
+        return;
+      }
       if (message.type === "log") {
         logs.push(message.line);
         return;

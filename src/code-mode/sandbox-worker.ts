@@ -34,6 +34,7 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: "call"; call: number; exposed: string; args: Record<string, unknown> }
+  | { type: "started" }
   | { type: "log"; line: string }
   | { type: "end"; result?: RunCodeResult; error?: WorkerError };
 
@@ -78,8 +79,11 @@ if (port !== null) {
     }
     const { script, bindings, limits } = message;
     quickjsModule(limits.memoryBytes)
-      .then((module) =>
-        new SandboxRun({
+      .then((module) => {
+        // The script's time starts now: the host's own deadline counts from here, not from
+        // a worker that was still loading.
+        send({ type: "started" });
+        return new SandboxRun({
           module,
           script,
           bindings: bindings as ToolBinding[],
@@ -87,8 +91,8 @@ if (port !== null) {
           limits,
           signal: undefined,
           onLog: (line) => send({ type: "log", line }),
-        }).start(),
-      )
+        }).start();
+      })
       .then(
         (result) => send({ type: "end", result }),
         (error: unknown) => send({ type: "end", error: errorFields(error) }),
