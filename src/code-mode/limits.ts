@@ -19,8 +19,8 @@ export interface CodeLimits {
 /**
  * The defaults: 30 s, 64 MiB of heap, 256 KiB of stack (about 1,500 frames of plain recursion),
  * 200 tool calls with 8 in flight, 256 KiB of output (what a model's context can take in one
- * tool result). The stack stays small because the sandbox's frames live on the host thread's
- * stack too: past about 400 KiB a deep parse can exhaust Node's own stack first.
+ * tool result). The sandbox's C frames live on its worker thread's stack too; a deep parse that
+ * exhausts that first still ends as CODE_STACK_OVERFLOW (see quickjs-module.ts).
  */
 export const DEFAULT_LIMITS: Readonly<CodeLimits> = Object.freeze({
   wallMs: 30_000,

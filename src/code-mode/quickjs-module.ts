@@ -12,7 +12,8 @@
  * larger than the limit; a loop of 1 MB strings went to 880 MB under a 16 MiB limit. So each
  * module gets a WebAssembly memory of its own whose maximum is its start (16 MiB) plus the
  * run's `memoryBytes`: past it `malloc` fails and the script gets QuickJS's "out of memory".
- * Modules are kept per `memoryBytes`; runs in flight at once with the same limit share it.
+ * Modules are kept per `memoryBytes` in each sandbox worker, which runs one script at a time, so
+ * the cap is the run's own.
  *
  * One module serves many runs (loading one costs about 13 ms; a fresh runtime and context per
  * run about 0.6 ms). A module is dropped for a new one when a run ends with the host's own stack
@@ -32,7 +33,6 @@ const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (d: ob
   .WebAssembly;
 
 const modules = new Map<number, { loading: Promise<QuickJSWASMModule>; module?: QuickJSWASMModule }>();
-let dropped = 0;
 
 /** The module for runs of `memoryBytes`, loading one when there is none (or the last was dropped). */
 export function quickjsModule(memoryBytes: number): Promise<QuickJSWASMModule> {
@@ -77,11 +77,5 @@ export function poisonModule(module: QuickJSWASMModule): void {
   for (const [key, entry] of modules) {
     if (entry.module !== module) continue;
     modules.delete(key);
-    dropped++;
   }
-}
-
-/** How many modules were dropped since the process started (the hostile run reports it). */
-export function droppedModules(): number {
-  return dropped;
 }

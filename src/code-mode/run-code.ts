@@ -2,8 +2,8 @@ import { McplexError } from "../errors.js";
 import { CodeModeError } from "./code-mode-error.js";
 import { type CodeLimits, MAX_CODE_LENGTH, resolveLimits } from "./limits.js";
 import { prepareScript } from "./prepare-script.js";
-import { quickjsModule } from "./quickjs-module.js";
-import { type CallTool, type RunCodeResult, SandboxRun } from "./sandbox-run.js";
+import { runInWorker } from "./sandbox-pool.js";
+import type { CallTool, RunCodeResult } from "./sandbox-run.js";
 import { type CodeTool, toolBindings } from "./tool-bindings.js";
 
 /** What {@link runCode} runs, with what. */
@@ -63,7 +63,6 @@ export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
   const limits = resolveLimits(options.limits);
   const bindings = toolBindings(options.tools);
   const script = prepareScript(options.code);
-  const module = await quickjsModule(limits.memoryBytes);
   if (options.signal?.aborted)
     throw new CodeModeError(
       "REQUEST_ABORTED",
@@ -71,12 +70,5 @@ export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
       {},
       { cause: options.signal.reason },
     );
-  return new SandboxRun({
-    module,
-    script,
-    bindings,
-    callTool: options.callTool,
-    limits,
-    signal: options.signal,
-  }).start();
+  return runInWorker({ script, bindings, callTool: options.callTool, limits, signal: options.signal });
 }

@@ -99,7 +99,8 @@ export function scriptError(
     return limitError("memoryBytes", facts);
   if (name === "" && message === "uncaught null" && facts.memoryExhausted())
     return limitError("memoryBytes", facts);
-  if (name === "InternalError" && message === "stack overflow") return limitError("stackBytes", facts);
+  // QuickJS says "stack overflow" as an InternalError, or as a SyntaxError from its parsers.
+  if (message === "stack overflow") return limitError("stackBytes", facts);
   const at = position(stack, facts.script);
   const where =
     at.line === undefined

@@ -57,6 +57,8 @@ export interface SandboxRunOptions {
   callTool: CallTool;
   limits: CodeLimits;
   signal: AbortSignal | undefined;
+  /** Each console line as it is written (the worker passes them on, for a run it may have to kill). */
+  onLog?: (line: string) => void;
 }
 
 /** Longest error text taken from a tool or a thrown value. */
@@ -362,6 +364,7 @@ export class SandboxRun {
       throw this.fatal;
     }
     this.logs.push(line);
+    this.options.onLog?.(line);
   }
 
   private hostDone(jsonHandle: QuickJSHandle): void {

@@ -12,6 +12,17 @@ afterAll(() => hub?.close());
 const run = (code: string, extra: Partial<Parameters<typeof runCode>[0]> = {}) =>
   runCode({ code, tools: hub.tools, callTool: hub.callTool, ...extra });
 
+/** The first call the hub receives; fails at once if the run ends before making one. */
+function firstCall(running: Promise<unknown>, called: Promise<{ name: string; signal: AbortSignal }>) {
+  return Promise.race([
+    called,
+    running.then(
+      () => Promise.reject(new Error("the run ended before calling a tool")),
+      (error: unknown) => Promise.reject(error),
+    ),
+  ]);
+}
+
 async function failure(promise: Promise<unknown>): Promise<CodeModeError> {
   const error = await promise.then(
     () => undefined,
@@ -146,7 +157,7 @@ describe("cancelling a run", () => {
       `await Promise.all([tools.everything.trigger_long_running_operation({ duration: 30, steps: 3 }), tools.everything.trigger_long_running_operation({ duration: 30, steps: 3 })])`,
       { signal: controller.signal },
     );
-    const call = await started;
+    const call = await firstCall(running, started);
     expect(call.signal.aborted).toBe(false);
     controller.abort(new Error("user pressed stop"));
     const error = await failure(running);
@@ -159,11 +170,31 @@ describe("cancelling a run", () => {
     const running = run(`await tools.everything.trigger_long_running_operation({ duration: 30, steps: 3 })`, {
       limits: { wallMs: 300 },
     });
-    const call = await started;
+    const call = await firstCall(running, started);
     const error = await failure(running);
     expect(error.code).toBe("CODE_TIMEOUT");
     expect(error.message).toContain("limits.wallMs");
     expect(call.signal.aborted).toBe(true);
+  });
+
+  it("keeps the host's event loop free while a script spins in a slow builtin, and stops it at the limit", async () => {
+    const called = hub.nextCall();
+    let finished = false;
+    const running = run(
+      `await tools.everything.echo({ message: "first" });\nconsole.log("spinning");\nconst big = "x".repeat(4e6);\nfor (;;) big.indexOf("y");`,
+      { limits: { wallMs: 2_000 } },
+    ).finally(() => {
+      finished = true;
+    });
+    await firstCall(running, called);
+    // Twenty turns of the host's event loop while the script spins: QuickJS checks its interrupt
+    // handler too rarely here to give the thread back, so it must not be the host's thread.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(finished).toBe(false);
+    const error = await failure(running);
+    expect(error.code).toBe("CODE_TIMEOUT");
+    // The worker was killed, so these lines came as they were written.
+    expect(error.logs).toEqual(["spinning"]);
   });
 
   it("does not start when the signal is already aborted", async () => {
