@@ -1,3 +1,4 @@
+import type { ModeTable } from "../catalog-modes/view-resolver.js";
 import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
@@ -155,14 +156,12 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // Requests wait for servers still starting, but never past readyWait: one slow server must
   // not hide the others from a client that gives its first list a few seconds.
   const readyWait = options.readyWait ?? config.serve?.readyWait;
-  let current = config;
   const { viewResolver } = await import("../catalog-modes/view-resolver.js");
   const { viewEngines } = await import("../catalog-modes/view-engines.js");
+  // Read per request, replaced when a reload brings other modes or profiles.
+  let modes = modeTable(config, options.mode);
   const views = viewResolver(
-    () => ({
-      default: { mode: options.mode ?? current.serve?.mode ?? "all", pin: current.serve?.pin ?? [] },
-      profiles: current.profiles,
-    }),
+    () => modes,
     viewEngines(config.serve?.code === undefined ? {} : { codeLimits: config.serve.code }),
   );
   const offerServers = config.serve?.serverTools === true;
@@ -193,7 +192,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           hub,
           config,
           (outcome) => {
-            if (outcome.ok) current = outcome.config;
+            if (outcome.ok) modes = modeTable(outcome.config, options.mode);
             emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
           },
           { transform: (next) => served(next, exposedTokens(next.tokens, expose)).config },
@@ -287,6 +286,14 @@ async function standInsOf(
       ...(record === undefined ? {} : { recordDir: record }),
       ...(simulate?.speed === undefined ? {} : { speed: simulate.speed }),
     });
+  };
+}
+
+/** Which catalog mode a client gets (see `viewResolver`): the `--tools` flag over `serve.mode`. */
+function modeTable(config: McplexConfig, flag: CatalogMode | undefined): ModeTable {
+  return {
+    default: { mode: flag ?? config.serve?.mode ?? "all", pin: config.serve?.pin ?? [] },
+    profiles: config.profiles,
   };
 }
 
