@@ -115,7 +115,9 @@ describe("package exports", () => {
     expect(keys).toEqual(
       [
         "ANSWERING_CAPABILITIES",
+        "CatalogView",
         "ClientSession",
+        "ResultCache",
         "DEFAULT_PORT",
         "Gateway",
         "GatewayMetrics",
@@ -125,6 +127,9 @@ describe("package exports", () => {
         "serveGatewayStdio",
         "serverTools",
         "startHttpFront",
+        "viewEngines",
+        "viewResolver",
+        "viewToolHost",
       ].sort(),
     );
   });
