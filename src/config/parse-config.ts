@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { IssueCollector, joinPath } from "./config-issues.js";
 import type { SecretResolver } from "./expand-variables.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
+import { readCluster } from "./read-cluster.js";
 import {
   checkName,
   type ReadContext,
@@ -43,7 +44,7 @@ export interface ParseConfigOptions {
 /** The dialects a config file can be written in. */
 export type ConfigFormat = Exclude<McplexConfig["format"], "default">;
 
-const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm", "serve", "telemetry"];
+const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm", "serve", "telemetry", "cluster"];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
 /**
@@ -118,6 +119,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (serve !== undefined) config.serve = serve;
     const telemetry = readTelemetry(reader, doc.telemetry);
     if (telemetry !== undefined) config.telemetry = telemetry;
+    const cluster = readCluster(reader, doc.cluster);
+    if (cluster !== undefined) config.cluster = cluster;
   } else {
     const key = format === "mcpServers" ? "mcpServers" : "servers";
     config.servers = readServers(ctx, doc[key], key, readForeignServer);

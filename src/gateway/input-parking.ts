@@ -90,6 +90,16 @@ class ParkedCall {
   }
 }
 
+/** Options of {@link InputParking}. */
+export interface InputParkingOptions {
+  /** How long a call waiting for its client's input is kept. Default 10 minutes. */
+  parkMs?: number;
+  /** The key request states are signed with. Default: random per process; replicas share one. */
+  key?: Buffer;
+  /** This replica's id, named in its request states so a retry elsewhere can be sent here. */
+  replica?: string;
+}
+
 /**
  * Lets a 2026 client answer the server-to-client requests of a 2025 upstream. The
  * upstream call stays in flight while the gateway answers the client with an
@@ -98,14 +108,27 @@ class ParkedCall {
  * HMAC-signed, so a modified one is refused.
  */
 export class InputParking {
-  readonly #key = randomBytes(32);
+  readonly #key: Buffer;
+  /** This replica's id, named in its states when it is one of several (see {@link InputParkingOptions}). */
+  readonly #replica: string | undefined;
   readonly #parked = new Map<string, ParkedCall>();
   readonly #parkMs: number;
   /** Controllers of calls that ended without ever parking, for the next calls. */
   readonly #controllers = new ControllerPool(256);
 
-  constructor(options: { parkMs?: number } = {}) {
+  constructor(options: InputParkingOptions = {}) {
     this.#parkMs = options.parkMs ?? DEFAULT_PARK_MS;
+    this.#key = options.key ?? randomBytes(32);
+    this.#replica = options.replica;
+  }
+
+  /**
+   * The replica a request state minted by this gateway (or by another replica sharing its key)
+   * names as the call's owner; `undefined` when it names none (a gateway on its own). Throws
+   * the same error as a retry would when the state was modified.
+   */
+  ownerOf(state: string): string | undefined {
+    return this.#verify(state).split(".")[2];
   }
 
   /** Calls parked now. */
@@ -243,7 +266,9 @@ export class InputParking {
     return {
       resultType: "input_required",
       inputRequests,
-      requestState: this.#sign(`${parked.id}.${parked.round}`),
+      requestState: this.#sign(
+        `${parked.id}.${parked.round}${this.#replica === undefined ? "" : `.${this.#replica}`}`,
+      ),
     };
   }
 

@@ -1,3 +1,4 @@
+import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
 import type { ClientSession } from "../gateway/client-session.js";
@@ -58,6 +59,8 @@ export interface ServeOptions {
 /** What {@link serve} reports while it serves. */
 export type ServeEvent =
   | { type: "reloaded"; outcome: ReloadOutcome; tokens?: string }
+  /** One replica of several (`cluster:`): Redis lost or found again, replicas whose config differs. */
+  | { type: "cluster"; event: ClusterEvent }
   | { type: "start-failed"; server: string; state: string; error: string; hint?: string };
 
 /** A gateway {@link serve} started. */
@@ -68,6 +71,8 @@ export interface RunningGateway {
   readonly http?: HttpFront;
   /** The stdio client's session, and a promise that settles when its input ends. */
   readonly stdio?: { session: ClientSession; done: Promise<void> };
+  /** This replica's id in its cluster (`cluster:`). */
+  readonly replica?: string;
   /** Settles when requests are served: the first start is over or `readyWait` has passed. */
   readonly ready: Promise<unknown>;
   /** Every server's first start is over (each ready or failed). */
@@ -116,14 +121,24 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // not hide the others from a client that gives its first list a few seconds.
   const readyWait = options.readyWait ?? config.serve?.readyWait;
   let current = config;
+  const emit = options.onEvent ?? (() => {});
+  // One replica of several: loaded only then, and before the gateway, which signs with its keys.
+  let cluster: Cluster | undefined;
+  let joinCluster: ((url: string) => Promise<void>) | undefined;
+  if (config.cluster !== undefined && options.transport === "http") {
+    const { prepareCluster } = await import("../cluster/join-cluster.js");
+    const joined = prepareCluster(config, (event) => emit({ type: "cluster", event }));
+    cluster = joined.cluster;
+    joinCluster = joined.join;
+  }
   const gateway = new Gateway(hub, {
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
     interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
     ...(options.identity === undefined ? {} : { identity: options.identity }),
+    ...(cluster === undefined ? {} : { replica: { id: cluster.replica, stateKey: cluster.stateKey } }),
   });
-  const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
   const watcher =
     (options.watch ?? config.source !== "<default>")
@@ -132,6 +147,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           config,
           (outcome) => {
             if (outcome.ok) current = outcome.config;
+            if (outcome.ok) cluster?.setConfig(outcome.config);
             emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
           },
           { transform: (next) => servedConfig(next, options.noPrefix === true, next.tokens) },
@@ -147,6 +163,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         await Promise.race([stdio.session.idle(), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
       }
       await front?.close(stdio === undefined ? graceMs : Math.min(graceMs, 1000));
+      await cluster?.close();
       gateway.close();
       await hub.close();
       await telemetry?.shutdown();
@@ -167,7 +184,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         tokens,
         ...(options.profile === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),
+        ...(cluster === undefined ? {} : { cluster }),
       });
+      if (cluster !== undefined) cluster.registerMetrics(front.metrics.registry);
+      await joinCluster?.(front.url);
     }
   } catch (error) {
     await close(0);
@@ -191,6 +211,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     gateway,
     ...(front === undefined ? {} : { http: front }),
     ...(stdio === undefined ? {} : { stdio }),
+    ...(cluster === undefined ? {} : { replica: cluster.replica }),
     ready: gateway.ready,
     started,
     observe: (observer) => gateway.observe(observer),

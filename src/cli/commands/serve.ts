@@ -2,8 +2,9 @@ import { parseArgs } from "node:util";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
+import { clusterUrlProblem } from "../../config/read-cluster.js";
 import { tokenProblem } from "../../config/token-rules.js";
-import type { CatalogMode, TokenConfig } from "../../config/types.js";
+import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
 import { type ServeEvent, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
@@ -37,6 +38,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       "dashboard-port": { type: "string" },
       "ready-wait": { type: "string" },
       tools: { type: "string" },
+      cluster: { type: "string" },
       ...LIMIT_FLAGS,
     },
   });
@@ -58,7 +60,12 @@ export async function serveCommand(args: string[]): Promise<number> {
   const limits = readLimitFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
   const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
-  const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
+  const loaded = await loadConfig(values.config === undefined ? {} : { config: values.config });
+  const config = values.cluster === undefined ? loaded : withClusterUrl(loaded, values.cluster);
+  if (config.cluster !== undefined && values.stdio === true)
+    throw new UsageError(
+      "cluster mode (cluster: or --cluster) is for --http: a stdio client has one process",
+    );
   const profileOf = values.profile === undefined ? {} : { profile: values.profile };
   const checked = (flag: string, list: string[]) =>
     list.map((token, i) => {
@@ -134,6 +141,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
       `  HTTP+SSE         ${front.sseUrl}  (2024-11-05, for clients set to type: sse)`,
       `  health           ${front.url.replace(/\/mcp$/, "/readyz")}   metrics ${front.url.replace(/\/mcp$/, "/metrics")}`,
+      running.replica === undefined ? "" : `  cluster          replica ${running.replica}`,
       front.dashboardUrl === undefined ? "" : `  dashboard        ${front.dashboardUrl}`,
       "",
       "Add it to a client:",
@@ -153,6 +161,16 @@ export async function serveCommand(args: string[]): Promise<number> {
 
 /** What serving reports, as lines for people on stderr. */
 function printEvent(event: ServeEvent): void {
+  if (event.type === "cluster") {
+    const e = event.event;
+    if (e.type === "redis-down")
+      console.error(
+        `mcplex: warning: Redis is out of reach (${e.error}); forwarding uses the last known replicas and rate limits hold per replica until it returns`,
+      );
+    else if (e.type === "redis-up") console.error("mcplex: Redis reached again; cluster state shared again");
+    else console.error(`mcplex: warning: replicas ${e.replicas.join(", ")} serve a different config`);
+    return;
+  }
   if (event.type === "start-failed") {
     console.error(`mcplex: ${event.server} is ${event.state}: ${event.error}`);
     if (event.hint !== undefined) console.error(`  hint: ${event.hint}`);
@@ -186,6 +204,13 @@ function onStopSignals(first: () => void): void {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+}
+
+/** `--cluster redis://...`: the config's `cluster:` block with this Redis URL. */
+function withClusterUrl(config: McplexConfig, url: string): McplexConfig {
+  const problem = clusterUrlProblem(url);
+  if (problem !== undefined) throw new UsageError(`--cluster ${problem}`);
+  return { ...config, cluster: { ...config.cluster, url } };
 }
 
 /** `--tools`: how clients see the tools. */
