@@ -26,7 +26,7 @@ export function clusterSettings(
       path: "cluster.url",
       hint: "add `cluster: {url: redis://redis:6379}` or pass --cluster redis://redis:6379",
     });
-  const secret = cluster.secret ?? env[CLUSTER_SECRET_VARIABLE];
+  const secret = cluster.secret ?? (env[CLUSTER_SECRET_VARIABLE] || undefined);
   if (secret === undefined || secret.length < 32)
     throw new ConfigError(
       `${source}: cluster.secret is ${secret === undefined ? "required" : "too short"}: every replica signs session ids and authenticates to the others with the same secret of at least 32 characters`,

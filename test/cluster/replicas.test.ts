@@ -336,6 +336,13 @@ describe("three replicas behind nginx round-robin", () => {
     const { client, transport } = await connect("legacy", r3.url);
     const sessionId = transport.sessionId!;
     expect(sessionId.startsWith("r3.")).toBe(true);
+    // A 2026 call parked on r3, waiting for its client's input.
+    const caps = { elicitation: {} };
+    const parked = await postModern(
+      r3.url,
+      modernRequest(1, "tools/call", { name: "legacy__ask_name" }, caps),
+    );
+    const { requestState, inputRequests } = (parked.json as { result: Record<string, unknown> }).result;
     // A call in flight in that session, through nginx: it breaks with r3, it does not hang.
     const headers = {
       "content-type": "application/json",
@@ -384,6 +391,24 @@ describe("three replicas behind nginx round-robin", () => {
       });
       expect(answer.status).toBe(404);
     }
+    // The parked call went with r3: its retry, wherever it lands, says to start again, at once.
+    const [key] = Object.keys(inputRequests as object);
+    const retry = await postModern(
+      replicas.get("r1")!.url,
+      modernRequest(
+        2,
+        "tools/call",
+        {
+          name: "legacy__ask_name",
+          inputResponses: { [key!]: { action: "accept", content: { name: "Ada" } } },
+          requestState,
+        },
+        caps,
+      ),
+    );
+    expect((retry.json as { error: { message: string } }).error.message).toMatch(
+      /replica holding this call is gone.*start the call again/,
+    );
     // The client's next initialize lands on a live replica.
     const again = await connect("legacy");
     try {
