@@ -58,7 +58,7 @@ describe("cluster membership", () => {
     expect(metrics).toMatch(/mcplex_cluster_replica_info\{replica="a",digest="[0-9a-f]{24}"\} 1/);
     await eventually(async () => (events.some((e) => e.type === "config-mismatch") ? true : undefined));
     // The digest is keyed: it says nothing of the config to whoever reads Redis.
-    const digests = new Set(health.members.map((m: { digest: string }) => m.digest));
+    const digests = new Set((health.members as Array<{ digest: string }>).map((m) => m.digest));
     expect(digests.size).toBe(2);
   });
 
