@@ -48,6 +48,11 @@ describe("layering", () => {
     ["src/catalog/part.ts", "../cli/main.js", "the hub, catalog and config know nothing of the fronts"],
     ["src/agent/loop.ts", "../testing/mock-llm-server.js", "runtime code never imports it"],
     ["src/gateway/front.ts", "../testing/index.js", "runtime code never imports it"],
+    ["src/gateway/front.ts", "../cluster/cluster.js", "src/gateway/ reaches servers only through the hub"],
+    ["src/gateway/front.ts", "@redis/client", "src/cluster/ is the only folder that talks to Redis"],
+    ["src/serve/serve.ts", "redis", "src/cluster/ is the only folder that talks to Redis"],
+    ["src/hub/part.ts", "ioredis", "src/cluster/ is the only folder that talks to Redis"],
+    ["src/cluster/part.ts", "../upstream/upstream.js", "src/cluster/ joins gateways through Redis"],
   ])("%s may not import %s", (path, from, message) => {
     expect(lint(path, importing(from))).toContain(message);
   });
@@ -58,6 +63,9 @@ describe("layering", () => {
     ["src/upstream/transport.ts", "../protocol/rpc-connection.js"],
     ["src/hub/part.ts", "../upstream/upstream.js"],
     ["src/protocol/framing.ts", "../errors.js"],
+    ["src/cluster/redis-link.ts", "@redis/client"],
+    ["src/cluster/cluster.ts", "../gateway/cluster-link.js"],
+    ["src/serve/serve.ts", "../cluster/cluster.js"],
   ])("%s may import %s", (path, from) => {
     expect(lint(path, importing(from))).not.toContain("Layering");
   });

@@ -9,6 +9,7 @@ import { configDigest } from "./config-digest.js";
 import { type ForwardOutcome, forwardRequest } from "./forward.js";
 import { type Member, Membership } from "./membership.js";
 import { type RedisEvent, RedisLink } from "./redis-link.js";
+import { RedisRateLimit } from "./redis-rate-limit.js";
 import { checkReplicaCredential, replicaCredential } from "./replica-credential.js";
 import { deriveKey, SignedIds } from "./signed-ids.js";
 
@@ -55,6 +56,8 @@ export class Cluster implements ClusterLink {
   readonly stateKey: Buffer;
   /** The key config digests are made with. */
   readonly digestKey: Buffer;
+  /** Rate limits per token across replicas. */
+  readonly rateLimit: RedisRateLimit;
   readonly #credentialKey: Buffer;
   readonly #link: RedisLink;
   readonly #heartbeatMs: number;
@@ -88,6 +91,7 @@ export class Cluster implements ClusterLink {
         void this.#membership?.beat().then(() => this.#checkDigests());
       },
     );
+    this.rateLimit = new RedisRateLimit(this.#link);
   }
 
   /**

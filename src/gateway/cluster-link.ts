@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RateDecision } from "./rate-limiter.js";
 
 /** Where the session a 2025 session id names lives. */
 export type SessionLocation =
@@ -23,6 +24,15 @@ export const LOCAL_SESSIONS: SessionDirectory = {
   mint: () => crypto.randomUUID(),
   locate: () => ({ kind: "local" }),
 };
+
+/**
+ * A rate limit every replica takes from (a limiter store shared through Redis). `undefined`,
+ * or a promise of `undefined`, when it cannot decide now (Redis out of reach): the front's own
+ * limiter decides instead.
+ */
+export interface SharedRateLimit {
+  take(key: string, perSecond: number, burst: number): Promise<RateDecision | undefined> | undefined;
+}
 
 /** The cluster's part of `/readyz`. */
 export interface ClusterHealth {
@@ -62,5 +72,7 @@ export interface ClusterLink {
    * own single-use check still holds.
    */
   claimState(state: string, ttlMs: number): Promise<boolean>;
+  /** Rate limits per token across replicas (the front's `rateLimit`, shared). */
+  readonly rateLimit?: SharedRateLimit;
   health(): ClusterHealth;
 }

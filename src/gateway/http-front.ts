@@ -10,7 +10,7 @@ import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { ClusterLink } from "./cluster-link.js";
 import { routeRetry, routeSession } from "./cluster-route.js";
 import type { Gateway } from "./gateway.js";
-import { HttpAdmission } from "./http-admission.js";
+import { HttpAdmission, rateRefusal } from "./http-admission.js";
 import { sendJson, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
   BodyTimeoutError,
@@ -140,6 +140,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     ...(options.cluster === undefined ? {} : { directory: options.cluster.sessions }),
   });
   const cluster = options.cluster;
+  const rateLimit = options.rateLimit;
   // Requests being answered, for a graceful close. Long-lived streams (a 2025 session's GET,
   // a 2026 listen) are not waited for.
   const drain = new RequestDrain();
@@ -176,8 +177,21 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         ErrorCode.ServerError,
         "Unauthorized: not a valid replica credential",
       );
-    const caller = admit(req, !internal);
+    // With a shared limit, the cluster's bucket decides (the front's own when Redis is away).
+    const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
+    const caller = admit(req, !internal && shared === undefined);
     if ("status" in caller) return sendRefusal(res, caller);
+    if (shared !== undefined) {
+      const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);
+      const decision = pending === undefined ? undefined : await pending;
+      const refused =
+        decision === undefined
+          ? admission.takeRate(caller.key)
+          : decision.ok
+            ? undefined
+            : rateRefusal(decision.retryAfterSeconds);
+      if (refused !== undefined) return sendRefusal(res, refused);
+    }
     if (cluster !== undefined) {
       const routed = routeSession(cluster, req, res, internal, drain);
       if (routed !== undefined) return routed;
