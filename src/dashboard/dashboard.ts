@@ -23,6 +23,8 @@ export interface DashboardHost {
   endpoints(): { mcp: string; ws?: string };
   /** Whether the front asks for bearer tokens. */
   authenticated(): boolean;
+  /** One replica of several: the cluster's members and health (as in `/readyz`). */
+  cluster?: () => unknown;
 }
 
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
@@ -132,6 +134,8 @@ export class Dashboard {
       resourceTemplates: hub.resourceTemplates(profile).length,
       prompts: hub.prompts(profile).length,
       calls: { active: this.#feed.active().filter(visible), recent: this.#feed.recent().filter(visible) },
+      // Replicas' addresses are the operator's business, not a profile's.
+      ...(profile === undefined && this.#host.cluster !== undefined ? { cluster: this.#host.cluster() } : {}),
     };
   }
 

@@ -163,6 +163,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
           checkPage: (req) => admission.checkPage(req),
           endpoints: () => endpoints,
           authenticated: () => admission.authenticated,
+          ...(options.cluster === undefined ? {} : { cluster: () => options.cluster?.health() }),
         });
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -138,7 +138,7 @@ describe("three replicas behind nginx round-robin", () => {
     }
   });
 
-  it("keep a 2025 session whose requests alternate replicas: GET stream, progress, cancellation, DELETE", async () => {
+  it("keep a 2025 session whose requests alternate replicas: GET stream, elicitation, progress, cancellation, DELETE", async () => {
     const before = (await forwarded()).relayed ?? 0;
     const { client, transport } = await connect("legacy");
     const sessionId = transport.sessionId!;
@@ -150,6 +150,12 @@ describe("three replicas behind nginx round-robin", () => {
       );
       await client.callTool({ name: "legacy__add_tool", arguments: {} });
       await changed;
+
+      // The 2025 upstream's elicitation reaches this client, whichever replica the call landed on.
+      for (let i = 0; i < 3; i++)
+        expect(resultText(await client.callTool({ name: "legacy__ask_name", arguments: {} }))).toBe(
+          "hello Grace",
+        );
 
       const progress: number[] = [];
       const slept = await client.callTool(
@@ -325,6 +331,9 @@ describe("three replicas behind nginx round-robin", () => {
         );
       }
       expect((await readyz(r1)).status).toBe("ok");
+      // The dashboard's state lists the members too.
+      const state = (await (await fetch(`${r1.origin}/dashboard/state`)).json()) as Readyz;
+      expect(state.cluster.members.map((m) => m.id)).toEqual(["r1", "r2", "r3"]);
     } finally {
       await client.close();
     }
