@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
 import { ConfigError } from "../../src/errors.js";
 import { runCli } from "../support/cli.js";
+import { modernRequest, postModern, serveHttp } from "../support/gateway.js";
 
 const SECRET = "a-cluster-secret-of-at-least-32-chars!";
 
@@ -104,5 +105,32 @@ describe("mcplex serve --cluster", () => {
     const out = await runCli(["serve", "--stdio", "--config", config, "--cluster", "redis://127.0.0.1:1"]);
     expect(out.code).not.toBe(0);
     expect(out.stderr).toMatch(/cluster mode .* is for --http/);
+  });
+});
+
+describe("mcplex serve --rate-limit", () => {
+  it("admits the burst, then answers 429 with Retry-After", async () => {
+    const served = await serveHttp(["--rate-limit", "0.1:2"]);
+    try {
+      const statuses: number[] = [];
+      let retryAfter: unknown;
+      for (let i = 0; i < 3; i++) {
+        const answer = await postModern(served.url, modernRequest(i, "tools/list"));
+        statuses.push(answer.status);
+        retryAfter ??= answer.headers["retry-after"];
+      }
+      expect(statuses).toEqual([200, 200, 429]);
+      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    } finally {
+      await served.stop();
+    }
+  });
+
+  it("refuses a rate that is not requests per second with an optional burst", async () => {
+    const out = await runCli(["serve", "--port", "0", "--rate-limit", "fast"]);
+    expect(out.code).not.toBe(0);
+    expect(out.stderr).toMatch(
+      /--rate-limit must be requests per second with an optional burst, such as 20 or 20:40/,
+    );
   });
 });

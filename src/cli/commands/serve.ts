@@ -39,6 +39,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       "ready-wait": { type: "string" },
       tools: { type: "string" },
       cluster: { type: "string" },
+      "rate-limit": { type: "string" },
       ...LIMIT_FLAGS,
     },
   });
@@ -58,6 +59,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
   }
   const limits = readLimitFlags(values);
+  const rateLimit = values["rate-limit"] === undefined ? undefined : parseRateLimit(values["rate-limit"]);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
   const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
   const loaded = await loadConfig(values.config === undefined ? {} : { config: values.config });
@@ -101,7 +103,15 @@ export async function serveCommand(args: string[]): Promise<number> {
       ? dashboardPort === undefined
         ? {}
         : { http: { host, port: dashboardPort } }
-      : { http: { host, port, dashboard: values["no-dashboard"] !== true, ...limits } }),
+      : {
+          http: {
+            host,
+            port,
+            dashboard: values["no-dashboard"] !== true,
+            ...limits,
+            ...(rateLimit === undefined ? {} : { rateLimit }),
+          },
+        }),
     oauth: { store: secretOAuthStore() },
     onEvent: printEvent,
   });
@@ -211,6 +221,18 @@ function withClusterUrl(config: McplexConfig, url: string): McplexConfig {
   const problem = clusterUrlProblem(url);
   if (problem !== undefined) throw new UsageError(`--cluster ${problem}`);
   return { ...config, cluster: { ...config.cluster, url } };
+}
+
+/** `--rate-limit RATE[:BURST]`: requests per second per token (or client address), and the burst. */
+function parseRateLimit(text: string): { perSecond: number; burst: number } {
+  const match = /^(\d+(?:\.\d+)?)(?::(\d+))?$/.exec(text);
+  const perSecond = Number(match?.[1]);
+  const burst = match?.[2] === undefined ? Math.max(1, Math.ceil(perSecond)) : Number(match[2]);
+  if (match === null || !(perSecond > 0) || !(burst >= 1))
+    throw new UsageError(
+      `--rate-limit must be requests per second with an optional burst, such as 20 or 20:40, not ${JSON.stringify(text)}`,
+    );
+  return { perSecond, burst };
 }
 
 /** `--tools`: how clients see the tools. */
