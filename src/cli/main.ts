@@ -8,6 +8,7 @@ Usage:
                [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
                [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N] [--ready-wait T]
+               [--tools all|search|code] [--rate-limit R[:BURST]] [--cluster redis://...]
                                                       serve the whole catalog as one MCP server
                                                       (Streamable HTTP /mcp, WebSocket /ws, HTTP+SSE /sse,
                                                       the web dashboard /dashboard on 127.0.0.1:8420
