@@ -4,14 +4,18 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import type { McplexConfig } from "../config/types.js";
 import type { ClusterHealth, ClusterLink, SessionDirectory } from "../gateway/cluster-link.js";
 import { sendRpcError } from "../gateway/http-exchange.js";
+import type { HubOptions } from "../hub/hub-types.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { configDigest } from "./config-digest.js";
 import { type ForwardOutcome, forwardRequest } from "./forward.js";
 import { type Member, Membership } from "./membership.js";
 import { type RedisEvent, RedisLink } from "./redis-link.js";
+import { RedisOAuthStore } from "./redis-oauth-store.js";
 import { RedisRateLimit } from "./redis-rate-limit.js";
 import { checkReplicaCredential, replicaCredential } from "./replica-credential.js";
 import { deriveKey, SignedIds } from "./signed-ids.js";
+
+type OAuthStore = NonNullable<HubOptions["oauth"]>["store"];
 
 /** Default interval of a replica's heartbeat; its entry lives three of them. */
 const DEFAULT_HEARTBEAT_MS = 2000;
@@ -59,6 +63,7 @@ export class Cluster implements ClusterLink {
   /** Rate limits per token across replicas. */
   readonly rateLimit: RedisRateLimit;
   readonly #credentialKey: Buffer;
+  readonly #oauthKey: Buffer;
   readonly #link: RedisLink;
   readonly #heartbeatMs: number;
   readonly #emit: (event: ClusterEvent) => void;
@@ -72,6 +77,7 @@ export class Cluster implements ClusterLink {
     this.stateKey = deriveKey(options.secret, "request-state");
     this.digestKey = deriveKey(options.secret, "config-digest");
     this.#credentialKey = deriveKey(options.secret, "replica-credential");
+    this.#oauthKey = deriveKey(options.secret, "oauth-store");
     const ids = new SignedIds(deriveKey(options.secret, "session-id"));
     this.sessions = {
       mint: () => ids.mint(this.replica),
@@ -115,6 +121,19 @@ export class Cluster implements ClusterLink {
   }
 
   #stopChecks = () => {};
+
+  /** Starts connecting to Redis before joining (a hub's first OAuth load may wait for it). */
+  connect(): Promise<void> {
+    return this.#link.connect();
+  }
+
+  /**
+   * Servers' OAuth tokens shared by the replicas, encrypted in Redis, with `local` (the
+   * replica's own store) keeping a copy and answering while Redis is away.
+   */
+  oauthStore(local: OAuthStore): OAuthStore {
+    return new RedisOAuthStore(this.#link, this.#oauthKey, local);
+  }
 
   /** A reloaded config: its digest is announced at once. */
   setConfig(config: McplexConfig): void {

@@ -43,9 +43,24 @@ export class RedisLink {
     });
   }
 
+  #connecting: Promise<void> | undefined;
+
   /** Starts connecting; resolves when connected or when the first attempt failed (it keeps trying). */
-  async connect(): Promise<void> {
-    await this.client.connect().catch(() => {});
+  connect(): Promise<void> {
+    this.#connecting ??= new Promise<void>((resolve) => {
+      // connect() settles on success; a first failure is reported as an error event instead.
+      this.client.once("error", () => resolve());
+      this.client.connect().then(
+        () => resolve(),
+        () => resolve(),
+      );
+    });
+    return this.#connecting;
+  }
+
+  /** Settles once the first connection attempt has (see {@link connect}); at once if none was made. */
+  get firstAttempt(): Promise<void> {
+    return this.#connecting ?? Promise.resolve();
   }
 
   /** Whether commands can be sent now. */

@@ -11,6 +11,7 @@ import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import { telemetrySettings } from "../telemetry/settings.js";
+import { memoryOAuthStore } from "../upstream/oauth.js";
 
 /** What {@link serve} serves, and how. */
 export interface ServeOptions {
@@ -106,11 +107,24 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
     settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
+  // One replica of several: loaded only then, and before the hub (whose OAuth tokens the
+  // replicas share) and the gateway (which signs with the cluster's keys).
+  let cluster: Cluster | undefined;
+  let joinCluster: ((url: string) => Promise<void>) | undefined;
+  let oauth = options.oauth;
+  if (config.cluster !== undefined && options.transport === "http") {
+    const { prepareCluster } = await import("../cluster/join-cluster.js");
+    const joined = prepareCluster(config, (event) => options.onEvent?.({ type: "cluster", event }));
+    cluster = joined.cluster;
+    joinCluster = joined.join;
+    void cluster.connect();
+    oauth = { ...oauth, store: cluster.oauthStore(oauth?.store ?? memoryOAuthStore()) };
+  }
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({
     config,
     clientCapabilities: ANSWERING_CAPABILITIES,
-    ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+    ...(oauth === undefined ? {} : { oauth }),
     ...(telemetry === undefined ? {} : { interceptors: [telemetry.upstream] }),
   });
   // Servers start first, and the gateway's code loads while they do: a client that spawns
@@ -122,15 +136,6 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const readyWait = options.readyWait ?? config.serve?.readyWait;
   let current = config;
   const emit = options.onEvent ?? (() => {});
-  // One replica of several: loaded only then, and before the gateway, which signs with its keys.
-  let cluster: Cluster | undefined;
-  let joinCluster: ((url: string) => Promise<void>) | undefined;
-  if (config.cluster !== undefined && options.transport === "http") {
-    const { prepareCluster } = await import("../cluster/join-cluster.js");
-    const joined = prepareCluster(config, (event) => emit({ type: "cluster", event }));
-    cluster = joined.cluster;
-    joinCluster = joined.join;
-  }
   const gateway = new Gateway(hub, {
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
