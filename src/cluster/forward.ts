@@ -66,9 +66,16 @@ export function forwardRequest(
         if (value !== undefined && !HOP_BY_HOP.has(name)) relayed[name] = value;
       }
       res.writeHead(answer.statusCode ?? 502, relayed);
-      // An SSE answer: each event reaches the client as it comes.
-      res.flushHeaders();
-      answer.pipe(res);
+      if (String(answer.headers["content-type"]).startsWith("text/event-stream")) {
+        // An SSE answer: its headers go now, and each event as it comes.
+        res.flushHeaders();
+        answer.pipe(res);
+      } else {
+        // A JSON one goes whole, in one write with its headers.
+        const chunks: Buffer[] = [];
+        answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+        answer.once("end", () => res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+      }
       answer.once("end", () => settle("relayed"));
       answer.once("error", () => {
         res.destroy();

@@ -9,7 +9,8 @@ import type { RequestDrain } from "./request-drain.js";
 const CLAIM_MS = 10 * 60_000;
 
 /**
- * Sends a 2025 request for another replica's session to that replica. Returns `undefined` when
+ * Sends a 2025 request for another replica's session to that replica (a POST with its body,
+ * read and checked here first). Returns `undefined` when
  * the session is this replica's (the front serves it), else the forwarding (or refusal) under
  * way. An id no replica minted is refused 404 and never forwarded; a forwarded request is never
  * forwarded again (its owner no longer has it: 404).
@@ -20,6 +21,7 @@ export function routeSession(
   res: ServerResponse,
   internal: boolean,
   drain: RequestDrain,
+  body?: Buffer,
 ): Promise<void> | undefined {
   const id = req.headers["mcp-session-id"];
   if (typeof id !== "string" || id === "") return undefined;
@@ -35,9 +37,10 @@ export function routeSession(
     );
     return Promise.resolve();
   }
-  // A graceful close waits for forwarded requests as for its own; a GET stream is not waited for.
-  if (req.method !== "GET") res.once("close", drain.enter());
-  return cluster.forward(where.replica, req, res, "session");
+  // A graceful close waits for forwarded requests as for its own (a POST is counted already);
+  // a GET stream is not waited for.
+  if (req.method === "DELETE") res.once("close", drain.enter());
+  return cluster.forward(where.replica, req, res, "session", body);
 }
 
 /**
@@ -46,7 +49,7 @@ export function routeSession(
  * replayed one is refused wherever it lands; a state that fails its integrity check is left
  * to the local path, which refuses it (never forwarded).
  */
-export async function routeRetry(
+export function routeRetry(
   cluster: ClusterLink,
   parking: InputParking,
   req: IncomingMessage,
@@ -54,16 +57,28 @@ export async function routeRetry(
   message: { id?: unknown; params?: unknown },
   body: Buffer,
   internal: boolean,
-): Promise<boolean> {
+): false | Promise<boolean> {
+  // Most requests carry no state of ours: answered without a turn of the event loop.
   const state = (message.params as { requestState?: unknown } | undefined)?.requestState;
-  if (!parking.owns(state)) return false;
+  if (internal || !parking.owns(state)) return false;
   let owner: string | undefined;
   try {
     owner = parking.ownerOf(state);
   } catch {
     return false;
   }
-  if (internal) return false;
+  return forwardRetry(cluster, req, res, message, body, state, owner);
+}
+
+async function forwardRetry(
+  cluster: ClusterLink,
+  req: IncomingMessage,
+  res: ServerResponse,
+  message: { id?: unknown },
+  body: Buffer,
+  state: string,
+  owner: string | undefined,
+): Promise<boolean> {
   if (!(await cluster.claimState(state, CLAIM_MS))) {
     sendRpcError(
       res,

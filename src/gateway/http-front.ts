@@ -193,7 +193,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
             : rateRefusal(decision.retryAfterSeconds);
       if (refused !== undefined) return sendRefusal(res, refused);
     }
-    if (cluster !== undefined) {
+    // Another replica's session: GET and DELETE go there now, a POST once its body is read.
+    if (cluster !== undefined && req.method !== "POST") {
       const routed = routeSession(cluster, req, res, internal, drain);
       if (routed !== undefined) return routed;
     }
@@ -218,6 +219,10 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     res.once("close", uncount);
     const body = await readCallBody(req, res);
     if (body === undefined) return;
+    if (cluster !== undefined) {
+      const routed = routeSession(cluster, req, res, internal, drain, body);
+      if (routed !== undefined) return routed;
+    }
     const release = concurrency.acquire(caller.key);
     if (release === undefined) {
       return sendRpcError(
@@ -272,8 +277,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const version = typeof m.method === "string" ? envelopeVersion(m.params) : undefined;
     if (version !== undefined) {
       if (cluster !== undefined) {
-        const routed = await routeRetry(cluster, gateway.parking, req, res, m, body, internal);
-        if (routed) return;
+        const routed = routeRetry(cluster, gateway.parking, req, res, m, body, internal);
+        if (routed !== false && (await routed)) return;
       }
       return serveRev2026Post(gateway, req, res, message, version, caller);
     }

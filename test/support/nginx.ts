@@ -26,6 +26,8 @@ export interface NginxProcess {
   readonly origin: string;
   /** `http://127.0.0.1:<port>/mcp`. */
   readonly url: string;
+  /** The master process's id (its workers are its children). */
+  readonly pid: number;
   /** Everything nginx wrote to its error log so far. */
   errors(): string;
   /** Stops it and removes its directory; safe to call twice. */
@@ -49,7 +51,7 @@ http {
   scgi_temp_path ${join(dir, "scgi")};
   upstream mcplex {
 ${options.sticky === true ? "    hash $http_mcp_session_id consistent;\n" : ""}${options.upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=2s;`).join("\n")}
-    keepalive 16;
+    keepalive 128;
   }
   server {
     listen 127.0.0.1:${port};
@@ -111,6 +113,7 @@ function handle(child: ChildProcess, dir: string, port: number, errors: () => st
   return {
     origin: `http://127.0.0.1:${port}`,
     url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid!,
     errors,
     stop() {
       stopping ??= (async () => {
