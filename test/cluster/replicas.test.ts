@@ -339,7 +339,7 @@ describe("three replicas behind nginx round-robin", () => {
     }
   });
 
-  it("after a replica is SIGKILLed, fails only its in-flight calls, 404s its sessions, and serves a new session", async () => {
+  it("after a replica is SIGKILLed under load, fails only its in-flight calls, 404s its sessions, and serves a new session", async () => {
     const r3 = replicas.get("r3")!;
     // A session r3 holds: opened straight at r3, used through nginx.
     const { client, transport } = await connect("legacy", r3.url);
@@ -372,6 +372,14 @@ describe("three replicas behind nginx round-robin", () => {
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let seen = "";
     while (!seen.includes("notifications/progress")) seen += (await reader.read()).value ?? "";
+    // Load on the other replicas while r3 dies: none of it may fail.
+    const others = [replicas.get("r1")!, replicas.get("r2")!];
+    const load = Array.from({ length: 12 }, (_, i) =>
+      postModern(
+        others[i % 2]!.url,
+        modernRequest(100 + i, "tools/call", { name: "fx__slow", arguments: { ms: 300 } }),
+      ),
+    );
     await r3.stop("SIGKILL");
     const rest = (async () => {
       for (;;) {
@@ -387,6 +395,8 @@ describe("three replicas behind nginx round-robin", () => {
     );
     if (typeof outcome === "string") expect(outcome).not.toContain('"result"');
     else expect(outcome).toBeInstanceOf(Error);
+    for (const answer of await Promise.all(load))
+      expect(resultText((answer.json as { result: unknown }).result)).toBe("slept 300");
     await client.close();
 
     for (let i = 0; i < 3; i++) {
