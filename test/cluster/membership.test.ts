@@ -78,6 +78,28 @@ describe("cluster membership", () => {
     await eventually(async () => (c.members().some((m) => m.id === "g") ? undefined : true));
   });
 
+  it("starts while Redis is down, says so, and joins when Redis comes", async () => {
+    const late = await startRedis();
+    await late.kill();
+    const cluster = new Cluster({ url: late.url, secret: SECRET, id: "late", heartbeatMs: 200 });
+    clusters.push(cluster);
+    try {
+      await cluster.start("http://127.0.0.1:1006", ONE);
+      expect(cluster.health()).toMatchObject({ status: "degraded", redis: "down" });
+      await late.restart();
+      await eventually(async () => (cluster.health().redis === "up" ? true : undefined), { ms: 20_000 });
+      // Registered in the new Redis: a replica that starts now sees it.
+      const peer = new Cluster({ url: late.url, secret: SECRET, id: "late-peer", heartbeatMs: 200 });
+      clusters.push(peer);
+      await peer.start("http://127.0.0.1:1007", ONE);
+      await eventually(async () => (peer.members().some((m) => m.id === "late") ? true : undefined));
+      await peer.close();
+      await cluster.close();
+    } finally {
+      await late.stop();
+    }
+  });
+
   it("mints session ids only its own cluster accepts, each naming its owner", () => {
     const a = replica("e");
     const other = new Cluster({ url: redis.url, secret: `${SECRET}-other`, id: "e" });
