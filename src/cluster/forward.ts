@@ -23,6 +23,9 @@ export type ForwardOutcome =
   /** The owner went away after the request reached it: what it did is unknown. */
   | "broken";
 
+/** How long reaching another replica may take before it counts as gone. */
+const CONNECT_TIMEOUT_MS = 3000;
+
 const agents = { http: new Agent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
 /**
@@ -59,6 +62,18 @@ export function forwardRequest(
       agent: secure ? agents.https : agents.http,
     });
     let reached = false;
+    // A replica gone without a trace (its address now silent) must not hold the request for
+    // the kernel's minutes of SYN retries.
+    out.once("socket", (socket) => {
+      if (!socket.connecting) return;
+      const timer = setTimeout(
+        () => out.destroy(Object.assign(new Error("connect timeout"), { code: "MCPLEX_CONNECT_TIMEOUT" })),
+        CONNECT_TIMEOUT_MS,
+      );
+      timer.unref();
+      socket.once("connect", () => clearTimeout(timer));
+      socket.once("close", () => clearTimeout(timer));
+    });
     out.once("response", (answer) => {
       reached = true;
       const relayed: Record<string, string | string[]> = {};
@@ -92,7 +107,14 @@ export function forwardRequest(
         return settle("broken");
       }
       // Refused or unresolvable: the request never reached the owner, so nothing ran there.
-      const unsent = ["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"];
+      const unsent = [
+        "ECONNREFUSED",
+        "ENOTFOUND",
+        "EHOSTUNREACH",
+        "ENETUNREACH",
+        "EAI_AGAIN",
+        "MCPLEX_CONNECT_TIMEOUT",
+      ];
       settle(unsent.includes(error.code ?? "") ? "unreachable" : "broken");
     });
     res.once("close", () => {
