@@ -108,7 +108,7 @@ async function forwarded(): Promise<Record<string, number>> {
 function connect(
   mode: "legacy" | "auto",
   url = nginx.url,
-): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport; streamOpened: Promise<void> }> {
   const client = new Client(
     { name: "cluster-test", version: "1.0.0" },
     { versionNegotiation: { mode }, capabilities: { elicitation: {} } },
@@ -117,8 +117,19 @@ function connect(
     action: "accept",
     content: { name: "Grace" },
   }));
-  const transport = new StreamableHTTPClientTransport(new URL(url));
-  return client.connect(transport).then(() => ({ client, transport }));
+  // Told when the 2025 session's GET stream is open: what goes out before it is lost.
+  let opened = () => {};
+  const streamOpened = new Promise<void>((resolve) => {
+    opened = resolve;
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    fetch: async (input, init) => {
+      const res = await fetch(input, init);
+      if ((init?.method ?? "GET") === "GET" && res.ok) opened();
+      return res;
+    },
+  });
+  return client.connect(transport).then(() => ({ client, transport, streamOpened }));
 }
 
 describe("three replicas behind nginx round-robin", () => {
@@ -140,9 +151,10 @@ describe("three replicas behind nginx round-robin", () => {
 
   it("keep a 2025 session whose requests alternate replicas: GET stream, elicitation, progress, cancellation, DELETE", async () => {
     const before = (await forwarded()).relayed ?? 0;
-    const { client, transport } = await connect("legacy");
+    const { client, transport, streamOpened } = await connect("legacy");
     const sessionId = transport.sessionId!;
     expect(IDS.some((id) => sessionId.startsWith(`${id}.`))).toBe(true);
+    await streamOpened;
     try {
       // The list change reaches the client on its GET stream, held by the owner.
       const changed = new Promise<void>((done) =>
