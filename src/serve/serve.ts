@@ -152,7 +152,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           config,
           (outcome) => {
             if (outcome.ok) current = outcome.config;
-            if (outcome.ok) cluster?.setConfig(outcome.config);
+            // What a reload applies (servers, profiles, tokens); `serve:` waits for a restart.
+            if (outcome.ok) cluster?.setConfig({ ...outcome.config, serve: config.serve });
             emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
           },
           { transform: (next) => servedConfig(next, options.noPrefix === true, next.tokens) },
