@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { replicaCredential } from "../../src/cluster/replica-credential.js";
+import { deriveKey } from "../../src/cluster/signed-ids.js";
 import { type HttpFixture, startHttpFixture } from "../fixtures/servers/http-fixture-server.js";
 import {
   COMMANDS,
@@ -307,6 +309,24 @@ describe("three replicas behind nginx round-robin", () => {
       body: { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
     });
     expect(impostor.status).toBe(401);
+    // A credential made with the cluster's key: accepted fresh, refused a few minutes old.
+    const key = deriveKey(SECRET, "replica-credential");
+    const list = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const stale = await rawHttp(replicas.get("r2")!.url, {
+      headers: {
+        ...headers,
+        "x-mcplex-replica": replicaCredential(key, "r1", "POST", "/mcp", Date.now() - 180_000),
+      },
+      body: list,
+    });
+    expect(stale.status).toBe(401);
+    const fresh = await rawHttp(replicas.get("r2")!.url, {
+      headers: { ...headers, "x-mcplex-replica": replicaCredential(key, "r1", "POST", "/mcp") },
+      body: list,
+    });
+    // Past the credential, a request without a session is what it is anywhere: initialize first.
+    expect(fresh.status).toBe(400);
     expect(await forwarded()).toEqual(before);
   });
 
