@@ -34,7 +34,23 @@ export type McplexErrorCode =
   /** A workspace search whose regular expression ran past its time limit. */
   | "WORKSPACE_TOO_SLOW"
   /** A workspace file over the size limit of the operation. */
-  | "WORKSPACE_TOO_LARGE";
+  | "WORKSPACE_TOO_LARGE"
+  /** Code mode: the script does not parse (JavaScript or TypeScript); `line`/`column` say where. */
+  | "CODE_SYNTAX"
+  /** Code mode: the script threw (or rejected) and did not catch it. */
+  | "CODE_ERROR"
+  /** Code mode: the script ran past its wall-time limit (`limits.wallMs`). */
+  | "CODE_TIMEOUT"
+  /** Code mode: the script used more memory than `limits.memoryBytes`. */
+  | "CODE_MEMORY"
+  /** Code mode: the script recursed past `limits.stackBytes`. */
+  | "CODE_STACK_OVERFLOW"
+  /** Code mode: the script called more tools than `limits.maxToolCalls`. */
+  | "CODE_TOO_MANY_CALLS"
+  /** Code mode: console output and return value together passed `limits.maxOutputBytes`. */
+  | "CODE_OUTPUT_TOO_LARGE"
+  /** Code mode: the script waits on a promise that nothing can settle any more. */
+  | "CODE_STALLED";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

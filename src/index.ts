@@ -46,8 +46,10 @@ export {
   TimeoutError,
   UpstreamUnavailableError,
 } from "./errors.js";
+export type { AvailableServer } from "./hub/available-servers.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
 export type { UpstreamCall, UpstreamHandler, UpstreamInterceptor } from "./hub/hub-types.js";
+export type { CachedTool } from "./hub/tool-cache.js";
 export { ErrorCode } from "./protocol/error-codes.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";
 export type { Progress } from "./protocol/rpc-connection.js";

@@ -115,7 +115,9 @@ describe("package exports", () => {
     expect(keys).toEqual(
       [
         "ANSWERING_CAPABILITIES",
+        "CatalogView",
         "ClientSession",
+        "ResultCache",
         "DEFAULT_PORT",
         "Gateway",
         "GatewayMetrics",
@@ -123,7 +125,11 @@ describe("package exports", () => {
         "healthReport",
         "serve",
         "serveGatewayStdio",
+        "serverTools",
         "startHttpFront",
+        "viewEngines",
+        "viewResolver",
+        "viewToolHost",
       ].sort(),
     );
   });

@@ -2,6 +2,7 @@
  * Search-then-call: when the catalog holds more tools than the provider accepts, the
  * model first sees one `search_tools` tool, and the tools it finds join the next request.
  */
+import { ToolIndex } from "../catalog/tool-index.js";
 import type { AgentTool } from "./tool-host.js";
 
 /** The name of the search tool the model sees in search mode. */
@@ -24,29 +25,15 @@ export const searchToolsTool: AgentTool = {
 };
 
 /**
- * Ranks tools against a keyword query: a word in the name counts more than one in the description.
+ * A search over `tools` with the catalog's {@link ToolIndex}: the tools that best match a
+ * keyword query, best first; the first `limit` tools when the query has no searchable word.
  *
- * @example searchTools(tools, "add numbers", 5).map((t) => t.name)
+ * @example createToolSearch(tools)("add numbers", 5).map((t) => t.name)
  */
-export function searchTools(tools: readonly AgentTool[], query: string, limit = 10): AgentTool[] {
-  const words = query
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 1);
-  if (words.length === 0) return tools.slice(0, limit);
-  const scored = tools.map((tool, order) => {
-    const name = tool.name.toLowerCase();
-    const description = (tool.description ?? "").toLowerCase();
-    let score = 0;
-    for (const word of words) {
-      if (name.includes(word)) score += 3;
-      if (description.includes(word)) score += 1;
-    }
-    return { tool, score, order };
-  });
-  return scored
-    .filter((s) => s.score > 0)
-    .sort((a, b) => b.score - a.score || a.order - b.order)
-    .slice(0, Math.max(1, limit))
-    .map((s) => s.tool);
+export function createToolSearch(
+  tools: readonly AgentTool[],
+): (query: string, limit?: number) => AgentTool[] {
+  const index = new ToolIndex(tools);
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  return (query, limit = 10) => index.search(query, { limit }).map((hit) => byName.get(hit.name)!);
 }

@@ -8,7 +8,7 @@ import type { ChatTool } from "./chat-types.js";
 import type { ExecuteToolCallContext, ToolCallOutcome } from "./execute-tool-call.js";
 import { type SchemaProfile, toChatTools } from "./schema-sanitizer.js";
 import type { AgentTool, ToolHost } from "./tool-host.js";
-import { SEARCH_TOOLS_NAME, searchTools, searchToolsTool } from "./tool-search.js";
+import { createToolSearch, SEARCH_TOOLS_NAME, searchToolsTool } from "./tool-search.js";
 
 /** How a {@link ToolSet} is chosen. */
 export interface ToolSetOptions {
@@ -89,11 +89,14 @@ export class ToolSet {
     return context;
   }
 
+  #searchIndex: ((query: string, limit?: number) => AgentTool[]) | undefined;
+
   #search(input: Record<string, unknown>): ToolCallOutcome {
     const found = this.#found!;
+    this.#searchIndex ??= createToolSearch(this.#all);
     const query = typeof input.query === "string" ? input.query : "";
     const limit = typeof input.limit === "number" && input.limit > 0 ? Math.floor(input.limit) : 10;
-    const hits = searchTools(this.#all, query, limit);
+    const hits = this.#searchIndex(query, limit);
     for (const hit of hits) {
       if (!found.includes(hit) && found.length < this.#options.maxTools - 1) found.push(hit);
     }

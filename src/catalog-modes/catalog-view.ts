@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
+import type { CallToolResult, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
 import type { NameMatcher } from "../catalog/tool-filter.js";
 import type { CatalogTool } from "../catalog/types.js";
 import { type CatalogMode, type ModeSettings, pinMatcher } from "./catalog-mode.js";
@@ -44,7 +44,18 @@ export interface ViewCall {
   /** Calls one of {@link tools} by exposed name the way a direct call would go (same layers). */
   callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
   signal: AbortSignal;
+  /**
+   * Tools of servers that do not run now but that the caller may start (`connect_server`):
+   * `search_tools` finds them too, in a part of its answer of their own.
+   */
+  dormant?: () => Promise<readonly CatalogTool[]>;
 }
+
+/** Where a code-mode view serves the declarations of the caller's tools. */
+export const DECLARATIONS_URI = "mcplex://code-mode/tools.d.ts";
+
+/** Most hits of servers not running that `search_tools` adds below the others. */
+const DORMANT_HITS = 3;
 
 /**
  * A catalog seen through a {@link CatalogMode}: the tools a client lists (pinned tools and the
@@ -72,6 +83,30 @@ export class CatalogView {
     }
     listed.push(...metaTools(this.mode));
     return listed;
+  }
+
+  /**
+   * The resources the view adds to the catalog's: in `code` mode, the TypeScript declarations
+   * of the caller's tools ({@link DECLARATIONS_URI}), for clients that read them up front.
+   */
+  resources(): Resource[] {
+    if (this.mode !== "code" || this.#engines.declarations === undefined) return [];
+    return [
+      {
+        uri: DECLARATIONS_URI,
+        name: "tools.d.ts",
+        title: "Tool declarations for run_code",
+        description: "TypeScript declarations of every tool a run_code script can call",
+        mimeType: "text/x.typescript",
+      },
+    ];
+  }
+
+  /** Reads one of {@link resources}; `undefined` for any other URI. */
+  async readResource(uri: string, tools: readonly CatalogTool[]): Promise<ReadResourceResult | undefined> {
+    if (uri !== DECLARATIONS_URI || this.resources().length === 0) return undefined;
+    const text = await this.#engines.declarations!(tools);
+    return { contents: [{ uri, mimeType: "text/x.typescript", text }] };
   }
 
   /** Whether `name` is a meta-tool this view answers itself. */
@@ -105,18 +140,29 @@ export class CatalogView {
     const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1)
       return toolError(`search_tools: \`limit\` must be a whole number from 1 to ${MAX_SEARCH_LIMIT}`);
-    const hits = await this.#engines.search(call.tools, query, {
-      limit: Math.min(limit, MAX_SEARCH_LIMIT),
-      ...(server === undefined ? {} : { server }),
-    });
-    if (hits.length === 0) {
+    const options = { limit: Math.min(limit, MAX_SEARCH_LIMIT), ...(server === undefined ? {} : { server }) };
+    const hits = await this.#engines.search(call.tools, query, options);
+    const dormant = call.dormant === undefined ? [] : await call.dormant();
+    const offline =
+      dormant.length === 0
+        ? []
+        : await this.#engines.search(dormant, query, {
+            ...options,
+            limit: Math.min(options.limit, DORMANT_HITS),
+          });
+    const lines = hits.map((h) => `- ${h.name} (${h.server})${h.description ? `: ${h.description}` : ""}`);
+    if (offline.length > 0) {
+      lines.push("Tools of servers not running (call connect_server with the server first):");
+      for (const h of offline)
+        lines.push(`- ${h.name} (${h.server})${h.description ? `: ${h.description}` : ""}`);
+    }
+    if (lines.length === 0) {
       const servers = [...new Set(call.tools.map((t) => t.server))];
       return text(
         `No tool matches "${query}"${server === undefined ? "" : ` on server ${server}`}. ` +
           `Try other words${servers.length > 0 ? `; servers: ${servers.join(", ")}` : ""}.`,
       );
     }
-    const lines = hits.map((h) => `- ${h.name} (${h.server})${h.description ? `: ${h.description}` : ""}`);
     const next = this.mode === "code" ? "describe_tools, then run_code" : "describe_tools, then call_tool";
     return text(`${lines.join("\n")}\nNext: ${next}.`);
   }

@@ -13,6 +13,15 @@ export {
 } from "./resource-routing.js";
 export { compileToolFilter, type NameMatcher } from "./tool-filter.js";
 export {
+  type IndexableTool,
+  SUMMARY_LENGTH,
+  summarize,
+  type ToolHit,
+  ToolIndex,
+  type ToolIndexOptions,
+  type ToolSearchOptions,
+} from "./tool-index.js";
+export {
   assignNames,
   type CollisionMember,
   EXPOSED_NAME_PATTERN,
@@ -26,6 +35,7 @@ export {
   plainName,
   sanitizeName,
 } from "./tool-naming.js";
+export { SYNONYMS, splitWords, valueKinds } from "./tool-vocabulary.js";
 export type {
   CatalogCollision,
   CatalogOptions,

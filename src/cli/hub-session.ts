@@ -20,19 +20,30 @@ export async function withHub<T>(
   options: { config?: string | McplexConfig; start?: StartPlan; onHub?: (hub: Hub) => void },
   run: (hub: Hub, config: McplexConfig, telemetry: Telemetry | undefined) => Promise<T>,
 ): Promise<T> {
-  const config =
+  const loaded =
     typeof options.config === "object"
       ? options.config
       : await loadConfig(options.config === undefined ? {} : { config: options.config });
+  const config = await withSimulatedServers(loaded);
   // The hub's calls start traces of their own when telemetry is on (loaded only then).
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
     settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
+  // Servers with `record:` are recorded here too (loaded only then): `mcplex call` can make a recording.
+  const recorder = config.servers.some((s) => s.record !== undefined)
+    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
+        console.error(`mcplex: recording of ${server} stopped: ${error.message}`),
+      )
+    : undefined;
   const hub = new Hub({
     config,
     oauth: { store: secretOAuthStore() },
-    ...(telemetry === undefined ? {} : { interceptors: [telemetry.upstream] }),
+    interceptors: [
+      ...(telemetry === undefined ? [] : [telemetry.upstream]),
+      ...(recorder === undefined ? [] : [recorder.interceptor]),
+    ],
   });
+  recorder?.attach(hub);
   options.onHub?.(hub);
   const stop = (signal: NodeJS.Signals) => {
     void hub.close().finally(() => process.kill(process.pid, signal));
@@ -46,8 +57,20 @@ export async function withHub<T>(
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     await hub.close();
+    recorder?.close();
     await telemetry?.shutdown();
   }
+}
+
+/**
+ * The config with its `simulate: true` servers replaced by their recording or a simulator of
+ * their cached tool list (loaded only when one asks for it), as `mcplex serve` does.
+ */
+async function withSimulatedServers(config: McplexConfig): Promise<McplexConfig> {
+  if (!config.servers.some((server) => server.simulate === true)) return config;
+  const { simulatedConfig } = await import("../recording/simulated-servers.js");
+  const { defaultCacheDir } = await import("../recording/tool-cache.js");
+  return simulatedConfig(config, { all: false, seed: 1, cacheDir: defaultCacheDir() }).config;
 }
 
 /**

@@ -4,33 +4,41 @@ import { EXIT, printError, setDebug, UsageError } from "./output.js";
 const HELP = `mcplex — one runtime for every MCP server an agent uses
 
 Usage:
-  mcplex serve [--http | --ws | --stdio] [--host H] [--port P] [--token T ...] [--operator-token T ...]
-               [--config F] [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
+  mcplex serve [--http | --ws | --stdio] [--transport stdio|http|websocket] [--host H] [--port P]
+               [--token T ...] [--operator-token T ...] [--expose-tool GLOB ...] [--config F]
+               [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
                [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N] [--ready-wait T]
-               [--tools all|search|code] [--rate-limit R[:BURST]] [--cluster redis://...]
+               [--record DIR] [--simulate [--seed N] [--speed N]] [--tools all|search|code]
+               [--rate-limit R[:BURST]] [--cluster redis://...]
                                                       serve the whole catalog as one MCP server
                                                       (Streamable HTTP /mcp, WebSocket /ws, HTTP+SSE /sse,
                                                       the web dashboard /dashboard on 127.0.0.1:8420
                                                       by default)
+  mcplex replay verify FILE --server NAME [--config F] [--json]
+                                                      send a recording's requests to the live server and
+                                                      report the answers that changed (exit 1 if any)
   mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
   mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
-              [--config F] [--profile P] [--json]
+              [--config F] [--profile P] [--tools all|search|code] [--json]
   mcplex config check [--config F] [--json]           validate a config without connecting
+  mcplex config convert FILE                          print any supported config file as an mcplex.yaml
   mcplex doctor [--config F] [--port P] [--json]      start every server and check what mcplex needs,
                                                       saying what to fix
   mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
   mcplex auth login NAME | logout NAME [--config F]   authorize mcplex with an OAuth server, in a browser
               [--no-browser]                          (only print the URL to open)
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
+              [--transport stdio|websocket] [--port P] [--host H] [--expose-tool GLOB ...]
 
 Config: --config FILE, else mcplex.yaml|yml|json in this directory, else a read-only
 workspace server on this directory. Claude Desktop / Cursor "mcpServers" and VS Code
-"servers" files are read as they are.
+"servers" files, and applications' "mcp: client: servers:" lists, "mcp_servers:" maps and
+bare maps of servers by id are read as they are.
 
 Exit codes: 0 ok, 1 the tool returned an error (or the server answered the call with a JSON-RPC
-error), 2 usage, config, secret store or port error, 3 server (or LLM) unavailable.
+error; for replay verify, an answer changed), 2 usage, config, secret store or port error, 3 server (or LLM) unavailable.
 Errors print one line and a hint; MCPLEX_DEBUG=1 or --debug adds the stack trace.`;
 
 type Command = (args: string[]) => Promise<number>;
@@ -42,6 +50,7 @@ type Command = (args: string[]) => Promise<number>;
 const COMMANDS: Record<string, () => Promise<Command>> = {
   auth: async () => (await import("./commands/auth.js")).authCommand,
   list: async () => (await import("./commands/list.js")).listCommand,
+  replay: async () => (await import("./commands/replay.js")).replayCommand,
   call: async () => (await import("./commands/call.js")).callCommand,
   chat: async () => (await import("./commands/chat.js")).chatCommand,
   config: async () => (await import("./commands/config.js")).configCommand,

@@ -44,6 +44,30 @@ export type ConfigCheck =
   | { ok: true; summary: ConfigSummary; config: McplexConfig }
   | { ok: false; error: McplexError; issues: ConfigIssue[] };
 
+/** Where a config's servers are written, for the paths of warnings. */
+function serversPath(config: McplexConfig): string {
+  switch (config.format) {
+    case "mcpServers":
+    case "mcp_servers":
+      return config.format;
+    case "mcp-client-servers":
+      return "mcp.client.servers";
+    case "server-map":
+      return "";
+    default:
+      return "servers";
+  }
+}
+
+/** Where one server is written (a `mcp_servers` one under an agent is shown at the top). */
+function serverPath(config: McplexConfig, name: string): string {
+  if (config.format !== "mcp-client-servers") return joinPath(serversPath(config), name);
+  return joinPath(
+    "mcp.client.servers",
+    config.servers.findIndex((s) => s.name === name),
+  );
+}
+
 /** The prefix the catalog derives: the configured one or the server name, made LLM-safe. */
 function effectivePrefix(prefix: string | undefined, name: string): string {
   return (prefix ?? name).replace(/[^A-Za-z0-9_-]/g, "_");
@@ -56,13 +80,14 @@ function effectivePrefix(prefix: string | undefined, name: string): string {
  */
 export function summarizeConfig(config: McplexConfig): ConfigSummary {
   const warnings: ConfigWarning[] = [];
-  const base = config.format === "mcpServers" ? "mcpServers" : "servers";
-  const names = new Set(config.servers.map((s) => s.name));
+  const base = serversPath(config);
+  // A profile may name `available:` servers too: they are the ones it may connect.
+  const names = new Set([...config.servers, ...(config.available ?? [])].map((s) => s.name));
   const byPrefix = new Map<string, string[]>();
   const servers = config.servers.map((server): ServerSummary => {
     const prefix = effectivePrefix(server.prefix, server.name);
     if (server.enabled) byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), server.name]);
-    checkGlobs(server.tools, joinPath(joinPath(base, server.name), "tools"), warnings);
+    checkGlobs(server.tools, joinPath(serverPath(config, server.name), "tools"), warnings);
     const target =
       server.transport === "stdio"
         ? [server.command, ...server.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(" ")
@@ -70,7 +95,9 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
           ? `${server.root} (${server.allowWrite ? "read-write" : "read-only"})`
           : server.transport === "local"
             ? "(in process)"
-            : server.url;
+            : server.transport === "replay"
+              ? server.recording.join(", ") || "(simulated from its tool list)"
+              : server.url;
     const { name, transport, enabled, lazy, timeout, startTimeout } = server;
     return {
       name,
@@ -89,7 +116,7 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
       prefix === ""
         ? `servers ${owners.join(", ")} all expose unprefixed names; equal tool names will be renamed`
         : `servers ${owners.join(", ")} share the name prefix "${prefix}"; set a distinct "prefix" on one`;
-    warnings.push({ path: joinPath(base, owners[1]!), message });
+    warnings.push({ path: serverPath(config, owners[1]!), message });
   }
   if (config.servers.length > 0 && !config.servers.some((s) => s.enabled)) {
     warnings.push({ path: base, message: "no server is enabled" });
@@ -169,10 +196,9 @@ export async function checkConfig(options: LoadConfigOptions = {}): Promise<Conf
     return { ok: false, error, issues };
   }
   const summary = summarizeConfig(config);
-  const base = config.format === "mcpServers" ? "mcpServers" : "servers";
   const env = options.env ?? process.env;
   for (const server of config.servers) {
-    const path = joinPath(base, server.name);
+    const path = serverPath(config, server.name);
     if (server.transport === "workspace" && !(await isDirectory(server.root))) {
       summary.warnings.push({
         path: joinPath(path, "root"),

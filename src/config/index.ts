@@ -12,6 +12,7 @@ export {
   summarizeConfig,
 } from "./check-config.js";
 export { configErrorFrom, joinPath } from "./config-issues.js";
+export { type ConvertedConfig, convertConfig } from "./convert-config.js";
 export { type ExpandContext, expandVariables, type SecretResolver } from "./expand-variables.js";
 export {
   CONFIG_FILE_NAMES,
@@ -22,6 +23,7 @@ export {
   resolveConfigPath,
   type SecretSource,
 } from "./load-config.js";
+export { mcplexDocument } from "./mcplex-document.js";
 export {
   type ConfigFormat,
   detectFormat,

@@ -1,6 +1,10 @@
 import { homedir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { IssueCollector, joinPath } from "./config-issues.js";
+import type { DialectResult } from "./dialects/dialect-result.js";
+import { isMcpClientServers, readMcpClientServers } from "./dialects/mcp-client-servers.js";
+import { isMcpServersMap, readMcpServersMap } from "./dialects/mcp-servers-map.js";
+import { isServerMap, readServerMap } from "./dialects/server-map.js";
 import type { SecretResolver } from "./expand-variables.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
 import { readCluster } from "./read-cluster.js";
@@ -23,7 +27,7 @@ import type {
   TelemetryConfig,
   TokenConfig,
 } from "./types.js";
-import { type RawMap, ValueReader } from "./value-reader.js";
+import { type RawMap, type ReferenceKeeper, ValueReader } from "./value-reader.js";
 
 /** Options of {@link parseConfig} and {@link normalizeConfig}. */
 export interface ParseConfigOptions {
@@ -39,12 +43,14 @@ export interface ParseConfigOptions {
   baseDir?: string;
   /** Force a parser instead of choosing by extension. */
   syntax?: ConfigSyntax;
+  /** Keep `${...}` references unexpanded, as stand-ins (for `mcplex config convert`). */
+  keepReferences?: ReferenceKeeper;
 }
 
 /** The dialects a config file can be written in. */
 export type ConfigFormat = Exclude<McplexConfig["format"], "default">;
 
-const TOP_LEVEL_KEYS = ["servers", "profiles", "tokens", "llm", "serve", "telemetry", "cluster"];
+const TOP_LEVEL_KEYS = ["servers", "available", "profiles", "tokens", "llm", "serve", "telemetry", "cluster"];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
 /**
@@ -53,9 +59,14 @@ const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
  * `inputs`, or when it has none of our other top-level keys (`profiles`, `tokens`, `llm`) and
  * a server carries a VS Code transport `type` (stdio, http, sse). In our schema `type` only
  * takes `workspace` and the transport key is `transport`, so our files never look like that.
+ * Applications' own files: a `mcp: client: servers:` list, a `mcp_servers:` map (at the top or
+ * under `agent_config: agent_settings: AGENT:`), or a bare map of servers keyed by id.
  */
 export function detectFormat(doc: RawMap): ConfigFormat {
   if ("mcpServers" in doc) return "mcpServers";
+  if (isMcpClientServers(doc)) return "mcp-client-servers";
+  if (isMcpServersMap(doc)) return "mcp_servers";
+  if (isServerMap(doc, TOP_LEVEL_KEYS)) return "server-map";
   if ("inputs" in doc && "servers" in doc) return "vscode";
   const servers = doc.servers;
   if (servers === null || typeof servers !== "object" || Array.isArray(servers)) return "mcplex";
@@ -87,10 +98,11 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
   const issues = new IssueCollector(options.source);
   const baseEnv = options.env ?? process.env;
   const env = { workspaceFolder: cwd, userHome: homedir(), ...baseEnv };
-  const reader = new ValueReader(issues, {
-    env,
-    ...(options.secretResolver === undefined ? {} : { secret: options.secretResolver }),
-  });
+  const reader = new ValueReader(
+    issues,
+    { env, ...(options.secretResolver === undefined ? {} : { secret: options.secretResolver }) },
+    options.keepReferences,
+  );
   const ctx: ReadContext = { reader, baseDir: options.baseDir ?? dirname(resolve(cwd, options.source)) };
   if (data !== undefined && data !== null && (typeof data !== "object" || Array.isArray(data))) {
     issues.add("", "the file must hold a map with a `servers` (or `mcpServers`) key");
@@ -111,16 +123,25 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     const ours = Object.entries(doc).filter(([key]) => key !== "$schema" && !key.startsWith("x-"));
     reader.knownKeys(Object.fromEntries(ours), "", TOP_LEVEL_KEYS);
     config.servers = readServers(ctx, doc.servers, "servers", readMcplexServer);
+    if (doc.available !== undefined && doc.available !== null)
+      config.available = readAvailable(ctx, doc.available, config.servers);
     config.profiles = readProfiles(reader, doc.profiles);
     config.tokens = readTokens(reader, doc.tokens);
     const llm = readLlm(reader, doc.llm);
     if (llm !== undefined) config.llm = llm;
     const serve = readServe(reader, doc.serve);
     if (serve !== undefined) config.serve = serve;
+    if (serve?.serverTools === true && (config.available ?? []).length === 0)
+      reader.fail(
+        "serve.serverTools",
+        'offers the servers under "available:", and there are none; add some or remove it',
+      );
     const telemetry = readTelemetry(reader, doc.telemetry);
     if (telemetry !== undefined) config.telemetry = telemetry;
     const cluster = readCluster(reader, doc.cluster);
     if (cluster !== undefined) config.cluster = cluster;
+  } else if (DIALECTS[format] !== undefined) {
+    ({ servers: config.servers, profiles: config.profiles } = DIALECTS[format](ctx, doc));
   } else {
     const key = format === "mcpServers" ? "mcpServers" : "servers";
     config.servers = readServers(ctx, doc[key], key, readForeignServer);
@@ -131,6 +152,28 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
 }
 
 type ServerReader = typeof readMcplexServer;
+
+/** `available:`: servers read like `servers:` entries, under names of their own. */
+function readAvailable(ctx: ReadContext, value: unknown, servers: ServerConfig[]): ServerConfig[] {
+  const available = readServers(ctx, value, "available", readMcplexServer);
+  const started = new Set(servers.map((s) => s.name));
+  for (const server of available) {
+    if (started.has(server.name)) {
+      ctx.reader.fail(
+        joinPath("available", server.name),
+        `is also under "servers"; a server is either started with the hub (servers) or on request (available), so rename or remove one`,
+      );
+    }
+  }
+  return available;
+}
+
+/** The shapes other applications keep their servers in. */
+const DIALECTS: Partial<Record<ConfigFormat, (ctx: ReadContext, doc: RawMap) => DialectResult>> = {
+  "mcp-client-servers": readMcpClientServers,
+  "server-map": readServerMap,
+  mcp_servers: readMcpServersMap,
+};
 
 function readServers(ctx: ReadContext, value: unknown, path: string, read: ServerReader): ServerConfig[] {
   // `servers:` with nothing under it (a starter file) is an empty map, not an error.
@@ -191,7 +234,8 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
     const mode = readMode(reader, entry.mode, joinPath(path, "mode"));
     if (token === undefined) return;
     reader.secrets.add(token);
-    const problem = tokenProblem(token);
+    // A kept `${secret:...}` (config convert) has no value to check.
+    const problem = reader.probe(token) === token ? tokenProblem(token) : undefined;
     if (problem !== undefined) reader.fail(joinPath(path, "token"), problem);
     tokens.push({
       token,
@@ -207,7 +251,7 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
 function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined {
   const node = reader.map(value, "serve");
   if (node === undefined) return undefined;
-  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache"]);
+  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache", "code", "serverTools"]);
   const serve: ServeConfig = { ...readModeAndPin(reader, node, "serve") };
   const cache = reader.map(node.cache, "serve.cache");
   if (cache !== undefined) {
@@ -219,6 +263,20 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
       ...(maxBytes === undefined ? {} : { maxBytes }),
     };
   }
+  const code = reader.map(node.code, "serve.code");
+  if (code !== undefined) {
+    const counts = ["memoryBytes", "maxToolCalls", "maxParallelCalls", "maxOutputBytes"] as const;
+    reader.knownKeys(code, "serve.code", ["timeout", ...counts]);
+    serve.code = {};
+    const wallMs = reader.duration(code.timeout, "serve.code.timeout");
+    if (wallMs !== undefined) serve.code.wallMs = wallMs;
+    for (const key of counts) {
+      const value = reader.count(code[key], `serve.code.${key}`);
+      if (value !== undefined) serve.code[key] = value;
+    }
+  }
+  const serverTools = reader.boolean(node.serverTools, "serve.serverTools");
+  if (serverTools !== undefined) serve.serverTools = serverTools;
   const readyWait = readZeroOrDuration(reader, node.readyWait, "serve.readyWait");
   if (readyWait !== undefined) serve.readyWait = readyWait;
   return serve;

@@ -4,6 +4,12 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol/revisions.js";
 import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
 import { readCache } from "./read-cache.js";
+import {
+  misplacedReplayKeys,
+  RECORDING_SERVER_KEYS,
+  readRecordOptions,
+  readReplay,
+} from "./read-recording.js";
 import { urlCredentials } from "./redact.js";
 import type { OAuthConfig, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
@@ -19,6 +25,7 @@ const COMMON_KEYS = [
   "timeout",
   "startTimeout",
   "lazy",
+  "idleTimeout",
   "prefix",
   "tools",
   "transport",
@@ -28,10 +35,11 @@ const COMMON_KEYS = [
   "maxSessions",
   "breaker",
   "backoff",
+  ...RECORDING_SERVER_KEYS,
   "cache",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
-const REMOTE_KEYS = ["url", "headers", "oauth"];
+const REMOTE_KEYS = ["url", "headers", "oauth", "fallback"];
 /** The `oauth` keys that are plain text; `grant`, `redirectUrl` and `clientMetadataUrl` are checked apart. */
 const OAUTH_TEXT_KEYS = [
   "clientName",
@@ -48,7 +56,7 @@ const WORKSPACE_KEYS = ["root", "allowWrite", "rules"];
 /** Every key a server may have in an mcplex file. */
 export const MCPLEX_SERVER_KEYS = [...COMMON_KEYS, ...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS];
 
-const TRANSPORTS = ["stdio", "streamable-http", "http", "sse", "websocket", "workspace"] as const;
+const TRANSPORTS = ["stdio", "streamable-http", "http", "sse", "websocket", "workspace", "replay"] as const;
 /** `type` values seen in Claude Code, Cursor, VS Code and friends. */
 const FOREIGN_TYPES = [
   "stdio",
@@ -127,14 +135,23 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     startTimeout:
       reader.duration(node.startTimeout, joinPath(path, "startTimeout")) ?? SERVER_DEFAULTS.startTimeout,
     lazy: reader.boolean(node.lazy, joinPath(path, "lazy")) ?? SERVER_DEFAULTS.lazy,
+    ...readIdleTimeout(reader, node.idleTimeout, joinPath(path, "idleTimeout")),
     tools: readToolFilter(reader, node.tools, joinPath(path, "tools")),
     ...readPrefix(reader, node.prefix, joinPath(path, "prefix")),
     ...readProtocolVersion(reader, node.protocolVersion, joinPath(path, "protocolVersion")),
     ...readSharing(reader, node, path),
     ...readBreaker(reader, node.breaker, joinPath(path, "breaker")),
     ...readBackoff(reader, node.backoff, joinPath(path, "backoff")),
+    ...readRecordOptions(reader, node, path, (p) => resolvePath(p, ctx.baseDir)),
     ...readCache(reader, node.cache, joinPath(path, "cache")),
   };
+  if (transport === "replay") {
+    for (const key of [...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS])
+      if (node[key] !== undefined) reader.fail(joinPath(path, key), "does not apply to replay servers");
+    const replay = readReplay(reader, node, path, (p) => resolvePath(p, ctx.baseDir));
+    return replay && ({ ...common, ...replay } satisfies ServerConfig);
+  }
+  misplacedReplayKeys(reader, node, path);
   const present = (keys: string[]) => keys.filter((k) => node[k] !== undefined);
   const misplaced = (keys: string[], kind: string) => {
     for (const key of present(keys)) reader.fail(joinPath(path, key), `does not apply to ${kind} servers`);
@@ -167,7 +184,9 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
   if (transport === "stdio")
     return reader.fail(joinPath(path, "transport"), 'is "stdio" but needs a "command"');
   const remote = readRemote(ctx, node, path, transport === "http" ? "streamable-http" : transport, false);
-  return remote && ({ ...common, ...remote } satisfies ServerConfig);
+  const fallback =
+    remote && readFallback(reader, node.fallback, joinPath(path, "fallback"), remote.transport);
+  return remote && ({ ...common, ...remote, ...(fallback && { fallback }) } satisfies ServerConfig);
 }
 
 /**
@@ -258,7 +277,8 @@ function readProtocolVersion(
   return { protocolVersion: version };
 }
 
-function readStdio(ctx: ReadContext, node: RawMap, path: string) {
+/** Reads `command`, `args`, `env` and `cwd` of a stdio server. */
+export function readStdio(ctx: ReadContext, node: RawMap, path: string) {
   const { reader } = ctx;
   const command = reader.nonEmpty(node.command, joinPath(path, "command"));
   const args = reader.stringList(node.args, joinPath(path, "args")) ?? [];
@@ -270,11 +290,22 @@ function readStdio(ctx: ReadContext, node: RawMap, path: string) {
     command,
     args,
     env,
-    ...(cwd === undefined ? {} : { cwd: resolvePath(cwd, ctx.baseDir) }),
+    ...(cwd === undefined ? {} : { cwd: resolveReadPath(ctx, cwd) }),
   };
 }
 
-function readRemote(
+/** {@link resolvePath} of a path read by `ctx.reader`, which may stand for a kept `${...}` reference. */
+function resolveReadPath(ctx: ReadContext, path: string): string {
+  const value = ctx.reader.probe(path);
+  if (value !== path && resolvePath(value, ctx.baseDir) === value) return path;
+  return resolvePath(path, ctx.baseDir);
+}
+
+/**
+ * Reads `url` (or `urlKey`) and `headers` of a remote server; `explicit` is the transport the
+ * config names, else it is inferred from the scheme (and an `/sse` path when `guessSse`).
+ */
+export function readRemote(
   ctx: ReadContext,
   node: RawMap,
   path: string,
@@ -289,8 +320,16 @@ function readRemote(
   if (url === undefined) return undefined;
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(reader.probe(url));
   } catch {
+    // A kept reference to a variable not set here (config convert): the transport named is enough.
+    if (reader.probe(url) !== url) {
+      if (explicit !== undefined) return { transport: explicit, url, headers };
+      return reader.fail(
+        urlPath,
+        `${describeValue(url)} is not a URL with the variables set here; set them, or name the transport`,
+      );
+    }
     return reader.fail(urlPath, `${describeValue(url)} is not a URL; write it like "https://host/mcp"`);
   }
   for (const credential of urlCredentials(url)) reader.secrets.add(credential);
@@ -319,6 +358,33 @@ function readRemote(
     );
   }
   return { transport, url, headers, ...(oauth === undefined ? {} : { oauth }) };
+}
+
+function readIdleTimeout(reader: ValueReader, value: unknown, path: string): { idleTimeout?: number } {
+  const idleTimeout = reader.duration(value, path);
+  return idleTimeout === undefined ? {} : { idleTimeout };
+}
+
+/** `fallback: http | none`, for WebSocket servers: what a refused upgrade leads to. */
+function readFallback(
+  reader: ValueReader,
+  value: unknown,
+  path: string,
+  transport: string,
+): "http" | "none" | undefined {
+  if (value === undefined) return undefined;
+  const fallback = reader.string(value, path);
+  if (fallback === undefined) return undefined;
+  if (transport !== "websocket") {
+    return reader.fail(path, `only applies to WebSocket (ws://, wss://) servers; this one is ${transport}`);
+  }
+  if (fallback !== "http" && fallback !== "none") {
+    return reader.fail(
+      path,
+      `${describeValue(fallback)} is not a fallback; use "http" (the default) or "none"`,
+    );
+  }
+  return fallback;
 }
 
 /** `oauth: true`, or a map of {@link OAUTH_KEYS}. */
@@ -395,5 +461,5 @@ function readWorkspace(ctx: ReadContext, node: RawMap, path: string) {
     if (rule.ops === undefined) reader.fail(rulePath, 'needs "ops": [read] or [read, write] (or [] to deny)');
     if (pattern !== undefined) rules.push({ pattern, ops });
   });
-  return { transport: "workspace" as const, root: resolvePath(root, ctx.baseDir), allowWrite, rules };
+  return { transport: "workspace" as const, root: resolveReadPath(ctx, root), allowWrite, rules };
 }

@@ -1,6 +1,7 @@
 /**
  * The shape of a loaded, validated and expanded mcplex config.
- * Every format (mcplex.yaml/json, Claude Desktop / Cursor `mcpServers`, VS Code `servers`)
+ * Every format (mcplex.yaml/json, Claude Desktop / Cursor `mcpServers`, VS Code `servers`, and
+ * the shapes applications keep: `mcp.client.servers`, a bare server map, `mcp_servers`)
  * is normalised into this one shape by the loader.
  */
 
@@ -8,7 +9,14 @@
 export type CatalogMode = "all" | "search" | "code";
 
 /** Transports an upstream can be reached over. */
-export type TransportKind = "stdio" | "streamable-http" | "sse" | "websocket" | "workspace" | "local";
+export type TransportKind =
+  | "stdio"
+  | "streamable-http"
+  | "sse"
+  | "websocket"
+  | "workspace"
+  | "local"
+  | "replay";
 
 /** Allow/deny glob lists; deny wins over allow; an absent allow list allows everything. */
 export interface ToolFilter {
@@ -27,6 +35,11 @@ interface ServerCommon {
   startTimeout: number;
   /** Start on first use instead of at hub start. Default `false`. */
   lazy: boolean;
+  /**
+   * Stop the server after this many milliseconds without a call; its tools stay listed and the
+   * next call starts it again. Default: never.
+   */
+  idleTimeout?: number;
   /**
    * Name prefix for exposed tools and prompts. `undefined` means the server name;
    * `""` means no prefix (names pass through as they are, made LLM-safe).
@@ -47,8 +60,24 @@ interface ServerCommon {
   breaker?: BreakerConfig;
   /** Delays between reconnect attempts; defaults in `Backoff`. */
   backoff?: BackoffConfig;
+  /** Write this server's traffic to a recording (`record:`, or `mcplex serve --record DIR`). */
+  record?: RecordConfig;
+  /** Serve its recording, or a simulator made from its cached tool list, instead of the server. */
+  simulate?: boolean;
   /** Reuse results of this server's read-only tools for a while (see {@link CacheConfig}). */
   cache?: CacheConfig;
+}
+
+/** `record:` of a server: where its traffic goes and what never reaches the disk. */
+export interface RecordConfig {
+  /** The directory of `SERVER.jsonl` (and its rotated parts). */
+  dir: string;
+  /** Keys of params and results (any depth, any case) whose values are written as `[redacted]`. */
+  redact: string[];
+  /** Rotate the file past this many bytes. Default 10 MiB. */
+  maxBytes?: number;
+  /** Rotated files kept. Default 5. */
+  maxFiles?: number;
 }
 
 /**
@@ -107,6 +136,11 @@ export interface RemoteServerConfig extends ServerCommon {
   headers: Record<string, string>;
   /** Authorize with OAuth 2.1 when the server asks (401/403); HTTP transports only. */
   oauth?: OAuthConfig;
+  /**
+   * WebSocket servers only: what to do when the upgrade is refused (a 4xx/5xx answer) or reset.
+   * `http` (default): use Streamable HTTP at the same host and path; `none`: fail.
+   */
+  fallback?: "http" | "none";
 }
 
 /** How mcplex registers and authorizes itself with a server's authorization server. */
@@ -156,7 +190,32 @@ export interface LocalServerConfig extends ServerCommon {
   server: { connect(): import("@modelcontextprotocol/client").Transport };
 }
 
-export type ServerConfig = StdioServerConfig | RemoteServerConfig | WorkspaceServerConfig | LocalServerConfig;
+/**
+ * A recording served as if it were the server (`transport: replay`), or, when `mcplex serve
+ * --simulate` finds no recording, a simulator built from the server's cached tool list.
+ */
+export interface ReplayServerConfig extends ServerCommon {
+  transport: "replay";
+  /** Recording files, the oldest first (a rotated recording has several). */
+  recording: string[];
+  /** `sequential`: answers in recorded order per request; `match`: the first recorded answer, any order. */
+  mode: "sequential" | "match";
+  /** Recorded time is divided by this; 0 answers as fast as possible. Default 1. */
+  speed: number;
+  /** Instead of a recording: the tools a simulator answers for, and its seed. */
+  simulator?: {
+    tools: Record<string, unknown>[];
+    seed: number;
+    serverInfo?: { name: string; version: string };
+  };
+}
+
+export type ServerConfig =
+  | StdioServerConfig
+  | RemoteServerConfig
+  | WorkspaceServerConfig
+  | LocalServerConfig
+  | ReplayServerConfig;
 
 /**
  * Per-agent view of the catalog. A profile reaches a server (its tools, resources, templates and
@@ -212,6 +271,16 @@ export interface ServeConfig {
   pin?: string[];
   /** Bounds of the result cache shared by every server's `cache`. */
   cache?: { maxEntries?: number; maxBytes?: number };
+  /** Limits of each `run_code` run in `code` mode (`timeout` in the file is `wallMs` here). */
+  code?: {
+    wallMs?: number;
+    memoryBytes?: number;
+    maxToolCalls?: number;
+    maxParallelCalls?: number;
+    maxOutputBytes?: number;
+  };
+  /** Offer the `connect_server` / `disconnect_server` tools over the `available:` servers. Default false. */
+  serverTools?: boolean;
 }
 
 /**
@@ -251,8 +320,20 @@ export interface McplexConfig {
   /** Where the config came from: a file path, or `"<default>"` for the embedded default. */
   source: string;
   /** Which dialect the file was written in. */
-  format: "mcplex" | "mcpServers" | "vscode" | "default";
+  format:
+    | "mcplex"
+    | "mcpServers"
+    | "vscode"
+    | "mcp-client-servers"
+    | "server-map"
+    | "mcp_servers"
+    | "default";
   servers: ServerConfig[];
+  /**
+   * Servers the user approved but that are not started with the hub (`available:`, same shape
+   * as `servers:`): `hub.connectServer(name)` starts one, `hub.disconnectServer(name)` stops it.
+   */
+  available?: ServerConfig[];
   profiles: Record<string, ProfileConfig>;
   tokens: TokenConfig[];
   llm?: LlmConfig;

@@ -1,11 +1,57 @@
 import { ConfigError } from "../errors.js";
 import { describeValue, type IssueCollector, joinPath, suggestKey } from "./config-issues.js";
-import { type ExpandContext, expandVariables } from "./expand-variables.js";
+import { type ExpandContext, expandVariables, hasReferences } from "./expand-variables.js";
 import { parseDuration } from "./parse-duration.js";
 import { credentialParts, isSecretName } from "./redact.js";
 
 /** A parsed YAML/JSON map. */
 export type RawMap = Record<string, unknown>;
+
+/**
+ * Keeps `${...}` references as they are written (for `mcplex config convert`): each string that
+ * holds one is checked, then read as a stand-in that {@link restoreReferences} turns back into
+ * the text written. Checks that need the value (a URL's scheme, a boolean) see it expanded with
+ * the environment given, unset variables as "".
+ */
+export class ReferenceKeeper {
+  readonly #written = new Map<string, { raw: string; value: string }>();
+  readonly #standIns = new Map<string, string>();
+
+  /** The stand-in of `raw`, whose expansion is `value`. */
+  keep(raw: string, value: string): string {
+    const known = this.#standIns.get(raw);
+    if (known !== undefined) return known;
+    // A private-use character does not occur in config files, so a stand-in cannot meet a real value.
+    const standIn = `\uE000ref${this.#written.size}\uE000`;
+    this.#written.set(standIn, { raw, value });
+    this.#standIns.set(raw, standIn);
+    return standIn;
+  }
+
+  /** `text` with every stand-in replaced by its expansion. */
+  probe(text: string): string {
+    return text.includes("\uE000") ? text.replace(STAND_IN, (s) => this.#written.get(s)?.value ?? s) : text;
+  }
+
+  /** `text` with every stand-in replaced by the reference written. */
+  restore(text: string): string {
+    return text.includes("\uE000") ? text.replace(STAND_IN, (s) => this.#written.get(s)?.raw ?? s) : text;
+  }
+}
+
+const STAND_IN = /\uE000ref\d+\uE000/g;
+
+/** A copy of `value` (any JSON-like data) with every stand-in of `keeper` back to its reference. */
+export function restoreReferences<T>(value: T, keeper: ReferenceKeeper): T {
+  if (typeof value === "string") return keeper.restore(value) as T;
+  if (Array.isArray(value)) return value.map((item) => restoreReferences(item, keeper)) as T;
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, restoreReferences(item, keeper)]),
+    ) as T;
+  }
+  return value;
+}
 
 /**
  * Reads typed values out of a parsed document, expanding `${...}` in every string it
@@ -20,8 +66,21 @@ export class ValueReader {
   constructor(
     readonly issues: IssueCollector,
     context: ExpandContext,
+    /** Keep `${...}` references instead of expanding them (see {@link ReferenceKeeper}). */
+    readonly keeper?: ReferenceKeeper,
   ) {
-    this.context = { ...context, onSecret: (value) => this.secrets.add(value) };
+    this.context =
+      keeper === undefined
+        ? { ...context, onSecret: (value) => this.secrets.add(value) }
+        : {
+            env: new Proxy(context.env, { get: (env, name) => Reflect.get(env, name) ?? "" }),
+            secret: () => "",
+          };
+  }
+
+  /** The value a string read by this reader stands for (itself, unless references are kept). */
+  probe(text: string): string {
+    return this.keeper === undefined ? text : this.keeper.probe(text);
   }
 
   /** Records a problem at `path`. */
@@ -66,7 +125,8 @@ export class ValueReader {
       return this.fail(path, `must be a string, not ${describeValue(value)}; ${fix}`);
     }
     try {
-      return expandVariables(value, this.context, path);
+      const expanded = expandVariables(value, this.context, path);
+      return this.keeper !== undefined && hasReferences(value) ? this.keeper.keep(value, expanded) : expanded;
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       this.issues.issues.push(...error.issues);
@@ -114,7 +174,8 @@ export class ValueReader {
   /** A boolean; the strings "true"/"false" are accepted so that `${FLAG:-false}` works. */
   boolean(value: unknown, path: string): boolean | undefined {
     if (value === undefined || typeof value === "boolean") return value;
-    const text = typeof value === "string" ? this.string(value, path) : undefined;
+    const read = typeof value === "string" ? this.string(value, path) : undefined;
+    const text = read === undefined ? undefined : this.probe(read);
     if (text === "true" || text === "false") return text === "true";
     if (typeof value === "string" && text === undefined) return undefined;
     return this.fail(path, `must be true or false, not ${describeValue(text ?? value)}`);
@@ -123,8 +184,9 @@ export class ValueReader {
   /** A whole number from `min` up; a string of digits is accepted so that `${N:-4}` works. */
   count(value: unknown, path: string, min = 1): number | undefined {
     if (value === undefined) return undefined;
-    const expanded = typeof value === "string" ? this.string(value, path) : value;
-    if (expanded === undefined) return undefined;
+    const read = typeof value === "string" ? this.string(value, path) : value;
+    if (read === undefined) return undefined;
+    const expanded = typeof read === "string" ? this.probe(read) : read;
     const n = typeof expanded === "string" && /^\d+$/.test(expanded) ? Number(expanded) : expanded;
     if (typeof n === "number" && Number.isSafeInteger(n) && n >= min) return n;
     return this.fail(path, `must be a whole number of at least ${min}, not ${describeValue(expanded)}`);
@@ -133,8 +195,9 @@ export class ValueReader {
   /** A duration in ms: a number, or a string such as "30s", "2m", "500ms". */
   duration(value: unknown, path: string): number | undefined {
     if (value === undefined) return undefined;
-    const expanded = typeof value === "string" ? this.string(value, path) : value;
-    if (expanded === undefined) return undefined;
+    const read = typeof value === "string" ? this.string(value, path) : value;
+    if (read === undefined) return undefined;
+    const expanded = typeof read === "string" ? this.probe(read) : read;
     const ms = parseDuration(expanded);
     if (ms !== undefined) return ms;
     return this.fail(
@@ -146,7 +209,8 @@ export class ValueReader {
 
   /** One of `choices` (after expansion). */
   choice<T extends string>(value: unknown, path: string, choices: readonly T[]): T | undefined {
-    const text = this.string(value, path);
+    const read = this.string(value, path);
+    const text = read === undefined ? undefined : this.probe(read);
     if (text === undefined || (choices as readonly string[]).includes(text)) return text as T | undefined;
     return this.fail(path, `${describeValue(text)} is not valid; use one of: ${choices.join(", ")}`);
   }

@@ -4,7 +4,10 @@ import type { WatchedCall } from "../gateway/call-watch.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { sendJson } from "../gateway/http-exchange.js";
 import { healthReport } from "../gateway/metrics.js";
+import type { CacheCounts } from "../gateway/result-cache.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
+import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
+import { parseActionPath, runServerAction } from "./server-actions.js";
 
 /** Why a request was turned away (the HTTP front's refusal). */
 interface Refusal {
@@ -15,8 +18,11 @@ interface Refusal {
 
 /** What the HTTP front lends the dashboard. */
 export interface DashboardHost {
-  /** Host/Origin and token checks of a data request: the caller's profile, or a refusal. */
-  admit(req: IncomingMessage): { profile?: string } | Refusal;
+  /**
+   * Host/Origin and token checks of a data request: the caller's profile, or a refusal. With
+   * `limited`, the caller's rate limit too (server actions, which start processes).
+   */
+  admit(req: IncomingMessage, limited?: boolean): { profile?: string } | Refusal;
   /** Host/Origin check alone, for the page itself (it holds no data). */
   checkPage(req: IncomingMessage): Refusal | undefined;
   /** The endpoints the front serves, to show on the page. */
@@ -27,19 +33,34 @@ export interface DashboardHost {
   cluster?: () => unknown;
 }
 
+const JS = "text/javascript; charset=utf-8";
+/** The page's modules (plain ES modules, no build step). */
+const MODULES = [
+  "app.js",
+  "auth.js",
+  "dom.js",
+  "mcp-client.js",
+  "schema-form.js",
+  "content-view.js",
+  "sparkline.js",
+  "playground.js",
+  "resource-browser.js",
+  "prompt-runner.js",
+  "server-controls.js",
+];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {
   "/dashboard": { file: "index.html", type: "text/html; charset=utf-8" },
   "/dashboard/": { file: "index.html", type: "text/html; charset=utf-8" },
-  "/dashboard/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/dashboard/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
+  ...Object.fromEntries(MODULES.map((file) => [`/dashboard/${file}`, { file, type: JS }])),
 };
 const ASSET_DIR = new URL("../../web/dashboard/", import.meta.url);
 
 /** Nothing but the page's own files, no framing by other sites, no referrer. */
 const PAGE_HEADERS = {
   "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-cache",
@@ -57,20 +78,39 @@ const HEARTBEAT_MS = 20_000;
  * (servers, health, tools, calls as JSON) and `/dashboard/events` (a server-sent event
  * stream of calls starting and ending, and of changes to servers and the catalog).
  * Data requests pass the same Host/Origin and token checks as `/mcp`; a profile-bound
- * token sees its profile's servers, tools and calls only.
+ * token sees its profile's servers, tools and calls only. `POST /dashboard/servers/<name>/<action>`
+ * restarts, starts, enables or disables a server, under the same checks (the token in the
+ * `Authorization` header; cookies are never read), and only for servers the token's profile has.
+ * The page calls tools, reads resources and gets prompts as an MCP client of `/mcp` itself.
  */
 export class Dashboard {
   readonly #gateway: Gateway;
   readonly #host: DashboardHost;
   readonly #feed: CallFeed;
+  readonly #latency: LatencyHistory;
+  readonly #mcp: boolean;
   readonly #startedAt = Date.now();
   readonly #streams = new Set<ServerResponse>();
   readonly #assets = new Map<string, Promise<Buffer>>();
 
-  constructor(gateway: Gateway, host: DashboardHost) {
+  /**
+   * `options.mcp: false` says MCP is not served at the page's origin (a gateway on stdio):
+   * the page then has no tools, resources and prompts views, which call `/mcp`.
+   */
+  constructor(
+    gateway: Gateway,
+    host: DashboardHost,
+    options: { latency?: LatencyHistoryOptions; mcp?: boolean } = {},
+  ) {
     this.#gateway = gateway;
+    this.#mcp = options.mcp ?? true;
     this.#host = host;
     this.#feed = new CallFeed(gateway);
+    this.#latency = new LatencyHistory(options.latency);
+    this.#feed.subscribe((event) => {
+      if (event.type === "call-ended" && event.call.server !== undefined)
+        this.#latency.record(event.call.server, event.call.ms, event.call.startedAt + event.call.ms);
+    });
   }
 
   /** Whether `path` is the dashboard's. */
@@ -80,6 +120,11 @@ export class Dashboard {
 
   /** Answers a request for one of the dashboard's paths. */
   handle(req: IncomingMessage, res: ServerResponse, path: string): void {
+    const action = parseActionPath(path);
+    if (action !== undefined) {
+      this.#act(req, res, action);
+      return;
+    }
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.writeHead(405, { allow: "GET, HEAD" }).end();
       return;
@@ -111,6 +156,7 @@ export class Dashboard {
   state(profile?: string): Record<string, unknown> {
     const hub = this.#gateway.hub;
     const visible = (call: WatchedCall) => profile === undefined || call.profile === profile;
+    const servers = hub.servers(profile);
     return {
       gateway: {
         ...this.#gateway.identity,
@@ -118,11 +164,12 @@ export class Dashboard {
         now: Date.now(),
         ...this.#host.endpoints(),
         authenticated: this.#host.authenticated(),
+        mcpHere: this.#mcp,
         ...(profile === undefined ? {} : { profile }),
       },
       // Only the servers the profile can use: others' names, pids and errors are not its business.
-      health: healthReport({ servers: () => hub.servers(profile) }),
-      servers: hub.servers(profile),
+      health: healthReport({ servers: () => servers }),
+      servers,
       tools: hub.tools(profile).map((t) => ({
         name: t.name,
         server: t.server,
@@ -134,6 +181,11 @@ export class Dashboard {
       resourceTemplates: hub.resourceTemplates(profile).length,
       prompts: hub.prompts(profile).length,
       calls: { active: this.#feed.active().filter(visible), recent: this.#feed.recent().filter(visible) },
+      latency: this.#latency.snapshot(
+        Date.now(),
+        servers.map((s) => s.name),
+      ),
+      cache: cacheOf(this.#gateway.cache.counts(), servers),
       // Replicas' addresses are the operator's business, not a profile's.
       ...(profile === undefined && this.#host.cluster !== undefined ? { cluster: this.#host.cluster() } : {}),
     };
@@ -144,6 +196,24 @@ export class Dashboard {
     this.#feed.close();
     for (const res of this.#streams) res.end();
     this.#streams.clear();
+  }
+
+  /** A server action: POST only, admitted like /mcp (rate limit included), within the caller's profile. */
+  #act(req: IncomingMessage, res: ServerResponse, action: { server: string; action: string }): void {
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" }).end();
+      return;
+    }
+    const caller = this.#host.admit(req, true);
+    if ("status" in caller) {
+      sendJson(res, caller.status, { error: caller.message }, caller.headers);
+      return;
+    }
+    // Actions take no body: one sent anyway is read and ignored.
+    req.resume();
+    runServerAction(this.#gateway.hub, res, action, caller.profile).catch((error: Error) => {
+      if (!res.headersSent) sendJson(res, 500, { error: `server action failed: ${error.message}` });
+    });
   }
 
   #serveAsset(req: IncomingMessage, res: ServerResponse, asset: { file: string; type: string }): void {
@@ -208,4 +278,17 @@ export class Dashboard {
     req.once("close", end);
     res.once("close", end);
   }
+}
+
+/** The result cache's counts of the servers shown (those with a lookup so far). */
+function cacheOf(
+  counts: ReadonlyMap<string, CacheCounts>,
+  servers: ReadonlyArray<{ name: string }>,
+): Record<string, CacheCounts> {
+  const shown: Record<string, CacheCounts> = {};
+  for (const { name } of servers) {
+    const c = counts.get(name);
+    if (c !== undefined) shown[name] = { ...c };
+  }
+  return shown;
 }

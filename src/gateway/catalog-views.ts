@@ -1,4 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
+import type { CatalogTool } from "../catalog/types.js";
 import type { CatalogView } from "../catalog-modes/catalog-view.js";
 import { META_TOOL } from "../catalog-modes/meta-tools.js";
 import type { ModeCaller } from "../catalog-modes/view-resolver.js";
@@ -7,6 +8,14 @@ import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { GatewayRequest, Handler, Interceptor, JsonObject } from "./pipeline.js";
 import type { RequestContext } from "./request-context.js";
+
+/** The methods a view answers or adds to. */
+const VIEW_METHODS: ReadonlySet<string> = new Set([
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/read",
+]);
 
 /** The view a caller sees the catalog through; `undefined` for the whole catalog (`all` mode). */
 export type ViewOf = (caller: ModeCaller) => CatalogView | undefined;
@@ -23,13 +32,25 @@ export function catalogViews(
   viewOf: ViewOf,
   request: (id: string, method: string, params: JsonObject, context: RequestContext) => GatewayRequest,
   run: Handler,
+  dormant?: (profile: string | undefined) => Promise<readonly CatalogTool[]>,
 ): Interceptor {
   return (next) => async (req) => {
-    if (req.method !== "tools/list" && req.method !== "tools/call") return next(req);
+    if (!VIEW_METHODS.has(req.method)) return next(req);
     const view = viewOf(req.context);
     if (view === undefined) return next(req);
     const profile = req.context.profile;
     if (req.method === "tools/list") return { tools: view.listTools(hub.tools(profile)) };
+    if (req.method === "resources/list") {
+      const added = view.resources();
+      const result = await next(req);
+      if (added.length === 0) return result;
+      return { ...result, resources: [...((result.resources as unknown[] | undefined) ?? []), ...added] };
+    }
+    if (req.method === "resources/read") {
+      const uri = req.params.uri;
+      const read = typeof uri === "string" ? await view.readResource(uri, hub.tools(profile)) : undefined;
+      return read === undefined ? next(req) : (read as JsonObject);
+    }
     const name = req.params.name;
     if (typeof name !== "string" || !view.handles(name)) return next(req);
     const args = req.params.arguments ?? {};
@@ -39,6 +60,7 @@ export function catalogViews(
     const result = await view.call(name, args as JsonObject, {
       tools: hub.tools(profile),
       signal: req.context.signal,
+      ...(dormant === undefined ? {} : { dormant: () => dormant(profile) }),
       callTool: async (tool, toolArgs, signal) => {
         const context = signal === req.context.signal ? req.context : { ...req.context, signal };
         // call_tool stands for the call itself: the client's progress token, input responses

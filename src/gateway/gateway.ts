@@ -1,3 +1,4 @@
+import type { CatalogTool } from "../catalog/types.js";
 import { RpcError } from "../errors.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -41,6 +42,11 @@ export interface GatewayOptions {
    * answering `undefined`, serves every tool as it is.
    */
   views?: ViewOf;
+  /**
+   * Tools of servers that do not run but that a caller may start (`connect_server`), which
+   * `search_tools` finds too (see `dormantTools`).
+   */
+  dormantTools?: (profile: string | undefined) => Promise<readonly CatalogTool[]>;
   /** Bounds of the cache of tool results (servers opt in with `cache:`). */
   cache?: ResultCacheOptions;
   /**
@@ -85,6 +91,8 @@ export class Gateway {
   /** The layers every request goes through, then the method table. */
   readonly #inner: Handler;
   readonly #viewOf: ViewOf | undefined;
+  /** Tools that interceptors answer themselves (see {@link use}). */
+  readonly #answered = new Set<string>();
   #pipeline: Handler;
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
@@ -107,6 +115,7 @@ export class Gateway {
           this.#viewOf,
           (id, method, params, context) => this.request(id, method, params, context),
           (request) => this.#run(request),
+          options.dormantTools,
         ),
       );
     this.#inner = compose(layers, route(hub, this.#identity));
@@ -135,15 +144,20 @@ export class Gateway {
 
   /**
    * Adds an interceptor inside those added before it (outside the gateway's own layers).
-   * The pipeline is composed again here, not per request. Returns the function that removes it.
+   * The pipeline is composed again here, not per request. `answers` names the tools it answers
+   * itself: a call of one of them never waits for servers still starting. Returns the function
+   * that removes it.
    */
-  use(interceptor: Interceptor): () => void {
+  use(interceptor: Interceptor, options: { answers?: readonly string[] } = {}): () => void {
     this.#interceptors.push(interceptor);
+    const answers = options.answers ?? [];
+    for (const name of answers) this.#answered.add(name);
     this.#pipeline = compose(this.#interceptors, this.#inner);
     return () => {
       const at = this.#interceptors.indexOf(interceptor);
       if (at === -1) return;
       this.#interceptors.splice(at, 1);
+      for (const name of answers) this.#answered.delete(name);
       this.#pipeline = compose(this.#interceptors, this.#inner);
     };
   }
@@ -205,6 +219,7 @@ export class Gateway {
     if (
       target?.kind === "tool" &&
       target.tool === undefined &&
+      !this.#answered.has(target.name) &&
       this.#viewOf?.(context)?.handles(target.name) !== true
     ) {
       // A tool whose server is still starting is waited for, not refused as unknown.

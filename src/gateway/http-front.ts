@@ -158,13 +158,17 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const dashboard =
     options.dashboard === false
       ? undefined
-      : new Dashboard(gateway, {
-          admit: (req) => admit(req, false),
-          checkPage: (req) => admission.checkPage(req),
-          endpoints: () => endpoints,
-          authenticated: () => admission.authenticated,
-          ...(options.cluster === undefined ? {} : { cluster: () => options.cluster?.health() }),
-        });
+      : new Dashboard(
+          gateway,
+          {
+            admit: (req, limited = false) => admit(req, limited),
+            checkPage: (req) => admission.checkPage(req),
+            endpoints: () => endpoints,
+            authenticated: () => admission.authenticated,
+            ...(options.cluster === undefined ? {} : { cluster: () => options.cluster?.health() }),
+          },
+          { mcp: options.mcp !== false },
+        );
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (drain.draining) return sendShuttingDown(res);

@@ -11,6 +11,11 @@
  * it each parsed message.
  */
 
+export type { CatalogMode, ModeSettings } from "../catalog-modes/catalog-mode.js";
+export { CatalogView, type ViewEngines } from "../catalog-modes/catalog-view.js";
+export { viewEngines } from "../catalog-modes/view-engines.js";
+export { type ModeTable, viewResolver } from "../catalog-modes/view-resolver.js";
+export { viewToolHost } from "../catalog-modes/view-tool-host.js";
 export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 export {
   type RunningGateway,
@@ -39,5 +44,7 @@ export {
   type RequestTarget,
 } from "./pipeline.js";
 export type { RequestContext } from "./request-context.js";
+export { type CacheCounts, ResultCache, type ResultCacheOptions } from "./result-cache.js";
 export type { GatewayIdentity } from "./route.js";
+export { serverTools } from "./server-tools.js";
 export { type StdioFrontOptions, serveGatewayStdio } from "./stdio-front.js";

@@ -305,6 +305,8 @@ export interface ServerHealth {
   /** While its breaker is open: `open until HH:MM:SS`, and the same as epoch ms. */
   breaker?: string;
   breakerOpenUntil?: number;
+  /** Served from a recording or a simulator (`mcplex serve --simulate`), not by the server. */
+  simulated?: "recording" | "tool-list";
 }
 
 /** What `/healthz` and `/readyz` report. */
@@ -332,10 +334,12 @@ export function healthReport(hub: Pick<Hub, "servers">): HealthReport {
     if (status.retryAt !== undefined) entry.retryAt = status.retryAt;
     if (status.breaker !== undefined) entry.breaker = status.breaker;
     if (status.breakerOpenUntil !== undefined) entry.breakerOpenUntil = status.breakerOpenUntil;
+    if (status.simulated !== undefined) entry.simulated = status.simulated;
     servers.push(entry);
     if (!status.enabled) continue;
     enabled++;
-    const waiting = status.lazy && (status.state === "idle" || status.state === "stopped");
+    // `idle` also after an idle stop (`idleTimeout`): the next call starts it again.
+    const waiting = status.state === "idle" || (status.lazy && status.state === "stopped");
     if (status.state === "ready" || waiting) healthy++;
   }
   const status = healthy === enabled ? "ok" : healthy === 0 ? "down" : "degraded";

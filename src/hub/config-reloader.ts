@@ -46,6 +46,9 @@ export async function applyConfig(
   for (const name of next.keys()) if (!old.has(name)) added.push(name);
   // Before any new server can fail and print a secret of the new config.
   hub.addSecrets(after.secrets);
+  // First: a server moved from `available:` to `servers:` stops before it is added again.
+  if (JSON.stringify(after.available ?? []) !== JSON.stringify(before.available ?? []))
+    await hub.setAvailable(after.available ?? []);
   for (const name of [...removed, ...changed]) await hub.removeServer(name);
   await Promise.all([...changed, ...added].map((name) => hub.addServer(next.get(name)!)));
   const profiles = JSON.stringify(after.profiles) !== JSON.stringify(before.profiles);

@@ -19,6 +19,9 @@ function baseKey(config: ServerConfig): string {
       return `local:${localId(config.server)}`;
     case "workspace":
       return JSON.stringify(["workspace", config.root, config.allowWrite, config.rules]);
+    case "replay":
+      // A replay keeps its place in the recording: never shared between two servers.
+      return JSON.stringify(["replay", config.name, config.recording, config.mode]);
     default:
       return JSON.stringify([config.transport, config.url, sorted(config.headers)]);
   }

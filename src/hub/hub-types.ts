@@ -1,3 +1,9 @@
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from "@modelcontextprotocol/client";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import type { Implementation } from "../protocol/rev2026.js";
@@ -38,6 +44,12 @@ export interface HubOptions {
    * with none the hub sends as it always did.
    */
   interceptors?: readonly UpstreamInterceptor[];
+  /**
+   * Where the tool lists of `available:` servers are kept between runs (a JSON file). Default:
+   * `tool-cache.json` beside the secret store when the config has `available:` servers; `false`
+   * keeps them in memory only.
+   */
+  toolCache?: string | false;
 }
 
 /** One request the hub sends a server for a call, as {@link UpstreamInterceptor}s see it. */
@@ -92,6 +104,8 @@ export interface ServerStatus {
   lazy: boolean;
   state: UpstreamState | "disabled";
   transport: ServerConfig["transport"];
+  /** Why `transport` is not the configured one, e.g. `websocket upgrade refused: 502 Bad Gateway`. */
+  fallbackReason?: string;
   protocolVersion?: string;
   serverName?: string;
   /** What the server tells a model about using it. */
@@ -107,9 +121,27 @@ export interface ServerStatus {
   breaker?: string;
   pid?: number;
   tools: number;
+  /** Connections made: the first start, restarts after an idle stop, reconnects. */
+  starts: number;
+  /** Times it was stopped after `idleTimeout` without a call (state `idle` until the next call). */
+  idleStops: number;
   /** With `share: false`: client sessions holding a connection of their own now. */
   clientConnections?: number;
+  /** Served from a recording, or by a simulator built from its tool list, not by the server itself. */
+  simulated?: "recording" | "tool-list";
   stats: UpstreamStatsSnapshot;
+}
+
+/** What `hub.serverDetails()` says of a connected server. */
+export interface ServerDetails {
+  protocolVersion?: string;
+  serverInfo?: Implementation;
+  capabilities?: Record<string, unknown>;
+  instructions?: string;
+  tools: readonly Tool[];
+  resources: readonly Resource[];
+  resourceTemplates: readonly ResourceTemplate[];
+  prompts: readonly Prompt[];
 }
 
 /** Events the hub emits; a discriminated union on `type`. */

@@ -23,13 +23,15 @@ import {
 import type { ListKind } from "../protocol/list-changes.js";
 import { redactError, redactValue } from "../upstream/error-redaction.js";
 import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
+import { type AvailableServer, AvailableServers } from "./available-servers.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
-import type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
+import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
 import { waitForOwners } from "./starting-owners.js";
+import { defaultToolCachePath, ToolCache } from "./tool-cache.js";
 import { composeUpstream, type UpstreamSend } from "./upstream-interceptors.js";
 import { UpstreamPool } from "./upstream-pool.js";
 import { redactToolError } from "./upstream-redaction.js";
@@ -68,6 +70,12 @@ export class Hub {
   /** What {@link redact} hides: the config's secrets, and those of every reload since. */
   readonly #secrets: SecretSet;
   readonly #redactor = (text: string): string => this.redact(text);
+  /** The `available:` servers, and those of them started on request (with their start). */
+  readonly #available: AvailableServers;
+  readonly #onRequest = new Map<string, Promise<void>>();
+  #profiles: Record<string, ProfileConfig>;
+  /** Whether each upstream was last published as available (see `Upstream.available`). */
+  readonly #availability = new WeakMap<Upstream, boolean>();
   /** The embedder's layers around requests to servers (none: requests go out directly). */
   readonly #send: UpstreamSend | undefined;
 
@@ -84,6 +92,19 @@ export class Hub {
     });
     for (const server of config.servers) this.#add(server);
     this.#send = composeUpstream(options.interceptors ?? []);
+    this.#profiles = config.profiles;
+    const cacheFile =
+      options.toolCache === false
+        ? undefined
+        : (options.toolCache ?? ((config.available ?? []).length > 0 ? defaultToolCachePath() : undefined));
+    this.#available = new AvailableServers(config.available ?? [], new ToolCache(cacheFile), {
+      liveTools: (name) => (this.#onRequest.has(name) ? this.#entries.get(name)?.upstream.tools : undefined),
+      profile: (name) => {
+        const profile = this.#profiles[name];
+        if (profile === undefined) throw notFound("profile", name);
+        return profile;
+      },
+    });
   }
 
   /** Subscribes to hub events; returns the unsubscribe function. */
@@ -145,6 +166,27 @@ export class Hub {
    */
   addSecrets(secrets: readonly string[]): void {
     this.#secrets.add(secrets);
+  }
+
+  /**
+   * How a server introduced itself on its connection (revision, serverInfo, capabilities,
+   * instructions) and its lists as last fetched, with its original names; `undefined` while it
+   * is not connected. What a recording keeps of a server besides its traffic.
+   */
+  serverDetails(name: string): ServerDetails | undefined {
+    const upstream = this.#entries.get(name)?.upstream;
+    if (upstream === undefined || upstream.state !== "ready") return undefined;
+    const details: ServerDetails = {
+      tools: upstream.tools,
+      resources: upstream.resources,
+      resourceTemplates: upstream.resourceTemplates,
+      prompts: upstream.prompts,
+    };
+    if (upstream.protocolVersion !== undefined) details.protocolVersion = upstream.protocolVersion;
+    if (upstream.serverInfo !== undefined) details.serverInfo = upstream.serverInfo;
+    if (upstream.capabilities !== undefined) details.capabilities = upstream.capabilities;
+    if (upstream.instructions !== undefined) details.instructions = upstream.instructions;
+    return details;
   }
 
   /** The catalog (read-only use: listings, name resolution, collisions). */
@@ -283,6 +325,7 @@ export class Hub {
    * announced as changed, since what each profile sees may have.
    */
   setProfiles(profiles: Record<string, ProfileConfig>): void {
+    this.#profiles = profiles;
     this.#catalog.setProfiles(profiles);
     this.#emit({ type: "catalog-changed", servers: [...this.#entries.keys()], kinds: ALL_KINDS });
   }
@@ -304,6 +347,7 @@ export class Hub {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
+    this.#onRequest.delete(name);
     this.#catalog.removeServer(name);
     await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
     this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
@@ -314,6 +358,118 @@ export class Hub {
     const { config, upstream } = this.#entry(name);
     if (!config.enabled) throw disabledServer(config.name);
     await upstream.start();
+  }
+
+  /** The names under `available:` that `profile` may connect (all of them without a profile). */
+  availableServers(profile?: string): Promise<string[]> {
+    return this.#available.reachable(profile);
+  }
+
+  /**
+   * The `available:` servers (those `profile` may connect) with their tools: live while
+   * connected, else as recorded the last time they ran, so a search can show tools of servers
+   * not running.
+   */
+  availableTools(options: { profile?: string } = {}): Promise<AvailableServer[]> {
+    return this.#available.list(options.profile);
+  }
+
+  /**
+   * Starts one of the `available:` servers (only those: any other name is refused with an error
+   * listing them) and resolves when it is ready; its tools join the catalog and listeners hear
+   * `catalog-changed`. Connecting a connected one does nothing. A failed start rejects and
+   * leaves nothing behind. With `profile`, only servers that profile could see.
+   */
+  async connectServer(name: string, options: { profile?: string } = {}): Promise<ServerStatus> {
+    const config = await this.#available.require(name, options.profile);
+    let starting = this.#onRequest.get(name);
+    if (starting === undefined) {
+      if (this.#entries.has(name)) {
+        throw new McplexError("INVALID_ARGUMENT", `server "${name}" already runs from "servers:"`, {
+          server: name,
+        });
+      }
+      starting = this.#connect(config);
+      this.#onRequest.set(name, starting);
+    }
+    await starting;
+    return this.servers().find((s) => s.name === name)!;
+  }
+
+  async #connect(config: ServerConfig): Promise<void> {
+    const entry = this.#add(config);
+    this.#publish(config.name);
+    try {
+      await entry.upstream.start();
+    } catch (error) {
+      this.#onRequest.delete(config.name);
+      await this.removeServer(config.name).catch(() => {});
+      throw error;
+    }
+    await this.#available.record(config.name, entry.upstream.tools);
+  }
+
+  /**
+   * Stops an `available:` server started by {@link connectServer}; its tools leave the catalog
+   * (their list is kept for {@link availableTools}). `false` when it was not connected.
+   */
+  async disconnectServer(name: string, options: { profile?: string } = {}): Promise<boolean> {
+    await this.#available.require(name, options.profile);
+    const starting = this.#onRequest.get(name);
+    if (starting === undefined) return false;
+    await starting.catch(() => {});
+    if (!this.#onRequest.delete(name)) return false;
+    const entry = this.#entries.get(name);
+    if (entry !== undefined) await this.#available.record(name, entry.upstream.tools);
+    await this.removeServer(name);
+    return true;
+  }
+
+  /** Replaces the `available:` definitions (a reloaded config); connected ones no longer listed are stopped. */
+  async setAvailable(configs: readonly ServerConfig[]): Promise<void> {
+    this.#available.set(configs);
+    const kept = new Set(configs.map((c) => c.name));
+    for (const name of [...this.#onRequest.keys()]) {
+      if (kept.has(name)) continue;
+      this.#onRequest.delete(name);
+      if (this.#entries.has(name)) await this.removeServer(name);
+    }
+  }
+
+  /**
+   * Stops a server and starts it again, and resolves when it is ready; rejects with the start
+   * error. Servers that share its connection (identical definitions) restart with it, and
+   * `share: false` servers drop their per-client connections, which reopen on next use.
+   */
+  async restartServer(name: string): Promise<void> {
+    const { config, upstream } = this.#entry(name);
+    if (!config.enabled) throw disabledServer(config.name);
+    await Promise.all([this.#own.closeServer(name), upstream.close()]);
+    await upstream.start();
+  }
+
+  /**
+   * Turns a server on (started now unless lazy; a failed start shows in {@link servers}) or
+   * off (stopped, its calls refused), at run time: the config file is not changed, so this
+   * holds until mcplex restarts or a reload changes this server's definition.
+   */
+  async setServerEnabled(name: string, enabled: boolean): Promise<void> {
+    const entry = this.#entry(name);
+    if (entry.config.enabled === enabled) return;
+    entry.config = { ...entry.config, enabled };
+    const { upstream } = entry;
+    if (enabled) {
+      this.#publish(name);
+      this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
+      if (!entry.config.lazy) await upstream.start().catch(() => {});
+      return;
+    }
+    // A connection shared with a server still enabled stays up for that one.
+    const users = this.#pool.usersOf(upstream);
+    const stillUsed = users.some((user) => this.#entries.get(user)?.config.enabled === true);
+    await Promise.all([this.#own.closeServer(name), stillUsed ? undefined : upstream.close()]);
+    this.#publish(name);
+    this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
   }
 
   #add(config: ServerConfig): Entry {
@@ -356,8 +512,10 @@ export class Hub {
     const servers = this.#pool.usersOf(upstream);
     switch (event.type) {
       case "state": {
-        const wasAvailable = event.previous === "ready";
-        const isAvailable = event.state === "ready";
+        // Ready, or resting after an idle stop: an idle stop and its restart change nothing listed.
+        const wasAvailable = this.#availability.get(upstream) ?? false;
+        const isAvailable = upstream.available;
+        this.#availability.set(upstream, isAvailable);
         if (wasAvailable !== isAvailable) {
           this.#publish(...servers);
           this.#emit({ type: "catalog-changed", servers, kinds: ALL_KINDS });
@@ -370,7 +528,7 @@ export class Hub {
       }
       case "list-changed":
         this.#publish(...servers);
-        if (upstream.state === "ready") this.#emit({ type: "catalog-changed", servers, kinds: event.kinds });
+        if (upstream.available) this.#emit({ type: "catalog-changed", servers, kinds: event.kinds });
         return;
       case "resource-updated":
         for (const server of servers) this.#emit({ type: "resource-updated", server, uri: event.uri });
@@ -493,4 +651,4 @@ export class Hub {
   }
 }
 
-export type { CallOptions, HubEvent, HubOptions, ServerStatus } from "./hub-types.js";
+export type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";

@@ -13,8 +13,11 @@ export function serverStatus(config: ServerConfig, upstream: Upstream, tools: nu
     state: config.enabled ? upstream.state : "disabled",
     transport: upstream.transport,
     tools,
+    starts: upstream.starts,
+    idleStops: upstream.idleStops,
     stats: upstream.stats.snapshot(),
   };
+  if (upstream.fallbackReason !== undefined) status.fallbackReason = upstream.fallbackReason;
   if (upstream.protocolVersion !== undefined) status.protocolVersion = upstream.protocolVersion;
   if (upstream.serverInfo !== undefined) status.serverName = upstream.serverInfo.name;
   if (upstream.instructions !== undefined) status.instructions = upstream.instructions;
@@ -28,6 +31,8 @@ export function serverStatus(config: ServerConfig, upstream: Upstream, tools: nu
     status.breaker = breakerText(upstream.breakerOpenUntil);
   }
   if (upstream.pid !== undefined) status.pid = upstream.pid;
+  if (config.transport === "replay")
+    status.simulated = config.simulator === undefined ? "recording" : "tool-list";
   return status;
 }
 
@@ -36,7 +41,8 @@ export function serverSnapshot(config: ServerConfig, upstream: Upstream): Server
   const snapshot: ServerSnapshot = {
     server: config.name,
     filter: config.tools,
-    state: upstream.state === "ready" ? "ready" : "unavailable",
+    // A server stopped for idleness stays on offer: the next call starts it again.
+    state: config.enabled && upstream.available ? "ready" : "unavailable",
     tools: upstream.tools,
     resources: upstream.resources,
     resourceTemplates: upstream.resourceTemplates,

@@ -1,4 +1,6 @@
+import type { ModeTable } from "../catalog-modes/view-resolver.js";
 import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
+import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
 import type { ClientSession } from "../gateway/client-session.js";
@@ -10,6 +12,7 @@ import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
+import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";
 import { memoryOAuthStore } from "../upstream/oauth.js";
 
@@ -39,6 +42,11 @@ export interface ServeOptions {
   mode?: CatalogMode;
   /** Expose every server's tools without their `server__` prefix. */
   noPrefix?: boolean;
+  /**
+   * Serve only the tools whose exposed names match one of these globs (`--expose-tool`), in
+   * every profile and to every token; see {@link exposeTools}.
+   */
+  exposeTools?: readonly string[];
   /** How long requests wait for servers still starting (ms); default `config.serve.readyWait`, else 1 s. */
   readyWait?: number;
   /**
@@ -55,6 +63,16 @@ export interface ServeOptions {
   watch?: boolean;
   /** What happens while serving, for a log: reloads, and servers that did not start. */
   onEvent?: (event: ServeEvent) => void;
+  /** Record every server's traffic in this directory (`--record DIR`; docs/recording-format.md). */
+  record?: string;
+  /**
+   * Serve every server's recording (found in `record`, else its `record.dir`), else a simulator
+   * made from its cached tool list, instead of the server (`--simulate`). Without it, only
+   * servers with `simulate: true` are replaced.
+   */
+  simulate?: { seed: number; cacheDir: string; speed?: number; all: boolean };
+  /** Keep the tool lists of servers that run for real in this cache directory, for `simulate`. */
+  toolCache?: string;
 }
 
 /** What {@link serve} reports while it serves. */
@@ -62,7 +80,8 @@ export type ServeEvent =
   | { type: "reloaded"; outcome: ReloadOutcome; tokens?: string }
   /** One replica of several (`cluster:`): Redis lost or found again, replicas whose config differs. */
   | { type: "cluster"; event: ClusterEvent }
-  | { type: "start-failed"; server: string; state: string; error: string; hint?: string };
+  | { type: "start-failed"; server: string; state: string; error: string; hint?: string }
+  | { type: "record-failed"; server: string; error: string };
 
 /** A gateway {@link serve} started. */
 export interface RunningGateway {
@@ -78,6 +97,8 @@ export interface RunningGateway {
   readonly ready: Promise<unknown>;
   /** Every server's first start is over (each ready or failed). */
   readonly started: Promise<void>;
+  /** The servers replaced by a recording or a simulator, and by which. */
+  readonly simulated: readonly SimulatedServer[];
   /** Receives one sample per request (an interceptor); returns its remover. */
   observe(observer: (sample: RequestSample) => void): () => void;
   /** Sees forwarded calls start and end; returns its remover. */
@@ -101,8 +122,19 @@ export interface RunningGateway {
  * process.on("SIGTERM", () => void running.close());
  */
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
-  const tokens = [...options.config.tokens, ...(options.tokens ?? [])];
-  const config = servedConfig(options.config, options.noPrefix === true, tokens);
+  const expose = options.exposeTools ?? [];
+  const tokens = exposedTokens([...options.config.tokens, ...(options.tokens ?? [])], expose);
+  const standIns = await standInsOf(options);
+  const served = (next: McplexConfig, nextTokens: readonly TokenConfig[]) =>
+    standIns(servedConfig(exposeTools(next, expose), options.noPrefix === true, nextTokens));
+  const { config, simulated } = served(options.config, tokens);
+  const profileName = options.profile ?? (expose.length > 0 ? EXPOSED_PROFILE : undefined);
+  const recorder = config.servers.some((s) => s.record !== undefined)
+    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
+        options.onEvent?.({ type: "record-failed", server, error: error.message }),
+      )
+    : undefined;
+
   // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
@@ -125,18 +157,42 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     config,
     clientCapabilities: ANSWERING_CAPABILITIES,
     ...(oauth === undefined ? {} : { oauth }),
-    ...(telemetry === undefined ? {} : { interceptors: [telemetry.upstream] }),
+    interceptors: [
+      ...(telemetry === undefined ? [] : [telemetry.upstream]),
+      ...(recorder === undefined ? [] : [recorder.interceptor]),
+    ],
   });
+  recorder?.attach(hub);
+  const started = hub.start();
+  // Off the start path: servers ready before it loads are saved when it attaches.
+  const uncache =
+    options.toolCache === undefined
+      ? undefined
+      : (await import("../hub/tool-list-cache.js")).cacheToolLists(hub, options.toolCache);
   // Servers start first, and the gateway's code loads while they do: a client that spawns
   // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
-  const started = hub.start();
   const { Gateway } = await import("../gateway/gateway.js");
   // Requests wait for servers still starting, but never past readyWait: one slow server must
   // not hide the others from a client that gives its first list a few seconds.
   const readyWait = options.readyWait ?? config.serve?.readyWait;
-  let current = config;
-  const emit = options.onEvent ?? (() => {});
+  const { viewResolver } = await import("../catalog-modes/view-resolver.js");
+  const { viewEngines } = await import("../catalog-modes/view-engines.js");
+  // Read per request, replaced when a reload brings other modes or profiles.
+  let modes = modeTable(config, options.mode);
+  const views = viewResolver(
+    () => modes,
+    viewEngines(config.serve?.code === undefined ? {} : { codeLimits: config.serve.code }),
+  );
+  const offerServers = config.serve?.serverTools === true;
+  const { dormantTools } = await import("../catalog-modes/dormant-tools.js");
   const gateway = new Gateway(hub, {
+    views,
+    ...(offerServers
+      ? {
+          dormantTools: async (profile) =>
+            dormantTools(await hub.availableTools(profile === undefined ? {} : { profile })),
+        }
+      : {}),
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
@@ -144,6 +200,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(options.identity === undefined ? {} : { identity: options.identity }),
     ...(cluster === undefined ? {} : { replica: { id: cluster.replica, stateKey: cluster.stateKey } }),
   });
+  if (offerServers) {
+    const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import("../gateway/server-tools.js");
+    gateway.use(serverTools(hub), { answers: [CONNECT_SERVER, DISCONNECT_SERVER] });
+  }
+  const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
   const watcher =
     (options.watch ?? config.source !== "<default>")
@@ -151,12 +212,12 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           hub,
           config,
           (outcome) => {
-            if (outcome.ok) current = outcome.config;
+            if (outcome.ok) modes = modeTable(outcome.config, options.mode);
             // What a reload applies (servers, profiles, tokens); `serve:` waits for a restart.
             if (outcome.ok) cluster?.setConfig({ ...outcome.config, serve: config.serve });
             emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
           },
-          { transform: (next) => servedConfig(next, options.noPrefix === true, next.tokens) },
+          { transform: (next) => served(next, exposedTokens(next.tokens, expose)).config },
         )
       : undefined;
   let stdio: RunningGateway["stdio"];
@@ -172,12 +233,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       await cluster?.close();
       gateway.close();
       await hub.close();
+      uncache?.();
+      recorder?.close();
       await telemetry?.shutdown();
     })();
     return closing;
   };
   try {
-    const profile = options.profile === undefined ? {} : { profile: options.profile };
+    const profile = profileName === undefined ? {} : { profile: profileName };
     if (options.transport === "stdio") {
       const { serveGatewayStdio } = await import("../gateway/stdio-front.js");
       stdio = serveGatewayStdio(gateway, { ...options.stdio, ...profile });
@@ -188,7 +251,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       front = await startHttpFront(gateway, {
         ...options.http,
         tokens,
-        ...(options.profile === undefined || tokens.length > 0 ? {} : profile),
+        ...(profileName === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),
         ...(cluster === undefined ? {} : { cluster }),
       });
@@ -220,9 +283,44 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(cluster === undefined ? {} : { replica: cluster.replica }),
     ready: gateway.ready,
     started,
+    simulated,
     observe: (observer) => gateway.observe(observer),
     watchCalls: (watcher) => gateway.watchCalls(watcher),
     close,
+  };
+}
+
+/**
+ * What replaces servers for `--record` and `--simulate` (loaded only then): recorded servers get
+ * a `record` block, simulated ones become replays of a recording or simulators of a tool list.
+ */
+async function standInsOf(
+  options: ServeOptions,
+): Promise<(config: McplexConfig) => { config: McplexConfig; simulated: SimulatedServer[] }> {
+  const { record, simulate } = options;
+  const wanted = (config: McplexConfig) =>
+    record !== undefined || simulate !== undefined || config.servers.some((s) => s.simulate === true);
+  if (!wanted(options.config)) return (config) => ({ config, simulated: [] });
+  const { recordedConfig, simulatedConfig } = await import("../recording/simulated-servers.js");
+  const { defaultCacheDir } = await import("../recording/tool-cache.js");
+  return (config) => {
+    // Simulated servers read the recording directory; they never write to it.
+    const recorded = record === undefined || simulate !== undefined ? config : recordedConfig(config, record);
+    return simulatedConfig(recorded, {
+      all: simulate?.all ?? false,
+      seed: simulate?.seed ?? 1,
+      cacheDir: simulate?.cacheDir ?? options.toolCache ?? defaultCacheDir(),
+      ...(record === undefined ? {} : { recordDir: record }),
+      ...(simulate?.speed === undefined ? {} : { speed: simulate.speed }),
+    });
+  };
+}
+
+/** Which catalog mode a client gets (see `viewResolver`): the `--tools` flag over `serve.mode`. */
+function modeTable(config: McplexConfig, flag: CatalogMode | undefined): ModeTable {
+  return {
+    default: { mode: flag ?? config.serve?.mode ?? "all", pin: config.serve?.pin ?? [] },
+    profiles: config.profiles,
   };
 }
 
@@ -231,6 +329,9 @@ function servedConfig(config: McplexConfig, noPrefix: boolean, tokens: readonly 
   return {
     ...config,
     servers: noPrefix ? config.servers.map((server) => ({ ...server, prefix: "" })) : config.servers,
+    ...(noPrefix && config.available !== undefined
+      ? { available: config.available.map((server) => ({ ...server, prefix: "" })) }
+      : {}),
     secrets: [...config.secrets, ...tokens.map((t) => t.token)],
   };
 }
@@ -244,7 +345,7 @@ function reloadTokens(
 ): { tokens?: string } {
   if (!outcome.ok || !outcome.tokens) return {};
   if (front === undefined) return { tokens: "tokens ignored (stdio takes none)" };
-  const next = [...outcome.config.tokens, ...(options.tokens ?? [])];
+  const next = [...outcome.config.tokens, ...exposedTokens(options.tokens ?? [], options.exposeTools ?? [])];
   try {
     front.setTokens(next);
     hub.addSecrets(next.map((t) => t.token)); // redacted like the first ones

@@ -1,5 +1,5 @@
 import type { StreamableHTTPClientTransport, Transport } from "@modelcontextprotocol/client";
-import type { ServerConfig } from "../config/types.js";
+import type { RemoteServerConfig, ServerConfig } from "../config/types.js";
 import { McplexError, TimeoutError } from "../errors.js";
 import { type Implementation, rev2026Envelope } from "../protocol/rev2026.js";
 import {
@@ -11,13 +11,19 @@ import { httpStatus, type Negotiated, negotiate } from "./negotiate.js";
 import type { OAuthHost } from "./oauth.js";
 import { StderrTail } from "./stderr-tail.js";
 import { StdioClientTransport } from "./stdio-transport.js";
+import { upgradeFailure } from "./upgrade-failure.js";
 
 /** A live, negotiated connection to one server. */
 export interface Connected {
   connection: RpcConnection;
   negotiated: Negotiated;
-  /** The transport actually used (`sse` when Streamable HTTP was refused and the legacy fallback worked). */
+  /**
+   * The transport actually used: `sse` when Streamable HTTP was refused and the legacy fallback
+   * worked, `streamable-http` when a WebSocket upgrade was refused and the HTTP fallback worked.
+   */
   transport: ServerConfig["transport"];
+  /** Why the configured transport is not the one in use, e.g. `websocket upgrade refused: 502 Bad Gateway`. */
+  fallbackReason?: string;
   stderr: StderrTail;
   pid?: number;
 }
@@ -38,9 +44,12 @@ export interface ConnectOptions {
 /**
  * Opens the transport a server config asks for, negotiates the protocol and hands
  * back a ready {@link RpcConnection}. Streamable HTTP falls back to the legacy
- * HTTP+SSE transport when the server refuses it with a 4xx, as the spec describes.
+ * HTTP+SSE transport when the server refuses it with a 4xx, as the spec describes; a WebSocket
+ * whose upgrade is refused or reset falls back to Streamable HTTP at the same host and path
+ * (unless `fallback: none`). Every connect tries the configured transport first.
  */
 export async function connect(config: ServerConfig, options: ConnectOptions): Promise<Connected> {
+  if (config.transport === "websocket") return connectWebSocket(config, options);
   if (config.transport === "streamable-http") {
     try {
       return await open(config, "streamable-http", options);
@@ -60,6 +69,52 @@ export async function connect(config: ServerConfig, options: ConnectOptions): Pr
     }
   }
   return open(config, config.transport, options);
+}
+
+async function connectWebSocket(config: RemoteServerConfig, options: ConnectOptions): Promise<Connected> {
+  try {
+    return await open(config, "websocket", options);
+  } catch (error) {
+    const reason = upgradeFailure(error);
+    if (reason === undefined || options.signal.aborted) throw error;
+    const url = httpUrl(config.url);
+    if (config.fallback === "none") {
+      throw new McplexError(
+        "UPSTREAM_START_FAILED",
+        `${config.name}: ${reason} (fallback: none)`,
+        {
+          server: config.name,
+          transport: "websocket",
+          retryable: true,
+          hint: `remove "fallback: none" from servers.${config.name} to fall back to Streamable HTTP at ${url}`,
+        },
+        { cause: error },
+      );
+    }
+    const http: RemoteServerConfig = { ...config, transport: "streamable-http", url };
+    try {
+      return { ...(await open(http, "streamable-http", options)), fallbackReason: reason };
+    } catch (httpError) {
+      // Report the WebSocket failure first: it is the transport that was asked for.
+      throw new McplexError(
+        "UPSTREAM_START_FAILED",
+        `${config.name}: ${reason}, and the Streamable HTTP fallback at ${url} failed too: ${errorMessage(httpError, config.name)}`,
+        {
+          server: config.name,
+          transport: "websocket",
+          retryable: true,
+        },
+        { cause: httpError },
+      );
+    }
+  }
+}
+
+/** `ws://host/path` → `http://host/path`, `wss://` → `https://`. */
+function httpUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.protocol = parsed.protocol === "wss:" ? "https:" : "http:";
+  return parsed.href;
 }
 
 async function open(
@@ -151,6 +206,10 @@ async function createTransport(
     }
     case "local":
       return { transport: config.server.connect(), stderr: new StderrTail(), close: () => {} };
+    case "replay": {
+      const { replayTransport } = await import("./replay-source.js");
+      return { transport: replayTransport(config), stderr: new StderrTail(), close: () => {} };
+    }
     case "websocket": {
       const { WebSocketClientTransport } = await import("./websocket-transport.js");
       return {

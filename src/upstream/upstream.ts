@@ -57,6 +57,15 @@ export class Upstream {
   #abort: AbortController | undefined;
   readonly #changes: ChangeFeed;
   #refreshing = false;
+  /** Calls in flight (and waiting for a start): an idle stop waits for none. */
+  #inFlight = 0;
+  #idleTimer: NodeJS.Timeout | undefined;
+  /** An idle stop closing the connection; a call that comes meanwhile waits for it, then starts again. */
+  #stopping: Promise<void> | undefined;
+  /** Stopped for idleness, lists kept: still offered, started again by the next call. */
+  #resting = false;
+  #starts = 0;
+  #idleStops = 0;
 
   constructor(config: ServerConfig, options: UpstreamOptions) {
     this.config = config;
@@ -101,9 +110,30 @@ export class Upstream {
   get instructions(): string | undefined {
     return this.#connected?.negotiated.instructions;
   }
-  /** The transport in use (`sse` after a Streamable HTTP fallback). */
+  /** The transport in use (`sse` after a Streamable HTTP fallback, `streamable-http` after a WebSocket one). */
   get transport(): ServerConfig["transport"] {
     return this.#connected?.transport ?? this.config.transport;
+  }
+  /** Why {@link transport} is not the configured one (a WebSocket upgrade refused), while connected. */
+  get fallbackReason(): string | undefined {
+    return this.#connected?.fallbackReason;
+  }
+  /**
+   * Whether its tools can be called: ready, or stopped for idleness (`idleTimeout`) with its
+   * lists kept, in which case the next call starts it again.
+   */
+  get available(): boolean {
+    return (
+      this.#state === "ready" || (this.#resting && (this.#state === "idle" || this.#state === "starting"))
+    );
+  }
+  /** Connections made (the first start, restarts after an idle stop, reconnects). */
+  get starts(): number {
+    return this.#starts;
+  }
+  /** Times it was stopped after `idleTimeout` without a call. */
+  get idleStops(): number {
+    return this.#idleStops;
   }
   get pid(): number | undefined {
     return this.#connected?.pid;
@@ -151,6 +181,7 @@ export class Upstream {
         this.#connected = undefined;
         await connected.connection.close().catch(() => {});
       }
+      this.#resting = false;
       if (this.#state === "stopped") throw this.#stoppedError();
       const failure =
         error instanceof McplexError
@@ -168,7 +199,39 @@ export class Upstream {
     this.#error = undefined;
     this.#connectedAt = Date.now();
     this.#served = false;
+    this.#resting = false;
+    this.#starts++;
     this.#setState("ready");
+    this.#armIdle();
+  }
+
+  /** With `idleTimeout`: stop after that long without a call (none in flight). */
+  #armIdle(): void {
+    const ms = this.config.idleTimeout;
+    clearTimeout(this.#idleTimer);
+    if (ms === undefined || this.#inFlight > 0 || this.#state !== "ready") return;
+    this.#idleTimer = setTimeout(() => void this.#idleStop(), ms);
+    this.#idleTimer.unref();
+  }
+
+  /**
+   * Ends the connection (a stdio server's process exits) but keeps the lists, so the catalog
+   * goes on offering the tools; `idle` is reported once the connection is closed.
+   */
+  async #idleStop(): Promise<void> {
+    const connected = this.#connected;
+    if (this.#state !== "ready" || this.#inFlight > 0 || connected === undefined) return;
+    this.#connected = undefined;
+    this.#changes.detach();
+    this.#resting = true;
+    this.#stopping = connected.connection.close().catch(() => {
+      // Closing is best effort: the process is signalled in stages whatever it answers.
+    });
+    await this.#stopping;
+    this.#stopping = undefined;
+    if (this.#state !== "ready") return; // closed meanwhile
+    this.#idleStops++;
+    this.#setState("idle");
   }
 
   #capabilities(): Record<string, unknown> {
@@ -187,6 +250,22 @@ export class Upstream {
     params: Record<string, unknown> | undefined,
     options: UpstreamRequestOptions = {},
   ): Promise<T> {
+    this.#inFlight++;
+    clearTimeout(this.#idleTimer);
+    try {
+      return await this.#send<T>(method, params, options);
+    } finally {
+      this.#inFlight--;
+      this.#armIdle();
+    }
+  }
+
+  async #send<T>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: UpstreamRequestOptions,
+  ): Promise<T> {
+    if (this.#stopping !== undefined) await this.#stopping;
     if (this.#state !== "ready") {
       if (this.#state === "idle" || (this.#state === "stopped" && this.config.lazy)) await this.start();
       else throw this.unavailableError();
@@ -316,6 +395,7 @@ export class Upstream {
   #onClose(connected: Connected | undefined, error?: Error): void {
     if (connected === undefined || this.#connected !== connected) return;
     this.#connected = undefined;
+    clearTimeout(this.#idleTimer);
     this.#changes.detach();
     if (this.#state === "stopped") return;
     this.#backoff.connectionEnded(Date.now() - this.#connectedAt);
@@ -407,6 +487,8 @@ export class Upstream {
   async close(): Promise<void> {
     this.#changes.detach();
     clearTimeout(this.#retryTimer);
+    clearTimeout(this.#idleTimer);
+    this.#resting = false;
     this.#retryAt = undefined;
     this.#breakerOpenUntil = undefined;
     const connected = this.#connected;

@@ -2,6 +2,7 @@ import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import WebSocket from "ws";
 import { McplexError } from "../errors.js";
 import { DEFAULT_MAX_QUEUED_BYTES, fitsQueue } from "../protocol/write-queue.js";
+import { UpgradeRefusedError } from "./upgrade-failure.js";
 import { queueFull } from "./upstream-errors.js";
 
 /** Options of a {@link WebSocketClientTransport}. */
@@ -47,10 +48,13 @@ export class WebSocketClientTransport implements Transport {
         resolve();
       });
       socket.on("unexpected-response", (_request, response) => {
+        const status = response.statusCode ?? 0;
+        const refusal = new UpgradeRefusedError(status, response.statusMessage ?? "");
         const error = new McplexError(
           "UPSTREAM_START_FAILED",
-          `${server}: WebSocket upgrade refused with HTTP ${response.statusCode}`,
+          `${server}: WebSocket upgrade refused with HTTP ${status}`,
           { server, transport: "websocket" },
+          { cause: refusal },
         );
         response.resume();
         socket.terminate();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FeedEvent } from "../../src/dashboard/call-feed.js";
 import { configOf, fixture, stdio } from "../support/config.js";
 import {
+  eventually,
   type InProcessGateway,
   modernRequest,
   postModern,
@@ -202,6 +203,51 @@ describe("dashboard of a gateway with a fixture upstream and a broken one", () =
     } finally {
       stream.close();
     }
+  });
+});
+
+describe("latency in the dashboard's state", () => {
+  let gw: InProcessGateway;
+  beforeAll(async () => {
+    gw = await startGateway(
+      configOf([fixture("fx"), fixture("other", ["--modern-only"])], {
+        profiles: { echo: { tools: { allow: ["fx__echo"] } } },
+        tokens: [{ token: "t-admin-0123456789ab" }, { token: "t-echo-0123456789abc", profile: "echo" }],
+      }),
+    );
+  });
+  afterAll(() => gw?.stop());
+
+  it("has per-minute points for each server that answered calls, in the caller's view", async () => {
+    const admin = { authorization: "Bearer t-admin-0123456789ab" };
+    for (let id = 1; id <= 3; id++) await call(gw.url, id, "fx__echo", { message: `m${id}` }, admin);
+    await call(gw.url, 4, "other__echo", { message: "x" }, admin);
+    const latency = async (token: string) => {
+      const state = (
+        await rawHttp(`${gw.origin}/dashboard/state`, {
+          method: "GET",
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).json as {
+        latency: {
+          bucketMs: number;
+          servers: Record<string, Array<{ at: number; calls: number; p50: number }>>;
+        };
+      };
+      return state.latency;
+    };
+    // A call is counted when it ends, which the feed hears as the answer goes out.
+    const all = await eventually(async () => {
+      const l = await latency("t-admin-0123456789ab");
+      const counted = (name: string) => (l.servers[name] ?? []).reduce((n, p) => n + p.calls, 0);
+      return counted("fx") === 3 && counted("other") === 1 ? l : undefined;
+    });
+    expect(all.bucketMs).toBe(60_000);
+    const [point] = all.servers.fx!.slice(-1);
+    expect(point!.at % 60_000).toBe(0);
+    expect(point!.p50).toBeGreaterThan(0);
+    // A profile-bound token sees its profile's servers only.
+    expect(Object.keys((await latency("t-echo-0123456789abc")).servers)).toEqual(["fx"]);
   });
 });
 

@@ -47,7 +47,10 @@ describe("serve --stdio with --dashboard-port", { timeout: 90_000 }, () => {
       const state = (await rawHttp(`${dashboard}/state`, { method: "GET" })).json as {
         servers: Array<{ name: string; state: string }>;
         calls: { recent: Array<{ target: string; server: string; outcome: string }> };
+        gateway: { mcpHere: boolean };
       };
+      // The page offers no tools, resources or prompts views: they call /mcp, not served here.
+      expect(state.gateway.mcpHere).toBe(false);
       expect(state.servers).toContainEqual(expect.objectContaining({ name: "workspace", state: "ready" }));
       expect(state.calls.recent).toContainEqual(
         expect.objectContaining({ target: "workspace__read_file", server: "workspace", outcome: "ok" }),

@@ -153,3 +153,51 @@ describe("mcplex serve reloading profiles and tokens", () => {
     }
   });
 });
+
+describe("mcplex serve reloading catalog modes", () => {
+  it("switches a profile's clients to the mode the reloaded file gives it, and tells them", async () => {
+    const home = await mkdtemp(join(tmpdir(), "mcplex-reload-modes-"));
+    const file = join(home, "mcplex.yaml");
+    const write = (mode: string) =>
+      writeFile(
+        file,
+        yamlConfig(
+          { fx: COMMANDS.fixture },
+          [
+            "profiles:",
+            `  agent: { mode: ${mode} }`,
+            "tokens:",
+            "  - { token: agent-token-0123456789, profile: agent }",
+            "",
+          ].join("\n"),
+        ),
+      );
+    await write("all");
+    const served = await serveHttp(["--config", file]);
+    const client = new Client(
+      { name: "reload-modes", version: "1" },
+      { versionNegotiation: { mode: "legacy" } },
+    );
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(served.url), {
+          requestInit: { headers: { authorization: "Bearer agent-token-0123456789" } },
+        }),
+      );
+      const names = async () => (await client.listTools()).tools.map((t) => t.name);
+      expect(await names()).toContain("fx__echo");
+      const switched = new Promise<void>((done) =>
+        client.setNotificationHandler("notifications/tools/list_changed", async () => {
+          if ((await names()).includes("run_code")) done();
+        }),
+      );
+      await write("code");
+      await switched;
+      expect(await names()).toEqual(["search_tools", "describe_tools", "run_code"]);
+    } finally {
+      await client.close();
+      await served.stop();
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});

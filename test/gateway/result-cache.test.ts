@@ -187,6 +187,10 @@ describe("result cache", () => {
     await c.callTool({ name: "memory__delete_entities", arguments: remove });
     const removedAgain = await c.callTool({ name: "memory__delete_entities", arguments: remove });
     expect(cached(removedAgain)).toBeUndefined();
+    const state = (await (await fetch(gw.url.replace(/\/mcp$/, "/dashboard/state"))).json()) as {
+      cache: Record<string, { hits: number; misses: number }>;
+    };
+    expect(state.cache.everything).toMatchObject({ hits: 1, misses: 1 });
     const metrics = await (await fetch(gw.url.replace(/\/mcp$/, "/metrics"))).text();
     expect(metrics).toMatch(/mcplex_cache_lookups_total\{server="everything",outcome="hit"\} 1/);
     expect(metrics).toMatch(/mcplex_cache_lookups_total\{server="everything",outcome="miss"\} 1/);

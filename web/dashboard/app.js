@@ -1,14 +1,21 @@
 // The mcplex dashboard: reads /dashboard/state once, then follows /dashboard/events (a
 // server-sent event stream read with fetch, so that a bearer token can go with it).
 // Everything from the gateway is shown with textContent: tool names and descriptions
-// come from servers and are never parsed as HTML.
+// come from servers and are never parsed as HTML. The tools, resources and prompts views
+// are an MCP client of the gateway's own /mcp (mcp-client.js).
 
-const TOKEN_KEY = "mcplex.dashboard.token";
+import { authHeaders, currentToken, setToken } from "./auth.js";
+import { badge, clock, el, ms } from "./dom.js";
+import { McpClient } from "./mcp-client.js";
+import { mountPlayground } from "./playground.js";
+import { mountPromptRunner } from "./prompt-runner.js";
+import { mountResourceBrowser } from "./resource-browser.js";
+import { actionCell, latencyRows } from "./server-controls.js";
+
 /** Finished calls kept on the page (the gateway keeps the same number). */
 const RECENT_MAX = 200;
 const $ = (id) => document.getElementById(id);
 
-let token = sessionStorage.getItem(TOKEN_KEY) ?? undefined;
 /** The last state read, with calls kept up to date by the event stream. */
 let state;
 /** Gateway clock minus page clock, ms, so that running times do not depend on the page's clock. */
@@ -21,33 +28,17 @@ const seenEnded = new Map();
 let refreshTimer;
 let refreshDue = 0;
 
-function headers() {
-  return token === undefined ? {} : { authorization: `Bearer ${token}` };
-}
-
-/** An element with attributes and children (strings become text nodes). */
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== undefined) node.setAttribute(name, value);
-  }
-  for (const child of children)
-    node.append(child instanceof Node ? child : document.createTextNode(String(child ?? "")));
-  return node;
-}
-
-function badge(text, kind = text) {
-  return el("span", { class: `badge ${kind}` }, text);
-}
+const client = new McpClient({ headers: authHeaders });
+/** The tools, resources and prompts views, mounted after the first state read. */
+let views;
+/** What the views last listed, to read the lists again when the catalog changes. */
+let catalogKey = "";
 
 function fill(tbody, rows, emptyText, columns) {
   tbody.replaceChildren(
     ...(rows.length > 0 ? rows : [el("tr", { class: "empty" }, el("td", { colspan: columns }, emptyText))]),
   );
 }
-
-const ms = (n) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
-const clock = (epoch) => new Date(epoch).toLocaleTimeString();
 
 function duration(totalMs) {
   const s = Math.floor(totalMs / 1000);
@@ -58,10 +49,10 @@ function duration(totalMs) {
 
 /** Reads the state; false when the page must ask for a token first. */
 async function load() {
-  const response = await fetch("/dashboard/state", { headers: headers(), cache: "no-store" });
+  const response = await fetch("/dashboard/state", { headers: authHeaders(), cache: "no-store" });
   if (response.status === 401 || response.status === 403) {
     const body = await response.json().catch(() => ({}));
-    askForToken(token === undefined ? "" : (body.error ?? "this token is not accepted"));
+    askForToken(currentToken() === undefined ? "" : (body.error ?? "this token is not accepted"));
     return false;
   }
   if (!response.ok) throw new Error(`the gateway answered ${response.status}`);
@@ -73,12 +64,50 @@ async function load() {
   $("login").hidden = true;
   $("problem").hidden = true;
   $("main").hidden = false;
+  // The tools, resources and prompts views call /mcp: not there when the gateway serves stdio.
+  $("tabs").hidden = state.gateway.mcpHere === false;
   render();
+  refreshViews();
   return true;
+}
+
+/** Mounts the tools, resources and prompts views once; reads their lists again when the catalog changed. */
+function refreshViews() {
+  if (state.gateway.mcpHere === false) return;
+  const key = JSON.stringify([
+    state.tools.map((t) => `${t.name}:${t.available}`),
+    state.resources,
+    state.resourceTemplates,
+    state.prompts,
+  ]);
+  if (views !== undefined && key === catalogKey) return;
+  catalogKey = key;
+  if (views === undefined) {
+    const resources = mountResourceBrowser(client);
+    const openResource = (uri) => {
+      showTab("resources-panel");
+      resources.open(uri);
+    };
+    views = [
+      mountPlayground(client, { openResource }),
+      resources,
+      mountPromptRunner(client, { openResource }),
+    ];
+  }
+  for (const view of views) view.refresh().catch(showProblem);
+}
+
+function showTab(id) {
+  for (const button of $("tabs").querySelectorAll("button[data-tab]")) {
+    const on = button.dataset.tab === id;
+    button.setAttribute("aria-selected", String(on));
+    $(button.dataset.tab).hidden = !on;
+  }
 }
 
 function askForToken(message) {
   $("main").hidden = true;
+  $("tabs").hidden = true;
   $("login").hidden = false;
   $("login-error").textContent = message;
   $("token").focus();
@@ -92,6 +121,12 @@ function render() {
   $("health").replaceWith(Object.assign(badge(health.status), { id: "health" }));
   $("endpoint").textContent = [gateway.mcp, gateway.ws].filter(Boolean).join("   ");
   renderServers();
+  if (state.latency !== undefined) {
+    const { windowMs } = state.latency;
+    $("latency-window").textContent = `(last ${Math.round(windowMs / 60_000)} min)`;
+    const rows = latencyRows(state.servers, state.latency, gateway.now);
+    $("latency").replaceChildren(...(rows.length > 0 ? rows : [el("p", { class: "muted" }, "no servers")]));
+  }
   renderTools();
   renderCalls();
 }
@@ -126,6 +161,16 @@ function renderServers() {
     if (s.lazy && (s.state === "idle" || s.state === "stopped"))
       detail.append(el("div", { class: "hint" }, "starts on first use"));
     if (s.pid !== undefined) detail.append(el("div", { class: "hint" }, `pid ${s.pid}`));
+    const cache = state.cache?.[s.name];
+    if (cache !== undefined)
+      detail.append(
+        el(
+          "div",
+          { class: "hint cache" },
+          `cache: ${cache.hits} hits, ${cache.misses} misses, ${cache.entries} kept`,
+        ),
+      );
+    const actions = actionCell(s, () => refreshSoon(0));
     return el(
       "tr",
       { "data-server": s.name },
@@ -139,9 +184,10 @@ function renderServers() {
       el("td", { class: "num" }, s.stats.requests > 0 ? ms(s.stats.p50) : ""),
       el("td", { class: "num" }, s.stats.requests > 0 ? ms(s.stats.p95) : ""),
       detail,
+      actions,
     );
   });
-  fill($("servers").tBodies[0], rows, "no servers configured", 10);
+  fill($("servers").tBodies[0], rows, "no servers configured", 11);
 }
 
 function renderTools() {
@@ -267,7 +313,7 @@ function setLive(text, kind) {
 
 /** Follows the event stream; resolves when it ends. */
 async function follow() {
-  const response = await fetch("/dashboard/events", { headers: headers(), cache: "no-store" });
+  const response = await fetch("/dashboard/events", { headers: authHeaders(), cache: "no-store" });
   if (!response.ok || response.body === null) throw new Error(`the event stream answered ${response.status}`);
   setLive("live", "ok");
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -306,11 +352,14 @@ async function run() {
 
 $("login").addEventListener("submit", (event) => {
   event.preventDefault();
-  token = $("token").value.trim();
-  sessionStorage.setItem(TOKEN_KEY, token);
+  setToken($("token").value.trim());
   run();
 });
 $("tool-filter").addEventListener("input", () => renderTools());
+$("tabs").addEventListener("click", (event) => {
+  const tab = event.target.closest("button[data-tab]");
+  if (tab !== null) showTab(tab.dataset.tab);
+});
 $("errors-only").addEventListener("change", () => renderCalls());
 setInterval(() => {
   if (state !== undefined && state.calls.active.length > 0) renderCalls();

@@ -4,10 +4,13 @@ import type { AgentEvent } from "../../agent/agent-events.js";
 import type { ChatMessage } from "../../agent/chat-types.js";
 import { resolveLlmConfig } from "../../agent/llm-config.js";
 import { runAgent } from "../../agent/run-agent.js";
+import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
+import type { CatalogMode, McplexConfig } from "../../config/types.js";
 import { McplexError } from "../../errors.js";
+import type { Hub } from "../../hub/hub.js";
 import { exitCodeOf } from "../error-report.js";
 import { withHub } from "../hub-session.js";
-import { EXIT } from "../output.js";
+import { EXIT, UsageError } from "../output.js";
 
 /**
  * `mcplex chat`: the agent loop on the catalog. The answer's text goes to stdout, tool
@@ -25,8 +28,11 @@ export async function chatCommand(args: string[]): Promise<number> {
       prompt: { type: "string", short: "p" },
       "max-steps": { type: "string" },
       json: { type: "boolean" },
+      tools: { type: "string" },
     },
   });
+  if (values.tools !== undefined && !isCatalogMode(values.tools))
+    throw new UsageError(`--tools must be all, search or code, not ${JSON.stringify(values.tools)}`);
   const maxSteps = values["max-steps"] === undefined ? undefined : Number(values["max-steps"]);
   return withHub(
     values.config === undefined ? {} : { config: values.config },
@@ -39,12 +45,29 @@ export async function chatCommand(args: string[]): Promise<number> {
         },
         env: process.env,
       });
+      // The model sees the catalog through the mode asked for, else its profile's.
+      const profileMode = values.profile === undefined ? undefined : config.profiles[values.profile]?.mode;
+      const mode = (values.tools as CatalogMode | undefined) ?? profileMode ?? "all";
+      const tools =
+        mode === "all"
+          ? hub
+          : await modeToolHost(
+              hub,
+              {
+                mode,
+                pin:
+                  (values.profile === undefined ? undefined : config.profiles[values.profile]?.pin) ??
+                  config.serve?.pin ??
+                  [],
+              },
+              config.serve?.code,
+            );
       const history: ChatMessage[] = [];
       const turn = async (prompt: string, signal: AbortSignal): Promise<number> => {
         history.push({ role: "user", content: prompt });
         const run = runAgent({
           ...(telemetry === undefined ? {} : { tracer: telemetry.agent }),
-          hub,
+          hub: tools,
           llm,
           messages: [...history],
           signal,
@@ -88,6 +111,21 @@ export async function chatCommand(args: string[]): Promise<number> {
       return code;
     },
   );
+}
+
+/** The hub seen through a catalog mode, as the agent's tool host; its engines load only here. */
+async function modeToolHost(
+  hub: Hub,
+  settings: { mode: CatalogMode; pin: readonly string[] },
+  codeLimits: NonNullable<McplexConfig["serve"]>["code"],
+) {
+  const [{ CatalogView }, { viewEngines }, { viewToolHost }] = await Promise.all([
+    import("../../catalog-modes/catalog-view.js"),
+    import("../../catalog-modes/view-engines.js"),
+    import("../../catalog-modes/view-tool-host.js"),
+  ]);
+  const engines = viewEngines(codeLimits === undefined ? {} : { codeLimits });
+  return viewToolHost(hub, new CatalogView(settings, engines));
 }
 
 function printEvent(event: AgentEvent): void {

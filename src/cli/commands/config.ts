@@ -1,11 +1,34 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { checkConfig } from "../../config/check-config.js";
+import { configErrorFrom } from "../../config/config-issues.js";
+import { convertConfig } from "../../config/convert-config.js";
+import type { McplexConfig } from "../../config/types.js";
 import { EXIT, printError, UsageError } from "../output.js";
 
-/** `mcplex config check [--config F] [--json]`: validates without connecting. */
+/** How `config check` names the shape it read. */
+const SHAPES: Record<McplexConfig["format"], string> = {
+  mcplex: "mcplex file",
+  mcpServers: "Claude Desktop / Cursor mcpServers",
+  vscode: "VS Code servers",
+  "mcp-client-servers": "mcp.client.servers list",
+  "server-map": "map of servers by id",
+  mcp_servers: "mcp_servers map",
+  default: "no file: the default workspace server",
+};
+
+const USAGE =
+  'config has two subcommands: "mcplex config check [--config F]" and "mcplex config convert FILE"';
+
+/**
+ * `mcplex config check [--config F] [--json]`: validates without connecting.
+ * `mcplex config convert FILE`: prints the file as an mcplex.yaml.
+ */
 export async function configCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== "check") throw new UsageError('config has one subcommand: "mcplex config check [--config F]"');
+  if (sub === "convert") return convertCommand(rest);
+  if (sub !== "check") throw new UsageError(USAGE);
   const { values } = parseArgs({
     args: rest,
     options: { config: { type: "string", short: "c" }, json: { type: "boolean" } },
@@ -25,6 +48,7 @@ export async function configCommand(args: string[]): Promise<number> {
     return EXIT.ok;
   }
   console.log(`${summary.source} (${summary.format}): ${summary.servers.length} servers`);
+  console.log(`  shape: ${SHAPES[summary.format]}`);
   for (const server of summary.servers) {
     const flags = [server.enabled ? "" : "disabled", server.lazy ? "lazy" : ""].filter(Boolean).join(", ");
     console.log(`  ${server.name}  ${server.transport}  ${server.target}${flags ? `  (${flags})` : ""}`);
@@ -35,5 +59,25 @@ export async function configCommand(args: string[]): Promise<number> {
   }
   for (const warning of summary.warnings) console.log(`warning: ${warning.path}: ${warning.message}`);
   console.log(summary.warnings.length === 0 ? "ok" : `ok, with ${summary.warnings.length} warnings`);
+  return EXIT.ok;
+}
+
+/** `mcplex config convert FILE`: the equivalent mcplex.yaml on stdout, references kept. */
+async function convertCommand(args: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length > 0)
+    throw new UsageError("config convert takes one file: mcplex config convert FILE > mcplex.yaml");
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const message = `cannot read the config file: ${(error as Error).message}`;
+    throw configErrorFrom(path, [{ code: "CONFIG_NOT_FOUND", path: "", message }], [], error);
+  }
+  const { format, yaml } = convertConfig(text, { source: path });
+  process.stdout.write(yaml);
+  console.error(`mcplex: converted ${path} (${SHAPES[format]}); review it, then save it as mcplex.yaml`);
   return EXIT.ok;
 }

@@ -22,6 +22,8 @@ export async function listCommand(args: string[]): Promise<number> {
         name: s.name,
         state: s.state,
         transport: s.transport,
+        // Only after a fallback, like `breaker`.
+        ...(s.fallbackReason === undefined ? {} : { fallbackReason: s.fallbackReason }),
         protocolVersion: s.protocolVersion ?? null,
         error: s.error ?? null,
         // Only while open, so that the usual shape stays as it was.
@@ -36,7 +38,9 @@ export async function listCommand(args: string[]): Promise<number> {
       }
       for (const server of servers) {
         const protocol = server.protocolVersion ?? "-";
-        const breaker = server.breaker === undefined ? "" : `  breaker ${server.breaker}`;
+        const breaker =
+          (server.breaker === undefined ? "" : `  breaker ${server.breaker}`) +
+          (server.fallbackReason === undefined ? "" : `  (${server.fallbackReason})`);
         console.log(
           `${server.name}  ${server.state}  ${server.transport}  ${protocol}  ${server.tools.length} tools${breaker}`,
         );

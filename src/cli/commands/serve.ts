@@ -1,15 +1,20 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
+import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import { clusterUrlProblem } from "../../config/read-cluster.js";
 import { tokenProblem } from "../../config/token-rules.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
-import { type ServeEvent, serve } from "../../serve/serve.js";
+import type { SimulatedServer } from "../../recording/simulated-servers.js";
+import { defaultCacheDir } from "../../recording/tool-cache.js";
+import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";
-import { EXIT, UsageError } from "../output.js";
+import { EXIT, printError, UsageError } from "../output.js";
+import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
 
 /** How long upstreams get between SIGTERM and SIGKILL when the stdio client goes away. */
@@ -27,6 +32,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       stdio: { type: "boolean" },
       http: { type: "boolean" },
       ws: { type: "boolean" },
+      transport: { type: "string", short: "t" },
+      ...EXPOSE_TOOL_FLAG,
       host: { type: "string" },
       port: { type: "string" },
       token: { type: "string", multiple: true },
@@ -37,6 +44,10 @@ export async function serveCommand(args: string[]): Promise<number> {
       "no-dashboard": { type: "boolean" },
       "dashboard-port": { type: "string" },
       "ready-wait": { type: "string" },
+      record: { type: "string" },
+      simulate: { type: "boolean" },
+      seed: { type: "string" },
+      speed: { type: "string" },
       tools: { type: "string" },
       cluster: { type: "string" },
       "rate-limit": { type: "string" },
@@ -46,12 +57,15 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (values.stdio === true && (values.http === true || values.ws === true)) {
     throw new UsageError("choose --stdio or --http/--ws, not both");
   }
+  const transport = readTransport(values);
+  const stdio = transport === "stdio";
+  const exposeTools = readExposeTools(values);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
   const dashboardPort = values["dashboard-port"] === undefined ? undefined : Number(values["dashboard-port"]);
   if (dashboardPort !== undefined) {
-    if (values.stdio !== true)
+    if (!stdio)
       throw new UsageError(
         "--dashboard-port is for --stdio; over HTTP the dashboard is at /dashboard on --port",
       );
@@ -60,6 +74,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const limits = readLimitFlags(values);
   const rateLimit = values["rate-limit"] === undefined ? undefined : parseRateLimit(values["rate-limit"]);
+  const standIns = readStandInFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
   const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
   const loaded = await loadConfig(values.config === undefined ? {} : { config: values.config });
@@ -86,20 +101,21 @@ export async function serveCommand(args: string[]): Promise<number> {
     })),
   ];
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
-  if (values.stdio !== true || dashboardPort !== undefined) {
+  if (!stdio || dashboardPort !== undefined) {
     const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
     if (refusal !== undefined) throw new UsageError(refusal);
   }
   const host = values.host ?? "127.0.0.1";
   const running = await serve({
     config,
-    transport: values.stdio === true ? "stdio" : "http",
+    transport: stdio ? "stdio" : "http",
+    ...(exposeTools.length === 0 ? {} : { exposeTools }),
     tokens: cliTokens,
     noPrefix: values["no-prefix"] === true,
     ...profileOf,
     ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
     ...(mode === undefined ? {} : { mode }),
-    ...(values.stdio === true
+    ...(stdio
       ? dashboardPort === undefined
         ? {}
         : { http: { host, port: dashboardPort } }
@@ -114,7 +130,20 @@ export async function serveCommand(args: string[]): Promise<number> {
         }),
     oauth: { store: secretOAuthStore() },
     onEvent: printEvent,
+    ...standIns,
   });
+  printSimulated(running.simulated);
+  if (exposeTools.length > 0) {
+    // Checked once every server has started, on stdio without holding the client up.
+    const checked = running.started.then(async () => {
+      const problem = unmatchedExposeTools(running.hub, exposeTools);
+      if (problem === undefined) return;
+      printError(problem);
+      await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), running.close(0)]);
+      process.exit(EXIT.usage);
+    });
+    if (running.stdio === undefined) await checked;
+  }
   if (values["log-calls"] === true) {
     running.observe((sample) => console.error(JSON.stringify({ level: "debug", msg: "call", ...sample })));
   }
@@ -144,9 +173,9 @@ export async function serveCommand(args: string[]): Promise<number> {
   const stillStarting = servers.filter((s) => s.state === "starting").length;
   console.error(
     [
-      `mcplex gateway: ${ready} of ${servers.length} servers ready` +
+      `mcplex gateway${running.simulated.length > 0 ? " (SIMULATED)" : ""}: ${ready} of ${servers.length} servers ready` +
         (stillStarting > 0 ? ` (${stillStarting} still starting, announced when ready)` : "") +
-        `, ${hub.tools(values.profile).length} tools`,
+        `, ${hub.tools(values.profile ?? (exposeTools.length > 0 ? EXPOSED_PROFILE : undefined)).length} tools`,
       `  Streamable HTTP  ${front.url}`,
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
       `  HTTP+SSE         ${front.sseUrl}  (2024-11-05, for clients set to type: sse)`,
@@ -169,6 +198,43 @@ export async function serveCommand(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/** `--record DIR`, `--simulate`, `--seed N`, `--speed N` as serve options; the tool cache always. */
+function readStandInFlags(values: {
+  record?: string | undefined;
+  simulate?: boolean | undefined;
+  seed?: string | undefined;
+  speed?: string | undefined;
+}): Pick<ServeOptions, "record" | "simulate" | "toolCache"> {
+  if (values.record === "") throw new UsageError("--record needs a directory");
+  const seed = values.seed === undefined ? 1 : Number(values.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError(`--seed must be a whole number, not ${values.seed}`);
+  const speed = values.speed === undefined ? undefined : Number(values.speed);
+  if (speed !== undefined && !(Number.isFinite(speed) && speed >= 0))
+    throw new UsageError(`--speed must be a number of 0 or more (0: at once), not ${values.speed}`);
+  if (values.simulate !== true && (values.seed !== undefined || values.speed !== undefined))
+    throw new UsageError("--seed and --speed are for --simulate");
+  const cacheDir = defaultCacheDir();
+  const out: Pick<ServeOptions, "record" | "simulate" | "toolCache"> = { toolCache: cacheDir };
+  if (values.record !== undefined) out.record = resolve(values.record);
+  if (values.simulate === true)
+    out.simulate = { all: true, seed, cacheDir, ...(speed === undefined ? {} : { speed }) };
+  return out;
+}
+
+/** Says at start which servers are stand-ins, and which have nothing to stand in with. */
+function printSimulated(simulated: readonly SimulatedServer[]): void {
+  for (const { server, from, source } of simulated) {
+    if (from === "nothing")
+      console.error(
+        `mcplex: ${server} cannot be simulated: no recording and no cached tool list (run it once with \`mcplex serve\`, or record it with --record DIR)`,
+      );
+    else
+      console.error(
+        `mcplex: ${server} is SIMULATED from its ${from === "recording" ? "recording" : "cached tool list"} (${source})`,
+      );
+  }
+}
+
 /** What serving reports, as lines for people on stderr. */
 function printEvent(event: ServeEvent): void {
   if (event.type === "cluster") {
@@ -179,6 +245,10 @@ function printEvent(event: ServeEvent): void {
       );
     else if (e.type === "redis-up") console.error("mcplex: Redis reached again; cluster state shared again");
     else console.error(`mcplex: warning: replicas ${e.replicas.join(", ")} serve a different config`);
+    return;
+  }
+  if (event.type === "record-failed") {
+    console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
     return;
   }
   if (event.type === "start-failed") {
@@ -199,6 +269,21 @@ function printEvent(event: ServeEvent): void {
   if (outcome.profiles) parts.push("profiles updated");
   if (event.tokens !== undefined) parts.push(event.tokens);
   console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
+}
+
+/** `--transport stdio | http | websocket` (http and websocket are one front: /mcp and /ws), or the older flags. */
+function readTransport(values: { transport?: string; stdio?: boolean; http?: boolean; ws?: boolean }) {
+  const flag = values.transport;
+  if (flag === undefined) return values.stdio === true ? "stdio" : "http";
+  if (flag !== "stdio" && flag !== "http" && flag !== "websocket")
+    throw new UsageError(`--transport must be stdio, http or websocket, not ${JSON.stringify(flag)}`);
+  const older =
+    values.stdio === true ? "stdio" : values.http === true || values.ws === true ? "http" : undefined;
+  if (older !== undefined && older !== (flag === "stdio" ? "stdio" : "http"))
+    throw new UsageError(
+      `--transport ${flag} contradicts ${older === "stdio" ? "--stdio" : "--http/--ws"}; give one`,
+    );
+  return flag === "stdio" ? "stdio" : "http";
 }
 
 /** Runs `first` on the first SIGINT or SIGTERM; a second one kills every server and exits now. */

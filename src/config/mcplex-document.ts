@@ -1,0 +1,103 @@
+import { SERVER_DEFAULTS } from "./read-server.js";
+import type { McplexConfig, ProfileConfig, ServerConfig, ToolFilter } from "./types.js";
+import type { RawMap } from "./value-reader.js";
+
+/**
+ * A config as an mcplex file's data (`servers`, `available`, `profiles`, `tokens`, `llm`,
+ * `serve`, `telemetry`): loading it gives the same servers and profiles. Defaults are left out; durations
+ * are written in milliseconds. Servers given in code (`transport: "local"`) cannot be written
+ * and are left out.
+ *
+ * @example
+ * writeFileSync("mcplex.yaml", stringify(mcplexDocument(config)));
+ */
+export function mcplexDocument(config: McplexConfig): RawMap {
+  const doc: RawMap = {};
+  const servers = config.servers.filter((s) => s.transport !== "local");
+  doc.servers = Object.fromEntries(servers.map((server) => [server.name, serverEntry(server)]));
+  const available = (config.available ?? []).filter((s) => s.transport !== "local");
+  if (available.length > 0)
+    doc.available = Object.fromEntries(available.map((server) => [server.name, serverEntry(server)]));
+  if (Object.keys(config.profiles).length > 0) {
+    doc.profiles = Object.fromEntries(
+      Object.entries(config.profiles).map(([name, profile]) => [name, profileEntry(profile)]),
+    );
+  }
+  if (config.tokens.length > 0) doc.tokens = config.tokens.map((token) => ({ ...token }));
+  for (const key of ["llm", "serve", "telemetry"] as const) {
+    if (config[key] !== undefined) doc[key] = structuredClone(config[key]);
+  }
+  return doc;
+}
+
+function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): RawMap {
+  const entry: RawMap = {};
+  switch (server.transport) {
+    case "stdio":
+      entry.command = server.command;
+      if (server.args.length > 0) entry.args = [...server.args];
+      if (Object.keys(server.env).length > 0) entry.env = { ...server.env };
+      if (server.cwd !== undefined) entry.cwd = server.cwd;
+      break;
+    case "workspace":
+      entry.type = "workspace";
+      entry.root = server.root;
+      if (server.allowWrite) entry.allowWrite = true;
+      if (server.rules.length > 0)
+        entry.rules = server.rules.map((rule) => ({ ...rule, ops: [...rule.ops] }));
+      break;
+    case "replay":
+      entry.transport = "replay";
+      entry.recording = server.recording[0];
+      if (server.mode !== "sequential") entry.mode = server.mode;
+      if (server.speed !== 1) entry.speed = server.speed;
+      break;
+    default:
+      // Always written: our files infer only from the scheme, other clients also from an /sse path.
+      entry.url = server.url;
+      entry.transport = server.transport;
+      if (Object.keys(server.headers).length > 0) entry.headers = { ...server.headers };
+      if (server.oauth !== undefined) entry.oauth = { ...server.oauth };
+  }
+  for (const key of ["enabled", "timeout", "startTimeout", "lazy"] as const) {
+    if (server[key] !== SERVER_DEFAULTS[key]) entry[key] = server[key];
+  }
+  const optional = [
+    "prefix",
+    "protocolVersion",
+    "share",
+    "maxSessions",
+    "breaker",
+    "backoff",
+    "cache",
+    "record",
+    "simulate",
+  ] as const;
+  for (const key of optional) if (server[key] !== undefined) entry[key] = structuredClone(server[key]);
+  const tools = filterEntry(server.tools);
+  if (tools !== undefined) entry.tools = tools;
+  return entry;
+}
+
+function profileEntry(profile: ProfileConfig): RawMap {
+  const { tools, resources, prompts, ...rest } = profile;
+  // `servers`, `mode`, `pin` and whatever else a profile holds are written as they are.
+  const entry: RawMap = structuredClone(rest);
+  for (const [key, filter] of [
+    ["tools", tools],
+    ["resources", resources],
+    ["prompts", prompts],
+  ] as const) {
+    const written = filterEntry(filter);
+    if (written !== undefined) entry[key] = written;
+  }
+  return entry;
+}
+
+function filterEntry(filter: ToolFilter | undefined): RawMap | undefined {
+  if (filter === undefined || (filter.allow === undefined && filter.deny === undefined)) return undefined;
+  return {
+    ...(filter.allow === undefined ? {} : { allow: [...filter.allow] }),
+    ...(filter.deny === undefined ? {} : { deny: [...filter.deny] }),
+  };
+}

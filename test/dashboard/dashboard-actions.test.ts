@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configOf, fixture, stdio } from "../support/config.js";
+import {
+  type InProcessGateway,
+  modernRequest,
+  postModern,
+  type RawResponse,
+  rawHttp,
+  startGateway,
+} from "../support/gateway.js";
+
+// The dashboard's server actions over plain HTTP: POST /dashboard/servers/<name>/<action>,
+// against a gateway with real fixture upstreams, behind tokens and a profile.
+
+const ADMIN = "t-admin-0123456789ab";
+const ECHO = "t-echo-0123456789abc";
+const admin = { authorization: `Bearer ${ADMIN}` };
+const echo = { authorization: `Bearer ${ECHO}` };
+
+interface Status {
+  name: string;
+  state: string;
+  enabled: boolean;
+  pid?: number;
+}
+
+describe("server actions of the dashboard", { timeout: 60_000 }, () => {
+  let gw: InProcessGateway;
+  const act = (server: string, action: string, headers: Record<string, string> = admin) =>
+    rawHttp(`${gw.origin}/dashboard/servers/${encodeURIComponent(server)}/${action}`, {
+      method: "POST",
+      headers,
+    });
+  const status = (name: string) => gw.hub.servers().find((s) => s.name === name) as Status;
+  const echoCall = (id: number) =>
+    postModern(
+      gw.url,
+      modernRequest(id, "tools/call", { name: "fx__echo", arguments: { message: "hi" } }),
+      admin,
+    );
+
+  beforeAll(async () => {
+    gw = await startGateway(
+      configOf(
+        [
+          fixture("fx"),
+          // Its own process: identical definitions would share one connection with fx.
+          fixture("lazy", ["--modern-only"], { lazy: true }),
+          stdio("broken", "/nonexistent/mcp-server", [], { lazy: true }),
+        ],
+        {
+          profiles: { echo: { tools: { allow: ["fx__echo"] } } },
+          tokens: [{ token: ADMIN }, { token: ECHO, profile: "echo" }],
+        },
+      ),
+    );
+  });
+  afterAll(() => gw?.stop());
+
+  it("wants the token in the Authorization header and never reads a cookie", async () => {
+    const anonymous = await act("fx", "restart", {});
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers["www-authenticate"]).toMatch(/^Bearer/);
+    const cookie = await act("fx", "restart", { cookie: `authorization=Bearer ${ADMIN}; token=${ADMIN}` });
+    expect(cookie.status).toBe(401);
+    const wrong = await act("fx", "restart", { authorization: "Bearer not-the-token" });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).not.toContain(ADMIN);
+    expect(status("fx").state).toBe("ready");
+  });
+
+  it("counts against the caller's rate limit, as /mcp requests do", async () => {
+    const front = await gw.addFront({
+      tokens: [{ token: ADMIN }],
+      rateLimit: { perSecond: 0.001, burst: 1 },
+    });
+    try {
+      const origin = front.url.replace(/\/mcp$/, "");
+      const post = () => rawHttp(`${origin}/dashboard/servers/fx/enable`, { method: "POST", headers: admin });
+      expect((await post()).status).toBe(200);
+      const limited = await post();
+      expect(limited.status).toBe(429);
+      expect(limited.headers["retry-after"]).toBeDefined();
+      // Reading the state is not limited.
+      const state = await rawHttp(`${origin}/dashboard/state`, { method: "GET", headers: admin });
+      expect(state.status).toBe(200);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it("takes POST only", async () => {
+    const get = await rawHttp(`${gw.origin}/dashboard/servers/fx/restart`, { method: "GET", headers: admin });
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe("POST");
+  });
+
+  it("refuses pages of other origins and foreign Host headers, as /mcp does", async () => {
+    const pid = status("fx").pid;
+    const foreign = await act("fx", "disable", { ...admin, origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+    expect(foreign.json).toEqual({ error: expect.stringContaining("Origin not allowed") });
+    const rebound = await act("fx", "disable", { ...admin, host: "evil.example" });
+    expect(rebound.status).toBeGreaterThanOrEqual(400);
+    expect(status("fx")).toMatchObject({ state: "ready", enabled: true, pid });
+    // The dashboard's own origin is let in.
+    const own = await act("fx", "restart", { ...admin, origin: gw.origin });
+    expect(own.status).toBe(200);
+  });
+
+  it("restarts a server: a new process, ready again", async () => {
+    const before = status("fx").pid;
+    const res = await act("fx", "restart");
+    expect(res.status).toBe(200);
+    const body = res.json as { action: string; server: Status };
+    expect(body.action).toBe("restart");
+    expect(body.server).toMatchObject({ name: "fx", state: "ready" });
+    expect(body.server.pid).toBeTypeOf("number");
+    expect(body.server.pid).not.toBe(before);
+    expect(resultOf(await echoCall(1))).toBe("echo: hi");
+  });
+
+  it("disables a server, which then refuses calls, and enables it again", async () => {
+    const off = await act("fx", "disable");
+    expect(off.status).toBe(200);
+    expect((off.json as { server: Status }).server).toMatchObject({ state: "disabled", enabled: false });
+    const refused = await echoCall(2);
+    expect(JSON.stringify(refused.json)).toContain("disabled");
+    const restart = await act("fx", "restart");
+    expect(restart.status).toBe(409);
+    expect(restart.json).toEqual({ error: 'server "fx" is disabled; enable it first' });
+
+    const on = await act("fx", "enable");
+    expect(on.status).toBe(200);
+    expect((on.json as { server: Status }).server).toMatchObject({ state: "ready", enabled: true });
+    expect(resultOf(await echoCall(3))).toBe("echo: hi");
+  });
+
+  it("starts a lazy server, and says why one does not start", async () => {
+    expect(status("lazy").state).toBe("idle");
+    const res = await act("lazy", "start");
+    expect(res.status).toBe(200);
+    expect((res.json as { server: Status }).server).toMatchObject({ name: "lazy", state: "ready" });
+
+    const broken = await act("broken", "start");
+    expect(broken.status).toBe(502);
+    expect(broken.json).toMatchObject({
+      error: expect.stringContaining('command "/nonexistent/mcp-server" was not found'),
+      server: { name: "broken" },
+    });
+  });
+
+  it("answers 404 for an unknown action or server", async () => {
+    const action = await act("fx", "explode");
+    expect(action.status).toBe(404);
+    expect(action.json).toEqual({
+      error: 'no such server action "explode"; use one of restart, start, enable, disable',
+    });
+    const server = await act("nope", "restart");
+    expect(server.status).toBe(404);
+    expect((server.json as { error: string }).error).toContain('unknown server "nope"');
+  });
+
+  it("lets a profile-bound token act on its profile's servers only, with 403 otherwise", async () => {
+    const outside = await act("lazy", "disable", echo);
+    expect(outside.status).toBe(403);
+    expect(outside.json).toEqual({
+      error:
+        'Forbidden: this token is bound to profile "echo", which has no server "lazy"; ' +
+        "a profile-bound token acts only on its profile's servers",
+    });
+    expect(status("lazy").enabled).toBe(true);
+    // An unknown name gets the same answer: the profile learns nothing of other servers.
+    const unknown = await act("nope", "disable", echo);
+    expect(unknown.status).toBe(403);
+    expect((unknown.json as { error: string }).error).toBe(
+      (outside.json as { error: string }).error.replace('"lazy"', '"nope"'),
+    );
+
+    const inside = await act("fx", "restart", echo);
+    expect(inside.status).toBe(200);
+    expect((inside.json as { server: Status }).server.state).toBe("ready");
+  });
+});
+
+function resultOf(res: RawResponse): string {
+  const result = (res.json as { result?: { content?: Array<{ text?: string }> } }).result;
+  return (result?.content ?? []).map((c) => c.text ?? "").join("");
+}
+
+describe("server actions of a gateway without tokens (loopback only)", { timeout: 60_000 }, () => {
+  let gw: InProcessGateway;
+  beforeAll(async () => {
+    gw = await startGateway(configOf([fixture("fx")]));
+  });
+  afterAll(() => gw?.stop());
+
+  it("refuses a form another site posts, and serves the dashboard's own page and local tools", async () => {
+    const url = `${gw.origin}/dashboard/servers/fx/disable`;
+    const forged = await rawHttp(url, {
+      method: "POST",
+      headers: { origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded" },
+      body: "x=1",
+    });
+    expect(forged.status).toBe(403);
+    expect(gw.hub.servers()[0]).toMatchObject({ enabled: true, state: "ready" });
+
+    const own = await rawHttp(url, { method: "POST", headers: { origin: gw.origin } });
+    expect(own.status).toBe(200);
+    // A local tool sends no Origin at all, as curl does.
+    const local = await rawHttp(`${gw.origin}/dashboard/servers/fx/enable`, { method: "POST" });
+    expect(local.status).toBe(200);
+    expect((local.json as { server: Status }).server).toMatchObject({ enabled: true, state: "ready" });
+  });
+});
