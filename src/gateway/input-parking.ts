@@ -34,6 +34,8 @@ class ParkedCall {
   outcome: Promise<Outcome> | undefined;
   /** A capability the server needed and the client had not declared. */
   missingCapability: string | undefined;
+  /** Who the call belongs to (see `InputParking.run`): only it may resume it. */
+  principal: string | undefined;
   #keys = 0;
   #wake: (() => void) | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -144,6 +146,7 @@ export class InputParking {
   /**
    * Runs an upstream call whose server requests must reach a 2026 client. Resolves
    * with the call's result, or with an `input_required` result when the server asks.
+   * `principal` (the caller's token and profile) is the only one its retry is accepted from.
    */
   async run(
     method: string,
@@ -151,8 +154,10 @@ export class InputParking {
     capabilities: Record<string, unknown>,
     signal: AbortSignal,
     start: (handler: ServerRequestHandler, signal: AbortSignal) => Promise<Record<string, unknown>>,
+    principal?: string,
   ): Promise<Record<string, unknown>> {
     const parked = new ParkedCall(method, name, this.#controllers.take());
+    parked.principal = principal;
     const handler: ServerRequestHandler = (request) => {
       const capability = SERVER_REQUEST_CAPABILITIES.get(request.method);
       if (capability !== undefined && capabilities[capability] === undefined) {
@@ -181,6 +186,7 @@ export class InputParking {
     state: string,
     responses: unknown,
     signal: AbortSignal,
+    principal?: string,
   ): Promise<Record<string, unknown>> {
     const [id, round] = this.#verify(state).split(".");
     const parked = this.#parked.get(id!);
@@ -189,6 +195,13 @@ export class InputParking {
         ErrorCode.InvalidParams,
         "Invalid params: requestState is unknown or expired; call again without it",
         { requestState: state },
+      );
+    }
+    if (parked.principal !== principal) {
+      // Bound to who was asked: another token holding the state does not get to answer.
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        "Invalid params: requestState was issued to another client; call again without it",
       );
     }
     if (parked.method !== method || parked.name !== name) {
