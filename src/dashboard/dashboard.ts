@@ -47,6 +47,7 @@ const MODULES = [
   "resource-browser.js",
   "prompt-runner.js",
   "server-controls.js",
+  "cluster-panel.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {
