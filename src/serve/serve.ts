@@ -146,7 +146,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   let oauth = options.oauth;
   if (config.cluster !== undefined && options.transport === "http") {
     const { prepareCluster } = await import("../cluster/join-cluster.js");
-    const joined = prepareCluster(config, (event) => options.onEvent?.({ type: "cluster", event }));
+    const joined = prepareCluster(
+      config,
+      (event) => options.onEvent?.({ type: "cluster", event }),
+      options.http?.host ?? "127.0.0.1",
+    );
     cluster = joined.cluster;
     joinCluster = joined.join;
     void cluster.connect();

@@ -101,6 +101,28 @@ describe("mcplex serve --cluster", () => {
     expect(out.stderr).toMatch(/MCPLEX_CLUSTER_SECRET/);
   });
 
+  it("asks for cluster.advertise on a wildcard bind, before listening", async () => {
+    const out = await runCli(
+      [
+        "serve",
+        "--config",
+        config,
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0",
+        "--token",
+        "a-token-of-sixteen-chars",
+        "--cluster",
+        "redis://127.0.0.1:1",
+      ],
+      { env: { MCPLEX_CLUSTER_SECRET: "a-cluster-secret-of-at-least-32-chars!" } },
+    );
+    expect(out.code).not.toBe(0);
+    expect(out.stderr).toMatch(/cluster\.advertise is required: this replica listens on 0\.0\.0\.0/);
+    expect(out.stderr).toMatch(/hint: set cluster\.advertise/);
+  });
+
   it("is for --http only", async () => {
     const out = await runCli(["serve", "--stdio", "--config", config, "--cluster", "redis://127.0.0.1:1"]);
     expect(out.code).not.toBe(0);
