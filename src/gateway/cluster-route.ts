@@ -5,9 +5,6 @@ import { sendRpcError } from "./http-exchange.js";
 import type { InputParking } from "./input-parking.js";
 import type { RequestDrain } from "./request-drain.js";
 
-/** How long a used request state is remembered as used (the longest a call stays parked). */
-const CLAIM_MS = 10 * 60_000;
-
 /**
  * Sends a 2025 request for another replica's session to that replica (a POST with its body,
  * read and checked here first). Returns `undefined` when
@@ -67,7 +64,8 @@ export function routeRetry(
   } catch {
     return false;
   }
-  return forwardRetry(cluster, req, res, message, body, state, owner);
+  // A used state is remembered as long as its call could still be parked.
+  return forwardRetry(cluster, req, res, message, body, state, owner, parking.parkMs);
 }
 
 async function forwardRetry(
@@ -78,8 +76,9 @@ async function forwardRetry(
   body: Buffer,
   state: string,
   owner: string | undefined,
+  claimMs: number,
 ): Promise<boolean> {
-  if (!(await cluster.claimState(state, CLAIM_MS))) {
+  if (!(await cluster.claimState(state, claimMs))) {
     sendRpcError(
       res,
       200,

@@ -133,6 +133,11 @@ export class InputParking {
     return this.#verify(state).split(".")[2];
   }
 
+  /** How long a parked call waits for its client's input (ms). */
+  get parkMs(): number {
+    return this.#parkMs;
+  }
+
   /** Calls parked now. */
   get size(): number {
     return this.#parked.size;
