@@ -50,6 +50,11 @@ describe("layering", () => {
     ["src/recording/book.ts", "../upstream/upstream.js", "src/recording/ (the recording format"],
     ["src/agent/loop.ts", "../testing/mock-llm-server.js", "runtime code never imports it"],
     ["src/gateway/front.ts", "../testing/index.js", "runtime code never imports it"],
+    ["src/gateway/front.ts", "../cluster/cluster.js", "src/gateway/ reaches servers only through the hub"],
+    ["src/gateway/front.ts", "@redis/client", "src/cluster/ is the only folder that talks to Redis"],
+    ["src/serve/serve.ts", "redis", "src/cluster/ is the only folder that talks to Redis"],
+    ["src/hub/part.ts", "ioredis", "src/cluster/ is the only folder that talks to Redis"],
+    ["src/cluster/part.ts", "../upstream/upstream.js", "src/cluster/ joins gateways through Redis"],
   ])("%s may not import %s", (path, from, message) => {
     expect(lint(path, importing(from))).toContain(message);
   });
@@ -62,6 +67,9 @@ describe("layering", () => {
     ["src/upstream/transport.ts", "../recording/replay-book.js"],
     ["src/recording/book.ts", "../config/redact.js"],
     ["src/protocol/framing.ts", "../errors.js"],
+    ["src/cluster/redis-link.ts", "@redis/client"],
+    ["src/cluster/cluster.ts", "../gateway/cluster-link.js"],
+    ["src/serve/serve.ts", "../cluster/cluster.js"],
   ])("%s may import %s", (path, from) => {
     expect(lint(path, importing(from))).not.toContain("Layering");
   });

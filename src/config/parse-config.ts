@@ -7,6 +7,7 @@ import { isMcpServersMap, readMcpServersMap } from "./dialects/mcp-servers-map.j
 import { isServerMap, readServerMap } from "./dialects/server-map.js";
 import type { SecretResolver } from "./expand-variables.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
+import { readCluster } from "./read-cluster.js";
 import {
   checkName,
   type ReadContext,
@@ -49,7 +50,7 @@ export interface ParseConfigOptions {
 /** The dialects a config file can be written in. */
 export type ConfigFormat = Exclude<McplexConfig["format"], "default">;
 
-const TOP_LEVEL_KEYS = ["servers", "available", "profiles", "tokens", "llm", "serve", "telemetry"];
+const TOP_LEVEL_KEYS = ["servers", "available", "profiles", "tokens", "llm", "serve", "telemetry", "cluster"];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
 /**
@@ -137,6 +138,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
       );
     const telemetry = readTelemetry(reader, doc.telemetry);
     if (telemetry !== undefined) config.telemetry = telemetry;
+    const cluster = readCluster(reader, doc.cluster);
+    if (cluster !== undefined) config.cluster = cluster;
   } else if (DIALECTS[format] !== undefined) {
     ({ servers: config.servers, profiles: config.profiles } = DIALECTS[format](ctx, doc));
   } else {

@@ -301,6 +301,21 @@ export interface TelemetryConfig {
   headers?: Record<string, string>;
 }
 
+/**
+ * The `cluster:` block: this process is one of several replicas behind a load balancer, sharing
+ * what they must through Redis (see README "Running several replicas").
+ */
+export interface ClusterConfig {
+  /** The Redis URL, e.g. `redis://redis:6379` (`--cluster` on `mcplex serve`). */
+  url?: string;
+  /** Where the other replicas reach this one, e.g. `http://10.0.0.5:8420` (default: the bound address). */
+  advertise?: string;
+  /** The cluster secret: signs session ids and request states, and authenticates replica-to-replica requests. */
+  secret?: string;
+  /** This replica's id (letters, digits, `-`, `_`). Default: random per start. */
+  id?: string;
+}
+
 export interface McplexConfig {
   /** Where the config came from: a file path, or `"<default>"` for the embedded default. */
   source: string;
@@ -326,6 +341,8 @@ export interface McplexConfig {
   serve?: ServeConfig;
   /** OpenTelemetry export (off by default). */
   telemetry?: TelemetryConfig;
+  /** Several replicas sharing state through Redis (off by default). */
+  cluster?: ClusterConfig;
   /**
    * Values that came from `${secret:...}` references (and `apiKey`/token fields);
    * used to redact them from every log line and error message.

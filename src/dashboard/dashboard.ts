@@ -29,6 +29,8 @@ export interface DashboardHost {
   endpoints(): { mcp: string; ws?: string };
   /** Whether the front asks for bearer tokens. */
   authenticated(): boolean;
+  /** One replica of several: the cluster's members and health (as in `/readyz`). */
+  cluster?: () => unknown;
 }
 
 const JS = "text/javascript; charset=utf-8";
@@ -45,6 +47,7 @@ const MODULES = [
   "resource-browser.js",
   "prompt-runner.js",
   "server-controls.js",
+  "cluster-panel.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {
@@ -184,6 +187,8 @@ export class Dashboard {
         servers.map((s) => s.name),
       ),
       cache: cacheOf(this.#gateway.cache.counts(), servers),
+      // Replicas' addresses are the operator's business, not a profile's.
+      ...(profile === undefined && this.#host.cluster !== undefined ? { cluster: this.#host.cluster() } : {}),
     };
   }
 

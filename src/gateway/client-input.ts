@@ -28,22 +28,41 @@ export function clientInput(parking: InputParking): Interceptor {
     const { method, params } = request;
     const name = targetName(request.target);
     const state = params.requestState;
-    if (parking.owns(state)) return parking.resume(method, name, state, params.inputResponses, ctx.signal);
+    const principal = principalOf(ctx);
+    if (parking.owns(state))
+      return parking.resume(method, name, state, params.inputResponses, ctx.signal, principal);
     const extra: Record<string, unknown> = {};
     if (params.inputResponses !== undefined) extra.inputResponses = params.inputResponses;
     if (state !== undefined) extra.requestState = state;
-    return parking.run(method, name, ctx.clientCapabilities, ctx.signal, (handler, signal) => {
-      const callOptions = withOptions(request.callOptions, signal, handler, extra);
-      return next({
-        id: request.id,
-        method,
-        params,
-        context: ctx,
-        target: request.target,
-        callOptions,
-      });
-    });
+    return parking.run(
+      method,
+      name,
+      ctx.clientCapabilities,
+      ctx.signal,
+      (handler, signal) => {
+        const callOptions = withOptions(request.callOptions, signal, handler, extra);
+        return next({
+          id: request.id,
+          method,
+          params,
+          context: ctx,
+          target: request.target,
+          callOptions,
+        });
+      },
+      principal,
+    );
   };
+}
+
+/**
+ * Who a parked call belongs to: the caller's token (`token#<n>`, the same on every replica of
+ * one config) and profile. A caller without a token (loopback, no tokens configured) is only
+ * its profile: its address changes with the replica a retry passes through.
+ */
+function principalOf(ctx: RequestContext): string {
+  const token = ctx.caller?.startsWith("token#") === true ? ctx.caller : "";
+  return `${token}|${ctx.profile ?? ""}`;
 }
 
 /**

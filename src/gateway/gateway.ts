@@ -49,6 +49,11 @@ export interface GatewayOptions {
   dormantTools?: (profile: string | undefined) => Promise<readonly CatalogTool[]>;
   /** Bounds of the cache of tool results (servers opt in with `cache:`). */
   cache?: ResultCacheOptions;
+  /**
+   * One replica of several: the key its 2026 request states are signed with (the same on
+   * every replica) and its id, named in them so a retry that lands elsewhere comes back here.
+   */
+  replica?: { id: string; stateKey: Buffer };
 }
 
 /** The methods forwarded to a server with the client's call options. */
@@ -94,7 +99,12 @@ export class Gateway {
     this.hub = hub;
     this.#listens = new ListenStreams(hub);
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
-    this.parking = new InputParking(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs });
+    this.parking = new InputParking({
+      ...(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs }),
+      ...(options.replica === undefined
+        ? {}
+        : { key: options.replica.stateKey, replica: options.replica.id }),
+    });
     this.#viewOf = options.views;
     this.cache = new ResultCache(hub, options.cache);
     const layers = [this.cache.interceptor, this.#logRelay.interceptor, clientInput(this.parking)];

@@ -105,15 +105,9 @@ export class HttpAdmission {
         headers: { "www-authenticate": auth.wwwAuthenticate },
       };
     const key = auth.token?.key ?? req.socket.remoteAddress ?? "unknown";
-    if (this.#rate !== undefined && limited) {
-      const taken = this.#rate.take(key);
-      if (!taken.ok) {
-        return {
-          status: 429,
-          message: `Too Many Requests: retry in ${taken.retryAfterSeconds} s`,
-          headers: { "retry-after": String(taken.retryAfterSeconds) },
-        };
-      }
+    if (limited) {
+      const refused = this.takeRate(key);
+      if (refused !== undefined) return refused;
     }
     const profile = auth.profile ?? this.#profile;
     // Without tokens (loopback only) everyone is the operator, as before tokens existed.
@@ -129,6 +123,12 @@ export class HttpAdmission {
       ...(profile === undefined ? {} : { profile }),
       ...(mode === undefined ? {} : { mode }),
     };
+  }
+
+  /** Takes one request of `key` from this front's own rate limit, or says why it may not. */
+  takeRate(key: string): Refusal | undefined {
+    const taken = this.#rate?.take(key);
+    return taken === undefined || taken.ok ? undefined : rateRefusal(taken.retryAfterSeconds);
   }
 
   /**
@@ -162,4 +162,13 @@ function checkTokens(tokens: readonly TokenConfig[], prefix: string): void {
         path: `tokens[${i}].token`,
       });
   });
+}
+
+/** The answer to a caller past its rate limit. */
+export function rateRefusal(retryAfterSeconds: number): Refusal {
+  return {
+    status: 429,
+    message: `Too Many Requests: retry in ${retryAfterSeconds} s`,
+    headers: { "retry-after": String(retryAfterSeconds) },
+  };
 }

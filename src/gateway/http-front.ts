@@ -7,8 +7,10 @@ import { McplexError } from "../errors.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
+import type { ClusterLink } from "./cluster-link.js";
+import { routeRetry, routeSession } from "./cluster-route.js";
 import type { Gateway } from "./gateway.js";
-import { HttpAdmission } from "./http-admission.js";
+import { HttpAdmission, rateRefusal } from "./http-admission.js";
 import { sendJson, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
   BodyTimeoutError,
@@ -73,6 +75,11 @@ export interface HttpFrontOptions {
    * endpoints, for a gateway that serves its client on stdio.
    */
   mcp?: boolean;
+  /**
+   * One replica of several (`cluster:`): session ids name their owner, and requests for another
+   * replica's session or parked call are forwarded to it.
+   */
+  cluster?: ClusterLink;
 }
 
 /** A running HTTP front. */
@@ -130,7 +137,10 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       ? {}
       : { maxSessionsPerClient: options.maxSessionsPerClient }),
     onLimit: (outcome) => metrics.countSessionLimit("http", outcome),
+    ...(options.cluster === undefined ? {} : { directory: options.cluster.sessions }),
   });
+  const cluster = options.cluster;
+  const rateLimit = options.rateLimit;
   // Requests being answered, for a graceful close. Long-lived streams (a 2025 session's GET,
   // a 2026 listen) are not waited for.
   const drain = new RequestDrain();
@@ -155,14 +165,43 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
             checkPage: (req) => admission.checkPage(req),
             endpoints: () => endpoints,
             authenticated: () => admission.authenticated,
+            ...(options.cluster === undefined ? {} : { cluster: () => options.cluster?.health() }),
           },
           { mcp: options.mcp !== false },
         );
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (drain.draining) return sendShuttingDown(res);
-    const caller = admit(req);
+    // A request another replica forwarded was counted against the rate limit where it arrived.
+    const internal = cluster?.fromReplica(req) ?? false;
+    if (internal === "forged")
+      return sendRpcError(
+        res,
+        401,
+        null,
+        ErrorCode.ServerError,
+        "Unauthorized: not a valid replica credential",
+      );
+    // With a shared limit, the cluster's bucket decides (the front's own when Redis is away).
+    const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
+    const caller = admit(req, !internal && shared === undefined);
     if ("status" in caller) return sendRefusal(res, caller);
+    if (shared !== undefined) {
+      const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);
+      const decision = pending === undefined ? undefined : await pending;
+      const refused =
+        decision === undefined
+          ? admission.takeRate(caller.key)
+          : decision.ok
+            ? undefined
+            : rateRefusal(decision.retryAfterSeconds);
+      if (refused !== undefined) return sendRefusal(res, refused);
+    }
+    // Another replica's session: GET and DELETE go there now, a POST once its body is read.
+    if (cluster !== undefined && req.method !== "POST") {
+      const routed = routeSession(cluster, req, res, internal, drain);
+      if (routed !== undefined) return routed;
+    }
     if (req.method === "GET") {
       // No 2025 session named: an HTTP+SSE client pointed at /mcp (its config says `sse`).
       if (req.headers["mcp-session-id"] === undefined && req.headers.accept?.includes("text/event-stream"))
@@ -184,6 +223,10 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     res.once("close", uncount);
     const body = await readCallBody(req, res);
     if (body === undefined) return;
+    if (cluster !== undefined) {
+      const routed = routeSession(cluster, req, res, internal, drain, body);
+      if (routed !== undefined) return routed;
+    }
     const release = concurrency.acquire(caller.key);
     if (release === undefined) {
       return sendRpcError(
@@ -236,7 +279,13 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     }
     const m = message as { id?: unknown; method?: unknown; params?: unknown };
     const version = typeof m.method === "string" ? envelopeVersion(m.params) : undefined;
-    if (version !== undefined) return serveRev2026Post(gateway, req, res, message, version, caller);
+    if (version !== undefined) {
+      if (cluster !== undefined) {
+        const routed = routeRetry(cluster, gateway.parking, req, res, m, body, internal);
+        if (routed !== false && (await routed)) return;
+      }
+      return serveRev2026Post(gateway, req, res, message, version, caller);
+    }
     const claimed = req.headers["mcp-protocol-version"];
     if (
       typeof claimed === "string" &&
@@ -318,6 +367,11 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         if (refused !== undefined)
           return sendJson(res, refused.status, { error: refused.message }, refused.headers);
         const report = healthReport(gateway.hub);
+        const replicas = cluster?.health();
+        if (replicas !== undefined) {
+          Object.assign(report, { cluster: replicas });
+          if (report.status === "ok" && replicas.status !== "ok") report.status = "degraded";
+        }
         sendJson(res, report.status === "down" ? 503 : 200, report);
         return;
       }

@@ -34,6 +34,8 @@ class ParkedCall {
   outcome: Promise<Outcome> | undefined;
   /** A capability the server needed and the client had not declared. */
   missingCapability: string | undefined;
+  /** Who the call belongs to (see `InputParking.run`): only it may resume it. */
+  principal: string | undefined;
   #keys = 0;
   #wake: (() => void) | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -90,6 +92,16 @@ class ParkedCall {
   }
 }
 
+/** Options of {@link InputParking}. */
+export interface InputParkingOptions {
+  /** How long a call waiting for its client's input is kept. Default 10 minutes. */
+  parkMs?: number;
+  /** The key request states are signed with. Default: random per process; replicas share one. */
+  key?: Buffer;
+  /** This replica's id, named in its request states so a retry elsewhere can be sent here. */
+  replica?: string;
+}
+
 /**
  * Lets a 2026 client answer the server-to-client requests of a 2025 upstream. The
  * upstream call stays in flight while the gateway answers the client with an
@@ -98,14 +110,32 @@ class ParkedCall {
  * HMAC-signed, so a modified one is refused.
  */
 export class InputParking {
-  readonly #key = randomBytes(32);
+  readonly #key: Buffer;
+  /** This replica's id, named in its states when it is one of several (see {@link InputParkingOptions}). */
+  readonly #replica: string | undefined;
   readonly #parked = new Map<string, ParkedCall>();
   readonly #parkMs: number;
   /** Controllers of calls that ended without ever parking, for the next calls. */
   readonly #controllers = new ControllerPool(256);
 
-  constructor(options: { parkMs?: number } = {}) {
+  constructor(options: InputParkingOptions = {}) {
     this.#parkMs = options.parkMs ?? DEFAULT_PARK_MS;
+    this.#key = options.key ?? randomBytes(32);
+    this.#replica = options.replica;
+  }
+
+  /**
+   * The replica a request state minted by this gateway (or by another replica sharing its key)
+   * names as the call's owner; `undefined` when it names none (a gateway on its own). Throws
+   * the same error as a retry would when the state was modified.
+   */
+  ownerOf(state: string): string | undefined {
+    return this.#verify(state).split(".")[2];
+  }
+
+  /** How long a parked call waits for its client's input (ms). */
+  get parkMs(): number {
+    return this.#parkMs;
   }
 
   /** Calls parked now. */
@@ -121,6 +151,7 @@ export class InputParking {
   /**
    * Runs an upstream call whose server requests must reach a 2026 client. Resolves
    * with the call's result, or with an `input_required` result when the server asks.
+   * `principal` (the caller's token and profile) is the only one its retry is accepted from.
    */
   async run(
     method: string,
@@ -128,8 +159,10 @@ export class InputParking {
     capabilities: Record<string, unknown>,
     signal: AbortSignal,
     start: (handler: ServerRequestHandler, signal: AbortSignal) => Promise<Record<string, unknown>>,
+    principal?: string,
   ): Promise<Record<string, unknown>> {
     const parked = new ParkedCall(method, name, this.#controllers.take());
+    parked.principal = principal;
     const handler: ServerRequestHandler = (request) => {
       const capability = SERVER_REQUEST_CAPABILITIES.get(request.method);
       if (capability !== undefined && capabilities[capability] === undefined) {
@@ -158,6 +191,7 @@ export class InputParking {
     state: string,
     responses: unknown,
     signal: AbortSignal,
+    principal?: string,
   ): Promise<Record<string, unknown>> {
     const [id, round] = this.#verify(state).split(".");
     const parked = this.#parked.get(id!);
@@ -166,6 +200,13 @@ export class InputParking {
         ErrorCode.InvalidParams,
         "Invalid params: requestState is unknown or expired; call again without it",
         { requestState: state },
+      );
+    }
+    if (parked.principal !== principal) {
+      // Bound to who was asked: another token holding the state does not get to answer.
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        "Invalid params: requestState was issued to another client; call again without it",
       );
     }
     if (parked.method !== method || parked.name !== name) {
@@ -243,7 +284,9 @@ export class InputParking {
     return {
       resultType: "input_required",
       inputRequests,
-      requestState: this.#sign(`${parked.id}.${parked.round}`),
+      requestState: this.#sign(
+        `${parked.id}.${parked.round}${this.#replica === undefined ? "" : `.${this.#replica}`}`,
+      ),
     };
   }
 

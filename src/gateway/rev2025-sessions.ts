@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { Channel, ClientSession, WireMessage } from "./client-session.js";
+import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
 import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
 import type { Caller } from "./rev2026-post.js";
@@ -69,6 +69,8 @@ export interface Rev2025HttpSessionOptions {
   maxSessionsPerClient?: number;
   /** Told when a cap evicted a session or refused a new one (for metrics). */
   onLimit?: (outcome: "evicted" | "refused") => void;
+  /** Mints session ids (one replica of several: ids that name it). Default: random UUIDs. */
+  directory?: SessionDirectory;
 }
 
 /**
@@ -86,6 +88,7 @@ export class Rev2025HttpSessions {
   readonly #max: number;
   readonly #maxPerClient: number;
   readonly #onLimit: ((outcome: "evicted" | "refused") => void) | undefined;
+  readonly #directory: SessionDirectory;
   readonly #sweep: NodeJS.Timeout;
 
   constructor(gateway: Gateway, options: Rev2025HttpSessionOptions = {}) {
@@ -94,6 +97,7 @@ export class Rev2025HttpSessions {
     this.#max = options.maxSessions ?? 10_000;
     this.#maxPerClient = options.maxSessionsPerClient ?? 1_000;
     this.#onLimit = options.onLimit;
+    this.#directory = options.directory ?? LOCAL_SESSIONS;
     this.#sweep = setInterval(() => this.#closeIdle(), Math.min(this.#idleMs, 60_000));
     this.#sweep.unref();
   }
@@ -216,7 +220,7 @@ export class Rev2025HttpSessions {
 
   #open(caller: Caller & { key: string }): Entry {
     const { profile, key } = caller;
-    const id = randomUUID();
+    const id = this.#directory.mint();
     const channel = new HttpSessionChannel();
     const session = this.#gateway.openSession(channel, { id, profile, mode: caller.mode, caller: key });
     const entry = { id, session, channel, profile, key, lastUsed: Date.now() };

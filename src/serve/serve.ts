@@ -1,4 +1,5 @@
 import type { ModeTable } from "../catalog-modes/view-resolver.js";
+import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
 import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
@@ -13,6 +14,7 @@ import type { HubOptions } from "../hub/hub-types.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";
+import { memoryOAuthStore } from "../upstream/oauth.js";
 
 /** What {@link serve} serves, and how. */
 export interface ServeOptions {
@@ -76,6 +78,8 @@ export interface ServeOptions {
 /** What {@link serve} reports while it serves. */
 export type ServeEvent =
   | { type: "reloaded"; outcome: ReloadOutcome; tokens?: string }
+  /** One replica of several (`cluster:`): Redis lost or found again, replicas whose config differs. */
+  | { type: "cluster"; event: ClusterEvent }
   | { type: "start-failed"; server: string; state: string; error: string; hint?: string }
   | { type: "record-failed"; server: string; error: string };
 
@@ -87,6 +91,8 @@ export interface RunningGateway {
   readonly http?: HttpFront;
   /** The stdio client's session, and a promise that settles when its input ends. */
   readonly stdio?: { session: ClientSession; done: Promise<void> };
+  /** This replica's id in its cluster (`cluster:`). */
+  readonly replica?: string;
   /** Settles when requests are served: the first start is over or `readyWait` has passed. */
   readonly ready: Promise<unknown>;
   /** Every server's first start is over (each ready or failed). */
@@ -133,11 +139,28 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const settings = telemetrySettings(config.telemetry);
   const telemetry =
     settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
+  // One replica of several: loaded only then, and before the hub (whose OAuth tokens the
+  // replicas share) and the gateway (which signs with the cluster's keys).
+  let cluster: Cluster | undefined;
+  let joinCluster: ((url: string) => Promise<void>) | undefined;
+  let oauth = options.oauth;
+  if (config.cluster !== undefined && options.transport === "http") {
+    const { prepareCluster } = await import("../cluster/join-cluster.js");
+    const joined = prepareCluster(
+      config,
+      (event) => options.onEvent?.({ type: "cluster", event }),
+      options.http?.host ?? "127.0.0.1",
+    );
+    cluster = joined.cluster;
+    joinCluster = joined.join;
+    void cluster.connect();
+    oauth = { ...oauth, store: cluster.oauthStore(oauth?.store ?? memoryOAuthStore()) };
+  }
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({
     config,
     clientCapabilities: ANSWERING_CAPABILITIES,
-    ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+    ...(oauth === undefined ? {} : { oauth }),
     interceptors: [
       ...(telemetry === undefined ? [] : [telemetry.upstream]),
       ...(recorder === undefined ? [] : [recorder.interceptor]),
@@ -179,6 +202,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(readyWait === undefined ? {} : { readyWait }),
     interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
     ...(options.identity === undefined ? {} : { identity: options.identity }),
+    ...(cluster === undefined ? {} : { replica: { id: cluster.replica, stateKey: cluster.stateKey } }),
   });
   if (offerServers) {
     const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import("../gateway/server-tools.js");
@@ -193,6 +217,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           config,
           (outcome) => {
             if (outcome.ok) modes = modeTable(outcome.config, options.mode);
+            // What a reload applies (servers, profiles, tokens); `serve:` waits for a restart.
+            if (outcome.ok) cluster?.setConfig({ ...outcome.config, serve: config.serve });
             emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
           },
           { transform: (next) => served(next, exposedTokens(next.tokens, expose)).config },
@@ -208,6 +234,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         await Promise.race([stdio.session.idle(), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
       }
       await front?.close(stdio === undefined ? graceMs : Math.min(graceMs, 1000));
+      await cluster?.close();
       gateway.close();
       await hub.close();
       uncache?.();
@@ -230,7 +257,10 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         tokens,
         ...(profileName === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),
+        ...(cluster === undefined ? {} : { cluster }),
       });
+      if (cluster !== undefined) cluster.registerMetrics(front.metrics.registry);
+      await joinCluster?.(front.url);
     }
   } catch (error) {
     await close(0);
@@ -254,6 +284,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     gateway,
     ...(front === undefined ? {} : { http: front }),
     ...(stdio === undefined ? {} : { stdio }),
+    ...(cluster === undefined ? {} : { replica: cluster.replica }),
     ready: gateway.ready,
     started,
     simulated,

@@ -27,6 +27,12 @@ export interface OAuthRecord {
 export interface OAuthStore {
   load(server: string): Promise<OAuthRecord | undefined>;
   save(server: string, record: OAuthRecord): Promise<void>;
+  /**
+   * Runs `run` while no other holder of the same store authorizes `server` (replicas sharing
+   * tokens through Redis): a rotating refresh token is then spent by one of them only. Without
+   * it, authorizations are one at a time within this process only.
+   */
+  exclusive?<T>(server: string, run: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -194,6 +200,24 @@ export class ServerOAuthProvider implements OAuthClientProvider {
     this.#verifier = verifier;
   }
 
+  /**
+   * Authorizes through `run` under the store's lock, unless the stored access token is no
+   * longer `refused`: another holder of the store (a replica) authorized meanwhile, and its
+   * tokens are used instead.
+   */
+  async reauthorize(refused: string | undefined, run: () => Promise<void>): Promise<void> {
+    const store = this.#host.store;
+    if (store.exclusive === undefined) return run();
+    return store.exclusive(this.#server, async () => {
+      const stored = await store.load(this.#server);
+      if (stored?.tokens !== undefined && stored.tokens.access_token !== refused) {
+        this.#record = Promise.resolve(stored);
+        return;
+      }
+      await run();
+    });
+  }
+
   codeVerifier(): string {
     if (this.#verifier === undefined) throw new Error(`${this.#server}: no PKCE code verifier was saved`);
     return this.#verifier;
@@ -240,9 +264,11 @@ export function oauthFetch(
     // token once and fail the rest. A call refused with a token since replaced just goes again.
     const current = (await provider.tokens())?.access_token;
     if (authorizing === undefined && current === first.token) {
-      authorizing = authorizeAfter(first.response, provider, serverUrl, base).finally(() => {
-        authorizing = undefined;
-      });
+      authorizing = provider
+        .reauthorize(first.token, () => authorizeAfter(first.response, provider, serverUrl, base))
+        .finally(() => {
+          authorizing = undefined;
+        });
     }
     await authorizing;
     return (await send()).response;

@@ -5,6 +5,7 @@
 // are an MCP client of the gateway's own /mcp (mcp-client.js).
 
 import { authHeaders, currentToken, setToken } from "./auth.js";
+import { renderCluster } from "./cluster-panel.js";
 import { badge, clock, el, ms } from "./dom.js";
 import { McpClient } from "./mcp-client.js";
 import { mountPlayground } from "./playground.js";
@@ -121,6 +122,7 @@ function render() {
   $("health").replaceWith(Object.assign(badge(health.status), { id: "health" }));
   $("endpoint").textContent = [gateway.mcp, gateway.ws].filter(Boolean).join("   ");
   renderServers();
+  renderCluster(state.cluster);
   if (state.latency !== undefined) {
     const { windowMs } = state.latency;
     $("latency-window").textContent = `(last ${Math.round(windowMs / 60_000)} min)`;

@@ -4,8 +4,9 @@ import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
 import { parseDuration } from "../../config/parse-duration.js";
+import { clusterUrlProblem } from "../../config/read-cluster.js";
 import { tokenProblem } from "../../config/token-rules.js";
-import type { CatalogMode, TokenConfig } from "../../config/types.js";
+import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
 import { defaultCacheDir } from "../../recording/tool-cache.js";
@@ -48,6 +49,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       seed: { type: "string" },
       speed: { type: "string" },
       tools: { type: "string" },
+      cluster: { type: "string" },
+      "rate-limit": { type: "string" },
       ...LIMIT_FLAGS,
     },
   });
@@ -70,10 +73,16 @@ export async function serveCommand(args: string[]): Promise<number> {
       throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
   }
   const limits = readLimitFlags(values);
+  const rateLimit = values["rate-limit"] === undefined ? undefined : parseRateLimit(values["rate-limit"]);
   const standIns = readStandInFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
   const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
-  const config = await loadConfig(values.config === undefined ? {} : { config: values.config });
+  const loaded = await loadConfig(values.config === undefined ? {} : { config: values.config });
+  const config = values.cluster === undefined ? loaded : withClusterUrl(loaded, values.cluster);
+  if (config.cluster !== undefined && values.stdio === true)
+    throw new UsageError(
+      "cluster mode (cluster: or --cluster) is for --http: a stdio client has one process",
+    );
   const profileOf = values.profile === undefined ? {} : { profile: values.profile };
   const checked = (flag: string, list: string[]) =>
     list.map((token, i) => {
@@ -110,7 +119,15 @@ export async function serveCommand(args: string[]): Promise<number> {
       ? dashboardPort === undefined
         ? {}
         : { http: { host, port: dashboardPort } }
-      : { http: { host, port, dashboard: values["no-dashboard"] !== true, ...limits } }),
+      : {
+          http: {
+            host,
+            port,
+            dashboard: values["no-dashboard"] !== true,
+            ...limits,
+            ...(rateLimit === undefined ? {} : { rateLimit }),
+          },
+        }),
     oauth: { store: secretOAuthStore() },
     onEvent: printEvent,
     ...standIns,
@@ -163,6 +180,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       `  WebSocket        ${front.wsUrl}  (subprotocol mcp)`,
       `  HTTP+SSE         ${front.sseUrl}  (2024-11-05, for clients set to type: sse)`,
       `  health           ${front.url.replace(/\/mcp$/, "/readyz")}   metrics ${front.url.replace(/\/mcp$/, "/metrics")}`,
+      running.replica === undefined ? "" : `  cluster          replica ${running.replica}`,
       front.dashboardUrl === undefined ? "" : `  dashboard        ${front.dashboardUrl}`,
       "",
       "Add it to a client:",
@@ -219,6 +237,16 @@ function printSimulated(simulated: readonly SimulatedServer[]): void {
 
 /** What serving reports, as lines for people on stderr. */
 function printEvent(event: ServeEvent): void {
+  if (event.type === "cluster") {
+    const e = event.event;
+    if (e.type === "redis-down")
+      console.error(
+        `mcplex: warning: Redis is out of reach (${e.error}); forwarding uses the last known replicas and rate limits hold per replica until it returns`,
+      );
+    else if (e.type === "redis-up") console.error("mcplex: Redis reached again; cluster state shared again");
+    else console.error(`mcplex: warning: replicas ${e.replicas.join(", ")} serve a different config`);
+    return;
+  }
   if (event.type === "record-failed") {
     console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
     return;
@@ -271,6 +299,25 @@ function onStopSignals(first: () => void): void {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+}
+
+/** `--cluster redis://...`: the config's `cluster:` block with this Redis URL. */
+function withClusterUrl(config: McplexConfig, url: string): McplexConfig {
+  const problem = clusterUrlProblem(url);
+  if (problem !== undefined) throw new UsageError(`--cluster ${problem}`);
+  return { ...config, cluster: { ...config.cluster, url } };
+}
+
+/** `--rate-limit RATE[:BURST]`: requests per second per token (or client address), and the burst. */
+function parseRateLimit(text: string): { perSecond: number; burst: number } {
+  const match = /^(\d+(?:\.\d+)?)(?::(\d+))?$/.exec(text);
+  const perSecond = Number(match?.[1]);
+  const burst = match?.[2] === undefined ? Math.max(1, Math.ceil(perSecond)) : Number(match[2]);
+  if (match === null || !(perSecond > 0) || !(burst >= 1))
+    throw new UsageError(
+      `--rate-limit must be requests per second with an optional burst, such as 20 or 20:40, not ${JSON.stringify(text)}`,
+    );
+  return { perSecond, burst };
 }
 
 /** `--tools`: how clients see the tools. */
