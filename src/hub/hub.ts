@@ -23,10 +23,11 @@ import {
 import type { ListKind } from "../protocol/list-changes.js";
 import { redactError, redactValue } from "../upstream/error-redaction.js";
 import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
-import { type AvailableServer, AvailableServers } from "./available-servers.js";
+import type { AvailableServer } from "./available-servers.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
+import { OnDemandServers } from "./on-demand-servers.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
@@ -71,8 +72,8 @@ export class Hub {
   readonly #secrets: SecretSet;
   readonly #redactor = (text: string): string => this.redact(text);
   /** The `available:` servers, and those of them started on request (with their start). */
-  readonly #available: AvailableServers;
-  readonly #onRequest = new Map<string, Promise<void>>();
+  /** The `available:` servers, started on request. */
+  readonly #onDemand: OnDemandServers;
   #profiles: Record<string, ProfileConfig>;
   /** Whether each upstream was last published as available (see `Upstream.available`). */
   readonly #availability = new WeakMap<Upstream, boolean>();
@@ -97,8 +98,15 @@ export class Hub {
       options.toolCache === false
         ? undefined
         : (options.toolCache ?? ((config.available ?? []).length > 0 ? defaultToolCachePath() : undefined));
-    this.#available = new AvailableServers(config.available ?? [], new ToolCache(cacheFile), {
-      liveTools: (name) => (this.#onRequest.has(name) ? this.#entries.get(name)?.upstream.tools : undefined),
+    this.#onDemand = new OnDemandServers(config.available ?? [], new ToolCache(cacheFile), {
+      has: (name) => this.#entries.has(name),
+      start: async (server) => {
+        const entry = this.#add(server);
+        this.#publish(server.name);
+        await entry.upstream.start();
+      },
+      remove: (name) => this.removeServer(name),
+      tools: (name) => this.#entries.get(name)?.upstream.tools,
       profile: (name) => {
         const profile = this.#profiles[name];
         if (profile === undefined) throw notFound("profile", name);
@@ -347,7 +355,7 @@ export class Hub {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
-    this.#onRequest.delete(name);
+    this.#onDemand.forget(name);
     this.#catalog.removeServer(name);
     await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
     this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
@@ -362,7 +370,7 @@ export class Hub {
 
   /** The names under `available:` that `profile` may connect (all of them without a profile). */
   availableServers(profile?: string): Promise<string[]> {
-    return this.#available.reachable(profile);
+    return this.#onDemand.reachable(profile);
   }
 
   /**
@@ -371,7 +379,7 @@ export class Hub {
    * not running.
    */
   availableTools(options: { profile?: string } = {}): Promise<AvailableServer[]> {
-    return this.#available.list(options.profile);
+    return this.#onDemand.list(options.profile);
   }
 
   /**
@@ -381,59 +389,21 @@ export class Hub {
    * leaves nothing behind. With `profile`, only servers that profile could see.
    */
   async connectServer(name: string, options: { profile?: string } = {}): Promise<ServerStatus> {
-    const config = await this.#available.require(name, options.profile);
-    let starting = this.#onRequest.get(name);
-    if (starting === undefined) {
-      if (this.#entries.has(name)) {
-        throw new McplexError("INVALID_ARGUMENT", `server "${name}" already runs from "servers:"`, {
-          server: name,
-        });
-      }
-      starting = this.#connect(config);
-      this.#onRequest.set(name, starting);
-    }
-    await starting;
+    await this.#onDemand.connect(name, options.profile);
     return this.servers().find((s) => s.name === name)!;
-  }
-
-  async #connect(config: ServerConfig): Promise<void> {
-    const entry = this.#add(config);
-    this.#publish(config.name);
-    try {
-      await entry.upstream.start();
-    } catch (error) {
-      this.#onRequest.delete(config.name);
-      await this.removeServer(config.name).catch(() => {});
-      throw error;
-    }
-    await this.#available.record(config.name, entry.upstream.tools);
   }
 
   /**
    * Stops an `available:` server started by {@link connectServer}; its tools leave the catalog
    * (their list is kept for {@link availableTools}). `false` when it was not connected.
    */
-  async disconnectServer(name: string, options: { profile?: string } = {}): Promise<boolean> {
-    await this.#available.require(name, options.profile);
-    const starting = this.#onRequest.get(name);
-    if (starting === undefined) return false;
-    await starting.catch(() => {});
-    if (!this.#onRequest.delete(name)) return false;
-    const entry = this.#entries.get(name);
-    if (entry !== undefined) await this.#available.record(name, entry.upstream.tools);
-    await this.removeServer(name);
-    return true;
+  disconnectServer(name: string, options: { profile?: string } = {}): Promise<boolean> {
+    return this.#onDemand.disconnect(name, options.profile);
   }
 
   /** Replaces the `available:` definitions (a reloaded config); connected ones no longer listed are stopped. */
-  async setAvailable(configs: readonly ServerConfig[]): Promise<void> {
-    this.#available.set(configs);
-    const kept = new Set(configs.map((c) => c.name));
-    for (const name of [...this.#onRequest.keys()]) {
-      if (kept.has(name)) continue;
-      this.#onRequest.delete(name);
-      if (this.#entries.has(name)) await this.removeServer(name);
-    }
+  setAvailable(configs: readonly ServerConfig[]): Promise<void> {
+    return this.#onDemand.set(configs);
   }
 
   /**
