@@ -10,7 +10,7 @@
  *
  *   npm run build && npx tsx bench/cluster-bench.ts [--rounds R] [--seconds S]
  */
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { startNginx } from "../test/support/nginx.js";
@@ -40,12 +40,9 @@ interface Replica {
   stop: () => void;
 }
 
-async function replica(args: string[]): Promise<Replica> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", new URL("./cluster-target.ts", import.meta.url).pathname, ...args],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
+/** Spawns a Node process that prints `url <url>` once listening; resolves with it and the child. */
+async function listening(args: string[], what: string): Promise<{ url: URL; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve, reject) => {
     let text = "";
     child.stdout!.setEncoding("utf8").on("data", (c: string) => {
@@ -53,35 +50,22 @@ async function replica(args: string[]): Promise<Replica> {
       const m = /url (\S+)/.exec(text);
       if (m) resolve(m[1]!);
     });
-    child.once("exit", (code) => reject(new Error(`replica exited with ${code}`)));
+    child.once("exit", (code) => reject(new Error(`${what} exited with ${code}`)));
   });
-  return {
-    url: new URL(url),
-    origin: new URL(url).origin,
-    cpu: () => cpuOf(child.pid!),
-    stop: () => child.kill(),
-  };
+  return { url: new URL(url), child };
+}
+
+async function replica(args: string[]): Promise<Replica> {
+  const target = new URL("./cluster-target.ts", import.meta.url).pathname;
+  const { url, child } = await listening(["--import", "tsx", target, ...args], "replica");
+  return { url, origin: url.origin, cpu: () => cpuOf(child.pid!), stop: () => child.kill() };
 }
 
 /** bench/bare-proxy.mjs in front of `target`. */
 async function proxyProcess(target: URL): Promise<{ url: URL; stop: () => void }> {
-  const child = spawn(
-    process.execPath,
-    [new URL("./bare-proxy.mjs", import.meta.url).pathname, target.href],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    child.stdout!.setEncoding("utf8").on("data", (c: string) => {
-      text += c;
-      const m = /url (\S+)/.exec(text);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`proxy exited with ${code}`)));
-  });
-  return { url: new URL(url), stop: () => child.kill() };
+  const proxy = new URL("./bare-proxy.mjs", import.meta.url).pathname;
+  const { url, child } = await listening([proxy, target.href], "proxy");
+  return { url, stop: () => child.kill() };
 }
 
 /** CPU seconds process `pid` has used (Linux /proc: utime + stime). */
