@@ -314,6 +314,14 @@ export class Gateway {
     }
   }
 
+  /**
+   * Tells every client that lists of `kinds` changed (`list_changed` to 2025 sessions, the
+   * listen streams of 2026 clients): for changes the hub does not see, such as a new mode.
+   */
+  announce(kinds: ListKind[]): void {
+    this.#listChanged(kinds);
+  }
+
   #listChanged(kinds: ListKind[]): void {
     for (const [, method] of listChangedMethods(kinds)) {
       for (const session of this.#sessions) if (session.initialized) session.notify(method, {});

@@ -14,6 +14,8 @@ export type ReloadOutcome =
       profiles: boolean;
       /** The tokens changed: the hub has none, so whoever serves HTTP applies `config.tokens`. */
       tokens: boolean;
+      /** The `serve:` block changed: whoever serves applies what it can (the catalog mode). */
+      serve: boolean;
       config: McplexConfig;
     }
   | { ok: false; error: Error };
@@ -54,7 +56,8 @@ export async function applyConfig(
   const profiles = JSON.stringify(after.profiles) !== JSON.stringify(before.profiles);
   if (profiles) hub.setProfiles(after.profiles);
   const tokens = JSON.stringify(after.tokens) !== JSON.stringify(before.tokens);
-  return { ok: true, added, removed, changed, profiles, tokens, config: after };
+  const serve = JSON.stringify(after.serve ?? {}) !== JSON.stringify(before.serve ?? {});
+  return { ok: true, added, removed, changed, profiles, tokens, serve, config: after };
 }
 
 /**
@@ -78,7 +81,7 @@ export function watchConfig(
         const outcome = await applyConfig(hub, current, next);
         current = next;
         const servers = outcome.added.length + outcome.removed.length + outcome.changed.length;
-        if (servers > 0 || outcome.profiles || outcome.tokens) onReload(outcome);
+        if (servers > 0 || outcome.profiles || outcome.tokens || outcome.serve) onReload(outcome);
       } catch (error) {
         onReload({ ok: false, error: error as Error });
       }

@@ -216,7 +216,12 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           hub,
           config,
           (outcome) => {
-            if (outcome.ok) modes = modeTable(outcome.config, options.mode);
+            if (outcome.ok) {
+              const before = JSON.stringify(modes.default);
+              modes = modeTable(outcome.config, options.mode);
+              // Profiles announce themselves (the catalog changes); the default mode does not.
+              if (JSON.stringify(modes.default) !== before) gateway.announce(["tools"]);
+            }
             // What a reload applies (servers, profiles, tokens); `serve:` waits for a restart.
             if (outcome.ok) cluster?.setConfig({ ...outcome.config, serve: config.serve });
             emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });

@@ -201,3 +201,35 @@ describe("mcplex serve reloading catalog modes", () => {
     }
   });
 });
+
+describe("mcplex serve reloading its default mode", () => {
+  it("switches every client without a mode of its own, and tells them", async () => {
+    const home = await mkdtemp(join(tmpdir(), "mcplex-reload-default-"));
+    const file = join(home, "mcplex.yaml");
+    const write = (mode: string) =>
+      writeFile(file, yamlConfig({ fx: COMMANDS.fixture }, `serve:\n  readyWait: 1m\n  mode: ${mode}\n`));
+    await write("all");
+    const served = await serveHttp(["--config", file]);
+    const client = new Client(
+      { name: "reload-default", version: "1" },
+      { versionNegotiation: { mode: "legacy" } },
+    );
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(served.url)));
+      const names = async () => (await client.listTools()).tools.map((t) => t.name);
+      expect(await names()).toContain("fx__echo");
+      const switched = new Promise<void>((done) =>
+        client.setNotificationHandler("notifications/tools/list_changed", async () => {
+          if ((await names()).includes("call_tool")) done();
+        }),
+      );
+      await write("search");
+      await switched;
+      expect(await names()).toEqual(["search_tools", "describe_tools", "call_tool"]);
+    } finally {
+      await client.close();
+      await served.stop();
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});

@@ -268,6 +268,7 @@ function printEvent(event: ServeEvent): void {
   }
   if (outcome.profiles) parts.push("profiles updated");
   if (event.tokens !== undefined) parts.push(event.tokens);
+  if (outcome.serve) parts.push("serve: mode and pin applied, other settings at the next start");
   console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
 }
 
