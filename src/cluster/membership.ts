@@ -23,6 +23,12 @@ export class Membership {
   readonly #heartbeatMs: number;
   #self: Member;
   #members = new Map<string, Member>();
+  /** When each member was last read from Redis (ms). */
+  readonly #seen = new Map<string, number>();
+  /** This replica has been in the set before: finding it missing means Redis lost its data. */
+  #registered = false;
+  /** Until when (ms) members missing from a read are kept, after Redis lost its data. */
+  #recovering = 0;
   #timer: NodeJS.Timeout | undefined;
   #beating: Promise<void> | undefined;
 
@@ -64,7 +70,9 @@ export class Membership {
       await client.set(PREFIX + this.#self.id, JSON.stringify(this.#self), {
         expiration: { type: "PX", value: this.#heartbeatMs * 3 },
       });
-      await client.sAdd(SET, this.#self.id);
+      // Added anew after being in it: Redis restarted empty (or was flushed).
+      const lost = (await client.sAdd(SET, this.#self.id)) > 0 && this.#registered;
+      this.#registered = true;
       const ids = await client.sMembers(SET);
       const values = ids.length === 0 ? [] : await client.mGet(ids.map((id) => PREFIX + id));
       const members = new Map<string, Member>();
@@ -76,6 +84,18 @@ export class Membership {
         else members.set(id, member);
       });
       if (gone.length > 0) await client.sRem(SET, gone);
+      // After Redis lost its data the others register again over one heartbeat: until then a
+      // member seen within one TTL stays, so that its sessions do not look lost. (One that left
+      // or died meanwhile is found out by the request sent to it.) Otherwise the read is the list.
+      const now = Date.now();
+      for (const id of members.keys()) this.#seen.set(id, now);
+      this.#recovering = lost ? now + this.#heartbeatMs * 3 : this.#recovering;
+      if (now < this.#recovering) {
+        for (const [id, member] of this.#members) {
+          if (!members.has(id) && now - (this.#seen.get(id) ?? 0) < this.#heartbeatMs * 3)
+            members.set(id, member);
+        }
+      }
       this.#members = members;
     } catch {
       // Redis went away mid-beat: the link reports it; the last list stands.

@@ -78,6 +78,33 @@ describe("cluster membership", () => {
     await eventually(async () => (c.members().some((m) => m.id === "g") ? undefined : true));
   });
 
+  it("keeps the members it knew while a Redis that lost its data fills again", async () => {
+    const own = await startRedis();
+    const make = (id: string, heartbeatMs: number) =>
+      new Cluster({ url: own.url, secret: SECRET, id, heartbeatMs });
+    // e reads the list often; f comes back to it only at its own, slower heartbeat.
+    const [e, f] = [make("e", 400), make("f", 1000)];
+    clusters.push(e, f);
+    try {
+      await e.start("http://127.0.0.1:1008", ONE);
+      await f.start("http://127.0.0.1:1009", ONE);
+      await eventually(async () => (e.members().length === 2 ? true : undefined));
+      await own.kill();
+      await own.restart(); // empty: no replica is registered in it
+      await eventually(async () => (e.health().redis === "up" ? true : undefined), { ms: 20_000 });
+      // Every read of the list over the next heartbeats still has f: its sessions are not lost.
+      const reads: string[][] = [];
+      for (let i = 0; i < 60; i++) {
+        reads.push(e.members().map((m) => m.id));
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(reads.filter((ids) => !ids.includes("f"))).toEqual([]);
+    } finally {
+      await Promise.all([e.close(), f.close()]);
+      await own.stop();
+    }
+  });
+
   it("starts while Redis is down, says so, and joins when Redis comes", async () => {
     const late = await startRedis();
     await late.kill();
