@@ -1,4 +1,4 @@
-// Shared by ensure-redis.mjs and ensure-nginx.mjs: installs one Debian package with apt-get
+// Shared by ensure-chromium.mjs, ensure-redis.mjs and ensure-nginx.mjs: installs one Debian package with apt-get
 // when its binary is missing, as root or through passwordless sudo; otherwise says what to run.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
