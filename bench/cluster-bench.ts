@@ -11,22 +11,15 @@
  *   npm run build && npx tsx bench/cluster-bench.ts [--rounds R] [--seconds S]
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { startNginx } from "../test/support/nginx.js";
 import { startRedis } from "../test/support/redis.js";
 import { measureInterleaved, median } from "./interleaved.js";
+import { cpuSeconds, numberArg } from "./process-stats.js";
 
-function numberArg(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
-  if (!(value > 0)) throw new Error(`${name} wants a positive number`);
-  return value;
-}
 const ROUNDS = numberArg("--rounds", 5);
 const SECONDS = numberArg("--seconds", 1.5);
 const CONNECTIONS = 64;
-const TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 const META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": {},
@@ -58,7 +51,7 @@ async function listening(args: string[], what: string): Promise<{ url: URL; chil
 async function replica(args: string[]): Promise<Replica> {
   const target = new URL("./cluster-target.ts", import.meta.url).pathname;
   const { url, child } = await listening(["--import", "tsx", target, ...args], "replica");
-  return { url, origin: url.origin, cpu: () => cpuOf(child.pid!), stop: () => child.kill() };
+  return { url, origin: url.origin, cpu: () => cpuSeconds(child.pid!), stop: () => child.kill() };
 }
 
 /** bench/bare-proxy.mjs in front of `target`. */
@@ -68,19 +61,13 @@ async function proxyProcess(target: URL): Promise<{ url: URL; stop: () => void }
   return { url, stop: () => child.kill() };
 }
 
-/** CPU seconds process `pid` has used (Linux /proc: utime + stime). */
-function cpuOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
-}
-
 /** CPU seconds nginx's workers (the children of its master) have used. */
 function nginxCpu(master: number): () => number {
   const pids = execFileSync("pgrep", ["-P", String(master)], { encoding: "utf8" })
     .trim()
     .split(/\s+/)
     .map(Number);
-  return () => pids.reduce((sum, pid) => sum + cpuOf(pid), 0);
+  return () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 }
 
 function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<string> {

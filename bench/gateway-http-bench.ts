@@ -12,17 +12,11 @@
  *
  *   npm run build && npx tsx bench/gateway-http-bench.ts [--rounds R] [--seconds S]   (S per target per round)
  */
-import { execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { Agent, request } from "node:http";
 import { median } from "./interleaved.js";
+import { cpuSeconds, numberArg } from "./process-stats.js";
 
-function numberArg(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
-  if (!(value > 0)) throw new Error(`${name} wants a positive number`);
-  return value;
-}
 const ROUNDS = numberArg("--rounds", 6);
 const SECONDS = numberArg("--seconds", 1.5);
 const CONNECTIONS = 64;
@@ -63,12 +57,9 @@ async function start(kind: string): Promise<Target> {
     });
     child.once("exit", (code) => reject(new Error(`${kind} target exited with ${code}`)));
   });
-  const ticks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
   const cpu = () => {
     try {
-      // Fields 14 and 15 (utime, stime) follow the parenthesised command name.
-      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-      return (Number(fields[11]) + Number(fields[12])) / ticks;
+      return cpuSeconds(child.pid!);
     } catch {
       return undefined;
     }
