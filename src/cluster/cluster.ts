@@ -12,7 +12,7 @@ import { type Member, Membership } from "./membership.js";
 import { type RedisEvent, RedisLink } from "./redis-link.js";
 import { RedisOAuthStore } from "./redis-oauth-store.js";
 import { RedisRateLimit } from "./redis-rate-limit.js";
-import { checkReplicaCredential, replicaCredential } from "./replica-credential.js";
+import { ReplicaCredentials } from "./replica-credential.js";
 import { deriveKey, SignedIds } from "./signed-ids.js";
 
 type OAuthStore = NonNullable<HubOptions["oauth"]>["store"];
@@ -62,7 +62,7 @@ export class Cluster implements ClusterLink {
   readonly digestKey: Buffer;
   /** Rate limits per token across replicas. */
   readonly rateLimit: RedisRateLimit;
-  readonly #credentialKey: Buffer;
+  readonly #credentials: ReplicaCredentials;
   readonly #oauthKey: Buffer;
   readonly #link: RedisLink;
   readonly #heartbeatMs: number;
@@ -76,7 +76,7 @@ export class Cluster implements ClusterLink {
     this.replica = options.id ?? randomBytes(6).toString("hex");
     this.stateKey = deriveKey(options.secret, "request-state");
     this.digestKey = deriveKey(options.secret, "config-digest");
-    this.#credentialKey = deriveKey(options.secret, "replica-credential");
+    this.#credentials = new ReplicaCredentials(deriveKey(options.secret, "replica-credential"), this.replica);
     this.#oauthKey = deriveKey(options.secret, "oauth-store");
     const ids = new SignedIds(deriveKey(options.secret, "session-id"));
     this.sessions = {
@@ -146,7 +146,7 @@ export class Cluster implements ClusterLink {
   }
 
   fromReplica(req: IncomingMessage): boolean | "forged" {
-    return checkReplicaCredential(this.#credentialKey, req);
+    return this.#credentials.check(req);
   }
 
   async forward(
@@ -159,12 +159,7 @@ export class Cluster implements ClusterLink {
     const owner = await this.#membership?.find(replica);
     let outcome: ForwardOutcome = "unreachable";
     if (owner !== undefined) {
-      const credential = replicaCredential(
-        this.#credentialKey,
-        this.replica,
-        req.method ?? "GET",
-        req.url ?? "/mcp",
-      );
+      const credential = this.#credentials.mint(req.method ?? "GET", req.url ?? "/mcp");
       outcome = await forwardRequest(owner.advertise, credential, req, res, body);
     }
     this.#forwarded?.inc({ kind: what, outcome: owner === undefined ? "gone" : outcome });

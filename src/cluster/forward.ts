@@ -1,6 +1,6 @@
-import { Agent, type IncomingMessage, request, type ServerResponse } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { REPLICA_HEADER } from "./replica-credential.js";
+import { ReplicaLink } from "./replica-link.js";
 
 /** Headers of one hop only (RFC 9110 7.6.1), never passed on. */
 const HOP_BY_HOP = new Set([
@@ -23,15 +23,12 @@ export type ForwardOutcome =
   /** The owner went away after the request reached it: what it did is unknown. */
   | "broken";
 
-/** How long reaching another replica may take before it counts as gone. */
-const CONNECT_TIMEOUT_MS = 3000;
-
-const agents = { http: new Agent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+const link = new ReplicaLink();
 
 /**
- * Proxies `req` to `target` (the owner's origin), with `credential` in {@link REPLICA_HEADER}:
- * the body given, or else streamed from `req`; the answer, a stream included, relayed as it
- * comes. The client going away aborts the forwarded request (its cancellation, at the owner).
+ * Proxies `req` to `target` (the owner's origin), with `credential` in {@link REPLICA_HEADER}
+ * and `body` (a GET or DELETE sends none); the answer, a stream included, relayed as it comes.
+ * The client going away aborts the forwarded request (its cancellation, at the owner).
  * Resolves with how it ended; when nothing was relayed, `res` is left for the caller to answer.
  */
 export function forwardRequest(
@@ -41,14 +38,12 @@ export function forwardRequest(
   res: ServerResponse,
   body?: Buffer,
 ): Promise<ForwardOutcome> {
-  const url = new URL(req.url ?? "/mcp", target);
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
+  for (const name in req.headers) {
+    const value = req.headers[name];
     if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
   }
   headers[REPLICA_HEADER] = credential;
-  if (body !== undefined) headers["content-length"] = String(body.length);
-  const secure = url.protocol === "https:";
   return new Promise((resolve) => {
     let settled = false;
     const settle = (outcome: ForwardOutcome) => {
@@ -56,72 +51,51 @@ export function forwardRequest(
       settled = true;
       resolve(outcome);
     };
-    const out = (secure ? httpsRequest : request)(url, {
-      method: req.method,
-      headers,
-      agent: secure ? agents.https : agents.http,
-    });
-    let reached = false;
-    // A replica gone without a trace (its address now silent) must not hold the request for
-    // the kernel's minutes of SYN retries.
-    out.once("socket", (socket) => {
-      if (!socket.connecting) return;
-      const timer = setTimeout(
-        () => out.destroy(Object.assign(new Error("connect timeout"), { code: "MCPLEX_CONNECT_TIMEOUT" })),
-        CONNECT_TIMEOUT_MS,
-      );
-      timer.unref();
-      socket.once("connect", () => clearTimeout(timer));
-      socket.once("close", () => clearTimeout(timer));
-    });
-    out.once("response", (answer) => {
-      reached = true;
-      const relayed: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(answer.headers)) {
-        if (value !== undefined && !HOP_BY_HOP.has(name)) relayed[name] = value;
-      }
-      res.writeHead(answer.statusCode ?? 502, relayed);
-      if (String(answer.headers["content-type"]).startsWith("text/event-stream")) {
-        // An SSE answer: its headers go now, and each event as it comes.
-        res.flushHeaders();
-        answer.pipe(res);
-      } else {
-        // A JSON one goes whole, in one write with its headers.
-        const chunks: Buffer[] = [];
-        answer.on("data", (chunk: Buffer) => chunks.push(chunk));
-        answer.once("end", () => res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-      }
-      answer.once("end", () => settle("relayed"));
-      answer.once("error", () => {
-        res.destroy();
-        settle("broken");
-      });
-      answer.once("aborted", () => {
-        res.destroy();
-        settle("broken");
-      });
-    });
-    out.once("error", (error: NodeJS.ErrnoException) => {
-      if (reached) {
-        res.destroy();
-        return settle("broken");
-      }
-      // Refused or unresolvable: the request never reached the owner, so nothing ran there.
-      const unsent = [
-        "ECONNREFUSED",
-        "ENOTFOUND",
-        "EHOSTUNREACH",
-        "ENETUNREACH",
-        "EAI_AGAIN",
-        "MCPLEX_CONNECT_TIMEOUT",
-      ];
-      settle(unsent.includes(error.code ?? "") ? "unreachable" : "broken");
-    });
+    // A JSON answer goes whole, in one write with its headers; an SSE one as it comes.
+    let streaming = false;
+    let chunks: Buffer[] = [];
+    const abort = link.send(
+      new URL(target),
+      {
+        method: req.method ?? "GET",
+        path: req.url ?? "/mcp",
+        headers,
+        ...(body === undefined ? {} : { body }),
+      },
+      {
+        head(status, answerHeaders) {
+          const relayed: string[] = [];
+          for (let i = 0; i < answerHeaders.length; i += 2) {
+            const name = answerHeaders[i]!;
+            if (HOP_BY_HOP.has(name)) continue;
+            relayed.push(name, answerHeaders[i + 1]!);
+            if (name === "content-type" && answerHeaders[i + 1]!.startsWith("text/event-stream"))
+              streaming = true;
+          }
+          res.writeHead(status, relayed);
+          if (streaming) res.flushHeaders();
+        },
+        data(chunk) {
+          if (streaming) res.write(chunk);
+          else chunks.push(chunk);
+        },
+        end() {
+          if (streaming) res.end();
+          else res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+          chunks = [];
+          settle("relayed");
+        },
+        fail(_error, sent) {
+          // Once the answer began, the client's half of it cannot be mended: cut it.
+          if (res.headersSent) res.destroy();
+          settle(sent ? "broken" : "unreachable");
+        },
+      },
+    );
     res.once("close", () => {
-      if (!res.writableFinished) out.destroy();
+      if (settled) return;
+      abort();
       settle("relayed");
     });
-    if (body !== undefined) out.end(body);
-    else req.pipe(out);
   });
 }

@@ -5,6 +5,8 @@ const NONCE_BYTES = 16;
 /** Bytes of the HMAC kept in an id (128 bits: forging one is out of reach). */
 const MAC_BYTES = 16;
 const OWNER = /^[A-Za-z0-9_-]{1,64}$/;
+/** Checked ids remembered (about 100 bytes each). */
+const CHECKED_IDS = 10_000;
 
 /**
  * A key for one purpose, derived from the cluster secret (HKDF-SHA256), so a session-id key
@@ -39,6 +41,12 @@ export function macMatches(key: Buffer, text: string, given: string, bytes = 32)
  */
 export class SignedIds {
   readonly #key: Buffer;
+  /**
+   * Ids already checked, with their owner: a session's every request names its id, and an
+   * HMAC per request was a tenth of a forwarded request's cost. Only ids that passed are kept
+   * (a forged one is checked each time), oldest out first past {@link CHECKED_IDS}.
+   */
+  readonly #checked = new Map<string, string>();
 
   constructor(key: Buffer) {
     this.#key = key;
@@ -51,11 +59,15 @@ export class SignedIds {
 
   /** The owner an id names, or `undefined` when the id was not minted with this key. */
   owner(id: string): string | undefined {
+    const known = this.#checked.get(id);
+    if (known !== undefined) return known;
     const dot = id.lastIndexOf(".");
     if (dot === -1) return undefined;
     const body = id.slice(0, dot);
     const owner = body.slice(0, body.indexOf("."));
     if (!OWNER.test(owner) || !macMatches(this.#key, body, id.slice(dot + 1), MAC_BYTES)) return undefined;
+    if (this.#checked.size >= CHECKED_IDS) this.#checked.delete(this.#checked.keys().next().value!);
+    this.#checked.set(id, owner);
     return owner;
   }
 }
