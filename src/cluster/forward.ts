@@ -24,6 +24,8 @@ export type ForwardOutcome =
   | "broken";
 
 const link = new ReplicaLink();
+/** Replicas' origins, parsed once each. */
+const origins = new Map<string, URL>();
 
 /**
  * Proxies `req` to `target` (the owner's origin), with `credential` in {@link REPLICA_HEADER}
@@ -54,8 +56,14 @@ export function forwardRequest(
     // A JSON answer goes whole, in one write with its headers; an SSE one as it comes.
     let streaming = false;
     let chunks: Buffer[] = [];
+    let origin = origins.get(target);
+    if (origin === undefined) {
+      origin = new URL(target);
+      if (origins.size > 1000) origins.clear();
+      origins.set(target, origin);
+    }
     const abort = link.send(
-      new URL(target),
+      origin,
       {
         method: req.method ?? "GET",
         path: req.url ?? "/mcp",

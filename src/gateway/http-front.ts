@@ -152,6 +152,12 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     maxBodyBytes: maxBody,
     bodyTimeoutMs,
     draining: () => drain.draining,
+    ...(options.cluster === undefined
+      ? {}
+      : {
+          directory: options.cluster.sessions,
+          forward: (replica, req, res, body) => options.cluster!.forward(replica, req, res, "session", body),
+        }),
   });
 
   const endpoints: { mcp: string; ws?: string } = { mcp: "" };
@@ -388,7 +394,17 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       }
       default:
         if (options.mcp !== false && SseFront.owns(path)) {
-          sse.handle(req, res, path).catch(() => res.destroy());
+          // A message another replica forwarded (its session is held here) carries a credential.
+          const internal = cluster?.fromReplica(req) ?? false;
+          if (internal === "forged")
+            return sendRpcError(
+              res,
+              401,
+              null,
+              ErrorCode.ServerError,
+              "Unauthorized: not a valid replica credential",
+            );
+          sse.handle(req, res, path, internal).catch(() => res.destroy());
           return;
         }
         if (dashboard !== undefined && Dashboard.owns(path)) return dashboard.handle(req, res, path);

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Channel, ClientSession, WireMessage } from "./client-session.js";
+import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
 import type { Gateway } from "./gateway.js";
 import type { Refusal } from "./http-admission.js";
 import { sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
@@ -19,8 +19,11 @@ export const SSE_MESSAGES_PATH = "/messages";
 
 /** What {@link SseFront} needs from the HTTP front it is mounted on. */
 export interface SseFrontOptions {
-  /** The HTTP front's Host/Origin, token and rate checks: the caller, or why it is refused. */
-  admit(req: IncomingMessage): (Caller & { key: string }) | Refusal;
+  /**
+   * The HTTP front's Host/Origin, token and rate checks: the caller, or why it is refused.
+   * `limited`: counted against the caller's rate (not a request another replica forwarded).
+   */
+  admit(req: IncomingMessage, limited: boolean): (Caller & { key: string }) | Refusal;
   /** Requests in flight per client, shared with /mcp. */
   concurrency: ConcurrencyLimiter;
   /** Open streams per client, shared with /mcp's listen streams: a stream holds no call slot. */
@@ -30,6 +33,10 @@ export interface SseFrontOptions {
   bodyTimeoutMs: number;
   /** `true` once the front is shutting down: new streams and messages are refused. */
   draining(): boolean;
+  /** Session ids that name the replica holding them (one of several). Default: random, all local. */
+  directory?: SessionDirectory;
+  /** Sends a message for another replica's session there, with its body (read and checked here). */
+  forward?(replica: string, req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void>;
 }
 
 /**
@@ -100,10 +107,13 @@ export class SseFront {
     return this.#sessions.size;
   }
 
-  /** Serves a request whose path {@link SseFront.owns}. */
-  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  /**
+   * Serves a request whose path {@link SseFront.owns}; `internal` when another replica
+   * forwarded it (its rate was counted there, and it is not forwarded again).
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string, internal = false): Promise<void> {
     if (this.#options.draining()) return sendShuttingDown(res);
-    const caller = this.#options.admit(req);
+    const caller = this.#options.admit(req, !internal);
     if ("status" in caller) return sendRefusal(res, caller);
     if (path === SSE_PATH) {
       if (req.method !== "GET") {
@@ -117,7 +127,7 @@ export class SseFront {
       res.writeHead(405, { allow: "POST" }).end();
       return;
     }
-    await this.#post(req, res, caller);
+    await this.#post(req, res, caller, internal);
   }
 
   /**
@@ -137,7 +147,7 @@ export class SseFront {
       return;
     }
     res.once("close", closeStream);
-    const id = randomUUID();
+    const id = (this.#options.directory ?? LOCAL_SESSIONS).mint();
     const channel = new SseStreamChannel(res);
     const profile = caller.profile;
     const session = this.#gateway.openSession(channel, {
@@ -158,7 +168,12 @@ export class SseFront {
     res.on("close", () => session.close());
   }
 
-  async #post(req: IncomingMessage, res: ServerResponse, caller: Caller & { key: string }): Promise<void> {
+  async #post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    caller: Caller & { key: string },
+    internal: boolean,
+  ): Promise<void> {
     const sessionId = new URL(req.url ?? "/", "http://gateway").searchParams.get("sessionId");
     if (sessionId === null || sessionId === "") {
       sendRpcError(
@@ -170,8 +185,13 @@ export class SseFront {
       );
       return;
     }
-    const entry = this.#sessions.get(sessionId);
-    if (entry === undefined) {
+    // Another replica's session gets the message once its body is read; an id no replica
+    // minted, or one forwarded here that is not here, is not found.
+    const where = (this.#options.directory ?? LOCAL_SESSIONS).locate(sessionId);
+    const entry = where.kind === "local" ? this.#sessions.get(sessionId) : undefined;
+    const owner = where.kind === "remote" && !internal ? where.replica : undefined;
+    const forward = this.#options.forward;
+    if (entry === undefined && (owner === undefined || forward === undefined)) {
       sendRpcError(
         res,
         404,
@@ -181,7 +201,7 @@ export class SseFront {
       );
       return;
     }
-    if (entry.profile !== caller.profile) {
+    if (entry !== undefined && entry.profile !== caller.profile) {
       sendRpcError(res, 403, null, ErrorCode.ServerError, "Forbidden: this session belongs to another token");
       return;
     }
@@ -211,6 +231,10 @@ export class SseFront {
         return;
       }
       res.destroy();
+      return;
+    }
+    if (entry === undefined) {
+      await forward?.(owner!, req, res, body);
       return;
     }
     let message: unknown;

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replicaCredential } from "../../src/cluster/replica-credential.js";
 import { deriveKey } from "../../src/cluster/signed-ids.js";
@@ -208,6 +208,45 @@ describe("three replicas behind nginx round-robin", () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("serve a 2024-11-05 HTTP+SSE client whose POSTs land on other replicas than its stream", async () => {
+    const before = (await forwarded()).relayed ?? 0;
+    const client = new Client(
+      { name: "cluster-sse", version: "1.0.0" },
+      { capabilities: { elicitation: {} } },
+    );
+    client.setRequestHandler("elicitation/create", async () => ({
+      action: "accept",
+      content: { name: "Lin" },
+    }));
+    const transport = new SSEClientTransport(new URL(nginx.url.replace(/\/mcp$/, "/sse")));
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("fx__echo");
+      for (let i = 0; i < 4; i++)
+        expect(
+          resultText(await client.callTool({ name: "fx__echo", arguments: { message: `sse ${i}` } })),
+        ).toBe(`echo: sse ${i}`);
+      // The upstream's elicitation goes out on the stream, and its answer comes back by a POST.
+      expect(resultText(await client.callTool({ name: "legacy__ask_name", arguments: {} }))).toBe(
+        "hello Lin",
+      );
+      // Round-robin over three replicas: most of those POSTs reached the stream's owner forwarded.
+      expect(((await forwarded()).relayed ?? 0) - before).toBeGreaterThanOrEqual(2);
+    } finally {
+      await client.close();
+    }
+    // An id no replica minted is not found on any, and not forwarded.
+    const relayed = (await forwarded()).relayed ?? 0;
+    for (let i = 0; i < 3; i++) {
+      const answer = await rawHttp(nginx.url.replace(/\/mcp$/, `/messages?sessionId=r1.forged${i}.AAAA`), {
+        headers: { "content-type": "application/json" },
+        body: { jsonrpc: "2.0", id: i, method: "tools/list", params: {} },
+      });
+      expect(answer.status).toBe(404);
+    }
+    expect((await forwarded()).relayed ?? 0).toBe(relayed);
   });
 
   it("completes a 2026 input_required call whose retry lands on another replica", async () => {
