@@ -172,7 +172,7 @@ describe("ReplicaLink", () => {
     await new Promise((resolve) => server.close(resolve));
     const answer = await send(newLink(), origin, { body: "{}" }).done;
     expect(answer.failed?.sent).toBe(false);
-    expect((answer.failed?.error as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
+    expect((answer.failed!.error as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
   });
 
   it("reports an answer cut short as sent, and does not reuse its connection", async () => {
