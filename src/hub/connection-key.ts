@@ -1,14 +1,31 @@
+import { SERVER_DEFAULTS } from "../config/read-server.js";
 import type { ServerConfig } from "../config/types.js";
 
 /**
  * What makes two server definitions the same connection: the same command, args,
  * env and cwd (stdio), the same URL and headers (remote), or the same root and rules
- * (workspace), and the same pinned protocol revision. Servers with equal keys share one upstream.
+ * (workspace), the same pinned protocol revision, and the same settings of the connection
+ * itself (start timeout, idle stop, reconnecting, per-client connections, recording,
+ * simulation): a shared connection runs by one definition's settings, so two that differ there
+ * get one each. Servers with equal keys share one upstream.
  */
 export function connectionKey(config: ServerConfig): string {
-  // A pinned revision is a different connection; unpinned keys stay as they were.
-  const key = baseKey(config);
-  return config.protocolVersion === undefined ? key : `${key}@${config.protocolVersion}`;
+  // Keys of definitions that set none of these stay as they were (cached tool lists keep theirs).
+  let key = baseKey(config);
+  if (config.protocolVersion !== undefined) key += `@${config.protocolVersion}`;
+  const own = connectionSettings(config);
+  return own === undefined ? key : `${key}#${own}`;
+}
+
+/** The connection's own settings where a definition sets any, as JSON; else `undefined`. */
+function connectionSettings(config: ServerConfig): string | undefined {
+  const { idleTimeout, share, maxSessions, breaker, backoff, record, simulate } = config;
+  const set = { idleTimeout, share, maxSessions, breaker, backoff, record, simulate };
+  const defined = Object.entries(set).filter(([, value]) => value !== undefined);
+  // The start timeout is always set; it counts when it is not the default.
+  if (config.startTimeout !== SERVER_DEFAULTS.startTimeout)
+    defined.push(["startTimeout", config.startTimeout]);
+  return defined.length === 0 ? undefined : JSON.stringify(defined);
 }
 
 function baseKey(config: ServerConfig): string {

@@ -188,6 +188,24 @@ describe("Hub with real servers", () => {
     expect(text(await hub.callTool("a__pid", {}))).toBe(text(await hub.callTool("b__pid", {})));
   });
 
+  it("gives identical definitions whose connection settings differ a connection each", async () => {
+    const hub = track(
+      new Hub({
+        config: configOf([
+          fixture("a"),
+          fixture("b", [], { idleTimeout: 60_000 }),
+          fixture("c", [], { idleTimeout: 60_000 }),
+          fixture("d", [], { startTimeout: 25_000 }),
+        ]),
+      }),
+    );
+    await hub.start();
+    const pid = (name: string) => hub.servers().find((s) => s.name === name)!.pid;
+    // b and c agree with each other, so they still share; a and d each differ from the rest.
+    expect(pid("b")).toBe(pid("c"));
+    expect(new Set([pid("a"), pid("b"), pid("d")]).size).toBe(3);
+  });
+
   it("starts a lazy server on first use", async () => {
     const hub = track(new Hub({ config: configOf([fixture("lazy", [], { lazy: true })]) }));
     await hub.start();
