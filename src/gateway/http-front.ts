@@ -145,8 +145,31 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   // a 2026 listen) are not waited for.
   const drain = new RequestDrain();
 
+  /**
+   * Admits a client's MCP request (/mcp, /sse, /messages): Host/Origin and token checks, and
+   * its rate, from the cluster's shared bucket when there is one (the front's own while Redis
+   * is away). A request another replica forwarded was counted where it arrived.
+   */
+  const admitClient = async (
+    req: IncomingMessage,
+    internal: boolean,
+  ): Promise<ReturnType<typeof admission.admit>> => {
+    const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
+    const caller = admit(req, !internal && shared === undefined);
+    if ("status" in caller || shared === undefined) return caller;
+    const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);
+    const decision = pending === undefined ? undefined : await pending;
+    const refused =
+      decision === undefined
+        ? admission.takeRate(caller.key)
+        : decision.ok
+          ? undefined
+          : rateRefusal(decision.retryAfterSeconds);
+    return refused ?? caller;
+  };
+
   const sse = new SseFront(gateway, {
-    admit,
+    admit: admitClient,
     concurrency,
     streams,
     maxBodyBytes: maxBody,
@@ -188,21 +211,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         ErrorCode.ServerError,
         "Unauthorized: not a valid replica credential",
       );
-    // With a shared limit, the cluster's bucket decides (the front's own when Redis is away).
-    const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
-    const caller = admit(req, !internal && shared === undefined);
+    const caller = await admitClient(req, internal);
     if ("status" in caller) return sendRefusal(res, caller);
-    if (shared !== undefined) {
-      const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);
-      const decision = pending === undefined ? undefined : await pending;
-      const refused =
-        decision === undefined
-          ? admission.takeRate(caller.key)
-          : decision.ok
-            ? undefined
-            : rateRefusal(decision.retryAfterSeconds);
-      if (refused !== undefined) return sendRefusal(res, refused);
-    }
     // Another replica's session: GET and DELETE go there now, a POST once its body is read.
     if (cluster !== undefined && req.method !== "POST") {
       const routed = routeSession(cluster, req, res, internal, drain);

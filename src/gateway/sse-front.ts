@@ -21,9 +21,9 @@ export const SSE_MESSAGES_PATH = "/messages";
 export interface SseFrontOptions {
   /**
    * The HTTP front's Host/Origin, token and rate checks: the caller, or why it is refused.
-   * `limited`: counted against the caller's rate (not a request another replica forwarded).
+   * `internal`: another replica forwarded it (its rate was counted there).
    */
-  admit(req: IncomingMessage, limited: boolean): (Caller & { key: string }) | Refusal;
+  admit(req: IncomingMessage, internal: boolean): Promise<(Caller & { key: string }) | Refusal>;
   /** Requests in flight per client, shared with /mcp. */
   concurrency: ConcurrencyLimiter;
   /** Open streams per client, shared with /mcp's listen streams: a stream holds no call slot. */
@@ -113,7 +113,7 @@ export class SseFront {
    */
   async handle(req: IncomingMessage, res: ServerResponse, path: string, internal = false): Promise<void> {
     if (this.#options.draining()) return sendShuttingDown(res);
-    const caller = this.#options.admit(req, !internal);
+    const caller = await this.#options.admit(req, internal);
     if ("status" in caller) return sendRefusal(res, caller);
     if (path === SSE_PATH) {
       if (req.method !== "GET") {

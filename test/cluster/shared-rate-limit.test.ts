@@ -17,13 +17,15 @@ const SECRET = "rate-limit-test-secret-0123456789abcdef";
 // One request every 10 s after the burst: refill during a test is at most a request or two.
 const RATE = { perSecond: 0.1, burst: 30 };
 const TOKEN = "a-token-of-the-rate-limit-test";
+/** Spent on the 2024-11-05 transport's endpoint only: a bucket of its own. */
+const SSE_TOKEN = "another-token-of-the-rate-limit-test";
 
 let redis: RedisProcess;
 const replicas: Array<{ gateway: InProcessGateway; cluster: Cluster }> = [];
 
 beforeAll(async () => {
   redis = await startRedis();
-  const config = parseConfig(`servers: {}\ntokens:\n  - token: ${TOKEN}\n`, {
+  const config = parseConfig(`servers: {}\ntokens:\n  - token: ${TOKEN}\n  - token: ${SSE_TOKEN}\n`, {
     source: "mcplex.yaml",
     env: {},
   });
@@ -70,6 +72,26 @@ describe("rate limits per token across replicas", () => {
     );
     expect(ok).toBeGreaterThanOrEqual(RATE.burst);
     expect(ok).toBeLessThanOrEqual(RATE.burst * 1.1);
+  });
+
+  it("hold on the 2024-11-05 transport's /messages too", async () => {
+    const answers = await Promise.all(
+      replicas.flatMap(({ gateway }) =>
+        Array.from({ length: 30 }, (_, i) =>
+          fetch(new URL("/messages?sessionId=none", gateway.origin), {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${SSE_TOKEN}` },
+            body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/list" }),
+          }),
+        ),
+      ),
+    );
+    // Admitted ones reach the session lookup (no such session: 404); the rest are refused 429.
+    const statuses = answers.map((a) => a.status);
+    const admitted = statuses.filter((s) => s === 404).length;
+    expect(admitted + statuses.filter((s) => s === 429).length).toBe(answers.length);
+    expect(admitted).toBeGreaterThanOrEqual(RATE.burst);
+    expect(admitted).toBeLessThanOrEqual(RATE.burst * 1.1);
   });
 
   it("fall back to each replica's own limit while Redis is down, and share again when it returns", async () => {
