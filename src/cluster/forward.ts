@@ -62,7 +62,7 @@ export function forwardRequest(
       if (origins.size > 1000) origins.clear();
       origins.set(target, origin);
     }
-    const abort = link.send(
+    const control = link.send(
       origin,
       {
         method: req.method ?? "GET",
@@ -84,8 +84,14 @@ export function forwardRequest(
           if (streaming) res.flushHeaders();
         },
         data(chunk) {
-          if (streaming) res.write(chunk);
-          else chunks.push(chunk);
+          if (!streaming) {
+            chunks.push(chunk);
+            return true;
+          }
+          // The client reads slower than the owner writes: wait for it.
+          if (res.write(chunk)) return true;
+          res.once("drain", () => control.resume());
+          return false;
         },
         end() {
           if (streaming) res.end();
@@ -102,7 +108,7 @@ export function forwardRequest(
     );
     res.once("close", () => {
       if (settled) return;
-      abort();
+      control.abort();
       settle("relayed");
     });
   });

@@ -16,7 +16,8 @@ import { AnswerError, AnswerReader } from "./answer-reader.js";
 /** What a {@link ReplicaLink} request reports: one head, data, then end; or fail. */
 export interface LinkHandler {
   head(status: number, headers: string[]): void;
-  data(chunk: Buffer): void;
+  /** A part of the body; `false` pauses reading until {@link LinkControl.resume}. */
+  data(chunk: Buffer): boolean | undefined;
   end(): void;
   /**
    * The request failed. `sent`: it may have reached the peer (a connection was open and the
@@ -36,6 +37,14 @@ export interface LinkRequest {
   headers: Record<string, string | string[]>;
   /** The body, sent with its Content-Length; none when absent. */
   body?: Buffer;
+}
+
+/** What the sender of a request can do while it runs. */
+export interface LinkControl {
+  /** Ends the request now (its connection closed): the peer sees it go. */
+  abort(): void;
+  /** Reads on after a {@link LinkHandler.data} that returned `false`. */
+  resume(): void;
 }
 
 export interface LinkOptions {
@@ -64,14 +73,14 @@ export class ReplicaLink {
   }
 
   /** Sends `request` to `origin` (`http://host:port` or `https://...`); returns its abort. */
-  send(origin: URL, request: LinkRequest, handler: LinkHandler): () => void {
+  send(origin: URL, request: LinkRequest, handler: LinkHandler): LinkControl {
     const head = this.#head(origin, request);
-    let abort = () => {};
+    let current: LinkControl | undefined;
     const attempt = (retry: boolean) => {
-      abort = this.#attempt(origin, head, request, handler, retry, attempt);
+      current = this.#attempt(origin, head, request, handler, retry, attempt);
     };
     attempt(false);
-    return () => abort();
+    return { abort: () => current?.abort(), resume: () => current?.resume() };
   }
 
   /**
@@ -87,7 +96,7 @@ export class ReplicaLink {
     handler: LinkHandler,
     retry: boolean,
     again: (retry: boolean) => void,
-  ): () => void {
+  ): LinkControl {
     const key = origin.origin;
     const reused = retry ? undefined : this.#idle.get(key)?.pop();
     reused?.unwatch();
@@ -100,7 +109,8 @@ export class ReplicaLink {
           if (!settled) handler.head(status, headers);
         },
         data: (chunk) => {
-          if (!settled) handler.data(chunk);
+          // A slow reader holds the owner back, as a pipe would, rather than piling up here.
+          if (!settled && handler.data(chunk) === false) socket.pause();
         },
         end: (reusable) => {
           if (settled) return;
@@ -163,7 +173,7 @@ export class ReplicaLink {
     socket.write(head, "latin1");
     if (request.body !== undefined && request.body.length > 0) socket.write(request.body);
     socket.uncork();
-    return () => fail(new Error("aborted"), true);
+    return { abort: () => fail(new Error("aborted"), true), resume: () => socket.resume() };
   }
 
   /** Closes the idle connections. */
@@ -230,8 +240,9 @@ export class ReplicaLink {
     socket.on("end", drop);
     socket.on("error", drop);
     socket.on("close", drop);
-    // An idle connection keeps no process alive.
+    // An idle connection keeps no process alive, and is read (it may have been paused).
     socket.unref();
+    socket.resume();
     timer.unref();
     sockets.push(idle);
   }

@@ -26,10 +26,10 @@ function send(
   link: ReplicaLink,
   origin: string,
   request: { method?: string; path?: string; headers?: Record<string, string>; body?: string },
-  onData?: (chunk: Buffer) => void,
-): { done: Promise<Answer>; abort: () => void } {
+  onData?: (chunk: Buffer) => boolean | undefined,
+): { done: Promise<Answer>; abort: () => void; resume: () => void } {
   const answer: Answer = { headers: {}, chunks: [], ended: false };
-  let abort = () => {};
+  let control = { abort: () => {}, resume: () => {} };
   const done = new Promise<Answer>((resolve) => {
     const handler: LinkHandler = {
       head(status, headers) {
@@ -38,7 +38,7 @@ function send(
       },
       data(chunk) {
         answer.chunks.push(chunk);
-        onData?.(chunk);
+        return onData?.(chunk);
       },
       end() {
         answer.ended = true;
@@ -49,7 +49,7 @@ function send(
         resolve(answer);
       },
     };
-    abort = link.send(
+    control = link.send(
       new URL(origin),
       {
         method: request.method ?? "POST",
@@ -60,7 +60,7 @@ function send(
       handler,
     );
   });
-  return { done, abort };
+  return { done, abort: () => control.abort(), resume: () => control.resume() };
 }
 
 const text = (a: Answer) => Buffer.concat(a.chunks).toString("utf8");
@@ -165,6 +165,30 @@ describe("ReplicaLink", () => {
     expect(answer.headers["content-type"]).toBe("text/event-stream");
     expect(received.join("")).toBe("data: event 1\n\ndata: event 2\n\ndata: event 3\n\n");
     expect(received.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("pauses reading while the handler asks, and reads on when resumed, the connection still good after", async () => {
+    const part = Buffer.alloc(64 * 1024, 120);
+    const { origin, connections } = await httpServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let i = 0; i < 32; i++) res.write(part);
+      res.end();
+    });
+    const link = newLink();
+    let paused = 0;
+    const request = send(link, origin, { method: "GET", headers: {} }, () => {
+      paused++;
+      setImmediate(() => request.resume());
+      return false;
+    });
+    const answer = await request.done;
+    expect(answer.failed).toBeUndefined();
+    expect(Buffer.concat(answer.chunks).length).toBe(32 * part.length);
+    expect(paused).toBe(answer.chunks.length);
+    // Parked after a pause: the next request on that connection is read.
+    const next = await send(link, origin, { method: "GET", headers: {} }).done;
+    expect(Buffer.concat(next.chunks).length).toBe(32 * part.length);
+    expect(connections).toHaveLength(1);
   });
 
   it("reports a refused connection as not sent", async () => {
