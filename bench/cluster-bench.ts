@@ -128,25 +128,52 @@ async function load(agent: Agent, url: URL): Promise<number> {
   return done / ((performance.now() - started) / 1000);
 }
 
-/** Calls/s and server CPU µs per call of `replicas` loaded through `url`. */
+/**
+ * Sends calls at `rate` per second for SECONDS (open loop, at most CONNECTIONS in flight);
+ * calls per second answered.
+ */
+async function paced(agent: Agent, url: URL, rate: number): Promise<number> {
+  const started = performance.now();
+  const deadline = started + SECONDS * 1000;
+  const inFlight = new Set<Promise<unknown>>();
+  let sent = 0;
+  while (performance.now() < deadline) {
+    const due = Math.floor(((performance.now() - started) / 1000) * rate);
+    while (sent < due && inFlight.size < CONNECTIONS) {
+      const call: Promise<unknown> = call2026(agent, url).finally(() => inFlight.delete(call));
+      inFlight.add(call);
+      sent++;
+    }
+    // A bench's pacing, not a test's wait: the next batch falls due in about a millisecond.
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await Promise.all(inFlight);
+  return sent / ((performance.now() - started) / 1000);
+}
+
+/**
+ * Calls/s and server CPU µs per call of `replicas` loaded through `url`: as fast as they
+ * answer, or paced at `rate` calls/s.
+ */
 async function measure(
   url: URL,
   replicas: Replica[],
   proxyCpu: () => number = () => 0,
+  rate?: number,
 ): Promise<{ rate: number; cpuPerCall: number; cores: number; proxyPerCall: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   for (let i = 0; i < 300; i++) await call2026(agent, url);
   const before = replicas.reduce((sum, r) => sum + r.cpu(), 0);
   const proxyBefore = proxyCpu();
   const started = performance.now();
-  const rate = await load(agent, url);
+  const answered = rate === undefined ? await load(agent, url) : await paced(agent, url, rate);
   const wall = (performance.now() - started) / 1000;
   const used = replicas.reduce((sum, r) => sum + r.cpu(), 0) - before;
   const proxyUsed = proxyCpu() - proxyBefore;
   agent.destroy();
-  const calls = rate * wall;
+  const calls = answered * wall;
   return {
-    rate,
+    rate: answered,
     cpuPerCall: (used * 1e6) / calls,
     cores: used / wall,
     proxyPerCall: (proxyUsed * 1e6) / calls,
@@ -270,6 +297,20 @@ try {
     });
   }
 
+  // The control: one replica alone, paced at the rate each of the three served. If its CPU per
+  // call rises as much, the rise comes from each replica's lighter load (fewer requests per
+  // wake-up), not from anything the replicas share.
+  const perReplica = scale[2]!.rate / 3;
+  const alone = await startNginx({ upstreams: [clustered.url.host] });
+  const controlRuns = [];
+  for (let round = 0; round < ROUNDS; round++)
+    controlRuns.push(await measure(new URL(alone.url), [clustered], () => 0, perReplica));
+  await alone.stop();
+  const control = {
+    rate: median(controlRuns.map((r) => r.rate)),
+    cpuPerCall: median(controlRuns.map((r) => r.cpuPerCall)),
+  };
+
   const fmt = (n: number, d = 0) => n.toFixed(d).padStart(8);
   console.log(
     `cluster mode, ${ROUNDS} rounds of ${SECONDS} s, ${CONNECTIONS} connections, echo tool in process\n`,
@@ -302,6 +343,9 @@ try {
     console.log(
       `   ${String(s.n).padStart(8)}  ${fmt(s.rate)}  ${fmt(s.rate / s.n)}     ${fmt(s.cores, 2)}          ${fmt(s.rate / s.cores)}       ${fmt(s.cpuPerCall)}              ${fmt(s.proxyPerCall)}`,
     );
+  console.log(
+    `   control: one replica alone paced at ${fmt(control.rate)} calls/s (each replica's share of the 3): replica CPU ${fmt(control.cpuPerCall)} µs/call`,
+  );
 } finally {
   for (const stop of stops.reverse()) await stop();
 }
