@@ -32,7 +32,10 @@ export function parseActionPath(path: string): { server: string; action: string 
 }
 
 /** The `available:` servers `profile` may connect, as the dashboard shows them. */
-export async function availableServers(hub: Hub, profile: string | undefined): Promise<AvailableServerView[]> {
+export async function availableServers(
+  hub: Hub,
+  profile: string | undefined,
+): Promise<AvailableServerView[]> {
   const servers = await hub.availableTools(profile === undefined ? {} : { profile });
   return servers.map((s) => ({ name: s.server, connected: s.connected, tools: s.tools.length }));
 }

@@ -84,7 +84,11 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
             echo: { tools: { allow: ["fx__echo"] } },
             ondemand: { servers: ["fx", "od"], tools: {} },
           },
-          tokens: [{ token: ADMIN }, { token: ECHO, profile: "echo" }, { token: ONDEMAND, profile: "ondemand" }],
+          tokens: [
+            { token: ADMIN },
+            { token: ECHO, profile: "echo" },
+            { token: ONDEMAND, profile: "ondemand" },
+          ],
         },
       ),
     );
