@@ -7,7 +7,7 @@ import { healthReport } from "../gateway/metrics.js";
 import type { CacheCounts } from "../gateway/result-cache.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
-import { parseActionPath, runServerAction } from "./server-actions.js";
+import { availableServers, parseActionPath, runServerAction } from "./server-actions.js";
 
 /** Why a request was turned away (the HTTP front's refusal). */
 interface Refusal {
@@ -80,7 +80,7 @@ const HEARTBEAT_MS = 20_000;
  * stream of calls starting and ending, and of changes to servers and the catalog).
  * Data requests pass the same Host/Origin and token checks as `/mcp`; a profile-bound
  * token sees its profile's servers, tools and calls only. `POST /dashboard/servers/<name>/<action>`
- * restarts, starts, enables or disables a server, under the same checks (the token in the
+ * restarts, starts, stops (an `available:` one), enables or disables a server, under the same checks (the token in the
  * `Authorization` header; cookies are never read), and only for servers the token's profile has.
  * The page calls tools, reads resources and gets prompts as an MCP client of `/mcp` itself.
  */
@@ -149,14 +149,21 @@ export class Dashboard {
       return;
     }
     if (path === "/dashboard/state")
-      sendJson(res, 200, this.state(caller.profile), { "cache-control": "no-store" });
+      this.state(caller.profile).then(
+        (state) => sendJson(res, 200, state, { "cache-control": "no-store" }),
+        (error: Error) => sendJson(res, 500, { error: `dashboard state failed: ${error.message}` }),
+      );
     else this.#stream(req, res, caller.profile);
   }
 
-  /** Everything the page shows, in `profile`'s view. */
-  state(profile?: string): Record<string, unknown> {
+  /**
+   * Everything the page shows, in `profile`'s view: with `available`, the servers under the
+   * config's `available:` that the profile may connect (whether each runs, its known tools).
+   */
+  async state(profile?: string): Promise<Record<string, unknown>> {
     const hub = this.#gateway.hub;
     const visible = (call: WatchedCall) => profile === undefined || call.profile === profile;
+    const available = await availableServers(hub, profile);
     const servers = hub.servers(profile);
     return {
       gateway: {
@@ -171,6 +178,7 @@ export class Dashboard {
       // Only the servers the profile can use: others' names, pids and errors are not its business.
       health: healthReport({ servers: () => servers }),
       servers,
+      available,
       tools: hub.tools(profile).map((t) => ({
         name: t.name,
         server: t.server,

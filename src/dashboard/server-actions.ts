@@ -2,10 +2,20 @@ import type { ServerResponse } from "node:http";
 import { McplexError, NotFoundError } from "../errors.js";
 import { sendJson } from "../gateway/http-exchange.js";
 import type { Hub } from "../hub/hub.js";
+import { notFound } from "../hub/hub-errors.js";
 
 /** What the dashboard's buttons can do to one server. */
-export const SERVER_ACTIONS = ["restart", "start", "enable", "disable"] as const;
+export const SERVER_ACTIONS = ["restart", "start", "stop", "enable", "disable"] as const;
 export type ServerAction = (typeof SERVER_ACTIONS)[number];
+
+/** An `available:` server as the dashboard shows it (`available` in `/dashboard/state`). */
+export interface AvailableServerView {
+  name: string;
+  /** Whether it runs now (started on request). */
+  connected: boolean;
+  /** How many tools it has: live while connected, else as recorded the last time it ran. */
+  tools: number;
+}
 
 /** `/dashboard/servers/<name>/<action>`: the server's name (URL-encoded) and the action. */
 const ACTION_PATH = /^\/dashboard\/servers\/([^/]+)\/([^/]+)$/;
@@ -21,12 +31,25 @@ export function parseActionPath(path: string): { server: string; action: string 
   }
 }
 
+/** The `available:` servers `profile` may connect, as the dashboard shows them. */
+export async function availableServers(
+  hub: Hub,
+  profile: string | undefined,
+): Promise<AvailableServerView[]> {
+  const servers = await hub.availableTools(profile === undefined ? {} : { profile });
+  return servers.map((s) => ({ name: s.server, connected: s.connected, tools: s.tools.length }));
+}
+
 /**
  * Runs one server action for an admitted caller and answers it: 200 with the server's status
  * afterwards; 403 when the caller's profile does not reach the server (the same answer whether
  * or not it exists, so a profile learns nothing of others' servers); 404 for an unknown action
- * or server; 409 to start or restart a disabled
- * server; 502 when the server does not start.
+ * or server; 409 to start or restart a disabled server, or to stop one that is not under
+ * `available:`; 502 when the server does not start.
+ *
+ * `start` connects an `available:` server that is not connected (as `connect_server` does,
+ * within the caller's profile); `stop` disconnects one, and is for those servers only (others
+ * are turned off with `disable`).
  */
 export async function runServerAction(
   hub: Hub,
@@ -41,7 +64,9 @@ export async function runServerAction(
     });
     return;
   }
-  if (profile !== undefined && !hub.servers(profile).some((s) => s.name === server)) {
+  const status = hub.servers(profile).find((s) => s.name === server);
+  const onDemand = (await hub.availableServers(profile)).includes(server);
+  if (profile !== undefined && status === undefined && !onDemand) {
     sendJson(res, 403, {
       error:
         `Forbidden: this token is bound to profile "${profile}", which has no server "${server}"; ` +
@@ -49,32 +74,59 @@ export async function runServerAction(
     });
     return;
   }
-  const status = hub.servers(profile).find((s) => s.name === server);
+  if (action === "stop" && !onDemand) {
+    if (status === undefined) sendJson(res, 404, { error: notFound("server", server).message });
+    else
+      sendJson(res, 409, {
+        error: `stop is for servers under "available:" (started on request), and "${server}" is not one; use disable to turn it off`,
+        hint: `POST /dashboard/servers/${encodeURIComponent(server)}/disable`,
+      });
+    return;
+  }
   if (status !== undefined && !status.enabled && (action === "start" || action === "restart")) {
     sendJson(res, 409, { error: `server "${server}" is disabled; enable it first` });
     return;
   }
+  // An available server not running has no status yet: start connects it.
+  const connect = onDemand && !hub.servers().some((s) => s.name === server);
   try {
-    await act(hub, server, action as ServerAction);
+    await act(hub, server, action as ServerAction, { connect, profile });
   } catch (error) {
-    const status = statusOf(error);
+    const code = statusOf(error);
     const e = error as McplexError;
-    sendJson(res, status, {
+    const after = hub.servers(profile).find((s) => s.name === server);
+    sendJson(res, code, {
       error: e.message,
       ...(e.hint === undefined ? {} : { hint: e.hint }),
-      ...(status === 502 ? { server: hub.servers(profile).find((s) => s.name === server) } : {}),
+      ...(code === 502 && after !== undefined ? { server: after } : {}),
     });
     return;
   }
-  sendJson(res, 200, { action, server: hub.servers(profile).find((s) => s.name === server) });
+  const after =
+    action === "stop"
+      ? (await availableServers(hub, profile)).find((s) => s.name === server)
+      : hub.servers(profile).find((s) => s.name === server);
+  sendJson(res, 200, { action, server: after });
 }
 
-function act(hub: Hub, server: string, action: ServerAction): Promise<void> {
+async function act(
+  hub: Hub,
+  server: string,
+  action: ServerAction,
+  options: { connect: boolean; profile: string | undefined },
+): Promise<void> {
+  const scope = options.profile === undefined ? {} : { profile: options.profile };
   switch (action) {
     case "restart":
       return hub.restartServer(server);
     case "start":
-      return hub.startServer(server);
+      if (options.connect) await hub.connectServer(server, scope);
+      else await hub.startServer(server);
+      return;
+    case "stop":
+      // Stopping one that is not connected leaves it as asked: stopped.
+      await hub.disconnectServer(server, scope);
+      return;
     case "enable":
       return hub.setServerEnabled(server, true);
     case "disable":

@@ -1,4 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { configOf, fixture, stdio } from "../support/config.js";
 import {
   type InProcessGateway,
@@ -10,12 +13,15 @@ import {
 } from "../support/gateway.js";
 
 // The dashboard's server actions over plain HTTP: POST /dashboard/servers/<name>/<action>,
-// against a gateway with real fixture upstreams, behind tokens and a profile.
+// against a gateway with real fixture upstreams, behind tokens and profiles, and servers
+// under `available:` (started on request) that the dashboard starts and stops.
 
 const ADMIN = "t-admin-0123456789ab";
 const ECHO = "t-echo-0123456789abc";
+const ONDEMAND = "t-ondemand-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
 const echo = { authorization: `Bearer ${ECHO}` };
+const ondemand = { authorization: `Bearer ${ONDEMAND}` };
 
 interface Status {
   name: string;
@@ -24,14 +30,32 @@ interface Status {
   pid?: number;
 }
 
+interface Available {
+  name: string;
+  connected: boolean;
+  tools: number;
+}
+
+interface State {
+  servers: Status[];
+  available: Available[];
+  tools: Array<{ name: string; server: string }>;
+}
+
 describe("server actions of the dashboard", { timeout: 60_000 }, () => {
   let gw: InProcessGateway;
+  let home: string;
   const act = (server: string, action: string, headers: Record<string, string> = admin) =>
     rawHttp(`${gw.origin}/dashboard/servers/${encodeURIComponent(server)}/${action}`, {
       method: "POST",
       headers,
     });
   const status = (name: string) => gw.hub.servers().find((s) => s.name === name) as Status;
+  const state = async (headers: Record<string, string> = admin) => {
+    const res = await rawHttp(`${gw.origin}/dashboard/state`, { method: "GET", headers });
+    expect(res.status).toBe(200);
+    return res.json as State;
+  };
   const echoCall = (id: number) =>
     postModern(
       gw.url,
@@ -40,6 +64,9 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
     );
 
   beforeAll(async () => {
+    // The recorded tool lists of available servers go beside the secret store: a directory of the test's.
+    home = mkdtempSync(join(tmpdir(), "mcplex-dashboard-actions-"));
+    vi.stubEnv("MCPLEX_HOME", home);
     gw = await startGateway(
       configOf(
         [
@@ -49,13 +76,28 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
           stdio("broken", "/nonexistent/mcp-server", [], { lazy: true }),
         ],
         {
-          profiles: { echo: { tools: { allow: ["fx__echo"] } } },
-          tokens: [{ token: ADMIN }, { token: ECHO, profile: "echo" }],
+          available: [
+            fixture("od", [], { env: { FIXTURE_ROLE: "on-demand" } }),
+            stdio("gone", "/nonexistent/on-demand-server"),
+          ],
+          profiles: {
+            echo: { tools: { allow: ["fx__echo"] } },
+            ondemand: { servers: ["fx", "od"], tools: {} },
+          },
+          tokens: [
+            { token: ADMIN },
+            { token: ECHO, profile: "echo" },
+            { token: ONDEMAND, profile: "ondemand" },
+          ],
         },
       ),
     );
   });
-  afterAll(() => gw?.stop());
+  afterAll(async () => {
+    await gw?.stop();
+    vi.unstubAllEnvs();
+    rmSync(home, { recursive: true, force: true });
+  });
 
   it("wants the token in the Authorization header and never reads a cookie", async () => {
     const anonymous = await act("fx", "restart", {});
@@ -154,11 +196,98 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
     const action = await act("fx", "explode");
     expect(action.status).toBe(404);
     expect(action.json).toEqual({
-      error: 'no such server action "explode"; use one of restart, start, enable, disable',
+      error: 'no such server action "explode"; use one of restart, start, stop, enable, disable',
     });
     const server = await act("nope", "restart");
     expect(server.status).toBe(404);
     expect((server.json as { error: string }).error).toContain('unknown server "nope"');
+    const stop = await act("nope", "stop");
+    expect(stop.status).toBe(404);
+    expect(stop.json).toEqual({ error: 'unknown server "nope"' });
+  });
+
+  it("lists the available servers a caller's profile may connect, none of them running", async () => {
+    expect((await state()).available).toEqual([
+      { name: "od", connected: false, tools: 0 },
+      { name: "gone", connected: false, tools: 0 },
+    ]);
+    expect((await state(ondemand)).available).toEqual([{ name: "od", connected: false, tools: 0 }]);
+    // Its tools.allow passes no tool of theirs (none recorded yet): the profile may connect neither.
+    expect((await state(echo)).available).toEqual([]);
+    expect(gw.hub.servers().map((s) => s.name)).toEqual(["fx", "lazy", "broken"]);
+  });
+
+  it("starts an available server, whose tools join the state, and stops it, keeping their count", async () => {
+    const started = await act("od", "start");
+    expect(started.status).toBe(200);
+    expect((started.json as { server: Status }).server).toMatchObject({ name: "od", state: "ready" });
+    const on = await state();
+    const odTools = on.tools.filter((t) => t.server === "od").map((t) => t.name);
+    expect(odTools).toContain("od__echo");
+    expect(on.available[0]).toEqual({ name: "od", connected: true, tools: odTools.length });
+    expect(on.servers.find((s) => s.name === "od")).toMatchObject({ state: "ready" });
+
+    const stopped = await act("od", "stop");
+    expect(stopped.status).toBe(200);
+    expect(stopped.json).toEqual({
+      action: "stop",
+      server: { name: "od", connected: false, tools: odTools.length },
+    });
+    const off = await state();
+    expect(off.tools.filter((t) => t.server === "od")).toEqual([]);
+    expect(off.servers.map((s) => s.name)).not.toContain("od");
+    // Its tools as recorded while it ran.
+    expect(off.available[0]).toEqual({ name: "od", connected: false, tools: odTools.length });
+
+    // Stopping it again leaves it stopped, as asked.
+    const again = await act("od", "stop");
+    expect(again.status).toBe(200);
+    expect((again.json as { server: Available }).server.connected).toBe(false);
+  });
+
+  it("refuses to stop a server that is not under available:, pointing to disable", async () => {
+    const res = await act("fx", "stop");
+    expect(res.status).toBe(409);
+    expect(res.json).toEqual({
+      error:
+        'stop is for servers under "available:" (started on request), and "fx" is not one; use disable to turn it off',
+      hint: "POST /dashboard/servers/fx/disable",
+    });
+    expect(status("fx")).toMatchObject({ state: "ready", enabled: true });
+  });
+
+  it("answers 502 with the error when an available server does not start, leaving nothing behind", async () => {
+    const res = await act("gone", "start");
+    expect(res.status).toBe(502);
+    expect((res.json as { error: string }).error).toContain(
+      'command "/nonexistent/on-demand-server" was not found',
+    );
+    expect(gw.hub.servers().map((s) => s.name)).not.toContain("gone");
+    expect((await state()).available).toContainEqual({ name: "gone", connected: false, tools: 0 });
+  });
+
+  it("lets a profile start and stop the available servers it may connect, and no other", async () => {
+    const refused = await act("od", "start", echo);
+    expect(refused.status).toBe(403);
+    const unknown = await act("nope", "start", echo);
+    expect(unknown.status).toBe(403);
+    expect((refused.json as { error: string }).error).toBe(
+      (unknown.json as { error: string }).error.replace('"nope"', '"od"'),
+    );
+    expect(gw.hub.servers().map((s) => s.name)).not.toContain("od");
+    expect((await act("gone", "start", ondemand)).status).toBe(403);
+
+    const started = await act("od", "start", ondemand);
+    expect(started.status).toBe(200);
+    expect((started.json as { server: Status }).server).toMatchObject({ name: "od", state: "ready" });
+    expect((await state(ondemand)).tools.map((t) => t.name)).toContain("od__echo");
+    // Connected, it is still not the echo profile's to stop.
+    expect((await act("od", "stop", echo)).status).toBe(403);
+    const stopped = await act("od", "stop", ondemand);
+    expect(stopped.status).toBe(200);
+    expect((await state(ondemand)).available).toEqual([
+      { name: "od", connected: false, tools: expect.any(Number) },
+    ]);
   });
 
   it("lets a profile-bound token act on its profile's servers only, with 403 otherwise", async () => {

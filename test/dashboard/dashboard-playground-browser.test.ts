@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { configOf, EVERYTHING, fixture, MEMORY, stdio } from "../support/config.js";
 import { eventually, type InProcessGateway, startGateway } from "../support/gateway.js";
@@ -12,7 +12,8 @@ import { eventually, type InProcessGateway, startGateway } from "../support/gate
 // browser (Debian's Chromium) against real servers: server-everything (schemas with enums,
 // numbers and booleans, progress, images, structuredContent, prompts with completion), the
 // built-in workspace server (text and image resources), the SDK fixture (a slow tool that
-// records its cancellation) and server-memory started lazily.
+// records its cancellation), server-memory started lazily, and the fixture again under
+// `available:` (started on request from the page).
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ADMIN = "t-admin-0123456789ab";
@@ -65,6 +66,8 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
       startTimeout: 20_000,
       tools: {},
     } as unknown as ServerConfig;
+    // The recorded tool lists of available servers go beside the secret store: the test's directory.
+    vi.stubEnv("MCPLEX_HOME", root);
     [gw, browser] = await Promise.all([
       startGateway(
         configOf(
@@ -77,6 +80,7 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
             stdio("conf", "node_modules/.bin/tsx", ["test/conformance/everything-server.ts", "--stdio"]),
           ],
           {
+            available: [fixture("od", [], { env: { FIXTURE_ROLE: "on-demand" } })],
             profiles: { echo: { tools: { allow: ["fx__echo"] } } },
             tokens: [{ token: ADMIN }, { token: ECHO, profile: "echo" }],
           },
@@ -94,6 +98,7 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
   afterAll(async () => {
     await browser?.close();
     await gw?.stop();
+    vi.unstubAllEnvs();
     if (root !== undefined) rmSync(root, { recursive: true, force: true });
   });
 
@@ -354,6 +359,35 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
     expect(errors).toEqual([]);
   });
 
+  it("starts and stops a server under available: from the on-demand table", async () => {
+    await tab("overview");
+    const od = page.locator('#available tr[data-server="od"]');
+    const row = page.locator('#servers tr[data-server="od"]');
+    expect(await od.locator(".badge").textContent()).toBe("available");
+    expect(await row.count()).toBe(0);
+    await od.locator('button[data-action="start"]').click();
+    await od.locator(".badge.connected").waitFor();
+    // Running, it is a server like the others, stopped rather than disabled.
+    await row.locator(".badge.ready").waitFor();
+    expect(await row.locator("button").allTextContents()).toEqual(["restart", "stop"]);
+    expect(await row.locator("td.detail").textContent()).toContain("on demand (available:)");
+    const tools = gw.hub.tools().filter((t) => t.server === "od").length;
+    expect(tools).toBeGreaterThan(0);
+    expect(await od.locator("td.num").textContent()).toBe(String(tools));
+    await page.locator('#tools tr[data-tool="od__echo"]').waitFor();
+
+    await od.locator('button[data-action="stop"]').click();
+    await od.locator(".badge.available").waitFor();
+    await row.waitFor({ state: "detached" });
+    await page.locator('#tools tr[data-tool="od__echo"]').waitFor({ state: "detached" });
+    await page.waitForFunction(
+      () => document.querySelector("#action-message")?.textContent === "od: stop done (stopped)",
+    );
+    // The tools it had stay known while it is stopped.
+    expect(await od.locator("td.num").textContent()).toBe(String(tools));
+    expect(errors).toEqual([]);
+  });
+
   it("refuses a profile-bound token acting outside its profile, with 403 and the reason", async () => {
     const bound = await browser.newPage();
     try {
@@ -362,6 +396,8 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
       await bound.locator("#login button").click();
       await bound.locator('#servers tr[data-server="fx"]').waitFor();
       expect(await bound.locator("#servers tbody tr[data-server]").count()).toBe(1);
+      // Its profile may connect no available server: the on-demand table stays hidden.
+      expect(await bound.locator("#available-section").isHidden()).toBe(true);
       const answer = await bound.evaluate(async (server) => {
         const token = sessionStorage.getItem("mcplex.dashboard.token");
         const res = await fetch(`/dashboard/servers/${server}/disable`, {

@@ -11,7 +11,7 @@ import { McpClient } from "./mcp-client.js";
 import { mountPlayground } from "./playground.js";
 import { mountPromptRunner } from "./prompt-runner.js";
 import { mountResourceBrowser } from "./resource-browser.js";
-import { actionCell, latencyRows } from "./server-controls.js";
+import { actionCell, availableRows, latencyRows } from "./server-controls.js";
 
 /** Finished calls kept on the page (the gateway keeps the same number). */
 const RECENT_MAX = 200;
@@ -152,8 +152,11 @@ function renderSummary() {
 }
 
 function renderServers() {
+  // Servers under `available:` (started on request): stopped rather than disabled.
+  const onDemand = new Set((state.available ?? []).map((s) => s.name));
   const rows = state.servers.map((s) => {
     const detail = el("td", { class: "detail" });
+    if (onDemand.has(s.name)) detail.append(el("div", { class: "hint" }, "on demand (available:)"));
     if (s.error !== undefined) detail.append(el("div", { class: "error" }, s.error));
     if (s.hint !== undefined) detail.append(el("div", { class: "hint" }, `hint: ${s.hint}`));
     if (s.breakerOpenUntil !== undefined)
@@ -172,7 +175,7 @@ function renderServers() {
           `cache: ${cache.hits} hits, ${cache.misses} misses, ${cache.entries} kept`,
         ),
       );
-    const actions = actionCell(s, () => refreshSoon(0));
+    const actions = actionCell(s, () => refreshSoon(0), onDemand.has(s.name));
     return el(
       "tr",
       { "data-server": s.name },
@@ -190,6 +193,14 @@ function renderServers() {
     );
   });
   fill($("servers").tBodies[0], rows, "no servers configured", 11);
+  const available = state.available ?? [];
+  $("available-section").hidden = available.length === 0;
+  fill(
+    $("available").tBodies[0],
+    availableRows(available, state.servers, () => refreshSoon(0)),
+    "",
+    4,
+  );
 }
 
 function renderTools() {

@@ -1,26 +1,53 @@
 // What the servers' rows let a person do, and each server's latency chart.
 
 import { authHeaders } from "./auth.js";
-import { clock, el, ms } from "./dom.js";
+import { badge, clock, el, ms } from "./dom.js";
 import { sparkline } from "./sparkline.js";
 
-/** The actions that make sense in a server's state. */
-function actionsOf(server) {
+/**
+ * The actions that make sense in a server's state. One under `available:` (`onDemand`) is
+ * stopped, which disconnects it, rather than disabled.
+ */
+function actionsOf(server, onDemand) {
   if (!server.enabled) return ["enable"];
   const idle = server.state === "idle" || server.state === "stopped";
-  return [idle ? "start" : "restart", "disable"];
+  return [idle ? "start" : "restart", onDemand ? "stop" : "disable"];
 }
 
 /**
- * A `<td>` of buttons for a server's row. Each POSTs `/dashboard/servers/<name>/<action>` with
- * the token in its Authorization header, shows the outcome in #action-message, then calls
- * `done()` (the page reads the state again).
+ * A `<td>` of buttons for a server's row (`onDemand`: one under `available:`). Each POSTs
+ * `/dashboard/servers/<name>/<action>` with the token in its Authorization header, shows the
+ * outcome in #action-message, then calls `done()` (the page reads the state again).
  */
-export function actionCell(server, done) {
+export function actionCell(server, done, onDemand = false) {
+  return buttons(server.name, actionsOf(server, onDemand), done);
+}
+
+/**
+ * One row per server under `available:` that the caller may connect: whether it runs now
+ * (connected once ready; while starting or failed, its state from `servers`), how many tools it
+ * is known to have (live, or as recorded when it last ran), and start or stop.
+ */
+export function availableRows(available, servers, done) {
+  return available.map((s) => {
+    const state = servers.find((r) => r.name === s.name)?.state;
+    const shown = !s.connected ? "available" : state === undefined || state === "ready" ? "connected" : state;
+    return el(
+      "tr",
+      { "data-server": s.name },
+      el("td", { class: "name" }, s.name),
+      el("td", {}, badge(shown)),
+      el("td", { class: "num" }, s.tools),
+      buttons(s.name, [s.connected ? "stop" : "start"], done),
+    );
+  });
+}
+
+function buttons(server, actions, done) {
   const cell = el("td", { class: "actions" });
-  for (const action of actionsOf(server)) {
+  for (const action of actions) {
     const button = el("button", { type: "button", class: "small", "data-action": action }, action);
-    button.addEventListener("click", () => act(server.name, action, button).finally(done));
+    button.addEventListener("click", () => act(server, action, button).finally(done));
     cell.append(button);
   }
   return cell;
@@ -42,7 +69,7 @@ async function act(server, action, button) {
     const hint = body.hint === undefined ? "" : ` — ${body.hint}`;
     message.className = response.ok ? "ok-text" : "error";
     message.textContent = response.ok
-      ? `${server}: ${action} done (${body.server?.state ?? "?"})`
+      ? `${server}: ${action} done (${body.server?.state ?? (body.server?.connected === false ? "stopped" : "?")})`
       : `${server}: ${action} refused (${response.status}): ${body.error ?? response.statusText}${hint}`;
   } catch (error) {
     message.className = "error";
