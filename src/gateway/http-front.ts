@@ -10,7 +10,7 @@ import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { ClusterLink } from "./cluster-link.js";
 import { routeRetry, routeSession } from "./cluster-route.js";
 import type { Gateway } from "./gateway.js";
-import { HttpAdmission, rateRefusal } from "./http-admission.js";
+import { type Admitted, HttpAdmission, type Refusal, rateRefusal } from "./http-admission.js";
 import { sendJson, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
   BodyTimeoutError,
@@ -146,26 +146,32 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const drain = new RequestDrain();
 
   /**
-   * Admits a client's MCP request (/mcp, /sse, /messages): Host/Origin and token checks, and
-   * its rate, from the cluster's shared bucket when there is one (the front's own while Redis
-   * is away). A request another replica forwarded was counted where it arrived.
+   * Admits a client's MCP request (/mcp, /sse, /messages): a forged replica credential is
+   * refused; Host/Origin and token checks; and its rate, from the cluster's shared bucket when
+   * there is one (the front's own while Redis is away). A request another replica forwarded
+   * (`internal`) was counted where it arrived.
    */
   const admitClient = async (
     req: IncomingMessage,
-    internal: boolean,
-  ): Promise<ReturnType<typeof admission.admit>> => {
+  ): Promise<{ caller: Admitted; internal: boolean } | Refusal> => {
+    const internal = cluster?.fromReplica(req) ?? false;
+    if (internal === "forged")
+      return { status: 401, message: "Unauthorized: not a valid replica credential", headers: {} };
     const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
     const caller = admit(req, !internal && shared === undefined);
-    if ("status" in caller || shared === undefined) return caller;
-    const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);
-    const decision = pending === undefined ? undefined : await pending;
-    const refused =
-      decision === undefined
-        ? admission.takeRate(caller.key)
-        : decision.ok
-          ? undefined
-          : rateRefusal(decision.retryAfterSeconds);
-    return refused ?? caller;
+    if ("status" in caller) return caller;
+    if (shared !== undefined) {
+      const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);
+      const decision = pending === undefined ? undefined : await pending;
+      const refused =
+        decision === undefined
+          ? admission.takeRate(caller.key)
+          : decision.ok
+            ? undefined
+            : rateRefusal(decision.retryAfterSeconds);
+      if (refused !== undefined) return refused;
+    }
+    return { caller, internal };
   };
 
   const sse = new SseFront(gateway, {
@@ -201,18 +207,9 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (drain.draining) return sendShuttingDown(res);
-    // A request another replica forwarded was counted against the rate limit where it arrived.
-    const internal = cluster?.fromReplica(req) ?? false;
-    if (internal === "forged")
-      return sendRpcError(
-        res,
-        401,
-        null,
-        ErrorCode.ServerError,
-        "Unauthorized: not a valid replica credential",
-      );
-    const caller = await admitClient(req, internal);
-    if ("status" in caller) return sendRefusal(res, caller);
+    const admitted = await admitClient(req);
+    if ("status" in admitted) return sendRefusal(res, admitted);
+    const { caller, internal } = admitted;
     // Another replica's session: GET and DELETE go there now, a POST once its body is read.
     if (cluster !== undefined && req.method !== "POST") {
       const routed = routeSession(cluster, req, res, internal, drain);
@@ -404,17 +401,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       }
       default:
         if (options.mcp !== false && SseFront.owns(path)) {
-          // A message another replica forwarded (its session is held here) carries a credential.
-          const internal = cluster?.fromReplica(req) ?? false;
-          if (internal === "forged")
-            return sendRpcError(
-              res,
-              401,
-              null,
-              ErrorCode.ServerError,
-              "Unauthorized: not a valid replica credential",
-            );
-          sse.handle(req, res, path, internal).catch(() => res.destroy());
+          sse.handle(req, res, path).catch(() => res.destroy());
           return;
         }
         if (dashboard !== undefined && Dashboard.owns(path)) return dashboard.handle(req, res, path);

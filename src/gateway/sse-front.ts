@@ -20,10 +20,10 @@ export const SSE_MESSAGES_PATH = "/messages";
 /** What {@link SseFront} needs from the HTTP front it is mounted on. */
 export interface SseFrontOptions {
   /**
-   * The HTTP front's Host/Origin, token and rate checks: the caller, or why it is refused.
-   * `internal`: another replica forwarded it (its rate was counted there).
+   * The HTTP front's admission: the caller, and whether another replica forwarded the request
+   * (`internal`: it is not forwarded again); or why it is refused.
    */
-  admit(req: IncomingMessage, internal: boolean): Promise<(Caller & { key: string }) | Refusal>;
+  admit(req: IncomingMessage): Promise<{ caller: Caller & { key: string }; internal: boolean } | Refusal>;
   /** Requests in flight per client, shared with /mcp. */
   concurrency: ConcurrencyLimiter;
   /** Open streams per client, shared with /mcp's listen streams: a stream holds no call slot. */
@@ -107,14 +107,12 @@ export class SseFront {
     return this.#sessions.size;
   }
 
-  /**
-   * Serves a request whose path {@link SseFront.owns}; `internal` when another replica
-   * forwarded it (its rate was counted there, and it is not forwarded again).
-   */
-  async handle(req: IncomingMessage, res: ServerResponse, path: string, internal = false): Promise<void> {
+  /** Serves a request whose path {@link SseFront.owns}. */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (this.#options.draining()) return sendShuttingDown(res);
-    const caller = await this.#options.admit(req, internal);
-    if ("status" in caller) return sendRefusal(res, caller);
+    const admitted = await this.#options.admit(req);
+    if ("status" in admitted) return sendRefusal(res, admitted);
+    const { caller, internal } = admitted;
     if (path === SSE_PATH) {
       if (req.method !== "GET") {
         res.writeHead(405, { allow: "GET" }).end();
