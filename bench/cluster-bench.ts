@@ -15,6 +15,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { Agent, request } from "node:http";
 import { startNginx } from "../test/support/nginx.js";
 import { startRedis } from "../test/support/redis.js";
+import { post } from "./http-post.js";
 import { measureInterleaved, median } from "./interleaved.js";
 import { cpuSeconds, numberArg } from "./process-stats.js";
 
@@ -69,26 +70,6 @@ function nginxCpu(master: number): () => number {
     .split(/\s+/)
     .map(Number);
   return () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-}
-
-function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: "POST", agent, headers: { ...headers, "content-length": Buffer.byteLength(body) } },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8").on("data", (c: string) => (text += c));
-        res.on("end", () =>
-          res.statusCode === 200 || res.statusCode === 202
-            ? resolve(text)
-            : reject(new Error(`${res.statusCode} ${text.slice(0, 200)}`)),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
 }
 
 const HEADERS_2026 = {

@@ -13,7 +13,8 @@
  *   npm run build && npx tsx bench/gateway-http-bench.ts [--rounds R] [--seconds S]   (S per target per round)
  */
 import { spawn } from "node:child_process";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
+import { post } from "./http-post.js";
 import { median } from "./interleaved.js";
 import { cpuSeconds, numberArg } from "./process-stats.js";
 
@@ -67,30 +68,15 @@ async function start(kind: string): Promise<Target> {
   return { url, stop: () => child.kill(), cpu };
 }
 
-function call(agent: Agent, url: URL, id: number): Promise<void> {
+async function call(agent: Agent, url: URL, id: number): Promise<void> {
   const body = JSON.stringify({
     jsonrpc: "2.0",
     id,
     method: "tools/call",
     params: { _meta: META, name: "echo", arguments: { message: "hi" } },
   });
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: "POST", agent, headers: { ...HEADERS, "content-length": Buffer.byteLength(body) } },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8").on("data", (c: string) => (text += c));
-        res.on("end", () =>
-          res.statusCode === 200 && text.includes('"hi"')
-            ? resolve()
-            : reject(new Error(`${res.statusCode} ${text.slice(0, 200)}`)),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
+  const text = await post(agent, url, body, HEADERS);
+  if (!text.includes('"hi"')) throw new Error(`no echo in ${text.slice(0, 200)}`);
 }
 
 /** Keeps 64 calls in flight for {@link SECONDS}; calls per second. */
