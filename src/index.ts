@@ -47,8 +47,16 @@ export {
   UpstreamUnavailableError,
 } from "./errors.js";
 export type { AvailableServer } from "./hub/available-servers.js";
+export {
+  type CallRequest,
+  compose,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+  type RequestContext,
+  type RequestTarget,
+} from "./hub/call-pipeline.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
-export type { UpstreamCall, UpstreamHandler, UpstreamInterceptor } from "./hub/hub-types.js";
 export type { CachedTool } from "./hub/tool-cache.js";
 export { ErrorCode } from "./protocol/error-codes.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";

@@ -37,6 +37,7 @@ const API = {
     "TimeoutError",
     "UpstreamUnavailableError",
     "checkConfig",
+    "compose",
     "defaultConfig",
     "loadConfig",
     "parseConfig",

@@ -35,12 +35,19 @@ export async function withHub<T>(
         console.error(`mcplex: recording of ${server} stopped: ${error.message}`),
       )
     : undefined;
+  // The config's own interceptors (loaded only then) see the command's calls as `serve`'s do.
+  const modules =
+    config.interceptors === undefined
+      ? undefined
+      : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
   const hub = new Hub({
     config,
     oauth: { store: secretOAuthStore() },
-    interceptors: [
+    interceptors: modules?.interceptors ?? [],
+    upstreamInterceptors: [
       ...(telemetry === undefined ? [] : [telemetry.upstream]),
       ...(recorder === undefined ? [] : [recorder.interceptor]),
+      ...(modules?.upstreamInterceptors ?? []),
     ],
   });
   recorder?.attach(hub);

@@ -24,7 +24,7 @@ export function mcplexDocument(config: McplexConfig): RawMap {
     );
   }
   if (config.tokens.length > 0) doc.tokens = config.tokens.map((token) => ({ ...token }));
-  for (const key of ["llm", "serve", "telemetry"] as const) {
+  for (const key of ["llm", "serve", "telemetry", "interceptors"] as const) {
     if (config[key] !== undefined) doc[key] = structuredClone(config[key]);
   }
   return doc;

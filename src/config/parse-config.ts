@@ -8,6 +8,7 @@ import { isServerMap, readServerMap } from "./dialects/server-map.js";
 import type { SecretResolver } from "./expand-variables.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
 import { readCluster } from "./read-cluster.js";
+import { readInterceptorModules } from "./read-interceptors.js";
 import {
   checkName,
   type ReadContext,
@@ -50,7 +51,17 @@ export interface ParseConfigOptions {
 /** The dialects a config file can be written in. */
 export type ConfigFormat = Exclude<McplexConfig["format"], "default">;
 
-const TOP_LEVEL_KEYS = ["servers", "available", "profiles", "tokens", "llm", "serve", "telemetry", "cluster"];
+const TOP_LEVEL_KEYS = [
+  "servers",
+  "available",
+  "profiles",
+  "tokens",
+  "llm",
+  "serve",
+  "telemetry",
+  "cluster",
+  "interceptors",
+];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
 /**
@@ -140,6 +151,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (telemetry !== undefined) config.telemetry = telemetry;
     const cluster = readCluster(reader, doc.cluster);
     if (cluster !== undefined) config.cluster = cluster;
+    if (doc.interceptors !== undefined && doc.interceptors !== null)
+      config.interceptors = readInterceptorModules(ctx, doc.interceptors);
   } else if (DIALECTS[format] !== undefined) {
     ({ servers: config.servers, profiles: config.profiles } = DIALECTS[format](ctx, doc));
   } else {

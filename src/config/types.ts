@@ -343,9 +343,23 @@ export interface McplexConfig {
   telemetry?: TelemetryConfig;
   /** Several replicas sharing state through Redis (off by default). */
   cluster?: ClusterConfig;
+  /** Modules of interceptors that every call goes through (see {@link InterceptorModuleConfig}). */
+  interceptors?: InterceptorModuleConfig[];
   /**
    * Values that came from `${secret:...}` references (and `apiKey`/token fields);
    * used to redact them from every log line and error message.
    */
   secrets: string[];
+}
+
+/**
+ * One entry of `interceptors:`: a JavaScript module whose default export is an interceptor
+ * (`next => async request => result`), loaded by `mcplex serve`, `call` and `chat` at start.
+ * `at: call` (the default) puts it on the path of every call, whoever makes it; `at: upstream`
+ * around each request sent to a server.
+ */
+export interface InterceptorModuleConfig {
+  /** Absolute path of the module (written relative to the config file). */
+  module: string;
+  at: "call" | "upstream";
 }

@@ -1,13 +1,5 @@
-import type { Interceptor, JsonObject } from "./pipeline.js";
+import type { Interceptor, JsonObject } from "../hub/call-pipeline.js";
 import { targetName } from "./request-target.js";
-
-/** The requests a {@link CallWatcher} sees: the ones forwarded to a server. */
-export const WATCHED_METHODS: ReadonlySet<string> = new Set([
-  "tools/call",
-  "resources/read",
-  "prompts/get",
-  "completion/complete",
-]);
 
 /** A forwarded request while it runs, as a dashboard shows it. */
 export interface WatchedCall {
@@ -75,13 +67,13 @@ export function observing(observer: (sample: RequestSample) => void): Intercepto
 }
 
 /**
- * An interceptor that shows `watcher` the forwarded requests ({@link WATCHED_METHODS}) start
+ * An interceptor that shows `watcher` the forwarded requests (their row says `forwarded`) start
  * and end; `redact` takes secrets out of what it is shown.
  */
 export function watching(watcher: CallWatcher, redact: (text: string) => string): Interceptor {
   let ids = 0;
   return (next) => async (request) => {
-    if (!WATCHED_METHODS.has(request.method)) return next(request);
+    if (request.row?.forwarded !== true) return next(request);
     const ctx = request.context;
     const call: WatchedCall = {
       id: ++ids,

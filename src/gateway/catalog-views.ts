@@ -4,18 +4,9 @@ import type { CatalogView } from "../catalog-modes/catalog-view.js";
 import { META_TOOL } from "../catalog-modes/meta-tools.js";
 import type { ModeCaller } from "../catalog-modes/view-resolver.js";
 import { RpcError } from "../errors.js";
+import type { CallRequest, Handler, Interceptor, JsonObject, RequestContext } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import type { GatewayRequest, Handler, Interceptor, JsonObject } from "./pipeline.js";
-import type { RequestContext } from "./request-context.js";
-
-/** The methods a view answers or adds to. */
-const VIEW_METHODS: ReadonlySet<string> = new Set([
-  "tools/list",
-  "tools/call",
-  "resources/list",
-  "resources/read",
-]);
 
 /** The view a caller sees the catalog through; `undefined` for the whole catalog (`all` mode). */
 export type ViewOf = (caller: ModeCaller) => CatalogView | undefined;
@@ -30,12 +21,12 @@ export type ViewOf = (caller: ModeCaller) => CatalogView | undefined;
 export function catalogViews(
   hub: Hub,
   viewOf: ViewOf,
-  request: (id: string, method: string, params: JsonObject, context: RequestContext) => GatewayRequest,
+  request: (id: string, method: string, params: JsonObject, context: RequestContext) => CallRequest,
   run: Handler,
   dormant?: (profile: string | undefined) => Promise<readonly CatalogTool[]>,
 ): Interceptor {
   return (next) => async (req) => {
-    if (!VIEW_METHODS.has(req.method)) return next(req);
+    if (req.row?.view !== true) return next(req);
     const view = viewOf(req.context);
     if (view === undefined) return next(req);
     const profile = req.context.profile;

@@ -1,11 +1,9 @@
 import { RpcError } from "../errors.js";
+import type { Interceptor, RequestContext } from "../hub/call-pipeline.js";
 import type { CallOptions } from "../hub/hub-types.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { INPUT_REQUIRED_METHODS } from "../protocol/rev2026.js";
 import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../protocol/server-requests.js";
 import type { InputParking } from "./input-parking.js";
-import type { Interceptor } from "./pipeline.js";
-import type { RequestContext } from "./request-context.js";
 import { targetName } from "./request-target.js";
 
 /**
@@ -16,8 +14,7 @@ import { targetName } from "./request-target.js";
  */
 export function clientInput(parking: InputParking): Interceptor {
   return (next) => async (request) => {
-    if (!INPUT_REQUIRED_METHODS.has(request.method) || request.target?.server === undefined)
-      return next(request);
+    if (request.row?.inputRequired !== true || request.target?.server === undefined) return next(request);
     const ctx = request.context;
     if (!ctx.stateless) {
       return next({
@@ -41,14 +38,7 @@ export function clientInput(parking: InputParking): Interceptor {
       ctx.signal,
       (handler, signal) => {
         const callOptions = withOptions(request.callOptions, signal, handler, extra);
-        return next({
-          id: request.id,
-          method,
-          params,
-          context: ctx,
-          target: request.target,
-          callOptions,
-        });
+        return next({ ...request, callOptions });
       },
       principal,
     );

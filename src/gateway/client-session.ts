@@ -1,5 +1,6 @@
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { RpcError } from "../errors.js";
+import type { RequestContext } from "../hub/call-pipeline.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import {
@@ -12,7 +13,7 @@ import { REV2025_PROTOCOL_VERSIONS } from "../protocol/rev2025.js";
 import { envelopeVersion, readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
-import { type RequestContext, statelessContext } from "./request-context.js";
+import { statelessContext } from "./request-context.js";
 import { resultForRev2024 } from "./rev2024-result.js";
 
 /** A JSON-RPC message as it travels. */

@@ -1,10 +1,18 @@
 import type { CatalogTool } from "../catalog/types.js";
 import { RpcError } from "../errors.js";
+import type { RequestContext } from "../hub/call-pipeline.js";
+import {
+  type CallRequest,
+  compose,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+} from "../hub/call-pipeline.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
-import { REV2025_ONLY_METHODS } from "../protocol/rev2025.js";
-import { CACHEABLE_METHODS, META, REV2026_ONLY_METHODS } from "../protocol/rev2026.js";
+import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";
+import { META } from "../protocol/rev2026.js";
 import { type CallWatcher, observing, type RequestSample, watching } from "./call-watch.js";
 import { catalogViews, type ViewOf } from "./catalog-views.js";
 import { callOptionsOf, clientInput } from "./client-input.js";
@@ -12,8 +20,6 @@ import { type Channel, ClientSession, type SessionOptions } from "./client-sessi
 import { InputParking } from "./input-parking.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { LogRelay } from "./log-relay.js";
-import { compose, type GatewayRequest, type Handler, type Interceptor, type JsonObject } from "./pipeline.js";
-import type { RequestContext } from "./request-context.js";
 import { resolveTarget } from "./request-target.js";
 import { ResultCache, type ResultCacheOptions } from "./result-cache.js";
 import { type GatewayIdentity, route, serverCapabilities } from "./route.js";
@@ -33,8 +39,9 @@ export interface GatewayOptions {
   /** How long requests wait for {@link ready} at most (ms). Default 1000. */
   readyWait?: number;
   /**
-   * Layers on the path of every request, the first one outermost (policy, audit, tracing,
-   * rewriting): see {@link Interceptor}. More can be added with {@link Gateway.use}.
+   * Layers on the path of this gateway's clients' requests only, the first one outermost,
+   * inside the hub's (`HubOptions.interceptors`, which see every call whoever makes it): see
+   * {@link Interceptor}. More can be added with {@link Gateway.use}.
    */
   interceptors?: readonly Interceptor[];
   /**
@@ -54,10 +61,15 @@ export interface GatewayOptions {
    * every replica) and its id, named in them so a retry that lands elsewhere comes back here.
    */
   replica?: { id: string; stateKey: Buffer };
+  /**
+   * Methods to serve beside the standard ones, one row each (see {@link MethodTable}): a
+   * forwarded row is sent to the server its target names, with no other code.
+   *
+   * @example
+   * new Gateway(hub, { methods: [{ method: "acme/search", target: "tool", forwarded: true }] });
+   */
+  methods?: readonly MethodRowInput[];
 }
-
-/** The methods forwarded to a server with the client's call options. */
-const FORWARDED_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
 
 /** Default of {@link GatewayOptions.readyWait}: clients give a first list a few seconds. */
 export const DEFAULT_READY_WAIT_MS = 1000;
@@ -74,6 +86,8 @@ export class Gateway {
   readonly parking: InputParking;
   /** Results of read-only tools of servers configured with `cache:`, reused for a while. */
   readonly cache: ResultCache;
+  /** The methods this gateway knows, one row each. */
+  readonly methods: MethodTable;
   /**
    * Settles when requests may be served: when the hub's first start is over, or
    * {@link GatewayOptions.readyWait} after the gateway was made, whichever comes first.
@@ -86,8 +100,10 @@ export class Gateway {
   readonly #listens: ListenStreams;
   readonly #offHub: () => void;
   readonly #logRelay = new LogRelay();
-  /** The interceptors added by the embedder, the metrics, the logs, the dashboard. */
+  /** The gateway's own interceptors: the embedder's, the metrics, the logs, the dashboard. */
   readonly #interceptors: Interceptor[];
+  /** The hub's {@link Hub.interceptorRevision} the pipeline was composed with. */
+  #hubRevision = -1;
   /** The layers every request goes through, then the method table. */
   readonly #inner: Handler;
   readonly #viewOf: ViewOf | undefined;
@@ -97,6 +113,7 @@ export class Gateway {
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
     this.hub = hub;
+    this.methods = new MethodTable(options.methods);
     this.#listens = new ListenStreams(hub);
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
     this.parking = new InputParking({
@@ -120,7 +137,7 @@ export class Gateway {
       );
     this.#inner = compose(layers, route(hub, this.#identity));
     this.#interceptors = [...(options.interceptors ?? [])];
-    this.#pipeline = compose(this.#interceptors, this.#inner);
+    this.#pipeline = this.#compose();
     this.#offHub = hub.on((event) => this.#onHubEvent(event));
     const started = (options.ready ?? Promise.resolve()).catch(() => {});
     const waitMs = options.readyWait ?? DEFAULT_READY_WAIT_MS;
@@ -143,7 +160,8 @@ export class Gateway {
   }
 
   /**
-   * Adds an interceptor inside those added before it (outside the gateway's own layers).
+   * Adds an interceptor on this gateway's clients' requests, inside those added before it
+   * (outside the gateway's own layers); `hub.use` adds one that sees every call.
    * The pipeline is composed again here, not per request. `answers` names the tools it answers
    * itself: a call of one of them never waits for servers still starting. Returns the function
    * that removes it.
@@ -152,13 +170,13 @@ export class Gateway {
     this.#interceptors.push(interceptor);
     const answers = options.answers ?? [];
     for (const name of answers) this.#answered.add(name);
-    this.#pipeline = compose(this.#interceptors, this.#inner);
+    this.#pipeline = this.#compose();
     return () => {
       const at = this.#interceptors.indexOf(interceptor);
       if (at === -1) return;
       this.#interceptors.splice(at, 1);
       for (const name of answers) this.#answered.delete(name);
-      this.#pipeline = compose(this.#interceptors, this.#inner);
+      this.#pipeline = this.#compose();
     };
   }
 
@@ -181,15 +199,17 @@ export class Gateway {
     method: string,
     params: JsonObject | undefined,
     context: RequestContext,
-  ): GatewayRequest {
+  ): CallRequest {
     const p = params ?? {};
+    const row = this.methods.get(method);
     return {
       id,
       method,
       params: p,
       context,
-      target: resolveTarget(this.hub.catalog, method, p, context.profile),
-      callOptions: FORWARDED_METHODS.has(method) ? callOptionsOf(context, p) : { signal: context.signal },
+      target: resolveTarget(this.hub.catalog, row, p, context.profile),
+      row,
+      callOptions: row?.forwarded === true ? callOptionsOf(context, p) : { signal: context.signal },
     };
   }
 
@@ -198,24 +218,24 @@ export class Gateway {
    * other revision, waits for the server of a tool the catalog does not know yet, runs the
    * pipeline, and shapes the result for the client's revision. Throws `RpcError` for wire errors.
    */
-  async handle(request: GatewayRequest): Promise<JsonObject> {
+  async handle(request: CallRequest): Promise<JsonObject> {
     let current = request;
     if (!this.isReady) {
       await this.ready;
       current = this.request(request.id, request.method, request.params, request.context);
     }
     const { method, context } = current;
-    if (context.stateless ? REV2025_ONLY_METHODS.has(method) : REV2026_ONLY_METHODS.has(method)) {
+    if (!this.methods.inFamily(method, context.stateless ? "2026" : "2025")) {
       throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
     const result = await this.#run(current);
-    return context.stateless ? this.#rev2026Result(method, result) : rev2025Result(result);
+    return context.stateless ? this.#rev2026Result(current, result) : rev2025Result(result);
   }
 
   /** Runs the pipeline, first waiting for the server of a tool the catalog does not know yet. */
-  async #run(request: GatewayRequest): Promise<JsonObject> {
+  async #run(request: CallRequest): Promise<JsonObject> {
     let current = request;
-    const { method, context, target } = current;
+    const { context, target } = current;
     if (
       target?.kind === "tool" &&
       target.tool === undefined &&
@@ -229,18 +249,20 @@ export class Gateway {
         profile === undefined ? { signal } : { profile, signal },
       );
       if (tool !== undefined) {
-        const { id, params, callOptions } = current;
-        current = {
-          id,
-          method,
-          params,
-          context,
-          target: { ...target, server: tool.server, tool },
-          callOptions,
-        };
+        current = { ...current, target: { ...target, server: tool.server, tool } };
       }
     }
+    if (this.#hubRevision !== this.hub.interceptorRevision) this.#pipeline = this.#compose();
     return this.#pipeline(current);
+  }
+
+  /**
+   * The pipeline: the hub's interceptors (every caller's), then the gateway's own, then its
+   * layers and the route. Composed again only when either list changes, never per request.
+   */
+  #compose(): Handler {
+    this.#hubRevision = this.hub.interceptorRevision;
+    return compose([...this.hub.interceptors, ...this.#interceptors], this.#inner);
   }
 
   /** Sessions open now. */
@@ -344,14 +366,14 @@ export class Gateway {
     this.parking.close();
   }
 
-  #rev2026Result(method: string, result: JsonObject): JsonObject {
+  #rev2026Result(request: CallRequest, result: JsonObject): JsonObject {
     const meta = (result._meta as Record<string, unknown> | undefined) ?? {};
     const shaped: JsonObject = {
       ...result,
       resultType: result.resultType ?? "complete",
       _meta: { ...meta, [META.serverInfo]: { name: this.#identity.name, version: this.#identity.version } },
     };
-    if (CACHEABLE_METHODS.has(method) && shaped.resultType === "complete") {
+    if (request.row?.cacheable === true && shaped.resultType === "complete") {
       // The catalog changes whenever an upstream does; clients learn of it through
       // subscriptions/listen, so lists are fresh only as long as nothing is announced.
       shaped.ttlMs = 0;

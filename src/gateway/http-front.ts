@@ -127,7 +127,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const concurrency = new ConcurrencyLimiter(options.maxConcurrent ?? 256);
   const streams = new ConcurrencyLimiter(options.maxStreams ?? 64);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
-  const metrics = new GatewayMetrics();
+  const metrics = new GatewayMetrics({ methods: gateway.methods.names() });
   metrics.trackHub(gateway.hub);
   metrics.trackCache(gateway.cache);
   const unobserve = gateway.observe((sample) => metrics.observeRequest(sample));

@@ -16,6 +16,16 @@ export { CatalogView, type ViewEngines } from "../catalog-modes/catalog-view.js"
 export { viewEngines } from "../catalog-modes/view-engines.js";
 export { type ModeTable, viewResolver } from "../catalog-modes/view-resolver.js";
 export { viewToolHost } from "../catalog-modes/view-tool-host.js";
+export {
+  type CallRequest,
+  compose,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+  type RequestContext,
+  type RequestTarget,
+} from "../hub/call-pipeline.js";
+export type { MethodRow, MethodRowInput, RevisionFamily, TargetKind } from "../protocol/method-table.js";
 export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 export {
   type RunningGateway,
@@ -35,15 +45,6 @@ export {
 } from "./http-front.js";
 export type { SubscriptionFilter } from "./listen-streams.js";
 export { GatewayMetrics, healthReport } from "./metrics.js";
-export {
-  compose,
-  type GatewayRequest,
-  type Handler,
-  type Interceptor,
-  type JsonObject,
-  type RequestTarget,
-} from "./pipeline.js";
-export type { RequestContext } from "./request-context.js";
 export { type CacheCounts, ResultCache, type ResultCacheOptions } from "./result-cache.js";
 export type { GatewayIdentity } from "./route.js";
 export { serverTools } from "./server-tools.js";

@@ -1,7 +1,7 @@
+import type { RequestContext } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { META } from "../protocol/rev2026.js";
-import type { RequestContext } from "./request-context.js";
 
 /** The notification types a 2026 client opts in to on `subscriptions/listen`. */
 export interface SubscriptionFilter {

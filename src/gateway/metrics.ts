@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Hub, ServerStatus } from "../hub/hub.js";
+import { STANDARD_METHOD_TABLE } from "../protocol/method-table.js";
 import type { ResultCache } from "./result-cache.js";
 
 /** How a request ended: answered, failed (JSON-RPC error), or a tool result with `isError`. */
@@ -27,26 +28,12 @@ export interface GatewayMetricsOptions {
   processMetrics?: boolean;
   /** Most distinct `(method, server, tool)` series; past it new tools count as `other`. Default 2000. */
   maxSeries?: number;
+  /**
+   * The methods counted under their own name (the bounded values of the `method` label); others
+   * count as `other`. Default: the standard MCP methods (pass a gateway's `methods.names()`).
+   */
+  methods?: Iterable<string>;
 }
-
-/** Client-to-server requests of every MCP revision: the bounded values of the `method` label. */
-const METHODS = new Set([
-  "initialize",
-  "ping",
-  "server/discover",
-  "subscriptions/listen",
-  "tools/list",
-  "tools/call",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "resources/subscribe",
-  "resources/unsubscribe",
-  "prompts/list",
-  "prompts/get",
-  "completion/complete",
-  "logging/setLevel",
-]);
 
 const STATES: ReadonlyArray<ServerStatus["state"]> = [
   "idle",
@@ -97,6 +84,7 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly #processMetrics: boolean;
   readonly #maxSeries: number;
+  readonly #methods: ReadonlySet<string>;
   readonly #requests: Counter<"method" | "server" | "tool" | "outcome">;
   readonly #duration: Histogram<"method" | "server" | "tool">;
   readonly #state: Gauge<"server" | "state">;
@@ -115,6 +103,7 @@ export class GatewayMetrics {
   constructor(options: GatewayMetricsOptions = {}) {
     this.#processMetrics = options.processMetrics ?? true;
     this.#maxSeries = options.maxSeries ?? 2000;
+    this.#methods = new Set(options.methods ?? STANDARD_METHOD_TABLE.names());
     const registers = [this.registry];
     this.#requests = new Counter({
       name: "mcplex_requests_total",
@@ -198,7 +187,7 @@ export class GatewayMetrics {
   }
 
   #seriesFor(rawMethod: string, server: string, rawTool: string): Series {
-    const method = METHODS.has(rawMethod) ? rawMethod : "other";
+    const method = this.#methods.has(rawMethod) ? rawMethod : "other";
     let byServer = this.#series.get(method);
     if (byServer === undefined) {
       byServer = new Map();

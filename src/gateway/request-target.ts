@@ -1,52 +1,64 @@
 import type { Catalog } from "../catalog/catalog.js";
-import type { RequestTarget } from "./pipeline.js";
+import type { RequestTarget } from "../hub/call-pipeline.js";
+import { type MethodRow, targetParamOf } from "../protocol/method-table.js";
 
 /**
- * What a request names, looked up in `profile`'s view of the catalog: the one lookup of a
- * request's path (the route, the observers and the fronts' header checks all use it).
- * `undefined` for requests that name nothing; a target without `server` when the name is
- * unknown (a tool whose server is still starting is looked up again when it is ready).
+ * What a request names, looked up in `profile`'s view of the catalog as its method's row says:
+ * the one lookup of a request's path (the route, the observers and the fronts' header checks
+ * all use it). `undefined` for requests that name nothing; a target without `server` when the
+ * name is unknown (a tool whose server is still starting is looked up again when it is ready).
  */
 export function resolveTarget(
   catalog: Catalog,
-  method: string,
+  row: MethodRow | undefined,
   params: Record<string, unknown>,
   profile: string | undefined,
 ): RequestTarget | undefined {
-  switch (method) {
-    case "tools/call": {
-      const name = params.name;
-      if (typeof name !== "string") return undefined;
-      const tool = catalog.resolveTool(name, profile);
-      return tool === undefined ? { kind: "tool", name } : { kind: "tool", name, server: tool.server, tool };
+  if (row === undefined) return undefined;
+  const param = targetParamOf(row);
+  if (param === undefined) return undefined;
+  const value = params[param];
+  switch (row.target) {
+    case "tool":
+      return typeof value === "string" ? toolTarget(catalog, value, profile) : undefined;
+    case "prompt":
+      return typeof value === "string" ? promptTarget(catalog, value, profile) : undefined;
+    case "resource":
+      return typeof value === "string" ? resourceTarget(catalog, value, profile) : undefined;
+    case "server": {
+      if (typeof value !== "string") return undefined;
+      const known = catalog.servers().includes(value) && catalog.reaches(value, profile);
+      return known ? { kind: "server", name: value, server: value } : { kind: "server", name: value };
     }
-    case "prompts/get": {
-      const name = params.name;
-      if (typeof name !== "string") return undefined;
-      const prompt = catalog.resolvePrompt(name, profile);
-      return prompt === undefined
-        ? { kind: "prompt", name }
-        : { kind: "prompt", name, server: prompt.server, prompt };
-    }
-    case "resources/read": {
-      const uri = params.uri;
-      if (typeof uri !== "string") return undefined;
-      const resource = catalog.resolveResource(uri, profile);
-      return resource === undefined
-        ? { kind: "resource", uri }
-        : { kind: "resource", uri, server: resource.server, resource };
-    }
-    case "completion/complete": {
-      const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
+    case "completion": {
+      const ref = value as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
       if (ref?.type === "ref/prompt" && typeof ref.name === "string")
-        return resolveTarget(catalog, "prompts/get", { name: ref.name }, profile);
-      if (typeof ref?.uri === "string")
-        return resolveTarget(catalog, "resources/read", { uri: ref.uri }, profile);
+        return promptTarget(catalog, ref.name, profile);
+      if (typeof ref?.uri === "string") return resourceTarget(catalog, ref.uri, profile);
       return undefined;
     }
     default:
       return undefined;
   }
+}
+
+function toolTarget(catalog: Catalog, name: string, profile: string | undefined): RequestTarget {
+  const tool = catalog.resolveTool(name, profile);
+  return tool === undefined ? { kind: "tool", name } : { kind: "tool", name, server: tool.server, tool };
+}
+
+function promptTarget(catalog: Catalog, name: string, profile: string | undefined): RequestTarget {
+  const prompt = catalog.resolvePrompt(name, profile);
+  return prompt === undefined
+    ? { kind: "prompt", name }
+    : { kind: "prompt", name, server: prompt.server, prompt };
+}
+
+function resourceTarget(catalog: Catalog, uri: string, profile: string | undefined): RequestTarget {
+  const resource = catalog.resolveResource(uri, profile);
+  return resource === undefined
+    ? { kind: "resource", uri }
+    : { kind: "resource", uri, server: resource.server, resource };
 }
 
 /** The name or URI a target was asked for. */

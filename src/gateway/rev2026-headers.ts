@@ -2,12 +2,6 @@ import type { IncomingHttpHeaders } from "node:http";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { type ParamHeader, paramHeaders, scanParamHeaders } from "../protocol/param-headers.js";
 
-const NAMED_BY: Record<string, "name" | "uri"> = {
-  "tools/call": "name",
-  "prompts/get": "name",
-  "resources/read": "uri",
-};
-
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
@@ -32,6 +26,7 @@ export function checkRev2026Headers(
   method: string,
   params: Record<string, unknown> | undefined,
   bodyVersion: string,
+  nameHeader: "name" | "uri" | undefined,
 ): { code: number; message: string } | undefined {
   const version = headers["mcp-protocol-version"];
   if (typeof version !== "string") return mismatch("the MCP-Protocol-Version header is missing");
@@ -44,7 +39,7 @@ export function checkRev2026Headers(
   if (typeof headerMethod !== "string") return mismatch("the Mcp-Method header is missing");
   if (headerMethod !== method)
     return mismatch(`Mcp-Method ${headerMethod} does not match the body's method ${method}`);
-  const key = NAMED_BY[method];
+  const key = nameHeader;
   if (key !== undefined) {
     const name = headers["mcp-name"];
     if (typeof name !== "string") return mismatch(`the Mcp-Name header is missing (${method} needs it)`);

@@ -65,7 +65,13 @@ export async function serveRev2026Post(
     return;
   }
   const { id, method, params } = message as WireRequest;
-  const headerError = checkRev2026Headers(req.headers, method, params, version);
+  const headerError = checkRev2026Headers(
+    req.headers,
+    method,
+    params,
+    version,
+    gateway.methods.get(method)?.nameHeader,
+  );
   if (headerError !== undefined) {
     sendRpcError(res, 400, id, headerError.code, headerError.message);
     return;

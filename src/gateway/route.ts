@@ -1,9 +1,10 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
+import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
-import type { Handler, JsonObject } from "./pipeline.js";
+import { targetName } from "./request-target.js";
 
 /** What the gateway says about itself. */
 export interface GatewayIdentity {
@@ -73,7 +74,7 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
         if (tool === undefined)
           throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
         try {
-          return (await hub.callTool(tool, args as JsonObject, callOptions)) as JsonObject;
+          return await hub.dispatch(request);
         } catch (error) {
           return toolError(error);
         }
@@ -83,15 +84,14 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
         const prompt = target?.kind === "prompt" ? target.prompt : undefined;
         if (prompt === undefined)
           throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`, { name });
-        const args = (params.arguments ?? {}) as Record<string, string>;
-        return (await hub.getPrompt(prompt, args, callOptions)) as JsonObject;
+        return await hub.dispatch(request);
       }
       case "resources/read": {
         const uri = requireString(params, "uri");
         const resource = target?.kind === "resource" ? target.resource : undefined;
         if (resource === undefined)
           throw new RpcError(ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri });
-        return (await hub.readResource(resource, callOptions)) as JsonObject;
+        return await hub.dispatch(request);
       }
       case "completion/complete": {
         const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
@@ -102,17 +102,7 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
             "Invalid params: completion/complete needs ref and argument",
           );
         }
-        const ask =
-          ref.type === "ref/prompt"
-            ? { type: "ref/prompt" as const, name: String(ref.name) }
-            : { type: "ref/resource" as const, uri: String(ref.uri) };
-        const context = params.context as { arguments?: Record<string, string> } | undefined;
-        const options = { signal: callOptions.signal, ...(profile === undefined ? {} : { profile }) };
-        return (await hub.complete(
-          ask,
-          argument,
-          context === undefined ? options : { ...options, context },
-        )) as unknown as JsonObject;
+        return await hub.dispatch(request);
       }
       case "resources/subscribe":
         await hub.subscribeResource(requireString(params, "uri"), {
@@ -124,9 +114,25 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
         await hub.unsubscribeResource(requireString(params, "uri"), profile === undefined ? {} : { profile });
         return {};
       default:
+        if (request.row?.forwarded === true) return await forward(hub, request);
         throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
   };
+}
+
+/**
+ * A forwarded method the route has no case of its own for (a row added to the method table):
+ * sent to the server its target names, with the name or URI the client used mapped to the
+ * server's own. Failures stay wire errors (the fronts map typed errors): only tools answer
+ * with `isError`.
+ */
+async function forward(hub: Hub, request: CallRequest): Promise<JsonObject> {
+  const { method, target, row } = request;
+  if (target?.server === undefined) {
+    const what = target === undefined ? `params.${row?.targetParam ?? "name"}` : targetName(target);
+    throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${method} names no known target (${what})`);
+  }
+  return await hub.dispatch(request);
 }
 
 function requireString(params: JsonObject, key: string): string {

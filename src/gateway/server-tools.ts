@@ -1,7 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
+import type { CallRequest, Interceptor, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
-import type { GatewayRequest, Interceptor, JsonObject } from "./pipeline.js";
 
 /** The names of the two tools {@link serverTools} adds. */
 export const CONNECT_SERVER = "connect_server";
@@ -41,7 +41,7 @@ export function serverTools(hub: Hub): Interceptor {
   };
 }
 
-async function describeTools(hub: Hub, request: GatewayRequest, names: string[]): Promise<Tool[]> {
+async function describeTools(hub: Hub, request: CallRequest, names: string[]): Promise<Tool[]> {
   const profile = request.context.profile;
   const servers = await hub.availableTools(profile === undefined ? {} : { profile });
   const lines = servers.map((s) => {
@@ -73,11 +73,7 @@ async function describeTools(hub: Hub, request: GatewayRequest, names: string[])
   ];
 }
 
-async function call(
-  hub: Hub,
-  request: GatewayRequest,
-  action: "connect" | "disconnect",
-): Promise<JsonObject> {
+async function call(hub: Hub, request: CallRequest, action: "connect" | "disconnect"): Promise<JsonObject> {
   const profile = request.context.profile;
   const options = profile === undefined ? {} : { profile };
   const args = (request.params.arguments ?? {}) as { server?: unknown };

@@ -7,12 +7,12 @@ import type {
 import type { McplexConfig, ServerConfig } from "../config/types.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import type { Implementation } from "../protocol/rev2026.js";
-import type { Progress } from "../protocol/rpc-connection.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
 import type { BackoffOptions } from "../upstream/backoff.js";
 import type { OAuthHost } from "../upstream/oauth.js";
 import type { UpstreamStatsSnapshot } from "../upstream/upstream-stats.js";
-import type { UpstreamRequestOptions, UpstreamState } from "../upstream/upstream-types.js";
+import type { UpstreamState } from "../upstream/upstream-types.js";
+import type { CallOptions, Interceptor } from "./call-pipeline.js";
 
 /** Options of a {@link Hub}. */
 export interface HubOptions {
@@ -39,62 +39,24 @@ export interface HubOptions {
    */
   oauth?: OAuthHost;
   /**
-   * Layers around every request the hub sends a server for a call (tools/call, prompts/get,
-   * resources/read, completion/complete), the first outermost: tracing, auditing. Composed once;
-   * with none the hub sends as it always did.
+   * Layers on the path of every call, whoever makes it (see {@link Interceptor}): the library's
+   * `hub.callTool`, the CLI, the agent loop, and the requests of a gateway's clients on any
+   * front (outermost there, around the gateway's own layers). The first is outermost. More
+   * can be added with `hub.use`.
    */
-  interceptors?: readonly UpstreamInterceptor[];
+  interceptors?: readonly Interceptor[];
+  /**
+   * Layers around each request the hub sends a server, input_required retries included: the
+   * request's `params` are the server's own (original names), `target.server` names it, and
+   * `callOptions` carry the request's timeout. Tracing and recording sit here.
+   */
+  upstreamInterceptors?: readonly Interceptor[];
   /**
    * Where the tool lists of `available:` servers are kept between runs (a JSON file). Default:
    * `tool-cache.json` beside the secret store when the config has `available:` servers; `false`
    * keeps them in memory only.
    */
   toolCache?: string | false;
-}
-
-/** One request the hub sends a server for a call, as {@link UpstreamInterceptor}s see it. */
-export interface UpstreamCall {
-  /** The configured server's name. */
-  readonly server: string;
-  readonly method: string;
-  /** The params as the server gets them (its original names); an interceptor may add `_meta`. */
-  readonly params: Record<string, unknown>;
-  readonly options: UpstreamRequestOptions;
-}
-
-/** Sends an {@link UpstreamCall} and resolves with the server's result. */
-export type UpstreamHandler = (call: UpstreamCall) => Promise<unknown>;
-
-/** A layer around the hub's requests to servers: `next => call => result`. */
-export type UpstreamInterceptor = (next: UpstreamHandler) => UpstreamHandler;
-
-/** Per-call options. */
-export interface CallOptions {
-  signal?: AbortSignal;
-  /** Milliseconds without an answer or progress before the call fails. Default: the server's `timeout`. */
-  timeout?: number;
-  onProgress?: (progress: Progress) => void;
-  /** Resolve the name through this profile; names outside it are not found. */
-  profile?: string;
-  /** Answers this call's server-to-client requests (before the hub-wide handler). */
-  onServerRequest?: ServerRequestHandler;
-  /**
-   * Extra request params passed to the server as they are: a gateway forwards a 2026 client's
-   * `inputResponses` and `requestState` this way.
-   */
-  params?: Record<string, unknown>;
-  /** Hand a 2026 `input_required` result back as it is instead of resolving it through the handler. */
-  returnInputRequired?: boolean;
-  /** The capabilities of the client the call is made for, sent to 2026 servers with the call. */
-  clientCapabilities?: Record<string, unknown>;
-  /** Ask 2026 servers for log messages at this level or above during the call. */
-  logLevel?: string;
-  /**
-   * The client session the call is made for (any object that stands for it; a gateway passes its
-   * session). Servers marked `share: false` get a connection per client; a shared server that was
-   * given another client's roots is told they changed. Release it with `hub.releaseClient`.
-   */
-  client?: object;
 }
 
 /** What `hub.servers()` reports for each configured server. */
@@ -158,3 +120,5 @@ export type HubEvent =
   | { type: "resource-updated"; server: string; uri: string }
   | { type: "notification"; server: string; method: string; params?: Record<string, unknown> }
   | { type: "slow-call"; server: string; method: string; name?: string; ms: number };
+
+export type { CallOptions };

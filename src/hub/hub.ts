@@ -21,9 +21,19 @@ import {
   resolveInputRequired,
 } from "../protocol/input-required.js";
 import type { ListKind } from "../protocol/list-changes.js";
+import { type MethodRow, STANDARD_METHOD_TABLE, targetParamOf } from "../protocol/method-table.js";
+import { REV2026_PROTOCOL_VERSION } from "../protocol/rev2026.js";
 import { redactError, redactValue } from "../upstream/error-redaction.js";
 import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
 import type { AvailableServer } from "./available-servers.js";
+import {
+  type CallRequest,
+  compose,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+  type RequestContext,
+} from "./call-pipeline.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
@@ -33,7 +43,6 @@ import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
 import { waitForOwners } from "./starting-owners.js";
 import { defaultToolCachePath, ToolCache } from "./tool-cache.js";
-import { composeUpstream, type UpstreamSend } from "./upstream-interceptors.js";
 import { UpstreamPool } from "./upstream-pool.js";
 import { redactToolError } from "./upstream-redaction.js";
 
@@ -77,8 +86,14 @@ export class Hub {
   #profiles: Record<string, ProfileConfig>;
   /** Whether each upstream was last published as available (see `Upstream.available`). */
   readonly #availability = new WeakMap<Upstream, boolean>();
-  /** The embedder's layers around requests to servers (none: requests go out directly). */
-  readonly #send: UpstreamSend | undefined;
+  /** Layers on the path of every call (see {@link use}). */
+  readonly #interceptors: Interceptor[];
+  /** Layers around each request sent to a server (see `HubOptions.upstreamInterceptors`). */
+  readonly #upstreamInterceptors: Interceptor[];
+  /** {@link #interceptors} around {@link dispatch}: the library's calls. */
+  #pipeline: Handler;
+  #interceptorRevision = 0;
+  #libraryCalls = 0;
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -92,7 +107,9 @@ export class Hub {
       serverOrder: config.servers.map((s) => s.name),
     });
     for (const server of config.servers) this.#add(server);
-    this.#send = composeUpstream(options.interceptors ?? []);
+    this.#interceptors = [...(options.interceptors ?? [])];
+    this.#upstreamInterceptors = [...(options.upstreamInterceptors ?? [])];
+    this.#pipeline = compose(this.#interceptors, (request) => this.dispatch(request));
     this.#profiles = config.profiles;
     const cacheFile =
       options.toolCache === false
@@ -242,12 +259,14 @@ export class Hub {
         ? (this.#catalog.resolveTool(tool, options.profile) ?? (await this.findTool(tool, options)))
         : tool;
     if (target === undefined) throw notFound("tool", tool as string, options.profile);
-    return await this.#request<CallToolResult>(
-      this.#entry(target.server),
-      "tools/call",
-      { name: target.originalName, arguments: args },
-      options,
-    );
+    return (await this.#pipeline(
+      this.#libraryRequest(
+        "tools/call",
+        { name: typeof tool === "string" ? tool : target.name, arguments: args },
+        { kind: "tool", name: target.name, server: target.server, tool: target },
+        options,
+      ),
+    )) as CallToolResult;
   }
 
   /**
@@ -257,12 +276,15 @@ export class Hub {
   async readResource(uri: string | ResourceTarget, options: CallOptions = {}): Promise<ReadResourceResult> {
     const target = typeof uri === "string" ? this.#catalog.resolveResource(uri, options.profile) : uri;
     if (target === undefined) throw notFound("resource", uri as string, options.profile);
-    return await this.#request<ReadResourceResult>(
-      this.#entry(target.server),
-      "resources/read",
-      { uri: target.uri },
-      options,
-    );
+    const asked = typeof uri === "string" ? uri : target.uri;
+    return (await this.#pipeline(
+      this.#libraryRequest(
+        "resources/read",
+        { uri: asked },
+        { kind: "resource", uri: asked, server: target.server, resource: target },
+        options,
+      ),
+    )) as ReadResourceResult;
   }
 
   /** Gets a prompt by its exposed name (or the catalog entry a caller already resolved it to). */
@@ -273,12 +295,14 @@ export class Hub {
   ): Promise<GetPromptResult> {
     const prompt = typeof name === "string" ? this.#catalog.resolvePrompt(name, options.profile) : name;
     if (prompt === undefined) throw notFound("prompt", name as string, options.profile);
-    return await this.#request<GetPromptResult>(
-      this.#entry(prompt.server),
-      "prompts/get",
-      { name: prompt.originalName, arguments: args },
-      options,
-    );
+    return (await this.#pipeline(
+      this.#libraryRequest(
+        "prompts/get",
+        { name: prompt.name, arguments: args },
+        { kind: "prompt", name: prompt.name, server: prompt.server, prompt },
+        options,
+      ),
+    )) as GetPromptResult;
   }
 
   /** Argument completion for a prompt (exposed name) or a resource template. */
@@ -287,22 +311,157 @@ export class Hub {
     argument: { name: string; value: string },
     options: CallOptions & { context?: { arguments?: Record<string, string> } } = {},
   ): Promise<CompleteResult> {
-    let server: string;
-    let upstreamRef: Record<string, unknown>;
-    if (ref.type === "ref/prompt") {
-      const prompt = this.#catalog.resolvePrompt(ref.name, options.profile);
-      if (prompt === undefined) throw notFound("prompt", ref.name, options.profile);
-      server = prompt.server;
-      upstreamRef = { type: "ref/prompt", name: prompt.originalName };
-    } else {
-      const template = this.#catalog.resolveResourceTemplate(ref.uri, options.profile);
-      if (template === undefined) throw notFound("resource template", ref.uri, options.profile);
-      server = template.server;
-      upstreamRef = ref;
+    const { context, ...callOptions } = options;
+    const params: Record<string, unknown> = { ref, argument };
+    if (context !== undefined) params.context = context;
+    // Resolved here so that an unknown ref fails before any layer runs, as the other calls do.
+    const { server } = this.#completion(params, options.profile);
+    const target =
+      ref.type === "ref/prompt"
+        ? { kind: "prompt" as const, name: ref.name, server }
+        : { kind: "resource" as const, uri: ref.uri, server };
+    return (await this.#pipeline(
+      this.#libraryRequest("completion/complete", params, target, callOptions),
+    )) as unknown as CompleteResult;
+  }
+
+  /** The server a `completion/complete`'s ref names, and the params as that server gets them. */
+  #completion(params: JsonObject, profile: string | undefined): { server: string; sent: JsonObject } {
+    const ref = params.ref as { type?: string; name?: unknown; uri?: unknown } | undefined;
+    if (ref?.type === "ref/prompt") {
+      const prompt = this.#catalog.resolvePrompt(String(ref.name), profile);
+      if (prompt === undefined) throw notFound("prompt", String(ref.name), profile);
+      return {
+        server: prompt.server,
+        sent: completionParams(params, { type: "ref/prompt", name: prompt.originalName }),
+      };
     }
-    const params: Record<string, unknown> = { ref: upstreamRef, argument };
-    if (options.context !== undefined) params.context = options.context;
-    return await this.#request<CompleteResult>(this.#entry(server), "completion/complete", params, options);
+    const template = this.#catalog.resolveResourceTemplate(String(ref?.uri), profile);
+    if (template === undefined) throw notFound("resource template", String(ref?.uri), profile);
+    return {
+      server: template.server,
+      sent: completionParams(params, { type: "ref/resource", uri: ref?.uri }),
+    };
+  }
+
+  /**
+   * Adds an interceptor on the path of every call, whoever makes it (inside those added
+   * before it), or with `at: "upstream"` around each request sent to a server. Returns the
+   * function that removes it.
+   *
+   * @example
+   * const off = hub.use((next) => async (request) => {
+   *   if (request.target?.kind === "tool" && request.target.tool?.annotations?.destructiveHint)
+   *     throw new RpcError(ErrorCode.InvalidRequest, "destructive tools are off");
+   *   return next(request);
+   * });
+   */
+  use(interceptor: Interceptor, options: { at?: "call" | "upstream" } = {}): () => void {
+    const list = options.at === "upstream" ? this.#upstreamInterceptors : this.#interceptors;
+    list.push(interceptor);
+    this.#recompose();
+    return () => {
+      const at = list.indexOf(interceptor);
+      if (at === -1) return;
+      list.splice(at, 1);
+      this.#recompose();
+    };
+  }
+
+  /** The interceptors on the path of every call, the first outermost (a gateway composes them). */
+  get interceptors(): readonly Interceptor[] {
+    return this.#interceptors;
+  }
+
+  /** Changes each time {@link use} adds or removes an interceptor (a gateway composes again then). */
+  get interceptorRevision(): number {
+    return this.#interceptorRevision;
+  }
+
+  #recompose(): void {
+    this.#interceptorRevision++;
+    this.#pipeline = compose(this.#interceptors, (request) => this.dispatch(request));
+  }
+
+  /**
+   * Runs a request the caller built through the interceptors and sends it to its target's
+   * server: for embedders that make requests of their own (a front of their own).
+   */
+  handle(request: CallRequest): Promise<JsonObject> {
+    return this.#pipeline(request);
+  }
+
+  /** The request of one of the library's own calls. */
+  #libraryRequest(
+    method: string,
+    params: JsonObject,
+    target: NonNullable<CallRequest["target"]>,
+    options: CallOptions,
+  ): CallRequest {
+    const context: RequestContext = {
+      stateless: false,
+      library: true,
+      protocolVersion: REV2026_PROTOCOL_VERSION,
+      clientCapabilities: options.clientCapabilities ?? this.#options.clientCapabilities ?? {},
+      signal: options.signal ?? NEVER_ABORTED,
+      notify: ignore,
+    };
+    if (options.profile !== undefined) context.profile = options.profile;
+    if (options.client !== undefined) context.client = options.client;
+    if (options.logLevel !== undefined) context.logLevel = options.logLevel;
+    return {
+      id: `hub-${++this.#libraryCalls}`,
+      method,
+      params,
+      context,
+      target,
+      row: STANDARD_METHOD_TABLE.get(method),
+      callOptions: options,
+    };
+  }
+
+  /**
+   * The end of every pipeline: sends a request whose target is resolved to the server that owns
+   * it, with names mapped to the server's own (no interceptor of {@link use} runs here; a
+   * gateway calls it after its own layers). Rejects with `NotFoundError` when the target
+   * names nothing.
+   */
+  async dispatch(request: CallRequest): Promise<JsonObject> {
+    const { method, params, target, row, callOptions } = request;
+    if (method === "completion/complete") {
+      const { server, sent } = this.#completion(params, request.context.profile);
+      return await this.#request(this.#entry(server), request, sent, callOptions);
+    }
+    if (target?.server === undefined) {
+      if (target === undefined) throw new McplexError("INVALID_ARGUMENT", `${method} names no target`);
+      throw notFound(
+        target.kind,
+        target.kind === "resource" ? target.uri : target.name,
+        request.context.profile,
+      );
+    }
+    return await this.#request(this.#entry(target.server), request, sentParams(request, row), callOptions);
+  }
+
+  /**
+   * Sends any request to server `server` as it is, through the same path as a tool call
+   * (the interceptors, its config's timeout, `input_required` handling, secrets redacted from
+   * errors): for methods the hub has no call of its own for (an extension's, a vendor's). The
+   * caller maps names in `params` to the server's own.
+   *
+   * @example
+   * await hub.forward("tasks", "tasks/get", { taskId: "42" }, { signal });
+   */
+  async forward(
+    server: string,
+    method: string,
+    params: Record<string, unknown>,
+    options: CallOptions = {},
+  ): Promise<Record<string, unknown>> {
+    this.#entry(server);
+    return await this.#pipeline(
+      this.#libraryRequest(method, params, { kind: "server", name: server, server }, options),
+    );
   }
 
   /**
@@ -519,12 +678,12 @@ export class Hub {
     }
   }
 
-  async #request<T>(
+  async #request(
     entry: Entry,
-    method: string,
-    params: Record<string, unknown>,
+    request: CallRequest,
+    params: JsonObject,
     options: CallOptions,
-  ): Promise<T> {
+  ): Promise<JsonObject> {
     const { config } = entry;
     if (!config.enabled) throw disabledServer(config.name);
     const client = options.client;
@@ -547,17 +706,16 @@ export class Hub {
         logLevel: options.logLevel,
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
-      const first = await this.#out<T>(upstream, config.name, method, sent, requestOptions);
+      const first = await this.#out(upstream, request, sent, requestOptions);
       if (!isInputRequired(first) || options.returnInputRequired === true)
         return redactToolError(first, this.#redactor);
       // A 2026 server needs input: ask the handler, then retry with the answers.
       const inputHandler: InputRequestHandler | undefined = handler ?? this.#options.onServerRequest;
-      const final = await resolveInputRequired<T>(first, {
+      const final = await resolveInputRequired<JsonObject>(first, {
         server: config.name,
         handler: inputHandler,
         signal: options.signal,
-        retry: (extra) =>
-          this.#out<T>(upstream, config.name, method, { ...params, ...extra }, requestOptions),
+        retry: (extra) => this.#out(upstream, request, { ...params, ...extra }, requestOptions),
       });
       return redactToolError(final, this.#redactor);
     } catch (error) {
@@ -568,16 +726,22 @@ export class Hub {
     }
   }
 
-  /** Sends one request for a call: through the interceptors when there are any. */
-  #out<T>(
+  /**
+   * Sends one request of a call to `upstream`: through the upstream interceptors when there are
+   * any, composed here around this connection (a few closures, only while there are any).
+   */
+  #out(
     upstream: Upstream,
-    server: string,
-    method: string,
-    params: Record<string, unknown>,
+    request: CallRequest,
+    params: JsonObject,
     options: UpstreamRequestOptions,
-  ): Promise<T> {
-    if (this.#send === undefined) return upstream.request<T>(method, params, options);
-    return this.#send(upstream, { server, method, params, options }) as Promise<T>;
+  ): Promise<JsonObject> {
+    const { method } = request;
+    if (this.#upstreamInterceptors.length === 0) return upstream.request<JsonObject>(method, params, options);
+    const send = compose(this.#upstreamInterceptors, (sent) =>
+      upstream.request<JsonObject>(sent.method, sent.params, upstreamOptions(sent.callOptions)),
+    );
+    return send({ ...request, params, callOptions: { ...request.callOptions, ...options } });
   }
 
   /**
@@ -619,6 +783,51 @@ export class Hub {
   #emit(event: HubEvent): void {
     for (const listener of this.#listeners) listener(event);
   }
+}
+
+/** A signal that never aborts: the context of a library call made without one. */
+const NEVER_ABORTED = new AbortController().signal;
+const ignore = (): void => {};
+
+/**
+ * The params a server gets for a request whose target is resolved: the standard calls exactly
+ * as MCP defines them (the client's `_meta` stays with the client: the connection writes its
+ * own envelope and progress token), any other method as it came, less `_meta`, with its
+ * target's name or URI mapped to the server's own.
+ */
+function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObject {
+  const { method, params, target } = request;
+  if (method === "tools/call" && target?.kind === "tool" && target.tool !== undefined)
+    return { name: target.tool.originalName, arguments: params.arguments ?? {} };
+  if (method === "prompts/get" && target?.kind === "prompt" && target.prompt !== undefined)
+    return { name: target.prompt.originalName, arguments: params.arguments ?? {} };
+  if (method === "resources/read" && target?.kind === "resource" && target.resource !== undefined)
+    return { uri: target.resource.uri };
+  const { _meta: _, ...sent } = params;
+  const param = row === undefined ? undefined : targetParamOf(row);
+  if (param === undefined || target === undefined) return sent;
+  if (target.kind === "tool" && target.tool !== undefined) sent[param] = target.tool.originalName;
+  else if (target.kind === "prompt" && target.prompt !== undefined) sent[param] = target.prompt.originalName;
+  else if (target.kind === "resource" && target.resource !== undefined) sent[param] = target.resource.uri;
+  return sent;
+}
+
+/** A `completion/complete`'s params for its server: the ref in the server's names, no `_meta`. */
+function completionParams(params: JsonObject, ref: Record<string, unknown>): JsonObject {
+  const sent: JsonObject = { ref, argument: params.argument };
+  if (params.context !== undefined) sent.context = params.context;
+  return sent;
+}
+
+/** The options of an upstream request, from a call's options. */
+function upstreamOptions(options: CallOptions): UpstreamRequestOptions {
+  return {
+    timeout: options.timeout,
+    signal: options.signal,
+    onProgress: options.onProgress,
+    clientCapabilities: options.clientCapabilities,
+    logLevel: options.logLevel,
+  };
 }
 
 export type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";

@@ -2,8 +2,8 @@ import type { McplexConfig, RecordConfig } from "../config/types.js";
 import { McplexError, RpcError } from "../errors.js";
 import type { RecordedError, RecordedLists, RecordingLine } from "../recording/recording-format.js";
 import { RecordingWriter } from "../recording/recording-writer.js";
+import type { Interceptor } from "./call-pipeline.js";
 import type { Hub } from "./hub.js";
-import type { UpstreamInterceptor } from "./hub-types.js";
 
 /** A server's recording while it runs. */
 interface Track {
@@ -33,14 +33,14 @@ export interface TrafficRecorderOptions {
 
 /**
  * Records servers' traffic as it passes through the hub, in the format of
- * docs/recording-format.md: the requests the hub sends for calls (an {@link UpstreamInterceptor},
+ * docs/recording-format.md: the requests the hub sends for calls (an upstream {@link Interceptor},
  * so it sees what the server got after the other layers, with progress and cancellation), their
  * results and errors, the server's notifications (hub events), and how it introduced itself and
  * what it listed (on each start and list change).
  *
  * @example
  * const recorder = new TrafficRecorder({ recordOf: () => ({ dir: "rec", redact: [] }), secrets: [] });
- * const hub = new Hub({ config, interceptors: [recorder.interceptor] });
+ * const hub = new Hub({ config, upstreamInterceptors: [recorder.interceptor] });
  * recorder.attach(hub);
  */
 export class TrafficRecorder {
@@ -52,9 +52,10 @@ export class TrafficRecorder {
     this.#options = options;
   }
 
-  /** The layer to give the hub (`HubOptions.interceptors`). */
-  readonly interceptor: UpstreamInterceptor = (next) => async (call) => {
-    const track = this.#track(call.server);
+  /** The layer to give the hub (`HubOptions.upstreamInterceptors`). */
+  readonly interceptor: Interceptor = (next) => async (call) => {
+    const server = call.target?.server;
+    const track = server === undefined ? undefined : this.#track(server);
     if (track === undefined) return next(call);
     const id = track.nextId++;
     const started = performance.now();
@@ -67,14 +68,14 @@ export class TrafficRecorder {
       params: call.params,
     });
     track.inFlight.set(id, started);
-    const { onProgress, signal } = call.options;
+    const { onProgress, signal } = call.callOptions;
     const onAbort = () => track.write({ type: "cancelled", id, ms: ms(), direction: "client" });
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const result = await next({
         ...call,
-        options: {
-          ...call.options,
+        callOptions: {
+          ...call.callOptions,
           onProgress: (progress) => {
             // The token is the connection's own: a replay sends the live request's.
             const {

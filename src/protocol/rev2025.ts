@@ -16,12 +16,3 @@ export const REV2025_PROTOCOL_VERSIONS = [
   "2025-03-26",
   REV2024_PROTOCOL_VERSION,
 ] as const;
-
-/** Methods that exist only in these revisions (404/-32601 when a 2026 request names them). */
-export const REV2025_ONLY_METHODS: ReadonlySet<string> = new Set([
-  "initialize",
-  "ping",
-  "logging/setLevel",
-  "resources/subscribe",
-  "resources/unsubscribe",
-]);

@@ -20,26 +20,6 @@ export const META = {
   logLevel: "io.modelcontextprotocol/logLevel",
 } as const;
 
-/** Methods that exist only in 2026-07-28. */
-export const REV2026_ONLY_METHODS: ReadonlySet<string> = new Set(["server/discover", "subscriptions/listen"]);
-
-/** Results that carry `ttlMs` and `cacheScope` in 2026. */
-export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
-  "server/discover",
-  "tools/list",
-  "prompts/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-]);
-
-/** Methods that may answer `input_required` in 2026. */
-export const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set([
-  "tools/call",
-  "prompts/get",
-  "resources/read",
-]);
-
 /** The client (or server) name and version an envelope carries. */
 export interface Implementation {
   name: string;

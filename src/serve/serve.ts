@@ -6,8 +6,8 @@ import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
 import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
 import type { HttpFront, HttpFrontOptions } from "../gateway/http-front.js";
-import type { Interceptor } from "../gateway/pipeline.js";
 import type { StdioFrontOptions } from "../gateway/stdio-front.js";
+import type { Interceptor } from "../hub/call-pipeline.js";
 import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
@@ -50,9 +50,9 @@ export interface ServeOptions {
   /** How long requests wait for servers still starting (ms); default `config.serve.readyWait`, else 1 s. */
   readyWait?: number;
   /**
-   * Layers on the path of every request, the first outermost (see {@link Interceptor}); the
-   * tracing interceptor, when telemetry is on (`telemetry:` in the config, or `OTEL_*`), comes
-   * before them.
+   * Layers on the path of every call, the first outermost (see {@link Interceptor}): the hub's,
+   * after the config's `interceptors:` modules. They run outside the gateway's own layers (the
+   * tracing interceptor when telemetry is on, metrics, the dashboard, caching, catalog modes).
    */
   interceptors?: readonly Interceptor[];
   /** Name, version and instructions the gateway reports. */
@@ -156,14 +156,20 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     void cluster.connect();
     oauth = { ...oauth, store: cluster.oauthStore(oauth?.store ?? memoryOAuthStore()) };
   }
+  const modules =
+    config.interceptors === undefined
+      ? undefined
+      : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({
     config,
     clientCapabilities: ANSWERING_CAPABILITIES,
     ...(oauth === undefined ? {} : { oauth }),
-    interceptors: [
+    interceptors: [...(modules?.interceptors ?? []), ...(options.interceptors ?? [])],
+    upstreamInterceptors: [
       ...(telemetry === undefined ? [] : [telemetry.upstream]),
       ...(recorder === undefined ? [] : [recorder.interceptor]),
+      ...(modules?.upstreamInterceptors ?? []),
     ],
   });
   recorder?.attach(hub);
@@ -200,7 +206,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
-    interceptors: [...(telemetry === undefined ? [] : [telemetry.gateway]), ...(options.interceptors ?? [])],
+    ...(telemetry === undefined ? {} : { interceptors: [telemetry.gateway] }),
     ...(options.identity === undefined ? {} : { identity: options.identity }),
     ...(cluster === undefined ? {} : { replica: { id: cluster.replica, stateKey: cluster.stateKey } }),
   });

@@ -6,7 +6,7 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import type { UpstreamInterceptor } from "../hub/hub-types.js";
+import type { Interceptor } from "../hub/call-pipeline.js";
 import { measured } from "./span-outcome.js";
 import { metaSetter } from "./trace-context.js";
 
@@ -21,13 +21,16 @@ export function clientSpans(options: {
   duration: Histogram;
   captureContent: boolean;
   propagator: TextMapPropagator;
-}): UpstreamInterceptor {
+}): Interceptor {
   const { tracer, duration, captureContent, propagator } = options;
   return (next) => async (call) => {
     const { method, params } = call;
     const name =
       typeof params.name === "string" ? params.name : typeof params.uri === "string" ? params.uri : undefined;
-    const attributes: Record<string, string> = { "mcp.method.name": method, "mcplex.server": call.server };
+    const attributes: Record<string, string> = {
+      "mcp.method.name": method,
+      "mcplex.server": call.target?.server ?? "",
+    };
     if (method === "tools/call" && name !== undefined) {
       attributes["gen_ai.tool.name"] = name;
       attributes["gen_ai.operation.name"] = "execute_tool";

@@ -8,7 +8,7 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import type { Interceptor, RequestTarget } from "../gateway/pipeline.js";
+import type { Interceptor, RequestTarget } from "../hub/call-pipeline.js";
 import { measured } from "./span-outcome.js";
 import { metaGetter } from "./trace-context.js";
 
@@ -34,6 +34,8 @@ export function targetAttributes(
       return { name: target.name, attributes: { "gen_ai.prompt.name": target.name } };
     case "resource":
       return { name: target.uri, attributes: { "mcp.resource.uri": target.uri } };
+    case "server":
+      return { name: target.name, attributes: {} };
   }
 }
 

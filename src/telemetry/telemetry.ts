@@ -12,8 +12,7 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type { AgentTracer } from "../agent/run-agent.js";
-import type { Interceptor } from "../gateway/pipeline.js";
-import type { UpstreamInterceptor } from "../hub/hub-types.js";
+import type { Interceptor } from "../hub/call-pipeline.js";
 import { clientSpans } from "./client-spans.js";
 import { serverSpans } from "./server-spans.js";
 import type { TelemetrySettings } from "./settings.js";
@@ -22,8 +21,11 @@ import type { TelemetrySettings } from "./settings.js";
 export interface Telemetry {
   /** SERVER spans and `mcp.server.operation.duration`, outermost on the gateway's pipeline. */
   readonly gateway: Interceptor;
-  /** CLIENT spans, `mcp.client.operation.duration` and trace context into upstream `_meta`. */
-  readonly upstream: UpstreamInterceptor;
+  /**
+   * CLIENT spans, `mcp.client.operation.duration` and trace context into upstream `_meta`
+   * (`HubOptions.upstreamInterceptors`).
+   */
+  readonly upstream: Interceptor;
   /** Spans of the agent loop: a run, its model requests and tool calls (`runAgent`'s `tracer`). */
   readonly agent: AgentTracer;
   /** Exports what is buffered, then stops. */

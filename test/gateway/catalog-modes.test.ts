@@ -6,7 +6,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { viewResolver } from "../../src/catalog-modes/view-resolver.js";
-import type { GatewayRequest, Interceptor } from "../../src/gateway/pipeline.js";
+import type { CallRequest, Interceptor } from "../../src/hub/call-pipeline.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
 import { CLI } from "../support/cli.js";
 import { configOf, EVERYTHING, fixture, MEMORY, stdio } from "../support/config.js";
@@ -27,7 +27,7 @@ const TOKENS = {
 
 let gw: InProcessGateway;
 let dir: string;
-const seen: GatewayRequest[] = [];
+const seen: CallRequest[] = [];
 const audit: Interceptor = (next) => async (request) => {
   seen.push(request);
   return next(request);

@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { viewResolver } from "../../src/catalog-modes/view-resolver.js";
-import type { GatewayRequest, Interceptor } from "../../src/gateway/pipeline.js";
+import type { CallRequest, Interceptor } from "../../src/hub/call-pipeline.js";
 import { configOf, EVERYTHING, fixture, stdio } from "../support/config.js";
 import { eventually, type InProcessGateway, resultText, startGateway } from "../support/gateway.js";
 
@@ -16,7 +16,7 @@ import { eventually, type InProcessGateway, resultText, startGateway } from "../
 const TOKENS = { coder: "coder-token-0123456789", narrow: "narrow-token-012345678" };
 let gw: InProcessGateway;
 let dir: string;
-const seen: GatewayRequest[] = [];
+const seen: CallRequest[] = [];
 /** Resolvers waiting for a call whose arguments carry a given tag. */
 const tagged = new Map<string, () => void>();
 const audit: Interceptor = (next) => async (request) => {

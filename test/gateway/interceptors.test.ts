@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { RpcError } from "../../src/errors.js";
-import type { GatewayRequest, Interceptor } from "../../src/gateway/pipeline.js";
+import type { CallRequest, Interceptor } from "../../src/hub/call-pipeline.js";
 import { ErrorCode } from "../../src/protocol/error-codes.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
 import { configOf, fixture } from "../support/config.js";
@@ -34,7 +34,7 @@ async function connect(front: Front): Promise<Client> {
 }
 
 /** Records what each interceptor call saw. */
-function audit(seen: GatewayRequest[]): Interceptor {
+function audit(seen: CallRequest[]): Interceptor {
   return (next) => async (request) => {
     seen.push(request);
     return next(request);
@@ -58,7 +58,7 @@ const shout: Interceptor = (next) => async (request) => {
 
 describe.each<Front>(["http-2025", "http-2026", "ws-2025"])("interceptors over %s", (front) => {
   it("see the resolved target, refuse, and rewrite, in the order given", async () => {
-    const seen: GatewayRequest[] = [];
+    const seen: CallRequest[] = [];
     gw = await startGateway(configOf([fixture("fx")]), {}, { interceptors: [audit(seen), policy, shout] });
     const client = await connect(front);
     try {

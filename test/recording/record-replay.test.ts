@@ -83,7 +83,7 @@ beforeAll(async () => {
     recordOf: (name) => config.servers.find((s) => s.name === name)?.record,
     secrets: config.secrets,
   });
-  const hub = new Hub({ config, interceptors: [recorder.interceptor] });
+  const hub = new Hub({ config, upstreamInterceptors: [recorder.interceptor] });
   recorder.attach(hub);
   try {
     await hub.start();
@@ -276,7 +276,7 @@ describe("a recording that cannot be written", () => {
     });
     const hub = new Hub({
       config: configOf([stdio("everything", EVERYTHING, ["stdio"], { record })]),
-      interceptors: [recorder.interceptor],
+      upstreamInterceptors: [recorder.interceptor],
     });
     recorder.attach(hub);
     try {
@@ -307,7 +307,7 @@ describe("a server that leaks its secret", () => {
       { secrets: [secret] },
     );
     const recorder = new TrafficRecorder({ recordOf: () => record, secrets: config.secrets });
-    const hub = new Hub({ config, interceptors: [recorder.interceptor] });
+    const hub = new Hub({ config, upstreamInterceptors: [recorder.interceptor] });
     recorder.attach(hub);
     const logged = new Promise<void>((resolve) => {
       const off = hub.on((event) => {

@@ -24,7 +24,7 @@ beforeAll(async () => {
   } as Partial<ServerConfig>);
   const config = configOf([server]);
   const recorder = new TrafficRecorder({ recordOf: () => record, secrets: [] });
-  const hub = new Hub({ config, interceptors: [recorder.interceptor] });
+  const hub = new Hub({ config, upstreamInterceptors: [recorder.interceptor] });
   recorder.attach(hub);
   try {
     await hub.start();

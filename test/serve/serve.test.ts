@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Interceptor } from "../../src/gateway/pipeline.js";
+import type { Interceptor } from "../../src/hub/call-pipeline.js";
 import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { configOf, fixture } from "../support/config.js";
 import { resultText } from "../support/gateway.js";

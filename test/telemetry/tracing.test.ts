@@ -177,7 +177,7 @@ describe("agent runs", () => {
     const telemetry = startTelemetry(telemetrySettings({ enabled: true, endpoint }, {})!);
     const hub = new Hub({
       config: configOf([stdio("meta", "node_modules/.bin/tsx", META_SERVER)]),
-      interceptors: [telemetry.upstream],
+      upstreamInterceptors: [telemetry.upstream],
     });
     const llm = await startMockLlmServer({
       turns: [{ toolCalls: [{ name: "meta__meta", arguments: {} }] }, { text: "done" }],

@@ -1,0 +1,159 @@
+/**
+ * The one pipeline every call goes through, whoever makes it: a gateway's clients on any front
+ * and revision, the library's `hub.callTool`, the CLI, the agent loop, and the inner calls of
+ * `call_tool` and `run_code`. One request type, one interceptor type, one `compose`.
+ */
+
+import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
+import type { MethodRow } from "../protocol/method-table.js";
+import type { Progress } from "../protocol/rpc-connection.js";
+import type { ServerRequestHandler } from "../protocol/server-requests.js";
+
+/** A request's params or a result, as JSON. */
+export type JsonObject = Record<string, unknown>;
+
+/**
+ * What a request names, looked up once in the catalog through the caller's profile, before
+ * any interceptor runs. `server` is absent when the name resolves to nothing (yet): a tool
+ * whose server is still starting is looked up again when the route waits for it.
+ */
+export type RequestTarget =
+  | { kind: "tool"; name: string; server?: string; tool?: CatalogTool }
+  | { kind: "prompt"; name: string; server?: string; prompt?: CatalogPrompt }
+  | { kind: "resource"; uri: string; server?: string; resource?: ResourceTarget }
+  | { kind: "server"; name: string; server?: string };
+
+/**
+ * What the pipeline knows about whoever made a request, whatever the front (stdio, HTTP,
+ * WebSocket) and the protocol revision; for the library's own calls, `library` is `true`.
+ */
+export interface RequestContext {
+  /**
+   * `true` for a request of a stateless revision (2026-07-28: an envelope in every request,
+   * no session); `false` for a 2025 (or 2024-11-05) session's request and for library calls.
+   */
+  stateless: boolean;
+  protocolVersion: string;
+  /** The client's declared capabilities: per request in 2026, per session in 2025. */
+  clientCapabilities: Record<string, unknown>;
+  /** Set on calls the process makes itself (`hub.callTool`, the CLI, the agent loop). */
+  library?: true;
+  /** The catalog view this client may see. */
+  profile?: string;
+  /**
+   * How this client sees the tools, when its front decided (its token's `mode`, else the
+   * front's); otherwise its profile's mode or the gateway's default apply.
+   */
+  mode?: CatalogMode;
+  /**
+   * Who is calling, as the front let it in: the token's key (`token#0`, never the token) or,
+   * without tokens, the client's address. Results cached for one caller are never another's.
+   */
+  caller?: string;
+  /**
+   * The session the request came on (absent for stateless 2026 HTTP requests): servers marked
+   * `share: false` get a connection per session.
+   */
+  client?: object;
+  /** The 2025 session's id on the wire (`Mcp-Session-Id`), where it has one. */
+  sessionId?: string;
+  /** The HTTP request's headers, for a request that came alone on one (a 2026 POST). */
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
+  /** Aborted when the client cancels the request or goes away. */
+  signal: AbortSignal;
+  /** Minimum level of log notifications the client wants (2025 `logging/setLevel`, 2026 envelope). */
+  logLevel?: string;
+  /** Sends a notification tied to this request (progress, log). */
+  notify(method: string, params: Record<string, unknown>): void;
+  /**
+   * Sends a request to the client and waits for its answer (2025 sessions only:
+   * sampling, elicitation, roots). Absent when the channel cannot carry it.
+   */
+  requestClient?(
+    method: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>>;
+}
+
+/**
+ * One request on its way through the pipeline, the same object whoever made it (a gateway's
+ * front of any revision, or the library). Interceptors read it and may pass a changed copy to
+ * `next` (other params, other call options); they never mutate it.
+ */
+export interface CallRequest {
+  /** The JSON-RPC id the client gave the request. */
+  readonly id: string | number;
+  readonly method: string;
+  readonly params: JsonObject;
+  /** Who asked and how to reach them: revision, capabilities, profile, signal, notify. */
+  readonly context: RequestContext;
+  /** What the request names, as its method's row says (`tools/call` a tool, ...). */
+  readonly target: RequestTarget | undefined;
+  /** The method's row in the gateway's method table; `undefined` for a method mcplex does not know. */
+  readonly row: MethodRow | undefined;
+  /**
+   * The options the hub call is made with: the client's signal, capabilities, log level,
+   * profile and session, and the progress relay. Interceptors may add to them (a timeout,
+   * a server-request handler).
+   */
+  readonly callOptions: CallOptions;
+}
+
+/** Answers a request with its result, or throws (an `RpcError` for a wire error). */
+export type Handler = (request: CallRequest) => Promise<JsonObject>;
+
+/**
+ * A layer on the path of every request: given the rest of the pipeline (`next`), returns the
+ * handler that runs in its place. Registered on the hub (`hub.use`, `HubOptions.interceptors`)
+ * it sees every call whoever makes it; on a gateway, only that gateway's clients' requests. It may look at the request, change it, answer it itself
+ * (refuse, serve from a cache) or time and record what `next` does.
+ *
+ * @example
+ * const audit: Interceptor = (next) => async (request) => {
+ *   const result = await next(request);
+ *   log.info({ method: request.method, target: request.target, isError: result.isError });
+ *   return result;
+ * };
+ */
+export type Interceptor = (next: Handler) => Handler;
+
+/**
+ * The handler made of `interceptors` around `terminal`, the first one outermost. With no
+ * interceptor the handler is `terminal` itself.
+ */
+export function compose(interceptors: readonly Interceptor[], terminal: Handler): Handler {
+  let handler = terminal;
+  for (let i = interceptors.length - 1; i >= 0; i--) handler = interceptors[i]!(handler);
+  return handler;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Milliseconds without an answer or progress before the call fails. Default: the server's `timeout`. */
+  timeout?: number;
+  onProgress?: (progress: Progress) => void;
+  /** Resolve the name through this profile; names outside it are not found. */
+  profile?: string;
+  /** Answers this call's server-to-client requests (before the hub-wide handler). */
+  onServerRequest?: ServerRequestHandler;
+  /**
+   * Extra request params passed to the server as they are: a gateway forwards a 2026 client's
+   * `inputResponses` and `requestState` this way.
+   */
+  params?: Record<string, unknown>;
+  /** Hand a 2026 `input_required` result back as it is instead of resolving it through the handler. */
+  returnInputRequired?: boolean;
+  /** The capabilities of the client the call is made for, sent to 2026 servers with the call. */
+  clientCapabilities?: Record<string, unknown>;
+  /** Ask 2026 servers for log messages at this level or above during the call. */
+  logLevel?: string;
+  /**
+   * The client session the call is made for (any object that stands for it; a gateway passes its
+   * session). Servers marked `share: false` get a connection per client; a shared server that was
+   * given another client's roots is told they changed. Release it with `hub.releaseClient`.
+   */
+  client?: object;
+}
