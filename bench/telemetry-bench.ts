@@ -57,7 +57,10 @@ async function target(traced: boolean) {
     ],
   } as unknown as McplexConfig;
   const telemetry = traced ? startTelemetry(telemetrySettings({ enabled: true, endpoint }, {})!) : undefined;
-  const hub = new Hub({ config, ...(telemetry === undefined ? {} : { upstreamInterceptors: [telemetry.upstream] }) });
+  const hub = new Hub({
+    config,
+    ...(telemetry === undefined ? {} : { upstreamInterceptors: [telemetry.upstream] }),
+  });
   await hub.start();
   const gateway = new Gateway(hub, { interceptors: telemetry === undefined ? [] : [telemetry.gateway] });
   const pending = new Map<number, () => void>();
