@@ -14,11 +14,15 @@
  * machine hits them alike; each round gives a ratio per path, and the spread of those ratios
  * over the rounds is the noise a difference must clear.
  *
- * Figures: p50 and p99 of sequential calls (µs), and the bench process's CPU per request with
- * `--in-flight` requests in flight (µs; the owner's work is the same for every path and runs
- * elsewhere), each as a ratio against the floor.
+ * Figures: p50 and p99 of sequential calls (µs), and the bench process's CPU per request, one
+ * at a time and with `--in-flight` requests in flight (µs; the owner's work is the same for
+ * every path and runs elsewhere), each as a ratio against the floor.
  *
- *   npx tsx bench/replica-link-bench.ts [--rounds R] [--sequential N] [--calls N] [--in-flight N]
+ * calls/s with IN_FLIGHT in flight is printed too, but on a shared machine it moves with other
+ * processes' scheduling far more than with the client; figures in docs/cluster-scaling.md.
+ *
+ *   npm run bench:link      (or: npm run build && npx tsx bench/replica-link-bench.ts
+ *                            [--rounds R] [--sequential N] [--calls N] [--in-flight N])
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { connect, type Socket } from "node:net";
