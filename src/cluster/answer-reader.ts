@@ -19,6 +19,8 @@ const MAX_HEAD_BYTES = 64 * 1024;
 /** A chunk-size line (with extensions) or a trailer line longer than this is refused. */
 const MAX_LINE_BYTES = 8 * 1024;
 const CRLF = Buffer.from("\r\n");
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: |$)/;
+const STATUS_START = "HTTP/1.";
 const HEAD_END = Buffer.from("\r\n\r\n");
 
 type State =
@@ -69,6 +71,7 @@ export class AnswerReader {
           const end = bytes.indexOf(HEAD_END);
           if (end === -1) {
             if (bytes.length > MAX_HEAD_BYTES) throw new AnswerError("answer head too large");
+            this.#checkStatusLine(bytes);
             this.#held = bytes;
             return;
           }
@@ -149,9 +152,27 @@ export class AnswerReader {
     return undefined;
   }
 
+  /**
+   * Refuses a head that is not HTTP from its first bytes, before its end: a peer that is not an
+   * HTTP server (or is out of step) may never send the blank line that ends a head, and the
+   * request would wait on it for as long as the connection stays open.
+   */
+  #checkStatusLine(bytes: Buffer): void {
+    const lineEnd = bytes.indexOf(CRLF);
+    if (lineEnd !== -1) {
+      const line = bytes.toString("latin1", 0, lineEnd);
+      if (!STATUS_LINE.test(line))
+        throw new AnswerError(`not an HTTP/1.x status line: ${JSON.stringify(line.slice(0, 40))}`);
+      return;
+    }
+    const start = bytes.toString("latin1", 0, Math.min(bytes.length, STATUS_START.length));
+    if (!STATUS_START.startsWith(start))
+      throw new AnswerError(`not an HTTP/1.x status line: ${JSON.stringify(start)}`);
+  }
+
   #readHead(text: string): void {
     const lines = text.split("\r\n");
-    const status = /^HTTP\/1\.([01]) (\d{3})(?: |$)/.exec(lines[0]!);
+    const status = STATUS_LINE.exec(lines[0]!);
     if (status === null)
       throw new AnswerError(`not an HTTP/1.x status line: ${JSON.stringify(lines[0]!.slice(0, 40))}`);
     const code = Number(status[2]);

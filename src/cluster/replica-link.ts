@@ -6,11 +6,17 @@ import { AnswerError, AnswerReader } from "./answer-reader.js";
  * HTTP/1.1 requests from one replica to another, over kept-alive connections.
  *
  * Our own rather than node:http's or undici's client: the replica hop is the whole cost of a
- * forwarded request, and bench/cluster-bench.ts measured it. A bare proxy on node:http's client
- * added 1.73x to a request's p50, and one on undici's `dispatch` added 1.62x. The same proxy
- * writing the request itself and reading the answer with {@link AnswerReader} added 1.55x,
- * and a TCP pipe added 1.30x. It speaks to one kind of peer only, a replica's node:http server,
- * so it needs no redirects, no proxies, no pipelining and no retries.
+ * forwarded request. bench/replica-link-bench.ts sends what a replica forwards (a JSON-RPC POST,
+ * an event-stream answer) to the same node:http owner through each client, in interleaved
+ * rounds, against a raw socket as the floor. In five runs on a shared 2-vCPU machine: p50 of
+ * sequential requests 1.38-1.44x the floor for this link, 1.67-1.74x for undici's
+ * `Pool.dispatch` and 2.53-2.64x for node:http's keep-alive client (undici / this link per round:
+ * medians 1.18-1.22, no round under 1.05); undici's CPU per request one at a time 1.20-1.38x
+ * this link's, and with 8 in flight the same within the noise (0.94-1.06); node:http's about
+ * twice this link's. Figures in docs/cluster-scaling.md. It speaks to one kind of peer only, a
+ * replica's node:http server, so it needs no redirects, no proxies, no pipelining, and no
+ * retries but one (a kept connection the owner had closed idle). The same malformed answers are
+ * fed to it, undici and node:http in test/cluster/replica-link-malformed.test.ts.
  */
 
 /** What a {@link ReplicaLink} request reports: one head, data, then end; or fail. */

@@ -347,6 +347,11 @@ describe("AnswerReader", () => {
     expect(bad("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab")).toThrow(/after the end/);
     expect(bad("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\naXX")).toThrow(/CRLF/);
     expect(() => read(Buffer.alloc(70 * 1024, 65), [])).toThrow(/head too large/);
+    // Not HTTP: refused from its first line (or bytes), without waiting for a head's end.
+    expect(bad("SSH-2.0-OpenSSH_9.2\r\n")).toThrow(/not an HTTP\/1.x status line: "SSH-2.0/);
+    expect(bad("SSH-")).toThrow(/not an HTTP\/1.x status line/);
+    expect(bad("HTTP/1.1 200 OK\r\ncontent-")).not.toThrow();
+    expect(bad("HTTP/")).not.toThrow();
   });
 
   it("ends a bodiless answer at its head, and says when the connection must close", () => {
