@@ -185,20 +185,29 @@ export class SandboxQueue {
     };
   }
 
-  /** Starts waiting scripts while any may run, taking clients in turn: one served goes last. */
+  /**
+   * Starts waiting scripts while any may run. A client with nothing running goes first (at the
+   * ceiling, its one worker is what it waits for); then clients take turns, one served going
+   * last.
+   */
   #pump(): void {
-    for (let admitted = true; admitted; ) {
-      admitted = false;
-      for (const [client, queue] of this.#waiting) {
+    for (;;) {
+      let next: string | undefined;
+      for (const client of this.#waiting.keys()) {
         if (!this.#admissible(client)) continue;
-        const waiter = queue.shift()!;
-        this.#waiting.delete(client);
-        if (queue.length > 0) this.#waiting.set(client, queue);
-        this.#waitingCount--;
-        waiter.admit();
-        admitted = true;
-        break;
+        if (!this.#holding.has(client)) {
+          next = client;
+          break;
+        }
+        next ??= client;
       }
+      if (next === undefined) return;
+      const queue = this.#waiting.get(next)!;
+      const waiter = queue.shift()!;
+      this.#waiting.delete(next);
+      if (queue.length > 0) this.#waiting.set(next, queue);
+      this.#waitingCount--;
+      waiter.admit();
     }
   }
 
