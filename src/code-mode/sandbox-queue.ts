@@ -98,7 +98,7 @@ export class SandboxQueue {
       this.#refuse("queue-full", 0);
       return Promise.reject(
         busy(
-          `${queue.length} scripts of this client already wait for a worker (limits.maxQueued is ${bounds.maxQueued})`,
+          `${queue.length === 1 ? "1 script" : `${queue.length} scripts`} of this client already ${queue.length === 1 ? "waits" : "wait"} for a worker (limits.maxQueued is ${bounds.maxQueued})`,
           this.#retryAfterMs(client),
           {
             path: "limits.maxQueued",

@@ -78,7 +78,7 @@ describe("the sandbox queue", () => {
     expect(error).toBeInstanceOf(CodeModeError);
     expect(error).toMatchObject({ code: "CODE_BUSY", retryable: true, path: "limits.maxQueued" });
     expect((error as CodeModeError).message).toMatch(
-      /^The code sandbox is busy: 1 scripts of this client already wait .*; retry after \d+ s\.$/,
+      /^The code sandbox is busy: 1 script of this client already waits .*; retry after \d+ s\.$/,
     );
     // A's scripts end by their time limit, 30 s from now at the latest.
     expect((error as CodeModeError).retryAt).toBeGreaterThan(Date.now() + 25_000);
