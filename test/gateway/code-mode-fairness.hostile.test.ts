@@ -1,8 +1,10 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { availableParallelism, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// The served gateway runs on this machine: its shared workers are this many too.
+import { MAX_WORKERS } from "../../src/code-mode/sandbox-queue.js";
 import {
   COMMANDS,
   eventually,
@@ -99,16 +101,14 @@ describe("run_code is fair between clients", () => {
       await timedReturn(b); // the first run loads the sandbox
       const alone = await timedReturn(b);
       // More loops than shared workers, so some wait in A's queue.
-      const loops = attackSize(availableParallelism() + 2, Math.max(16, availableParallelism() + 2));
+      const loops = attackSize(MAX_WORKERS + 2, Math.max(16, MAX_WORKERS + 2));
       const attack = Array.from({ length: loops }, () =>
         a.callTool({ name: "run_code", arguments: { code: "while (true) {}" } }, { timeout: 120_000 }),
       );
       // Every shared worker is held by A's loops, and the rest of them wait in A's queue.
       await eventually(
         async () =>
-          (await metric('mcplex_code_scripts{state="waiting"}')) === loops - availableParallelism()
-            ? true
-            : undefined,
+          (await metric('mcplex_code_scripts{state="waiting"}')) === loops - MAX_WORKERS ? true : undefined,
         { what: "A's loops running and queued", intervalMs: 50 },
       );
       const underAttack = await timedReturn(b);
