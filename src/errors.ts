@@ -50,7 +50,9 @@ export type McplexErrorCode =
   /** Code mode: console output and return value together passed `limits.maxOutputBytes`. */
   | "CODE_OUTPUT_TOO_LARGE"
   /** Code mode: the script waits on a promise that nothing can settle any more. */
-  | "CODE_STALLED";
+  | "CODE_STALLED"
+  /** Code mode: no sandbox worker for the script within its queue's bounds; `retryAt` says when to try again. */
+  | "CODE_BUSY";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

@@ -25,6 +25,8 @@ export type CodeRunner = (request: {
   tools: readonly CatalogTool[];
   callTool: (name: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<CallToolResult>;
   signal: AbortSignal;
+  /** Who runs it (see {@link ViewCall.caller}): each caller has its own queue for the sandbox. */
+  caller?: string;
 }) => Promise<CallToolResult>;
 
 /** TypeScript declarations of tools as `run_code` scripts call them. */
@@ -44,6 +46,11 @@ export interface ViewCall {
   /** Calls one of {@link tools} by exposed name the way a direct call would go (same layers). */
   callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
   signal: AbortSignal;
+  /**
+   * Who is calling (a token's key, or the client's address without tokens): `run_code`
+   * scripts of one caller share its queue and share of the sandbox workers.
+   */
+  caller?: string;
   /**
    * Tools of servers that do not run now but that the caller may start (`connect_server`):
    * `search_tools` finds them too, in a part of its answer of their own.
@@ -207,7 +214,13 @@ export class CatalogView {
       return toolError("run_code needs `code`: a script that calls `await tools.SERVER.TOOL({...})`");
     const runCode = this.#engines.runCode;
     if (runCode === undefined) return toolError("run_code is not available in this gateway");
-    return runCode({ code, tools: call.tools, callTool: call.callTool, signal: call.signal });
+    return runCode({
+      code,
+      tools: call.tools,
+      callTool: call.callTool,
+      signal: call.signal,
+      ...(call.caller === undefined ? {} : { caller: call.caller }),
+    });
   }
 }
 

@@ -10,6 +10,8 @@ export type CodeModeErrorCode =
   | "CODE_TOO_MANY_CALLS"
   | "CODE_OUTPUT_TOO_LARGE"
   | "CODE_STALLED"
+  /** No worker for the script within `limits.queueMs` or `limits.maxQueued`; retryable, `retryAt` says when. */
+  | "CODE_BUSY"
   /** The caller's signal aborted the run. */
   | "REQUEST_ABORTED";
 

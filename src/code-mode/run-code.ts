@@ -18,6 +18,12 @@ export interface RunCodeOptions {
   limits?: Partial<CodeLimits>;
   /** Cancels the run and every tool call it has in flight. */
   signal?: AbortSignal;
+  /**
+   * Whose run it is (a token's key, a client's address): each client has its own queue and
+   * share of the sandbox workers, so one client's scripts never hold another's. Runs without
+   * one are one client's.
+   */
+  client?: string;
 }
 
 /**
@@ -29,8 +35,10 @@ export interface RunCodeOptions {
  *
  * Rejects with a {@link CodeModeError}: CODE_SYNTAX, CODE_ERROR (an uncaught throw, with its
  * line and column), a limit (CODE_TIMEOUT, CODE_MEMORY, CODE_STACK_OVERFLOW,
- * CODE_TOO_MANY_CALLS, CODE_OUTPUT_TOO_LARGE), CODE_STALLED (awaits what can never settle) or
- * REQUEST_ABORTED; with INVALID_ARGUMENT ({@link McplexError}) for bad options.
+ * CODE_TOO_MANY_CALLS, CODE_OUTPUT_TOO_LARGE), CODE_STALLED (awaits what can never settle),
+ * CODE_BUSY (no worker within `limits.queueMs`, or `limits.maxQueued` runs of this client
+ * waiting already; `retryAt` says when to try again) or REQUEST_ABORTED; with
+ * INVALID_ARGUMENT ({@link McplexError}) for bad options.
  *
  * @example
  * const { output } = await runCode({
@@ -70,5 +78,12 @@ export async function runCode(options: RunCodeOptions): Promise<RunCodeResult> {
       {},
       { cause: options.signal.reason },
     );
-  return runInWorker({ script, bindings, callTool: options.callTool, limits, signal: options.signal });
+  return runInWorker({
+    script,
+    bindings,
+    callTool: options.callTool,
+    limits,
+    signal: options.signal,
+    client: options.client ?? "",
+  });
 }

@@ -24,8 +24,11 @@ function bytes(n: number): string {
   return `${n} bytes`;
 }
 
-/** The limits a run can reach (`maxParallelCalls` only makes calls wait). */
-type ReachableLimit = Exclude<keyof CodeLimits, "maxParallelCalls">;
+/**
+ * The limits a running script can reach (`maxParallelCalls` only makes calls wait; the queue's
+ * bounds, `queueMs` and `maxQueued`, are met before it runs: see sandbox-queue.ts).
+ */
+type ReachableLimit = Exclude<keyof CodeLimits, "maxParallelCalls" | "queueMs" | "maxQueued">;
 
 const LIMITS: Record<
   ReachableLimit,

@@ -8,28 +8,23 @@
  * (counted from when the script starts in its worker, not while a new worker loads, plus a
  * grace for the worker to report it itself) or at a cancellation the worker is terminated,
  * whatever it is doing. A worker runs one script at a time; up to
- * {@link IDLE_WORKERS} are kept for the next runs (a new one costs tens of ms).
+ * {@link IDLE_WORKERS} are kept for the next runs (a new one costs tens of ms). Which script
+ * gets a worker when, and how many run at once, is the fair queue's call (sandbox-queue.ts).
  */
 import { createRequire } from "node:module";
-import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { CodeModeError } from "./code-mode-error.js";
 import type { CodeLimits } from "./limits.js";
 import type { PreparedScript } from "./prepare-script.js";
+import { MAX_WORKERS, sandboxQueue } from "./sandbox-queue.js";
 import type { CallTool, RunCodeResult } from "./sandbox-run.js";
 import type { FromWorker, ToWorker, WorkerBinding } from "./sandbox-worker.js";
 import type { ToolBinding } from "./tool-bindings.js";
 
 /** Idle workers kept for the next runs. */
 export const IDLE_WORKERS = 2;
-/**
- * Scripts running at once in the process (one worker each); more wait their turn, and their
- * wall time starts when they run. Each worker costs a thread, a V8 isolate and its sandbox's
- * memory, so a flood of run_code calls must not start one each.
- */
-export const MAX_WORKERS = Math.max(2, availableParallelism());
 /** How long past `wallMs` a worker may take to report its own timeout before it is terminated. */
 const GRACE_MS = 500;
 
@@ -37,14 +32,20 @@ const idle: Worker[] = [];
 let spawned = 0;
 let terminated = 0;
 
-/** Workers started and terminated (by a limit, a cancellation or a full pool) since the process started, and runs now running and waiting. */
+export { MAX_WORKERS };
+
+/**
+ * Workers started and terminated (by a limit, a cancellation or a full pool) since the process
+ * started, runs now running and waiting, and runs refused as busy (CODE_BUSY).
+ */
 export function sandboxWorkerStats(): {
   spawned: number;
   terminated: number;
   running: number;
   waiting: number;
+  refused: number;
 } {
-  return { spawned, terminated, running: busy, waiting: waiting.length };
+  return { spawned, terminated, ...sandboxQueue.stats() };
 }
 
 function spawn(): Worker {
@@ -91,55 +92,19 @@ export interface PoolRun {
   limits: CodeLimits;
   callTool: CallTool;
   signal: AbortSignal | undefined;
+  /** Whose run it is: a client's runs share its queue and its share of the workers. */
+  client: string;
 }
 
-/** Runs one script in a worker; rejects with a {@link CodeModeError}. */
+/** Runs one script in a worker once the fair queue grants one; rejects with a {@link CodeModeError}. */
 export async function runInWorker(run: PoolRun): Promise<RunCodeResult> {
-  await takeWorkerSlot(run.signal);
+  const { queueMs, maxQueued, wallMs } = run.limits;
+  const slot = await sandboxQueue.acquire(run.client, { queueMs, maxQueued, wallMs }, run.signal);
   try {
     return await runOnWorker(run);
   } finally {
-    giveWorkerSlot();
+    slot.release();
   }
-}
-
-/** Runs waiting for a worker, first come first served. */
-const waiting: Array<() => void> = [];
-let busy = 0;
-
-/** Waits for one of the {@link MAX_WORKERS} slots; a cancellation while waiting rejects. */
-function takeWorkerSlot(signal: AbortSignal | undefined): Promise<void> {
-  if (busy < MAX_WORKERS && waiting.length === 0) {
-    busy++;
-    return Promise.resolve();
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      const index = waiting.indexOf(take);
-      if (index >= 0) waiting.splice(index, 1);
-      reject(
-        new CodeModeError(
-          "REQUEST_ABORTED",
-          "The run was cancelled by its caller before a sandbox was free.",
-          { hint: "Nothing to fix in the script; run it again if it is still wanted." },
-          { cause: signal?.reason },
-        ),
-      );
-    };
-    const take = () => {
-      signal?.removeEventListener("abort", onAbort);
-      busy++;
-      resolve();
-    };
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    waiting.push(take);
-  });
-}
-
-function giveWorkerSlot(): void {
-  busy--;
-  waiting.shift()?.();
 }
 
 function runOnWorker(run: PoolRun): Promise<RunCodeResult> {

@@ -278,11 +278,19 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
   }
   const code = reader.map(node.code, "serve.code");
   if (code !== undefined) {
-    const counts = ["memoryBytes", "maxToolCalls", "maxParallelCalls", "maxOutputBytes"] as const;
-    reader.knownKeys(code, "serve.code", ["timeout", ...counts]);
+    const counts = [
+      "memoryBytes",
+      "maxToolCalls",
+      "maxParallelCalls",
+      "maxOutputBytes",
+      "maxQueued",
+    ] as const;
+    reader.knownKeys(code, "serve.code", ["timeout", "queueTimeout", ...counts]);
     serve.code = {};
     const wallMs = reader.duration(code.timeout, "serve.code.timeout");
     if (wallMs !== undefined) serve.code.wallMs = wallMs;
+    const queueMs = reader.duration(code.queueTimeout, "serve.code.queueTimeout");
+    if (queueMs !== undefined) serve.code.queueMs = queueMs;
     for (const key of counts) {
       const value = reader.count(code[key], `serve.code.${key}`);
       if (value !== undefined) serve.code[key] = value;

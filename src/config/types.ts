@@ -271,13 +271,19 @@ export interface ServeConfig {
   pin?: string[];
   /** Bounds of the result cache shared by every server's `cache`. */
   cache?: { maxEntries?: number; maxBytes?: number };
-  /** Limits of each `run_code` run in `code` mode (`timeout` in the file is `wallMs` here). */
+  /**
+   * Limits of each `run_code` run in `code` mode (`timeout` in the file is `wallMs` here,
+   * `queueTimeout` is `queueMs`: the longest wait for a sandbox worker; `maxQueued`: runs of one
+   * client waiting at once).
+   */
   code?: {
     wallMs?: number;
     memoryBytes?: number;
     maxToolCalls?: number;
     maxParallelCalls?: number;
     maxOutputBytes?: number;
+    queueMs?: number;
+    maxQueued?: number;
   };
   /** Offer the `connect_server` / `disconnect_server` tools over the `available:` servers. Default false. */
   serverTools?: boolean;

@@ -51,6 +51,7 @@ export function catalogViews(
     const result = await view.call(name, args as JsonObject, {
       tools: hub.tools(profile),
       signal: req.context.signal,
+      ...(req.context.caller === undefined ? {} : { caller: req.context.caller }),
       ...(dormant === undefined ? {} : { dormant: () => dormant(profile) }),
       callTool: async (tool, toolArgs, signal) => {
         const context = signal === req.context.signal ? req.context : { ...req.context, signal };

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
+import { sandboxQueue } from "../code-mode/sandbox-queue.js";
 import type { TokenConfig } from "../config/types.js";
 import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
@@ -130,6 +131,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const metrics = new GatewayMetrics({ methods: gateway.methods.names() });
   metrics.trackHub(gateway.hub);
   metrics.trackCache(gateway.cache);
+  const untrackSandbox = metrics.trackSandbox(sandboxQueue);
   const unobserve = gateway.observe((sample) => metrics.observeRequest(sample));
   const sessions = new Rev2025HttpSessions(gateway, {
     ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
@@ -445,6 +447,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       server.closeIdleConnections();
       await drain.drain(graceMs);
       unobserve();
+      untrackSandbox();
       sessions.close();
       sse.close();
       ws?.close();

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { SandboxQueue } from "../code-mode/sandbox-queue.js";
 import type { Hub, ServerStatus } from "../hub/hub.js";
 import { STANDARD_METHOD_TABLE } from "../protocol/method-table.js";
 import type { ResultCache } from "./result-cache.js";
@@ -94,6 +95,9 @@ export class GatewayMetrics {
   readonly #listenStreams: Gauge;
   readonly #cacheLookups: Counter<"server" | "outcome">;
   readonly #cacheEntries: Gauge<"server">;
+  readonly #codeScripts: Gauge<"state">;
+  readonly #codeBusy: Counter<"reason">;
+  readonly #codeQueue: Histogram;
   /** Brings the state series of each tracked hub up to date (run before each render). */
   readonly #syncs = new Set<() => void>();
   /** method → server → tool → series. */
@@ -159,6 +163,50 @@ export class GatewayMetrics {
       labelNames: ["server"],
       registers,
     });
+    this.#codeScripts = new Gauge({
+      name: "mcplex_code_scripts",
+      help: "run_code scripts of the process running in a sandbox worker, and waiting for one.",
+      labelNames: ["state"],
+      registers,
+    });
+    this.#codeBusy = new Counter({
+      name: "mcplex_code_busy_total",
+      help: "run_code scripts refused as busy (CODE_BUSY): their client's queue was full, or they waited past its time bound.",
+      labelNames: ["reason"],
+      registers,
+    });
+    this.#codeQueue = new Histogram({
+      name: "mcplex_code_queue_seconds",
+      help: "Time a run_code script waited for a sandbox worker, until it started or was refused as busy.",
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+  }
+
+  /**
+   * Follows the code-mode sandbox's queue: `mcplex_code_scripts{state=running|waiting}`,
+   * `mcplex_code_queue_seconds` (each script's wait for a worker) and
+   * `mcplex_code_busy_total{reason=queue_full|queue_timeout}`. Returns the function that stops
+   * following.
+   */
+  trackSandbox(queue: Pick<SandboxQueue, "stats" | "watch">): () => void {
+    const sync = () => {
+      const { running, waiting } = queue.stats();
+      this.#codeScripts.set({ state: "running" }, running);
+      this.#codeScripts.set({ state: "waiting" }, waiting);
+    };
+    this.#syncs.add(sync);
+    this.#codeBusy.inc({ reason: "queue_full" }, 0);
+    this.#codeBusy.inc({ reason: "queue_timeout" }, 0);
+    const off = queue.watch((event) => {
+      this.#codeQueue.observe(event.waitedMs / 1000);
+      if (event.type === "refused")
+        this.#codeBusy.inc({ reason: event.reason === "queue-full" ? "queue_full" : "queue_timeout" });
+    });
+    return () => {
+      off();
+      this.#syncs.delete(sync);
+    };
   }
 
   /**

@@ -38,4 +38,33 @@ describe("the sandbox workers", () => {
     expect(values).toEqual(Array.from({ length: MAX_WORKERS + 2 }, (_, i) => i));
     expect(sandboxWorkerStats()).toMatchObject({ running: 0, waiting: 0 });
   });
+
+  it("runs another client's script at once while one client's scripts hold every shared worker", async () => {
+    const held: Array<() => void> = [];
+    let free = false;
+    let allBusy!: () => void;
+    const busy = new Promise<void>((resolve) => {
+      allBusy = resolve;
+    });
+    const callTool: CallTool = (_name, args) =>
+      new Promise((resolve) => {
+        if (free) return resolve(answer(args.i));
+        held.push(() => resolve(answer(args.i)));
+        if (held.length === MAX_WORKERS) allBusy();
+      });
+    const runs = Array.from({ length: MAX_WORKERS + 1 }, (_, i) =>
+      runCode({ code: `await tools.s.t({ i: ${i} })`, tools, callTool, client: "a" }),
+    );
+    await busy;
+    expect(sandboxWorkerStats()).toMatchObject({ running: MAX_WORKERS, waiting: 1 });
+    // B's script needs no worker of A's: it runs while A's still hold theirs.
+    const other = await runCode({ code: "40 + 2", tools, callTool, client: "b" });
+    expect(other.value).toBe(42);
+    expect(sandboxWorkerStats()).toMatchObject({ running: MAX_WORKERS, waiting: 1 });
+    free = true;
+    for (const release of held) release();
+    expect((await Promise.all(runs)).map((r) => r.value)).toEqual(
+      Array.from({ length: MAX_WORKERS + 1 }, (_, i) => i),
+    );
+  });
 });

@@ -39,6 +39,17 @@ describe("catalog modes in the config", () => {
     );
     expect(issues.map((i) => i.path)).toContain("profiles.p.mode");
   });
+
+  it("reads the code sandbox's limits and queue bounds under serve.code", () => {
+    const config = read(
+      "serve:\n  code: { timeout: 5s, queueTimeout: 2s, maxQueued: 4, maxToolCalls: 9 }\nservers: {}\n",
+    );
+    expect(config.serve?.code).toEqual({ wallMs: 5_000, queueMs: 2_000, maxQueued: 4, maxToolCalls: 9 });
+    const issues = issuesOf("serve:\n  code: { queueTimeout: soon, maxQueued: -1 }\nservers: {}\n");
+    expect(issues.map((i) => i.path)).toEqual(
+      expect.arrayContaining(["serve.code.queueTimeout", "serve.code.maxQueued"]),
+    );
+  });
 });
 
 describe("result caching in the config", () => {
