@@ -516,6 +516,9 @@ export class Hub {
         this.#emit({ type: "slow-call", server: servers[0] ?? upstream.name, ...rest });
         return;
       }
+      case "list-not-implemented":
+        for (const server of servers) this.#emit({ type: event.type, server, method: event.method });
+        return;
     }
   }
 

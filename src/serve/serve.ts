@@ -81,7 +81,9 @@ export type ServeEvent =
   /** One replica of several (`cluster:`): Redis lost or found again, replicas whose config differs. */
   | { type: "cluster"; event: ClusterEvent }
   | { type: "start-failed"; server: string; state: string; error: string; hint?: string }
-  | { type: "record-failed"; server: string; error: string };
+  | { type: "record-failed"; server: string; error: string }
+  /** A server declares a list it does not implement ("method not found"): served as empty. */
+  | { type: "list-not-implemented"; server: string; method: string };
 
 /** A gateway {@link serve} started. */
 export interface RunningGateway {
@@ -167,6 +169,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ],
   });
   recorder?.attach(hub);
+  hub.on((event) => {
+    if (event.type === "list-not-implemented") options.onEvent?.(event);
+  });
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
   const uncache =

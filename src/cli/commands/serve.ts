@@ -13,7 +13,7 @@ import { defaultCacheDir } from "../../recording/tool-cache.js";
 import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";
-import { EXIT, printError, UsageError } from "../output.js";
+import { EXIT, isDebug, printError, UsageError } from "../output.js";
 import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
 
@@ -249,6 +249,13 @@ function printEvent(event: ServeEvent): void {
   }
   if (event.type === "record-failed") {
     console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
+    return;
+  }
+  if (event.type === "list-not-implemented") {
+    if (isDebug())
+      console.error(
+        `mcplex: debug: ${event.server} answers ${event.method} with "method not found" though it declares the capability; read as an empty list`,
+      );
     return;
   }
   if (event.type === "start-failed") {
