@@ -1,13 +1,16 @@
+import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { RpcError } from "../../src/errors.js";
 import { Hub } from "../../src/hub/hub.js";
 import { CLI, runCli } from "../support/cli.js";
 import { configOf, stdio } from "../support/config.js";
+import { modernRequest, postModern, serveHttp } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 
 // An upstream quotes the secret it was given in errors, isError results and stderr, raw and
@@ -153,6 +156,56 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
       expect(leaks(JSON.stringify(result))).toEqual([]);
     } finally {
       await client.close();
+    }
+  });
+
+  it("hides it from progress messages over a 2026 POST and /ws, as from log messages", async () => {
+    const gw = await serveHttp(["--config", config], { env });
+    const ws = new WebSocket(gw.wsUrl, "mcp");
+    const frames: Array<{ id?: unknown; method?: string; params?: unknown }> = [];
+    let answered: ((id: unknown) => void) | undefined;
+    ws.on("message", (data) => {
+      const frame = JSON.parse(String(data)) as { id?: unknown; method?: string };
+      frames.push(frame);
+      if (frame.method === undefined) answered?.(frame.id);
+    });
+    try {
+      await once(ws, "open");
+      const call = (id: number) =>
+        modernRequest(id, "tools/call", {
+          name: "leaky__leak_progress",
+          arguments: {},
+          _meta: { progressToken: `p${id}`, "io.modelcontextprotocol/logLevel": "debug" },
+        });
+      /** The progress and log messages a call delivered, checked for the secret in any form. */
+      const check = (front: string, messages: Array<{ method?: string; params?: unknown }>) => {
+        const progress = messages.filter((m) => m.method === "notifications/progress");
+        const logged = messages.filter((m) => m.method === "notifications/message");
+        expect({ front, progress: progress.length, logged: logged.length }).toEqual({
+          front,
+          progress: 1,
+          logged: 1,
+        });
+        expect(JSON.stringify(progress[0])).toContain("step with");
+        expect({ front, leaks: leaks(JSON.stringify(messages)) }).toEqual({ front, leaks: [] });
+      };
+      const calls = attackSize(2, 100);
+      for (let i = 1; i <= calls; i++) {
+        const post = await postModern(gw.url, call(i));
+        expect(post.status).toBe(200);
+        check("2026 POST", post.messages as Array<{ method?: string }>);
+        frames.length = 0;
+        const done = new Promise((resolve) => {
+          answered = resolve;
+        });
+        ws.send(JSON.stringify(call(calls + i)));
+        await done;
+        check("/ws", frames);
+      }
+      reportFigure("secret leaks through progress", `${calls} calls on each front, none leaked`);
+    } finally {
+      ws.close();
+      await gw.stop();
     }
   });
 
