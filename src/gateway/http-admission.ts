@@ -31,6 +31,7 @@ export type Admitted = Caller & { key: string; operator: boolean };
 export class HttpAdmission {
   readonly #host: string;
   readonly #guard: GuardPolicy | undefined;
+  readonly #allowedOrigins: readonly string[];
   readonly #rate: RateLimiter | undefined;
   readonly #profile: string | undefined;
   readonly #mode: CatalogMode | undefined;
@@ -42,12 +43,14 @@ export class HttpAdmission {
     port: number;
     tokens: TokenConfig[];
     guard?: GuardPolicy;
+    allowedOrigins?: readonly string[];
     profile?: string;
     mode?: CatalogMode;
     rateLimit?: { perSecond: number; burst: number };
   }) {
     this.#host = options.host;
     this.#guard = options.guard;
+    this.#allowedOrigins = options.allowedOrigins ?? [];
     this.#profile = options.profile;
     this.#mode = options.mode;
     checkTokens(options.tokens, "");
@@ -149,7 +152,13 @@ export class HttpAdmission {
   }
 
   #policyFor(port: number): GuardPolicy {
-    return this.#guard ?? defaultGuardPolicy(this.#host, port, { tokens: this.#tokens.length });
+    return (
+      this.#guard ??
+      defaultGuardPolicy(this.#host, port, {
+        tokens: this.#tokens.length,
+        allowedOrigins: this.#allowedOrigins,
+      })
+    );
   }
 }
 

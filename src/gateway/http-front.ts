@@ -64,7 +64,12 @@ export interface HttpFrontOptions {
   maxSessions?: number;
   /** 2025 sessions open at once per client; past it the longest idle one is closed. Default 1 000. */
   maxSessionsPerClient?: number;
-  /** Host/Origin policy; default: loopback names only on a loopback bind. */
+  /**
+   * Origins of pages that may call this front besides its own (`https://app.example.com`):
+   * matched exactly, scheme, host and port (`serve.allowedOrigins`, `--allow-origin`).
+   */
+  allowedOrigins?: readonly string[];
+  /** Host/Origin policy; default: loopback names only on a loopback bind, plus `allowedOrigins`. */
   guard?: GuardPolicy;
   /** Serve WebSocket at /ws too. Default true. */
   websocket?: boolean;
@@ -118,6 +123,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     port: options.port ?? DEFAULT_PORT,
     tokens: options.tokens ?? [],
     ...(options.guard === undefined ? {} : { guard: options.guard }),
+    ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
     ...(options.profile === undefined ? {} : { profile: options.profile }),
     ...(options.mode === undefined ? {} : { mode: options.mode }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),

@@ -262,8 +262,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     if (options.transport === "http" || options.http?.port !== undefined) {
       // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
       const { startHttpFront } = await import("../gateway/http-front.js");
+      // Origins the config lists and those given to this run (`--allow-origin`) alike.
+      const allowedOrigins = [
+        ...(config.serve?.allowedOrigins ?? []),
+        ...(options.http?.allowedOrigins ?? []),
+      ];
       front = await startHttpFront(gateway, {
         ...options.http,
+        ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
         tokens,
         ...(profileName === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),
