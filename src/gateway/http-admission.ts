@@ -95,9 +95,14 @@ export class HttpAdmission {
     return hostCheck.ok ? undefined : { status: hostCheck.status, message: hostCheck.message, headers: {} };
   }
 
-  /** Guards every /mcp and /ws request: the caller, or why it is refused. */
-  admit(req: IncomingMessage, limited = true): Admitted | Refusal {
-    const page = this.checkPage(req);
+  /**
+   * Guards every /mcp and /ws request: the caller, or why it is refused. A request another
+   * replica forwarded (`from: "replica"`, its replica credential verified) passed the
+   * Host/Origin check where it entered; it now names this replica as Host, so its browser's
+   * Origin is not checked again (the token is).
+   */
+  admit(req: IncomingMessage, limited = true, from: "client" | "replica" = "client"): Admitted | Refusal {
+    const page = from === "replica" ? undefined : this.checkPage(req);
     if (page !== undefined) return page;
     const tokens = this.#tokens;
     const auth = authenticate(req.headers.authorization, tokens);

@@ -164,7 +164,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     if (internal === "forged")
       return { status: 401, message: "Unauthorized: not a valid replica credential", headers: {} };
     const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
-    const caller = admit(req, !internal && shared === undefined);
+    const caller = admission.admit(req, !internal && shared === undefined, internal ? "replica" : "client");
     if ("status" in caller) return caller;
     if (shared !== undefined) {
       const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);
