@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,7 +161,7 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
     }
   });
 
-  it("hides it from progress messages over a 2026 POST and /ws, as from log messages", async () => {
+  it("hides it from progress messages over a 2026 POST, /ws and a 2025 stdio session, as from log messages", async () => {
     const gw = await serveHttp(["--config", config], { env });
     const ws = new WebSocket(gw.wsUrl, "mcp");
     const frames: Array<{ id?: unknown; method?: string; params?: unknown }> = [];
@@ -202,7 +204,51 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
         await done;
         check("/ws", frames);
       }
-      reportFigure("secret leaks through progress", `${calls} calls on each front, none leaked`);
+      // A 2025 session over stdio, read raw (the SDK client drops a progress notification
+      // that arrives right before its answer).
+      const child = spawn(process.execPath, [CLI, "serve", "--stdio", "--config", config], {
+        env: { ...process.env, ...env },
+        stdio: ["pipe", "pipe", "ignore"],
+      });
+      try {
+        const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+        const write = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+        /** The messages read up to the answer to `id`, that answer included. */
+        const until = async (id: number) => {
+          const read: Array<{ id?: unknown; method?: string }> = [];
+          for (;;) {
+            const next = await lines.next();
+            if (next.done === true) throw new Error("mcplex serve --stdio ended");
+            const message = JSON.parse(next.value) as { id?: unknown; method?: string };
+            read.push(message);
+            if (message.method === undefined && message.id === id) return read;
+          }
+        };
+        write({
+          jsonrpc: "2.0",
+          id: 0,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "leak", version: "1" },
+          },
+        });
+        await until(0);
+        write({ jsonrpc: "2.0", method: "notifications/initialized" });
+        for (let i = 1; i <= calls; i++) {
+          write({
+            jsonrpc: "2.0",
+            id: i,
+            method: "tools/call",
+            params: { name: "leaky__leak_progress", arguments: {}, _meta: { progressToken: `s${i}` } },
+          });
+          check("stdio", await until(i));
+        }
+      } finally {
+        child.kill();
+      }
+      reportFigure("secret leaks through progress", `${calls} calls on each of 3 fronts, none leaked`);
     } finally {
       ws.close();
       await gw.stop();
