@@ -10,7 +10,7 @@ Usage:
                [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
                [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N] [--ready-wait T]
                [--record DIR] [--simulate [--seed N] [--speed N]] [--tools all|search|code]
-               [--rate-limit R[:BURST]] [--cluster redis://...]
+               [--rate-limit R[:BURST]] [--allow-origin ORIGIN ...] [--cluster redis://...]
                                                       serve the whole catalog as one MCP server
                                                       (Streamable HTTP /mcp, WebSocket /ws, HTTP+SSE /sse,
                                                       the web dashboard /dashboard on 127.0.0.1:8420

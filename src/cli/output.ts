@@ -9,6 +9,11 @@ export function setDebug(on: boolean): void {
   debug = on;
 }
 
+/** Whether debug lines are printed (`--debug`, or `MCPLEX_DEBUG=1`). */
+export function isDebug(): boolean {
+  return debug;
+}
+
 /**
  * Prints an error to stderr as one `mcplex:` line (plus a `hint:` line, and one line per
  * problem of a config file) and returns the exit code it maps to. Stack traces only in debug mode.

@@ -6,6 +6,7 @@ import { isMcpClientServers, readMcpClientServers } from "./dialects/mcp-client-
 import { isMcpServersMap, readMcpServersMap } from "./dialects/mcp-servers-map.js";
 import { isServerMap, readServerMap } from "./dialects/server-map.js";
 import type { SecretResolver } from "./expand-variables.js";
+import { readOrigin } from "./origin-rules.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
 import { readCluster } from "./read-cluster.js";
 import { readInterceptorModules } from "./read-interceptors.js";
@@ -264,7 +265,15 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
 function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined {
   const node = reader.map(value, "serve");
   if (node === undefined) return undefined;
-  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache", "code", "serverTools"]);
+  reader.knownKeys(node, "serve", [
+    "readyWait",
+    "mode",
+    "pin",
+    "cache",
+    "code",
+    "serverTools",
+    "allowedOrigins",
+  ]);
   const serve: ServeConfig = { ...readModeAndPin(reader, node, "serve") };
   const cache = reader.map(node.cache, "serve.cache");
   if (cache !== undefined) {
@@ -300,6 +309,15 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
   if (serverTools !== undefined) serve.serverTools = serverTools;
   const readyWait = readZeroOrDuration(reader, node.readyWait, "serve.readyWait");
   if (readyWait !== undefined) serve.readyWait = readyWait;
+  const origins = reader.stringList(node.allowedOrigins, "serve.allowedOrigins");
+  if (origins !== undefined) {
+    serve.allowedOrigins = [];
+    origins.forEach((entry, i) => {
+      const read = readOrigin(entry);
+      if ("origin" in read) serve.allowedOrigins?.push(read.origin);
+      else reader.fail(joinPath("serve.allowedOrigins", i), read.problem);
+    });
+  }
   return serve;
 }
 

@@ -287,6 +287,11 @@ export interface ServeConfig {
   };
   /** Offer the `connect_server` / `disconnect_server` tools over the `available:` servers. Default false. */
   serverTools?: boolean;
+  /**
+   * Origins of web pages, besides the gateway's own, that may call it over HTTP
+   * (`https://app.example.com`), compared exactly: scheme, host and port. As browsers write them.
+   */
+  allowedOrigins?: string[];
 }
 
 /**

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { WatchedCall } from "../gateway/call-watch.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { sendJson } from "../gateway/http-exchange.js";
+import { checkContentType } from "../gateway/http-guard.js";
 import { healthReport } from "../gateway/metrics.js";
 import type { CacheCounts } from "../gateway/result-cache.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
@@ -67,6 +68,12 @@ const PAGE_HEADERS = {
   "cache-control": "no-cache",
 };
 
+/**
+ * A server action must be a request no page of another site can send without a CORS preflight
+ * (which this front never grants): a form post or a `text/plain` fetch carries no JSON type.
+ */
+const ACTION_TYPE = `Unsupported Media Type: a server action needs "Content-Type: application/json" (the body may be empty or {}), which a page of another site cannot send without a CORS preflight`;
+
 /** How often queued events go out on a stream, ms: a busy gateway sends batches, not a flood. */
 const FLUSH_MS = 100;
 /** Most events in one batch; older ones beyond it are counted as dropped. */
@@ -81,7 +88,9 @@ const HEARTBEAT_MS = 20_000;
  * Data requests pass the same Host/Origin and token checks as `/mcp`; a profile-bound
  * token sees its profile's servers, tools and calls only. `POST /dashboard/servers/<name>/<action>`
  * restarts, starts, stops (an `available:` one), enables or disables a server, under the same checks (the token in the
- * `Authorization` header; cookies are never read), and only for servers the token's profile has.
+ * `Authorization` header; cookies are never read), only with `Content-Type: application/json`
+ * (which another site's page cannot send without a preflight), and only for servers the
+ * token's profile has.
  * The page calls tools, reads resources and gets prompts as an MCP client of `/mcp` itself.
  */
 export class Dashboard {
@@ -220,6 +229,10 @@ export class Dashboard {
     }
     // Actions take no body: one sent anyway is read and ignored.
     req.resume();
+    if (!checkContentType(req.headers["content-type"]).ok) {
+      sendJson(res, 415, { error: ACTION_TYPE });
+      return;
+    }
     runServerAction(this.#gateway.hub, res, action, caller.profile).catch((error: Error) => {
       if (!res.headersSent) sendJson(res, 500, { error: `server action failed: ${error.message}` });
     });

@@ -31,6 +31,7 @@ export type Admitted = Caller & { key: string; operator: boolean };
 export class HttpAdmission {
   readonly #host: string;
   readonly #guard: GuardPolicy | undefined;
+  readonly #allowedOrigins: readonly string[];
   readonly #rate: RateLimiter | undefined;
   readonly #profile: string | undefined;
   readonly #mode: CatalogMode | undefined;
@@ -42,12 +43,14 @@ export class HttpAdmission {
     port: number;
     tokens: TokenConfig[];
     guard?: GuardPolicy;
+    allowedOrigins?: readonly string[];
     profile?: string;
     mode?: CatalogMode;
     rateLimit?: { perSecond: number; burst: number };
   }) {
     this.#host = options.host;
     this.#guard = options.guard;
+    this.#allowedOrigins = options.allowedOrigins ?? [];
     this.#profile = options.profile;
     this.#mode = options.mode;
     checkTokens(options.tokens, "");
@@ -92,9 +95,14 @@ export class HttpAdmission {
     return hostCheck.ok ? undefined : { status: hostCheck.status, message: hostCheck.message, headers: {} };
   }
 
-  /** Guards every /mcp and /ws request: the caller, or why it is refused. */
-  admit(req: IncomingMessage, limited = true): Admitted | Refusal {
-    const page = this.checkPage(req);
+  /**
+   * Guards every /mcp and /ws request: the caller, or why it is refused. A request another
+   * replica forwarded (`from: "replica"`, its replica credential verified) passed the
+   * Host/Origin check where it entered; it now names this replica as Host, so its browser's
+   * Origin is not checked again (the token is).
+   */
+  admit(req: IncomingMessage, limited = true, from: "client" | "replica" = "client"): Admitted | Refusal {
+    const page = from === "replica" ? undefined : this.checkPage(req);
     if (page !== undefined) return page;
     const tokens = this.#tokens;
     const auth = authenticate(req.headers.authorization, tokens);
@@ -149,7 +157,13 @@ export class HttpAdmission {
   }
 
   #policyFor(port: number): GuardPolicy {
-    return this.#guard ?? defaultGuardPolicy(this.#host, port, { tokens: this.#tokens.length });
+    return (
+      this.#guard ??
+      defaultGuardPolicy(this.#host, port, {
+        tokens: this.#tokens.length,
+        allowedOrigins: this.#allowedOrigins,
+      })
+    );
   }
 }
 

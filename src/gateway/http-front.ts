@@ -65,7 +65,12 @@ export interface HttpFrontOptions {
   maxSessions?: number;
   /** 2025 sessions open at once per client; past it the longest idle one is closed. Default 1 000. */
   maxSessionsPerClient?: number;
-  /** Host/Origin policy; default: loopback names only on a loopback bind. */
+  /**
+   * Origins of pages that may call this front besides its own (`https://app.example.com`):
+   * matched exactly, scheme, host and port (`serve.allowedOrigins`, `--allow-origin`).
+   */
+  allowedOrigins?: readonly string[];
+  /** Host/Origin policy; default: loopback names only on a loopback bind, plus `allowedOrigins`. */
   guard?: GuardPolicy;
   /** Serve WebSocket at /ws too. Default true. */
   websocket?: boolean;
@@ -119,6 +124,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     port: options.port ?? DEFAULT_PORT,
     tokens: options.tokens ?? [],
     ...(options.guard === undefined ? {} : { guard: options.guard }),
+    ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
     ...(options.profile === undefined ? {} : { profile: options.profile }),
     ...(options.mode === undefined ? {} : { mode: options.mode }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
@@ -160,7 +166,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     if (internal === "forged")
       return { status: 401, message: "Unauthorized: not a valid replica credential", headers: {} };
     const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
-    const caller = admit(req, !internal && shared === undefined);
+    const caller = admission.admit(req, !internal && shared === undefined, internal ? "replica" : "client");
     if ("status" in caller) return caller;
     if (shared !== undefined) {
       const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import { readOrigin } from "../config/origin-rules.js";
 import { McplexError, type McplexErrorCode } from "../errors.js";
 
 // Checks the HTTP front runs on every request: no regex, shared refusals, little allocation.
@@ -15,7 +16,10 @@ export type GuardResult<S extends number = number> = { ok: true } | Refusal<S>;
 /**
  * Which Host and Origin values are served. Host entries are hostnames, lowercase,
  * IPv6 in brackets (`[::1]`), matching any port, or `host:port` for one port only.
- * Origin entries are `scheme://host` (any port) or `scheme://host:port` (that port).
+ * Origin entries are origins as browsers serialize them (`https://app.example.com`,
+ * `http://localhost:5173`: lowercase, no default port) and match exactly, port included.
+ * When Hosts are checked (not `"any"`), an Origin that is `http://` + the request's own Host
+ * passes too: the gateway's own page, by whatever name and port the browser reached it.
  */
 export interface GuardPolicy {
   allowedHosts: ReadonlySet<string> | "any";
@@ -25,6 +29,7 @@ export interface GuardPolicy {
 /** Extra Host and Origin entries (as in {@link GuardPolicy}) and how many tokens are configured. */
 export interface GuardPolicyOptions {
   allowedHosts?: readonly string[];
+  /** Origins written as the operator wrote them (`HTTPS://App.example.com:443`): normalized here. */
   allowedOrigins?: readonly string[];
   tokens?: number;
 }
@@ -40,12 +45,15 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * The Host/Origin policy for a gateway bound to `bindHost:port`, plus `options`.
- * - Loopback bind: hosts `localhost`, `127.0.0.1`, `[::1]` and origins `http://` + those,
- *   on any port (rebinding changes the name, not the port; an exact port breaks `ssh -L`).
+ * - Loopback bind: hosts `localhost`, `127.0.0.1`, `[::1]` on any port (rebinding changes
+ *   the name, not the port; an exact port breaks `ssh -L`), and origins `http://` + those
+ *   on `port` exactly: a page on another local port (a dev server) is another site.
  * - Other binds: the configured entries, or `"any"` when none are configured and
  *   `options.tokens > 0` (the token protects; browsers never attach it by themselves).
  *   A specific bind address is a valid Host (an IP literal cannot be rebound), and
  *   `http://<bind>:<port>` a valid Origin. See also {@link checkNonLoopbackBind}.
+ * Either way an Origin equal to `http://` + the request's checked Host passes (see
+ * {@link GuardPolicy}). Throws when an `allowedOrigins` entry is not an origin.
  */
 export function defaultGuardPolicy(
   bindHost: string,
@@ -53,17 +61,28 @@ export function defaultGuardPolicy(
   options: GuardPolicyOptions = {},
 ): GuardPolicy {
   const hosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
-  const origins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase()));
+  const origins = new Set((options.allowedOrigins ?? []).map(originEntry));
   const local = isLoopbackHost(bindHost) || bindHost === "0.0.0.0" || bindHost === "::" || bindHost === "";
   if (!isLoopbackHost(bindHost) && hosts.size === 0 && (options.tokens ?? 0) > 0) {
     return { allowedHosts: "any", allowedOrigins: origins.size === 0 ? "any" : origins };
   }
   const literal = bindHost.includes(":") && !bindHost.startsWith("[") ? `[${bindHost}]` : bindHost;
+  // Browsers leave the default port out of an Origin.
+  const portPart = port === 80 ? "" : `:${port}`;
   for (const name of local ? LOOPBACK_NAMES : [literal.toLowerCase()]) {
     hosts.add(name);
-    origins.add(local ? `http://${name}` : `http://${name}:${port}`);
+    origins.add(`http://${name}${portPart}`);
   }
   return { allowedHosts: hosts, allowedOrigins: origins };
+}
+
+/** An allowed Origin entry as browsers send it, or an error naming the entry and the fix. */
+function originEntry(entry: string): string {
+  const read = readOrigin(entry);
+  if ("origin" in read) return read.origin;
+  throw new McplexError("INVALID_ARGUMENT", `allowed origin ${JSON.stringify(entry)} ${read.problem}`, {
+    hint: "list origins as scheme://host[:port] (serve.allowedOrigins, --allow-origin)",
+  });
 }
 
 /** A Host value read back by the URL parser: hostname (IPv6 in brackets) and port ("" when absent). */
@@ -100,29 +119,6 @@ function parseHost(host: string): Authority | null {
   return remember(host, null);
 }
 
-/** Parsed Origin values: their base (`scheme://host`), or `null` when not an origin. */
-const originBases = new Map<string, string | null>();
-
-/**
- * Reads a lowercase Origin (`scheme://host[:port]`, exactly as browsers serialize it) with the
- * URL parser: its base `scheme://host`, or `null` when it is not an origin (`http://[::1]evil.com`,
- * userinfo, a path, an empty port, `null`).
- */
-function originBase(origin: string): string | null {
-  const known = originBases.get(origin);
-  if (known !== undefined) return known;
-  let base: string | null = null;
-  try {
-    const url = new URL(origin);
-    if (url.origin !== "null" && url.origin === origin) base = `${url.protocol}//${url.hostname}`;
-  } catch {
-    // not a URL: stays null
-  }
-  if (originBases.size >= 512) originBases.clear();
-  originBases.set(origin, base);
-  return base;
-}
-
 /** Results are shared frozen constants: the hot path allocates nothing to pass or refuse. */
 const refuse = <S extends number>(status: S, message: string): Refusal<S> =>
   Object.freeze({ ok: false, status, message });
@@ -130,23 +126,44 @@ const OK: { ok: true } = Object.freeze({ ok: true });
 const MISSING_HOST = refuse(400, "Bad Request: missing Host header");
 const MALFORMED_HOST = refuse(400, "Bad Request: the Host header is not a valid host[:port]");
 const BAD_HOST = refuse(403, "Forbidden: Host not allowed (DNS rebinding protection)");
-const BAD_ORIGIN = refuse(403, "Forbidden: Origin not allowed (DNS rebinding protection)");
+const BAD_ORIGIN = refuse(
+  403,
+  "Forbidden: Origin not allowed: only the gateway's own origin (scheme, host and port) may call it; " +
+    "list another with serve.allowedOrigins or --allow-origin",
+);
 const BAD_TYPE = refuse(415, "Unsupported Media Type: Content-Type must be application/json");
 
 /**
+ * Whether `origin` (lowercase) is `http://` + the request's Host, as a browser serializes it
+ * (no `:80`): the page this server itself served, by the name and port the browser used.
+ */
+function isOwnOrigin(origin: string, { hostname, port }: Authority): boolean {
+  const portPart = port === "80" ? "" : port;
+  const length = 7 + hostname.length + (portPart === "" ? 0 : portPart.length + 1);
+  return (
+    origin.length === length &&
+    origin.startsWith("http://") &&
+    origin.startsWith(hostname, 7) &&
+    (portPart === "" || (origin.charCodeAt(7 + hostname.length) === 58 /* : */ && origin.endsWith(portPart)))
+  );
+}
+
+/**
  * Refuses requests whose Host (or Origin, when present) is not in the policy: the
- * defence against DNS rebinding. 400 for a missing Host, 403 otherwise (as the SDK
- * does, and as the spec requires for Origin). `Origin: null` (sandboxed frames,
- * `file:` pages) is refused unless origins are `"any"`.
+ * defence against DNS rebinding and against pages of other sites, other local ports
+ * included. 400 for a missing Host, 403 otherwise (as the SDK does, and as the spec
+ * requires for Origin). An Origin matches exactly, scheme, host and port; `Origin: null`
+ * (sandboxed frames, `file:` pages) is refused unless origins are `"any"`.
  */
 export function checkHostAndOrigin(
   headers: IncomingHttpHeaders,
   policy: GuardPolicy,
 ): GuardResult<400 | 403> {
+  let authority: Authority | null = null;
   if (policy.allowedHosts !== "any") {
     const host = headers.host;
     if (host === undefined || host === "") return MISSING_HOST;
-    const authority = parseHost(host.toLowerCase());
+    authority = parseHost(host.toLowerCase());
     if (authority === null) return MALFORMED_HOST;
     const { hostname, port } = authority;
     if (
@@ -157,11 +174,11 @@ export function checkHostAndOrigin(
   }
   const origin = headers.origin;
   if (origin === undefined || policy.allowedOrigins === "any") return OK;
+  // Browsers send an Origin in one canonical form: anything else (a path, userinfo,
+  // `[::1]evil.com`, `null`) is in no set and is not the request's own origin.
   const lower = origin.toLowerCase();
-  // Configured entries match as written (also origins the URL parser has no host for).
   if (policy.allowedOrigins.has(lower)) return OK;
-  const base = originBase(lower);
-  return base !== null && policy.allowedOrigins.has(base) ? OK : BAD_ORIGIN;
+  return authority !== null && isOwnOrigin(lower, authority) ? OK : BAD_ORIGIN;
 }
 
 /**

@@ -119,6 +119,8 @@ export type HubEvent =
   | { type: "catalog-changed"; servers: string[]; kinds: ListKind[] }
   | { type: "resource-updated"; server: string; uri: string }
   | { type: "notification"; server: string; method: string; params?: Record<string, unknown> }
-  | { type: "slow-call"; server: string; method: string; name?: string; ms: number };
+  | { type: "slow-call"; server: string; method: string; name?: string; ms: number }
+  /** `server` declares a list but answers `method` with "method not found": it is read as empty. */
+  | { type: "list-not-implemented"; server: string; method: string };
 
 export type { CallOptions };

@@ -663,10 +663,8 @@ export class Hub {
         for (const server of servers) this.#emit({ type: "resource-updated", server, uri: event.uri });
         return;
       case "notification": {
-        // Log messages and other notifications reach the gateway's clients: a server may quote
-        // the token it was given in them, as in its errors.
         const { type: _, params, ...rest } = event;
-        const clean = params === undefined ? {} : { params: redactValue(params, this.#redactor) };
+        const clean = params === undefined ? {} : { params: this.#redactNotice(params) };
         for (const server of servers) this.#emit({ type: "notification", server, ...rest, ...clean });
         return;
       }
@@ -675,7 +673,19 @@ export class Hub {
         this.#emit({ type: "slow-call", server: servers[0] ?? upstream.name, ...rest });
         return;
       }
+      case "list-not-implemented":
+        for (const server of servers) this.#emit({ type: event.type, server, method: event.method });
+        return;
     }
+  }
+
+  /**
+   * What a server tells a client while it works (log messages and other notifications, and
+   * each call's progress) with the config's secrets taken out, raw and encoded: a server may
+   * quote the token it was given in them, as in its errors. The one place both pass.
+   */
+  #redactNotice<T>(params: T): T {
+    return redactValue(params, this.#redactor);
   }
 
   async #request(
@@ -698,10 +708,11 @@ export class Hub {
       upstream.notify("notifications/roots/list_changed");
     }
     try {
+      const onProgress = options.onProgress;
       const requestOptions: UpstreamRequestOptions = {
         timeout: options.timeout ?? config.timeout,
         signal: options.signal,
-        onProgress: options.onProgress,
+        onProgress: onProgress === undefined ? undefined : (p) => onProgress(this.#redactNotice(p)),
         clientCapabilities: options.clientCapabilities,
         logLevel: options.logLevel,
       };

@@ -81,7 +81,9 @@ export type ServeEvent =
   /** One replica of several (`cluster:`): Redis lost or found again, replicas whose config differs. */
   | { type: "cluster"; event: ClusterEvent }
   | { type: "start-failed"; server: string; state: string; error: string; hint?: string }
-  | { type: "record-failed"; server: string; error: string };
+  | { type: "record-failed"; server: string; error: string }
+  /** A server declares a list it does not implement ("method not found"): served as empty. */
+  | { type: "list-not-implemented"; server: string; method: string };
 
 /** A gateway {@link serve} started. */
 export interface RunningGateway {
@@ -173,6 +175,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ],
   });
   recorder?.attach(hub);
+  hub.on((event) => {
+    if (event.type === "list-not-implemented") options.onEvent?.(event);
+  });
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
   const uncache =
@@ -263,8 +268,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     if (options.transport === "http" || options.http?.port !== undefined) {
       // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
       const { startHttpFront } = await import("../gateway/http-front.js");
+      // Origins the config lists and those given to this run (`--allow-origin`) alike.
+      const allowedOrigins = [
+        ...(config.serve?.allowedOrigins ?? []),
+        ...(options.http?.allowedOrigins ?? []),
+      ];
       front = await startHttpFront(gateway, {
         ...options.http,
+        ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
         tokens,
         ...(profileName === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),

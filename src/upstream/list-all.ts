@@ -4,6 +4,8 @@ import type {
   ResourceTemplateType as ResourceTemplate,
   Tool,
 } from "@modelcontextprotocol/client";
+import { RpcError } from "../errors.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { type ParamHeader, scanParamHeaders } from "../protocol/param-headers.js";
 import type { RpcConnection } from "../protocol/rpc-connection.js";
@@ -59,12 +61,21 @@ export interface FetchedLists {
  * Fetches the given lists of one server, each only if its capabilities offer it. With
  * `paramHeaders`, tools whose `x-mcp-header` annotations are invalid are left out (the
  * 2026 spec says a client must not offer them) and the valid annotations are returned.
+ *
+ * A list the server declares but answers with "method not found" (older and hand-written
+ * servers declare `resources` without `resources/templates/list`) is read as empty, as the
+ * SDK client does, and reported to `onNotImplemented`; any other error fails the fetch.
  */
 export async function fetchLists(
   connection: RpcConnection,
   capabilities: Record<string, unknown>,
   kinds: readonly ListKind[],
-  options: { timeout: number; signal?: AbortSignal | undefined; paramHeaders: boolean },
+  options: {
+    timeout: number;
+    signal?: AbortSignal | undefined;
+    paramHeaders: boolean;
+    onNotImplemented?: (kind: ListKind, method: string) => void;
+  },
 ): Promise<FetchedLists> {
   const request = (method: string, params: Record<string, unknown> | undefined) =>
     connection.request<Record<string, unknown>>(method, params, {
@@ -75,7 +86,11 @@ export async function fetchLists(
   await Promise.all(
     kinds.map(async (kind) => {
       if (capabilities[kind === "resourceTemplates" ? "resources" : kind] === undefined) return;
-      const listed = await listAll<never>(request, kind);
+      const listed = await listAll<never>(request, kind).catch((error: unknown) => {
+        if (!(error instanceof RpcError) || error.code !== ErrorCode.MethodNotFound) throw error;
+        options.onNotImplemented?.(kind, METHOD[kind].method);
+        return { items: [] as never[], ttlMs: undefined };
+      });
       if (listed.ttlMs !== undefined) lists.ttlMs = Math.min(lists.ttlMs ?? listed.ttlMs, listed.ttlMs);
       lists[kind] = listed.items;
     }),

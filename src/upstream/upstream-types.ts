@@ -18,7 +18,9 @@ export type UpstreamEvent =
   | { type: "list-changed"; kinds: ListKind[] }
   | { type: "resource-updated"; uri: string }
   | { type: "notification"; method: string; params?: Record<string, unknown> }
-  | { type: "slow-call"; method: string; name?: string; ms: number };
+  | { type: "slow-call"; method: string; name?: string; ms: number }
+  /** The server declares a list but answers its method with "method not found": read as empty. */
+  | { type: "list-not-implemented"; method: string };
 
 export interface UpstreamOptions {
   clientInfo: Implementation;

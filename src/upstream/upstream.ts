@@ -321,6 +321,7 @@ export class Upstream {
       timeout: this.config.timeout,
       signal,
       paramHeaders: headersApply,
+      onNotImplemented: (_kind, method) => this.#options.onEvent({ type: "list-not-implemented", method }),
     });
     // Only lists that really changed are reported: a re-list for freshness that finds the
     // same tools must not send every client a list_changed.

@@ -249,6 +249,48 @@ describe("three replicas behind nginx round-robin", () => {
     expect((await forwarded()).relayed ?? 0).toBe(relayed);
   });
 
+  it("serve a browser's 2025 session, Origin and all, whose requests land on other replicas", async () => {
+    // A page served through nginx sends nginx's origin; the owner of its session sees the
+    // request forwarded, addressed to itself, and takes it as the replica that let it in did.
+    const page = { origin: nginx.url.replace(/\/mcp$/, ""), "content-type": "application/json" };
+    const accept = { accept: "application/json, text/event-stream" };
+    const init = await rawHttp(nginx.url, {
+      headers: { ...page, ...accept },
+      body: {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "page", version: "1" },
+        },
+      },
+    });
+    expect(init.status).toBe(200);
+    const session = {
+      "mcp-session-id": String(init.headers["mcp-session-id"]),
+      "mcp-protocol-version": "2025-06-18",
+    };
+    const before = (await forwarded()).relayed ?? 0;
+    const statuses: number[] = [];
+    for (let i = 1; i <= 6; i++) {
+      const res = await rawHttp(nginx.url, {
+        headers: { ...page, ...accept, ...session },
+        body: { jsonrpc: "2.0", id: i, method: "tools/list", params: {} },
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(((await forwarded()).relayed ?? 0) - before).toBeGreaterThanOrEqual(2);
+    // Another origin is refused where it enters, and never forwarded.
+    const foreign = await rawHttp(nginx.url, {
+      headers: { ...page, ...accept, ...session, origin: "http://localhost:9999" },
+      body: { jsonrpc: "2.0", id: 7, method: "tools/list", params: {} },
+    });
+    expect(foreign.status).toBe(403);
+  });
+
   it("completes a 2026 input_required call whose retry lands on another replica", async () => {
     const caps = { elicitation: {} };
     const r1 = replicas.get("r1")!;

@@ -52,6 +52,20 @@ describe("config validation", () => {
     expect(errorOf("serve:\n  readyWiat: 1s\nservers: {}\n").message).toContain('did you mean "readyWait"?');
   });
 
+  it("reads serve.allowedOrigins as browsers write origins, and names an entry that is not one", () => {
+    const read = (text: string) => parseConfig(text, { source: "mcplex.yaml" }).serve;
+    expect(
+      read(
+        "serve:\n  allowedOrigins: [HTTPS://App.Example.com:443, 'http://localhost:5173/']\nservers: {}\n",
+      ),
+    ).toEqual({ allowedOrigins: ["https://app.example.com", "http://localhost:5173"] });
+    const path = errorOf("serve:\n  allowedOrigins: [https://a.test, https://b.test/app]\nservers: {}\n");
+    expect(path.path).toBe("serve.allowedOrigins[1]");
+    expect(path.message).toContain("has a path, query or fragment (/app)");
+    const bare = errorOf("serve:\n  allowedOrigins: [app.example.com]\nservers: {}\n");
+    expect(bare.message).toContain("is not an origin; write scheme://host[:port]");
+  });
+
   it("reads the telemetry block, names a bad field, and redacts its headers", () => {
     const config = parseConfig(
       "telemetry:\n  enabled: true\n  endpoint: http://localhost:4318\n  sampleRatio: 0.25\n  headers:\n    x-api-key: abcdefgh12345678\nservers: {}\n",

@@ -22,6 +22,8 @@ const ONDEMAND = "t-ondemand-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
 const echo = { authorization: `Bearer ${ECHO}` };
 const ondemand = { authorization: `Bearer ${ONDEMAND}` };
+/** Actions are sent as JSON, as the page does: a type no other site can send without a preflight. */
+const JSON_TYPE = { "content-type": "application/json" };
 
 interface Status {
   name: string;
@@ -48,7 +50,7 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
   const act = (server: string, action: string, headers: Record<string, string> = admin) =>
     rawHttp(`${gw.origin}/dashboard/servers/${encodeURIComponent(server)}/${action}`, {
       method: "POST",
-      headers,
+      headers: { ...JSON_TYPE, ...headers },
     });
   const status = (name: string) => gw.hub.servers().find((s) => s.name === name) as Status;
   const state = async (headers: Record<string, string> = admin) => {
@@ -118,7 +120,11 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
     });
     try {
       const origin = front.url.replace(/\/mcp$/, "");
-      const post = () => rawHttp(`${origin}/dashboard/servers/fx/enable`, { method: "POST", headers: admin });
+      const post = () =>
+        rawHttp(`${origin}/dashboard/servers/fx/enable`, {
+          method: "POST",
+          headers: { ...JSON_TYPE, ...admin },
+        });
       expect((await post()).status).toBe(200);
       const limited = await post();
       expect(limited.status).toBe(429);
@@ -334,10 +340,23 @@ describe("server actions of a gateway without tokens (loopback only)", { timeout
     expect(forged.status).toBe(403);
     expect(gw.hub.servers()[0]).toMatchObject({ enabled: true, state: "ready" });
 
-    const own = await rawHttp(url, { method: "POST", headers: { origin: gw.origin } });
+    // Even from its own origin, an action a page could send without a preflight is refused.
+    const plain = await rawHttp(url, {
+      method: "POST",
+      headers: { origin: gw.origin, "content-type": "text/plain" },
+      body: "{}",
+    });
+    expect(plain.status).toBe(415);
+    expect(plain.json).toEqual({ error: expect.stringContaining('"Content-Type: application/json"') });
+    expect(gw.hub.servers()[0]).toMatchObject({ enabled: true, state: "ready" });
+
+    const own = await rawHttp(url, { method: "POST", headers: { origin: gw.origin, ...JSON_TYPE } });
     expect(own.status).toBe(200);
     // A local tool sends no Origin at all, as curl does.
-    const local = await rawHttp(`${gw.origin}/dashboard/servers/fx/enable`, { method: "POST" });
+    const local = await rawHttp(`${gw.origin}/dashboard/servers/fx/enable`, {
+      method: "POST",
+      headers: JSON_TYPE,
+    });
     expect(local.status).toBe(200);
     expect((local.json as { server: Status }).server).toMatchObject({ enabled: true, state: "ready" });
   });

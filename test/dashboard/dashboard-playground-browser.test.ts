@@ -402,7 +402,7 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
         const token = sessionStorage.getItem("mcplex.dashboard.token");
         const res = await fetch(`/dashboard/servers/${server}/disable`, {
           method: "POST",
-          headers: { authorization: `Bearer ${token}` },
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         });
         return { status: res.status, body: await res.json() };
       }, "ev");

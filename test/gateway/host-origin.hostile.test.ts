@@ -13,7 +13,8 @@ const local = defaultGuardPolicy("127.0.0.1", 8420);
 /** Host, Origin, and the status: 200 passes the guard. */
 const CASES: Array<[string, string | undefined, number]> = [
   ["localhost:8420", undefined, 200],
-  ["127.0.0.1", "http://localhost:5173", 200],
+  ["127.0.0.1", "http://localhost:5173", 403],
+  ["127.0.0.1:8420", "http://localhost:8420", 200],
   ["[::1]:8420", "http://[::1]:8420", 200],
   ["LocalHost:8420", "HTTP://LOCALHOST:8420", 200],
   ["localhost:8420@evil.com", undefined, 400],
@@ -59,7 +60,9 @@ describe("checkHostAndOrigin with malformed values", () => {
     expect(ok("mcp.example.com:443")).toBe(true);
     expect(ok("mcp.example.com:443@evil.com")).toBe(false);
     expect(ok("localhost:1", "https://app.example.com")).toBe(true);
-    expect(ok("localhost:1", "https://app.example.com:8443")).toBe(true);
+    expect(ok("localhost:1", "https://app.example.com:443")).toBe(false); // browsers never write :443
+    expect(ok("localhost:1", "https://app.example.com:8443")).toBe(false);
+    expect(ok("localhost:1", "http://app.example.com")).toBe(false);
     expect(ok("localhost:1", "https://app.example.com@evil.com")).toBe(false);
   });
 });

@@ -32,12 +32,21 @@ const HOST_CASES: Array<[string | undefined, string | undefined, number]> = [
   ["localhost:8420", undefined, 200],
   ["localhost", undefined, 200],
   ["LOCALHOST:1", undefined, 200],
+  // Its own origin: the Host it was reached by (ssh -L, another name), or its port on a loopback name.
   ["127.0.0.1:1234", "http://127.0.0.1:1234", 200],
-  ["[::1]:8080", "http://[::1]:3000", 200],
+  ["localhost:3001", "HTTP://LocalHost:3001", 200],
+  ["localhost:80", "http://localhost", 200],
+  ["localhost", "http://localhost", 200],
+  ["127.0.0.1:1234", "http://localhost:8420", 200],
   ["[::1]", undefined, 200],
-  ["localhost:3001", "http://localhost:5173", 200],
-  ["localhost:3001", "http://localhost", 200],
-  ["localhost:3001", "HTTP://LocalHost:1", 200],
+  // Another local port is another site (a dev server, any page served from localhost).
+  ["[::1]:8080", "http://[::1]:3000", 403],
+  ["localhost:3001", "http://localhost:5173", 403],
+  ["localhost:3001", "http://localhost", 403],
+  ["localhost:3001", "http://localhost:30011", 403],
+  ["localhost:3001", "http://localhost:300", 403],
+  ["localhost:8420", "http://127.0.0.1:5173", 403],
+  ["localhost", "http://localhost:80", 403],
   ["evil.example.com", "http://evil.example.com", 403],
   ["evil.example.com:8420", undefined, 403],
   ["localhost.evil.example.com", undefined, 403],
@@ -75,12 +84,17 @@ describe("checkHostAndOrigin", () => {
 });
 
 const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
-const LOOPBACK_ORIGINS = ["http://localhost", "http://127.0.0.1", "http://[::1]"];
+const LOOPBACK_ORIGINS = ["http://localhost:8420", "http://127.0.0.1:8420", "http://[::1]:8420"];
 /** Bind address, options, then the hosts and origins of the policy (port 8420). */
 const POLICY_CASES: Array<[string, GuardPolicyOptions, string[] | "any", string[] | "any"]> = [
   ["127.0.0.1", {}, LOOPBACK, LOOPBACK_ORIGINS],
   ["::1", {}, LOOPBACK, LOOPBACK_ORIGINS],
-  ["localhost", { allowedOrigins: ["https://A.test"] }, LOOPBACK, ["https://a.test", ...LOOPBACK_ORIGINS]],
+  [
+    "localhost",
+    { allowedOrigins: ["https://A.test:443/"] },
+    LOOPBACK,
+    ["https://a.test", ...LOOPBACK_ORIGINS],
+  ],
   ["0.0.0.0", { tokens: 1 }, "any", "any"],
   ["0.0.0.0", { tokens: 1, allowedOrigins: ["https://app.test"] }, "any", ["https://app.test"]],
   ["0.0.0.0", {}, LOOPBACK, LOOPBACK_ORIGINS], // without a token serving is refused anyway
@@ -93,6 +107,24 @@ describe("defaultGuardPolicy", () => {
     const policy = defaultGuardPolicy(bind, 8420, options);
     expect(policy.allowedHosts).toEqual(hosts === "any" ? "any" : new Set(hosts));
     expect(policy.allowedOrigins).toEqual(origins === "any" ? "any" : new Set(origins));
+  });
+
+  it("leaves the default port out of its own origins, as browsers do", () => {
+    expect(defaultGuardPolicy("127.0.0.1", 80).allowedOrigins).toEqual(
+      new Set(["http://localhost", "http://127.0.0.1", "http://[::1]"]),
+    );
+  });
+
+  it("refuses an allowed origin that is not scheme://host[:port], naming it", () => {
+    for (const entry of [
+      "app.example.com",
+      "https://app.example.com/app",
+      "ftp://x.test",
+      "https://u:p@x.test",
+    ])
+      expect(() => defaultGuardPolicy("127.0.0.1", 8420, { allowedOrigins: [entry] })).toThrow(
+        `allowed origin ${JSON.stringify(entry)}`,
+      );
   });
 
   it("serves a configured name and the bracketed IPv6 bind address, and nothing else", () => {

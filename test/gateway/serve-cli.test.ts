@@ -66,6 +66,19 @@ describe("mcplex serve --http --token", () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("refuses an --allow-origin that is not an origin, naming it and the form", async () => {
+    const result = await runCli(
+      ["serve", "--http", "--port", "0", "--allow-origin", "https://app.test/mcp"],
+      {
+        timeout: 15_000,
+      },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'mcplex: --allow-origin "https://app.test/mcp" has a path, query or fragment (/mcp); an origin is scheme://host[:port] only',
+    );
+  });
+
   it("stops cleanly on SIGTERM and leaves no upstream process behind", async () => {
     const pids: number[] = [];
     for (const name of ["fx__pid", "legacy__pid"]) {

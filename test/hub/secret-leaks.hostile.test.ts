@@ -1,13 +1,18 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { RpcError } from "../../src/errors.js";
 import { Hub } from "../../src/hub/hub.js";
 import { CLI, runCli } from "../support/cli.js";
 import { configOf, stdio } from "../support/config.js";
+import { modernRequest, postModern, serveHttp } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 
 // An upstream quotes the secret it was given in errors, isError results and stderr, raw and
@@ -153,6 +158,100 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
       expect(leaks(JSON.stringify(result))).toEqual([]);
     } finally {
       await client.close();
+    }
+  });
+
+  it("hides it from progress messages over a 2026 POST, /ws and a 2025 stdio session, as from log messages", async () => {
+    const gw = await serveHttp(["--config", config], { env });
+    const ws = new WebSocket(gw.wsUrl, "mcp");
+    const frames: Array<{ id?: unknown; method?: string; params?: unknown }> = [];
+    let answered: ((id: unknown) => void) | undefined;
+    ws.on("message", (data) => {
+      const frame = JSON.parse(String(data)) as { id?: unknown; method?: string };
+      frames.push(frame);
+      if (frame.method === undefined) answered?.(frame.id);
+    });
+    try {
+      await once(ws, "open");
+      const call = (id: number) =>
+        modernRequest(id, "tools/call", {
+          name: "leaky__leak_progress",
+          arguments: {},
+          _meta: { progressToken: `p${id}`, "io.modelcontextprotocol/logLevel": "debug" },
+        });
+      /** The progress and log messages a call delivered, checked for the secret in any form. */
+      const check = (front: string, messages: Array<{ method?: string; params?: unknown }>) => {
+        const progress = messages.filter((m) => m.method === "notifications/progress");
+        const logged = messages.filter((m) => m.method === "notifications/message");
+        expect({ front, progress: progress.length, logged: logged.length }).toEqual({
+          front,
+          progress: 1,
+          logged: 1,
+        });
+        expect(JSON.stringify(progress[0])).toContain("step with");
+        expect({ front, leaks: leaks(JSON.stringify(messages)) }).toEqual({ front, leaks: [] });
+      };
+      const calls = attackSize(2, 100);
+      for (let i = 1; i <= calls; i++) {
+        const post = await postModern(gw.url, call(i));
+        expect(post.status).toBe(200);
+        check("2026 POST", post.messages as Array<{ method?: string }>);
+        frames.length = 0;
+        const done = new Promise((resolve) => {
+          answered = resolve;
+        });
+        ws.send(JSON.stringify(call(calls + i)));
+        await done;
+        check("/ws", frames);
+      }
+      // A 2025 session over stdio, read raw (the SDK client drops a progress notification
+      // that arrives right before its answer).
+      const child = spawn(process.execPath, [CLI, "serve", "--stdio", "--config", config], {
+        env: { ...process.env, ...env },
+        stdio: ["pipe", "pipe", "ignore"],
+      });
+      try {
+        const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+        const write = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+        /** The messages read up to the answer to `id`, that answer included. */
+        const until = async (id: number) => {
+          const read: Array<{ id?: unknown; method?: string }> = [];
+          for (;;) {
+            const next = await lines.next();
+            if (next.done === true) throw new Error("mcplex serve --stdio ended");
+            const message = JSON.parse(next.value) as { id?: unknown; method?: string };
+            read.push(message);
+            if (message.method === undefined && message.id === id) return read;
+          }
+        };
+        write({
+          jsonrpc: "2.0",
+          id: 0,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "leak", version: "1" },
+          },
+        });
+        await until(0);
+        write({ jsonrpc: "2.0", method: "notifications/initialized" });
+        for (let i = 1; i <= calls; i++) {
+          write({
+            jsonrpc: "2.0",
+            id: i,
+            method: "tools/call",
+            params: { name: "leaky__leak_progress", arguments: {}, _meta: { progressToken: `s${i}` } },
+          });
+          check("stdio", await until(i));
+        }
+      } finally {
+        child.kill();
+      }
+      reportFigure("secret leaks through progress", `${calls} calls on each of 3 fronts, none leaked`);
+    } finally {
+      ws.close();
+      await gw.stop();
     }
   });
 

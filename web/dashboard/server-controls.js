@@ -60,9 +60,11 @@ async function act(server, action, button) {
   message.className = "muted";
   message.textContent = `${action} ${server}…`;
   try {
+    // JSON, as the gateway requires of actions: a type no other site can send without a preflight.
     const response = await fetch(`/dashboard/servers/${encodeURIComponent(server)}/${action}`, {
       method: "POST",
-      headers: authHeaders(),
+      headers: { ...authHeaders(), "content-type": "application/json" },
+      body: "{}",
       cache: "no-store",
     });
     const body = await response.json().catch(() => ({}));

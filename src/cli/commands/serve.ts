@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
+import { readOrigin } from "../../config/origin-rules.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import { clusterUrlProblem } from "../../config/read-cluster.js";
 import { tokenProblem } from "../../config/token-rules.js";
@@ -13,7 +14,7 @@ import { defaultCacheDir } from "../../recording/tool-cache.js";
 import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";
-import { EXIT, printError, UsageError } from "../output.js";
+import { EXIT, isDebug, printError, UsageError } from "../output.js";
 import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
 
@@ -51,6 +52,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       tools: { type: "string" },
       cluster: { type: "string" },
       "rate-limit": { type: "string" },
+      "allow-origin": { type: "string", multiple: true },
       ...LIMIT_FLAGS,
     },
   });
@@ -73,6 +75,11 @@ export async function serveCommand(args: string[]): Promise<number> {
       throw new UsageError(`--dashboard-port must be 0-65535, not ${values["dashboard-port"]}`);
   }
   const limits = readLimitFlags(values);
+  const allowedOrigins = (values["allow-origin"] ?? []).map((entry) => {
+    const read = readOrigin(entry);
+    if ("problem" in read) throw new UsageError(`--allow-origin ${JSON.stringify(entry)} ${read.problem}`);
+    return read.origin;
+  });
   const rateLimit = values["rate-limit"] === undefined ? undefined : parseRateLimit(values["rate-limit"]);
   const standIns = readStandInFlags(values);
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
@@ -118,7 +125,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     ...(stdio
       ? dashboardPort === undefined
         ? {}
-        : { http: { host, port: dashboardPort } }
+        : { http: { host, port: dashboardPort, ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }) } }
       : {
           http: {
             host,
@@ -126,6 +133,7 @@ export async function serveCommand(args: string[]): Promise<number> {
             dashboard: values["no-dashboard"] !== true,
             ...limits,
             ...(rateLimit === undefined ? {} : { rateLimit }),
+            ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
           },
         }),
     oauth: { store: secretOAuthStore() },
@@ -249,6 +257,13 @@ function printEvent(event: ServeEvent): void {
   }
   if (event.type === "record-failed") {
     console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
+    return;
+  }
+  if (event.type === "list-not-implemented") {
+    if (isDebug())
+      console.error(
+        `mcplex: debug: ${event.server} answers ${event.method} with "method not found" though it declares the capability; read as an empty list`,
+      );
     return;
   }
   if (event.type === "start-failed") {
