@@ -4,7 +4,7 @@ import { CatalogView } from "../../src/catalog-modes/catalog-view.js";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { DEFAULT_LIMITS } from "../../src/code-mode/index.js";
 import { MAX_WORKERS } from "../../src/code-mode/sandbox-queue.js";
-import type { Interceptor } from "../../src/gateway/pipeline.js";
+import type { Interceptor } from "../../src/hub/call-pipeline.js";
 import { configOf, fixture } from "../support/config.js";
 import { eventually, type InProcessGateway, rawHttp, resultText, startGateway } from "../support/gateway.js";
 
