@@ -9,10 +9,12 @@ import { parse } from "acorn";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMMANDS, resultText, serveHttp } from "../support/gateway.js";
 
-// The package as a user gets it: `npm pack` from a clean copy of the sources (as a fresh clone
-// has them, with a left-over file planted in dist/), the tarball installed into an empty prefix
-// (offline from the npm cache `npm install` filled), and the installed `mcplex` run from there.
-// One pack and one install for every check: together they take most of this file's time.
+// The package as a user gets it: `npm pack` from a copy of the sources (with a file planted in
+// dist/, as a long-used checkout has from a source since removed), the tarball installed into an
+// empty prefix (offline from the npm cache `npm install` filled), and the installed `mcplex` run
+// from there. The copy keeps `npm pack`'s build away from the repo's dist/, which other test
+// files run while this one does. One pack and one install for every check: they take most of
+// this file's time.
 
 const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, "../..");
