@@ -34,6 +34,8 @@ export interface ConfigSummary {
   format: McplexConfig["format"];
   servers: ServerSummary[];
   profiles: Array<{ name: string; servers: string[] | "all" }>;
+  /** Servers a switch turned off all at once, as in `McplexConfig.disabledBlock`. */
+  disabledBlock?: { path: string; servers: string[] };
   tokens: number;
   llm?: { baseUrl?: string; model?: string; provider?: string; apiKey: boolean };
   warnings: ConfigWarning[];
@@ -74,6 +76,20 @@ function effectivePrefix(prefix: string | undefined, name: string): string {
 }
 
 /**
+ * The warning for servers a switch turned off all at once (`mcp.client.enabled: false`), so
+ * that an empty catalog is explained wherever it shows.
+ */
+export function disabledBlockWarning(config: McplexConfig): ConfigWarning | undefined {
+  if (config.disabledBlock === undefined) return undefined;
+  const { path, servers } = config.disabledBlock;
+  const unused =
+    servers.length === 0
+      ? "no server is used"
+      : `its servers (${servers.join(", ")}) are checked but not used`;
+  return { path, message: `is false: the block is disabled, so ${unused}; set it to true to use them` };
+}
+
+/**
  * Summarises a loaded config and lists warnings: profiles or tokens naming what does not
  * exist, servers whose prefixes collide, tool globs that cannot compile, no enabled server.
  * Pure: no file system, no network.
@@ -81,8 +97,12 @@ function effectivePrefix(prefix: string | undefined, name: string): string {
 export function summarizeConfig(config: McplexConfig): ConfigSummary {
   const warnings: ConfigWarning[] = [];
   const base = serversPath(config);
-  // A profile may name `available:` servers too: they are the ones it may connect.
-  const names = new Set([...config.servers, ...(config.available ?? [])].map((s) => s.name));
+  // A profile may name `available:` servers too: they are the ones it may connect; and the
+  // servers of a disabled block, which it sees again once the block is enabled.
+  const names = new Set([
+    ...[...config.servers, ...(config.available ?? [])].map((s) => s.name),
+    ...(config.disabledBlock?.servers ?? []),
+  ]);
   const byPrefix = new Map<string, string[]>();
   const servers = config.servers.map((server): ServerSummary => {
     const prefix = effectivePrefix(server.prefix, server.name);
@@ -118,6 +138,8 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
         : `servers ${owners.join(", ")} share the name prefix "${prefix}"; set a distinct "prefix" on one`;
     warnings.push({ path: serverPath(config, owners[1]!), message });
   }
+  const off = disabledBlockWarning(config);
+  if (off !== undefined) warnings.push(off);
   if (config.servers.length > 0 && !config.servers.some((s) => s.enabled)) {
     warnings.push({ path: base, message: "no server is enabled" });
   }
@@ -148,6 +170,7 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
     format: config.format,
     servers,
     profiles,
+    ...(config.disabledBlock && { disabledBlock: config.disabledBlock }),
     tokens: config.tokens.length,
     warnings,
   };

@@ -155,7 +155,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (doc.interceptors !== undefined && doc.interceptors !== null)
       config.interceptors = readInterceptorModules(ctx, doc.interceptors);
   } else if (DIALECTS[format] !== undefined) {
-    ({ servers: config.servers, profiles: config.profiles } = DIALECTS[format](ctx, doc));
+    const { servers, profiles, disabledBlock } = DIALECTS[format](ctx, doc);
+    Object.assign(config, { servers, profiles }, disabledBlock && { disabledBlock });
   } else {
     const key = format === "mcpServers" ? "mcpServers" : "servers";
     config.servers = readServers(ctx, doc[key], key, readForeignServer);

@@ -341,6 +341,12 @@ export interface McplexConfig {
     | "default";
   servers: ServerConfig[];
   /**
+   * Servers a file turned off all at once (`mcp.client.enabled: false`, the switch at `path`):
+   * checked as written, named here, and not in `servers`. Profiles may name them; `config check`
+   * reports the switch.
+   */
+  disabledBlock?: { path: string; servers: string[] };
+  /**
    * Servers the user approved but that are not started with the hub (`available:`, same shape
    * as `servers:`): `hub.connectServer(name)` starts one, `hub.disconnectServer(name)` stops it.
    */

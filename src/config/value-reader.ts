@@ -65,17 +65,27 @@ export class ValueReader {
 
   constructor(
     readonly issues: IssueCollector,
-    context: ExpandContext,
+    /** The environment and secrets as given, before references are kept. */
+    private readonly given: ExpandContext,
     /** Keep `${...}` references instead of expanding them (see {@link ReferenceKeeper}). */
     readonly keeper?: ReferenceKeeper,
   ) {
     this.context =
       keeper === undefined
-        ? { ...context, onSecret: (value) => this.secrets.add(value) }
+        ? { ...given, onSecret: (value) => this.secrets.add(value) }
         : {
-            env: new Proxy(context.env, { get: (env, name) => Reflect.get(env, name) ?? "" }),
+            env: new Proxy(given.env, { get: (env, name) => Reflect.get(env, name) ?? "" }),
             secret: () => "",
           };
+  }
+
+  /**
+   * A reader that checks what this one checks, into the same issues, but needs no value: an
+   * unset `${VAR}` reads as "" and no secret is resolved. For a part of a file read only to be
+   * checked (a disabled block), whose values nothing uses.
+   */
+  checkOnly(): ValueReader {
+    return new ValueReader(this.issues, this.given, new ReferenceKeeper());
   }
 
   /** The value a string read by this reader stands for (itself, unless references are kept). */

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, parseConfig } from "../../src/config/index.js";
 import { runCli } from "../support/cli.js";
@@ -176,5 +177,28 @@ describe("config errors of an application's file through the CLI", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("cannot read the config file");
     expect((await runCli(["config", "convert"])).stderr).toContain("config convert takes one file");
+  });
+});
+
+describe("AIWhisperer's seed config through the CLI", () => {
+  // Verbatim from DeanoC/AIWhisperer (config/mcp_client.yaml); see test/config/aiwhisperer-config.test.ts.
+  const seed = fileURLToPath(new URL("../fixtures/config/aiwhisperer-mcp_client.yaml", import.meta.url));
+
+  it("config check accepts it and says its block is disabled, so that no server is used", async () => {
+    const { code, stdout, stderr } = await runCli(["config", "check", "--config", seed]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      "(mcp-client-servers): 0 servers (and 3 turned off by mcp.client.enabled: false)",
+    );
+    expect(stdout).toContain(
+      "warning: mcp.client.enabled: is false: the block is disabled, so its servers (filesystem, github, websearch) are checked but not used",
+    );
+  });
+
+  it("list explains why it lists nothing", async () => {
+    const { code, stdout } = await runCli(["list", "--config", seed]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("note: mcp.client.enabled is false: the block is disabled");
   });
 });

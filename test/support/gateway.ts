@@ -80,14 +80,16 @@ export interface ServeProcess {
 /**
  * Spawns `mcplex serve --http --port 0 <args>` and resolves once it has printed its endpoint
  * (after every upstream has started or failed, unless `args` set a shorter `--ready-wait`).
- * Rejects if it exits first.
+ * Rejects if it exits first. `bin` runs another `mcplex` executable (an installed one) instead
+ * of the build's `dist/cli/main.js`.
  */
 export function serveHttp(
   args: string[],
-  options: { env?: Record<string, string>; cwd?: string; startMs?: number } = {},
+  options: { env?: Record<string, string>; cwd?: string; startMs?: number; bin?: string } = {},
 ): Promise<ServeProcess> {
   const wait = args.includes("--ready-wait") ? [] : ["--ready-wait", WAIT_FOR_EVERY_SERVER];
-  const child = spawn(process.execPath, [CLI, "serve", "--http", "--port", "0", ...wait, ...args], {
+  const [command, ...prefix] = options.bin === undefined ? [process.execPath, CLI] : [options.bin];
+  const child = spawn(command!, [...prefix, "serve", "--http", "--port", "0", ...wait, ...args], {
     env: { ...process.env, ...options.env },
     cwd: options.cwd ?? process.cwd(),
     stdio: ["ignore", "pipe", "pipe"],

@@ -47,7 +47,9 @@ export async function configCommand(args: string[]): Promise<number> {
     console.log(JSON.stringify({ ok: true, ...summary }));
     return EXIT.ok;
   }
-  console.log(`${summary.source} (${summary.format}): ${summary.servers.length} servers`);
+  const off = summary.disabledBlock;
+  const offNote = off === undefined ? "" : ` (and ${off.servers.length} turned off by ${off.path}: false)`;
+  console.log(`${summary.source} (${summary.format}): ${summary.servers.length} servers${offNote}`);
   console.log(`  shape: ${SHAPES[summary.format]}`);
   for (const server of summary.servers) {
     const flags = [server.enabled ? "" : "disabled", server.lazy ? "lazy" : ""].filter(Boolean).join(", ");

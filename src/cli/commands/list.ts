@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { disabledBlockWarning } from "../../config/check-config.js";
 import { withHub } from "../hub-session.js";
 import { EXIT } from "../output.js";
 
@@ -14,7 +15,7 @@ export async function listCommand(args: string[]): Promise<number> {
   });
   return withHub(
     { ...(values.config === undefined ? {} : { config: values.config }), start: "all" },
-    async (hub) => {
+    async (hub, config) => {
       const tools = hub.tools(values.profile);
       // Text output only: the JSON shape is fixed.
       const hints = new Map(hub.servers().map((s) => [s.name, s.hint]));
@@ -61,6 +62,8 @@ export async function listCommand(args: string[]): Promise<number> {
           .join(", ");
         console.log(`note: ${collision.kind} name "${collision.name}" is claimed by several: ${members}`);
       }
+      const off = disabledBlockWarning(config);
+      if (off !== undefined) console.log(`note: ${off.path} ${off.message}`);
       return EXIT.ok;
     },
   );

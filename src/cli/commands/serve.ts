@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
+import { disabledBlockWarning } from "../../config/check-config.js";
 import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
 import { readOrigin } from "../../config/origin-rules.js";
@@ -86,6 +87,8 @@ export async function serveCommand(args: string[]): Promise<number> {
   const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
   const loaded = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const config = values.cluster === undefined ? loaded : withClusterUrl(loaded, values.cluster);
+  const off = disabledBlockWarning(config);
+  if (off !== undefined) console.error(`mcplex: note: ${off.path} ${off.message}`);
   if (config.cluster !== undefined && values.stdio === true)
     throw new UsageError(
       "cluster mode (cluster: or --cluster) is for --http: a stdio client has one process",

@@ -7,6 +7,8 @@ import type { ValueReader } from "../value-reader.js";
 export interface DialectResult {
   servers: ServerConfig[];
   profiles: Record<string, ProfileConfig>;
+  /** Servers a switch turned off all at once (see `McplexConfig.disabledBlock`). */
+  disabledBlock?: { path: string; servers: string[] };
 }
 
 /** The fields of a server these dialects do not set. */

@@ -1,11 +1,12 @@
 import { describeValue, joinPath } from "../config-issues.js";
+import { parseDuration } from "../parse-duration.js";
 import { type ReadContext, readRemote } from "../read-server.js";
 import type { ProfileConfig, ServerConfig } from "../types.js";
-import type { RawMap } from "../value-reader.js";
+import type { RawMap, ValueReader } from "../value-reader.js";
 import { type DialectResult, readAllowedServers, readNameValue, serverDefaults } from "./dialect-result.js";
 
-const SERVER_KEYS = ["name", "transport", "command", "url", "env"];
-const CLIENT_KEYS = ["servers", "agent_permissions"];
+const SERVER_KEYS = ["name", "transport", "command", "url", "env", "timeout"];
+const CLIENT_KEYS = ["enabled", "servers", "agent_permissions"];
 
 function mapAt(node: unknown, key: string): RawMap | undefined {
   if (node === null || typeof node !== "object" || Array.isArray(node)) return undefined;
@@ -21,15 +22,20 @@ export function isMcpClientServers(doc: RawMap): boolean {
 
 /**
  * Reads `mcp: client: servers:`, a list of `{name, transport: stdio | websocket, command: [program,
- * ...args] | url, env}`, and the agents' `agent_permissions: NAME: allowed_servers: [...]`, found
- * next to `servers`, under `mcp:` or at the top level. Only the client block is checked key by
- * key: the rest of the document belongs to the application.
+ * ...args] | url, env, timeout}`, and the agents' `agent_permissions: NAME: allowed_servers: [...]`,
+ * found next to `servers`, under `mcp:` or at the top level. Only the client block is checked key
+ * by key: the rest of the document belongs to the application. `enabled: false` on the block (the
+ * application's MCP client turned off) gives no servers: they are checked as written, needing no
+ * variable or secret, and named in `disabledBlock`; the agents' profiles name them all the same,
+ * and see nothing.
  */
 export function readMcpClientServers(ctx: ReadContext, doc: RawMap): DialectResult {
   const { reader } = ctx;
   const mcp = doc.mcp as RawMap;
   const client = mcp.client as RawMap;
   reader.knownKeys(client, "mcp.client", CLIENT_KEYS);
+  const enabled = reader.boolean(client.enabled, "mcp.client.enabled") ?? true;
+  const serverCtx = enabled ? ctx : { ...ctx, reader: reader.checkOnly() };
   const servers: ServerConfig[] = [];
   const names = new Map<string, number>();
   const list = client.servers ?? [];
@@ -41,7 +47,7 @@ export function readMcpClientServers(ctx: ReadContext, doc: RawMap): DialectResu
   } else {
     list.forEach((item, i) => {
       const path = joinPath("mcp.client.servers", i);
-      const server = readServer(ctx, item, path);
+      const server = readServer(serverCtx, item, path);
       if (server === undefined) return;
       const first = names.get(server.name);
       if (first !== undefined) {
@@ -65,7 +71,28 @@ export function readMcpClientServers(ctx: ReadContext, doc: RawMap): DialectResu
   for (const [value, path] of placements) {
     if (value !== undefined && value !== null) readAllowedServers(reader, value, path, known, profiles);
   }
-  return { servers, profiles };
+  if (enabled) return { servers, profiles };
+  const disabledBlock = { path: "mcp.client.enabled", servers: servers.map((s) => s.name) };
+  return { servers: [], profiles, disabledBlock };
+}
+
+/**
+ * A server's `timeout`: seconds, possibly fractional (`30.0`), the time the application waits for
+ * each request's answer; mcplex's per-request `timeout` in milliseconds.
+ */
+function readTimeoutSeconds(reader: ValueReader, value: unknown, path: string): number | undefined {
+  if (value === undefined) return undefined;
+  const read = typeof value === "string" ? reader.string(value, path) : value;
+  if (read === undefined) return undefined;
+  const expanded = typeof read === "string" ? reader.probe(read).trim() : read;
+  const seconds =
+    typeof expanded === "string" && /^\d+(\.\d+)?$/.test(expanded) ? Number(expanded) : expanded;
+  const ms = typeof seconds === "number" ? parseDuration(seconds * 1000) : undefined;
+  if (ms !== undefined) return ms;
+  return reader.fail(
+    path,
+    `must be the request timeout in seconds, such as 30.0 (more than 0, at most 24 days), not ${describeValue(expanded)}`,
+  );
 }
 
 function readServer(ctx: ReadContext, value: unknown, path: string): ServerConfig | undefined {
@@ -80,6 +107,8 @@ function readServer(ctx: ReadContext, value: unknown, path: string): ServerConfi
       ? inferred
       : reader.choice(node.transport, joinPath(path, "transport"), ["stdio", "websocket"] as const);
   const env = reader.stringMap(node.env, joinPath(path, "env")) ?? {};
+  const timeout = readTimeoutSeconds(reader, node.timeout, joinPath(path, "timeout"));
+  const defaults = { ...serverDefaults(name ?? ""), ...(timeout === undefined ? {} : { timeout }) };
   if (transport === undefined) return undefined;
   if (transport === "websocket") {
     if (node.command !== undefined)
@@ -93,7 +122,7 @@ function readServer(ctx: ReadContext, value: unknown, path: string): ServerConfi
       return reader.fail(path, 'is a websocket server and needs a "url" such as "ws://127.0.0.1:8765/mcp"');
     }
     const remote = readRemote(ctx, node, path, "websocket", false);
-    return remote && name !== undefined ? { ...serverDefaults(name), ...remote } : undefined;
+    return remote && name !== undefined ? { ...defaults, ...remote } : undefined;
   }
   if (node.url !== undefined)
     reader.fail(joinPath(path, "url"), 'does not apply to a stdio server; use "transport: websocket"');
@@ -118,5 +147,5 @@ function readServer(ctx: ReadContext, value: unknown, path: string): ServerConfi
   }
   if (reader.probe(command).trim() === "") return reader.fail(joinPath(commandPath, 0), "must not be empty");
   if (name === undefined || words.length !== node.command.length) return undefined;
-  return { ...serverDefaults(name), transport: "stdio", command, args, env };
+  return { ...defaults, transport: "stdio", command, args, env };
 }
