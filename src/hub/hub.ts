@@ -15,25 +15,11 @@ import type {
 import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError, NotFoundError } from "../errors.js";
-import {
-  type InputRequestHandler,
-  isInputRequired,
-  resolveInputRequired,
-} from "../protocol/input-required.js";
 import type { ListKind } from "../protocol/list-changes.js";
-import { type MethodRow, STANDARD_METHOD_TABLE, targetParamOf } from "../protocol/method-table.js";
-import { REV2026_PROTOCOL_VERSION } from "../protocol/rev2026.js";
-import { redactError, redactValue } from "../upstream/error-redaction.js";
-import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
+import { Upstream, type UpstreamEvent } from "../upstream/upstream.js";
 import type { AvailableServer } from "./available-servers.js";
-import {
-  type CallRequest,
-  compose,
-  type Handler,
-  type Interceptor,
-  type JsonObject,
-  type RequestContext,
-} from "./call-pipeline.js";
+import { CallPath, type ServerEntry } from "./call-path.js";
+import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
@@ -44,14 +30,10 @@ import { serverSnapshot, serverStatus } from "./server-status.js";
 import { waitForOwners } from "./starting-owners.js";
 import { defaultToolCachePath, ToolCache } from "./tool-cache.js";
 import { UpstreamPool } from "./upstream-pool.js";
-import { redactToolError } from "./upstream-redaction.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 
-interface Entry {
-  config: ServerConfig;
-  upstream: Upstream;
-}
+type Entry = ServerEntry;
 
 /**
  * Many MCP servers behind one catalog. Servers start concurrently, each on its own
@@ -86,14 +68,8 @@ export class Hub {
   #profiles: Record<string, ProfileConfig>;
   /** Whether each upstream was last published as available (see `Upstream.available`). */
   readonly #availability = new WeakMap<Upstream, boolean>();
-  /** Layers on the path of every call (see {@link use}). */
-  readonly #interceptors: Interceptor[];
-  /** Layers around each request sent to a server (see `HubOptions.upstreamInterceptors`). */
-  readonly #upstreamInterceptors: Interceptor[];
-  /** {@link #interceptors} around {@link dispatch}: the library's calls. */
-  #pipeline: Handler;
-  #interceptorRevision = 0;
-  #libraryCalls = 0;
+  /** What calls do with the servers: the interceptors, dispatch, retries, redaction. */
+  readonly #calls: CallPath;
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -107,9 +83,23 @@ export class Hub {
       serverOrder: config.servers.map((s) => s.name),
     });
     for (const server of config.servers) this.#add(server);
-    this.#interceptors = [...(options.interceptors ?? [])];
-    this.#upstreamInterceptors = [...(options.upstreamInterceptors ?? [])];
-    this.#pipeline = compose(this.#interceptors, (request) => this.dispatch(request));
+    const hub = this;
+    this.#calls = new CallPath(
+      {
+        catalog: this.#catalog,
+        entry: (name) => this.#entry(name),
+        findTool: (name, o) => this.findTool(name, o),
+        own: this.#own,
+        router: this.#router,
+        get onServerRequest() {
+          return hub.#options.onServerRequest;
+        },
+        clientCapabilities: options.clientCapabilities,
+        redactor: this.#redactor,
+      },
+      options.interceptors,
+      options.upstreamInterceptors,
+    );
     this.#profiles = config.profiles;
     const cacheFile =
       options.toolCache === false
@@ -247,101 +237,59 @@ export class Hub {
    * for tool-level errors); rejects with {@link NotFoundError} for unknown names,
    * `UpstreamUnavailableError` while the server is down, `TimeoutError`,
    * `AbortedError` or `RpcError` from the server. Errors and `isError` results coming
-   * from the server have the config's secrets redacted (raw and encoded).
+   * from the server have the config's secrets redacted (raw and encoded). Runs through the
+   * hub's interceptors (see {@link use}).
    */
-  async callTool(
+  callTool(
     tool: string | CatalogTool,
     args: Record<string, unknown> = {},
     options: CallOptions = {},
   ): Promise<CallToolResult> {
-    const target =
-      typeof tool === "string"
-        ? (this.#catalog.resolveTool(tool, options.profile) ?? (await this.findTool(tool, options)))
-        : tool;
-    if (target === undefined) throw notFound("tool", tool as string, options.profile);
-    return (await this.#pipeline(
-      this.#libraryRequest(
-        "tools/call",
-        { name: typeof tool === "string" ? tool : target.name, arguments: args },
-        { kind: "tool", name: target.name, server: target.server, tool: target },
-        options,
-      ),
-    )) as CallToolResult;
+    return this.#calls.callTool(tool, args, options);
   }
 
   /**
    * Reads a resource by URI (as listed by the catalog, or matching a server's template), or
    * at the target a caller already resolved it to.
    */
-  async readResource(uri: string | ResourceTarget, options: CallOptions = {}): Promise<ReadResourceResult> {
-    const target = typeof uri === "string" ? this.#catalog.resolveResource(uri, options.profile) : uri;
-    if (target === undefined) throw notFound("resource", uri as string, options.profile);
-    const asked = typeof uri === "string" ? uri : target.uri;
-    return (await this.#pipeline(
-      this.#libraryRequest(
-        "resources/read",
-        { uri: asked },
-        { kind: "resource", uri: asked, server: target.server, resource: target },
-        options,
-      ),
-    )) as ReadResourceResult;
+  readResource(uri: string | ResourceTarget, options: CallOptions = {}): Promise<ReadResourceResult> {
+    return this.#calls.readResource(uri, options);
   }
 
   /** Gets a prompt by its exposed name (or the catalog entry a caller already resolved it to). */
-  async getPrompt(
+  getPrompt(
     name: string | CatalogPrompt,
     args: Record<string, string> = {},
     options: CallOptions = {},
   ): Promise<GetPromptResult> {
-    const prompt = typeof name === "string" ? this.#catalog.resolvePrompt(name, options.profile) : name;
-    if (prompt === undefined) throw notFound("prompt", name as string, options.profile);
-    return (await this.#pipeline(
-      this.#libraryRequest(
-        "prompts/get",
-        { name: prompt.name, arguments: args },
-        { kind: "prompt", name: prompt.name, server: prompt.server, prompt },
-        options,
-      ),
-    )) as GetPromptResult;
+    return this.#calls.getPrompt(name, args, options);
   }
 
   /** Argument completion for a prompt (exposed name) or a resource template. */
-  async complete(
+  complete(
     ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string },
     argument: { name: string; value: string },
     options: CallOptions & { context?: { arguments?: Record<string, string> } } = {},
   ): Promise<CompleteResult> {
-    const { context, ...callOptions } = options;
-    const params: Record<string, unknown> = { ref, argument };
-    if (context !== undefined) params.context = context;
-    // Resolved here so that an unknown ref fails before any layer runs, as the other calls do.
-    const { server } = this.#completion(params, options.profile);
-    const target =
-      ref.type === "ref/prompt"
-        ? { kind: "prompt" as const, name: ref.name, server }
-        : { kind: "resource" as const, uri: ref.uri, server };
-    return (await this.#pipeline(
-      this.#libraryRequest("completion/complete", params, target, callOptions),
-    )) as unknown as CompleteResult;
+    return this.#calls.complete(ref, argument, options);
   }
 
-  /** The server a `completion/complete`'s ref names, and the params as that server gets them. */
-  #completion(params: JsonObject, profile: string | undefined): { server: string; sent: JsonObject } {
-    const ref = params.ref as { type?: string; name?: unknown; uri?: unknown } | undefined;
-    if (ref?.type === "ref/prompt") {
-      const prompt = this.#catalog.resolvePrompt(String(ref.name), profile);
-      if (prompt === undefined) throw notFound("prompt", String(ref.name), profile);
-      return {
-        server: prompt.server,
-        sent: completionParams(params, { type: "ref/prompt", name: prompt.originalName }),
-      };
-    }
-    const template = this.#catalog.resolveResourceTemplate(String(ref?.uri), profile);
-    if (template === undefined) throw notFound("resource template", String(ref?.uri), profile);
-    return {
-      server: template.server,
-      sent: completionParams(params, { type: "ref/resource", uri: ref?.uri }),
-    };
+  /**
+   * Sends any request to server `server` as it is, through the same path as a tool call
+   * (the interceptors, its config's timeout, `input_required` handling, secrets redacted from
+   * errors): for methods the hub has no call of its own for (an extension's, a vendor's). The
+   * caller maps names in `params` to the server's own.
+   *
+   * @example
+   * await hub.forward("tasks", "tasks/get", { taskId: "42" }, { signal });
+   */
+  forward(
+    server: string,
+    method: string,
+    params: Record<string, unknown>,
+    options: CallOptions = {},
+  ): Promise<Record<string, unknown>> {
+    return this.#calls.forward(server, method, params, options);
   }
 
   /**
@@ -357,30 +305,17 @@ export class Hub {
    * });
    */
   use(interceptor: Interceptor, options: { at?: "call" | "upstream" } = {}): () => void {
-    const list = options.at === "upstream" ? this.#upstreamInterceptors : this.#interceptors;
-    list.push(interceptor);
-    this.#recompose();
-    return () => {
-      const at = list.indexOf(interceptor);
-      if (at === -1) return;
-      list.splice(at, 1);
-      this.#recompose();
-    };
+    return this.#calls.use(interceptor, options.at ?? "call");
   }
 
   /** The interceptors on the path of every call, the first outermost (a gateway composes them). */
   get interceptors(): readonly Interceptor[] {
-    return this.#interceptors;
+    return this.#calls.interceptors;
   }
 
   /** Changes each time {@link use} adds or removes an interceptor (a gateway composes again then). */
   get interceptorRevision(): number {
-    return this.#interceptorRevision;
-  }
-
-  #recompose(): void {
-    this.#interceptorRevision++;
-    this.#pipeline = compose(this.#interceptors, (request) => this.dispatch(request));
+    return this.#calls.revision;
   }
 
   /**
@@ -388,36 +323,7 @@ export class Hub {
    * server: for embedders that make requests of their own (a front of their own).
    */
   handle(request: CallRequest): Promise<JsonObject> {
-    return this.#pipeline(request);
-  }
-
-  /** The request of one of the library's own calls. */
-  #libraryRequest(
-    method: string,
-    params: JsonObject,
-    target: NonNullable<CallRequest["target"]>,
-    options: CallOptions,
-  ): CallRequest {
-    const context: RequestContext = {
-      stateless: false,
-      library: true,
-      protocolVersion: REV2026_PROTOCOL_VERSION,
-      clientCapabilities: options.clientCapabilities ?? this.#options.clientCapabilities ?? {},
-      signal: options.signal ?? NEVER_ABORTED,
-      notify: ignore,
-    };
-    if (options.profile !== undefined) context.profile = options.profile;
-    if (options.client !== undefined) context.client = options.client;
-    if (options.logLevel !== undefined) context.logLevel = options.logLevel;
-    return {
-      id: `hub-${++this.#libraryCalls}`,
-      method,
-      params,
-      context,
-      target,
-      row: STANDARD_METHOD_TABLE.get(method),
-      callOptions: options,
-    };
+    return this.#calls.handle(request);
   }
 
   /**
@@ -426,42 +332,8 @@ export class Hub {
    * gateway calls it after its own layers). Rejects with `NotFoundError` when the target
    * names nothing.
    */
-  async dispatch(request: CallRequest): Promise<JsonObject> {
-    const { method, params, target, row, callOptions } = request;
-    if (method === "completion/complete") {
-      const { server, sent } = this.#completion(params, request.context.profile);
-      return await this.#request(this.#entry(server), request, sent, callOptions);
-    }
-    if (target?.server === undefined) {
-      if (target === undefined) throw new McplexError("INVALID_ARGUMENT", `${method} names no target`);
-      throw notFound(
-        target.kind,
-        target.kind === "resource" ? target.uri : target.name,
-        request.context.profile,
-      );
-    }
-    return await this.#request(this.#entry(target.server), request, sentParams(request, row), callOptions);
-  }
-
-  /**
-   * Sends any request to server `server` as it is, through the same path as a tool call
-   * (the interceptors, its config's timeout, `input_required` handling, secrets redacted from
-   * errors): for methods the hub has no call of its own for (an extension's, a vendor's). The
-   * caller maps names in `params` to the server's own.
-   *
-   * @example
-   * await hub.forward("tasks", "tasks/get", { taskId: "42" }, { signal });
-   */
-  async forward(
-    server: string,
-    method: string,
-    params: Record<string, unknown>,
-    options: CallOptions = {},
-  ): Promise<Record<string, unknown>> {
-    this.#entry(server);
-    return await this.#pipeline(
-      this.#libraryRequest(method, params, { kind: "server", name: server, server }, options),
-    );
+  dispatch(request: CallRequest): Promise<JsonObject> {
+    return this.#calls.dispatch(request);
   }
 
   /**
@@ -664,7 +536,7 @@ export class Hub {
         return;
       case "notification": {
         const { type: _, params, ...rest } = event;
-        const clean = params === undefined ? {} : { params: this.#redactNotice(params) };
+        const clean = params === undefined ? {} : { params: this.#calls.redactNotice(params) };
         for (const server of servers) this.#emit({ type: "notification", server, ...rest, ...clean });
         return;
       }
@@ -677,82 +549,6 @@ export class Hub {
         for (const server of servers) this.#emit({ type: event.type, server, method: event.method });
         return;
     }
-  }
-
-  /**
-   * What a server tells a client while it works (log messages and other notifications, and
-   * each call's progress) with the config's secrets taken out, raw and encoded: a server may
-   * quote the token it was given in them, as in its errors. The one place both pass.
-   */
-  #redactNotice<T>(params: T): T {
-    return redactValue(params, this.#redactor);
-  }
-
-  async #request(
-    entry: Entry,
-    request: CallRequest,
-    params: JsonObject,
-    options: CallOptions,
-  ): Promise<JsonObject> {
-    const { config } = entry;
-    if (!config.enabled) throw disabledServer(config.name);
-    const client = options.client;
-    const upstream =
-      config.share === false && client !== undefined
-        ? await this.#own.acquire(client, config)
-        : entry.upstream;
-    const handler = options.onServerRequest;
-    const unregister = handler === undefined ? undefined : this.#router.register(upstream, handler, client);
-    // A shared server given another client's roots hears they changed, and asks again.
-    if (client !== undefined && this.#router.rootsChangeFor(upstream, client)) {
-      upstream.notify("notifications/roots/list_changed");
-    }
-    try {
-      const onProgress = options.onProgress;
-      const requestOptions: UpstreamRequestOptions = {
-        timeout: options.timeout ?? config.timeout,
-        signal: options.signal,
-        onProgress: onProgress === undefined ? undefined : (p) => onProgress(this.#redactNotice(p)),
-        clientCapabilities: options.clientCapabilities,
-        logLevel: options.logLevel,
-      };
-      const sent = options.params === undefined ? params : { ...params, ...options.params };
-      const first = await this.#out(upstream, request, sent, requestOptions);
-      if (!isInputRequired(first) || options.returnInputRequired === true)
-        return redactToolError(first, this.#redactor);
-      // A 2026 server needs input: ask the handler, then retry with the answers.
-      const inputHandler: InputRequestHandler | undefined = handler ?? this.#options.onServerRequest;
-      const final = await resolveInputRequired<JsonObject>(first, {
-        server: config.name,
-        handler: inputHandler,
-        signal: options.signal,
-        retry: (extra) => this.#out(upstream, request, { ...params, ...extra }, requestOptions),
-      });
-      return redactToolError(final, this.#redactor);
-    } catch (error) {
-      // Every front and the CLI get upstream errors from here: an upstream may quote its token.
-      throw redactError(error, this.#redactor);
-    } finally {
-      unregister?.();
-    }
-  }
-
-  /**
-   * Sends one request of a call to `upstream`: through the upstream interceptors when there are
-   * any, composed here around this connection (a few closures, only while there are any).
-   */
-  #out(
-    upstream: Upstream,
-    request: CallRequest,
-    params: JsonObject,
-    options: UpstreamRequestOptions,
-  ): Promise<JsonObject> {
-    const { method } = request;
-    if (this.#upstreamInterceptors.length === 0) return upstream.request<JsonObject>(method, params, options);
-    const send = compose(this.#upstreamInterceptors, (sent) =>
-      upstream.request<JsonObject>(sent.method, sent.params, upstreamOptions(sent.callOptions)),
-    );
-    return send({ ...request, params, callOptions: { ...request.callOptions, ...options } });
   }
 
   /**
@@ -794,51 +590,6 @@ export class Hub {
   #emit(event: HubEvent): void {
     for (const listener of this.#listeners) listener(event);
   }
-}
-
-/** A signal that never aborts: the context of a library call made without one. */
-const NEVER_ABORTED = new AbortController().signal;
-const ignore = (): void => {};
-
-/**
- * The params a server gets for a request whose target is resolved: the standard calls exactly
- * as MCP defines them (the client's `_meta` stays with the client: the connection writes its
- * own envelope and progress token), any other method as it came, less `_meta`, with its
- * target's name or URI mapped to the server's own.
- */
-function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObject {
-  const { method, params, target } = request;
-  if (method === "tools/call" && target?.kind === "tool" && target.tool !== undefined)
-    return { name: target.tool.originalName, arguments: params.arguments ?? {} };
-  if (method === "prompts/get" && target?.kind === "prompt" && target.prompt !== undefined)
-    return { name: target.prompt.originalName, arguments: params.arguments ?? {} };
-  if (method === "resources/read" && target?.kind === "resource" && target.resource !== undefined)
-    return { uri: target.resource.uri };
-  const { _meta: _, ...sent } = params;
-  const param = row === undefined ? undefined : targetParamOf(row);
-  if (param === undefined || target === undefined) return sent;
-  if (target.kind === "tool" && target.tool !== undefined) sent[param] = target.tool.originalName;
-  else if (target.kind === "prompt" && target.prompt !== undefined) sent[param] = target.prompt.originalName;
-  else if (target.kind === "resource" && target.resource !== undefined) sent[param] = target.resource.uri;
-  return sent;
-}
-
-/** A `completion/complete`'s params for its server: the ref in the server's names, no `_meta`. */
-function completionParams(params: JsonObject, ref: Record<string, unknown>): JsonObject {
-  const sent: JsonObject = { ref, argument: params.argument };
-  if (params.context !== undefined) sent.context = params.context;
-  return sent;
-}
-
-/** The options of an upstream request, from a call's options. */
-function upstreamOptions(options: CallOptions): UpstreamRequestOptions {
-  return {
-    timeout: options.timeout,
-    signal: options.signal,
-    onProgress: options.onProgress,
-    clientCapabilities: options.clientCapabilities,
-    logLevel: options.logLevel,
-  };
 }
 
 export type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";

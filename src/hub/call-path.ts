@@ -1,0 +1,396 @@
+import type {
+  CallToolResult,
+  CompleteResult,
+  GetPromptResult,
+  ReadResourceResult,
+} from "@modelcontextprotocol/client";
+import type { Catalog } from "../catalog/catalog.js";
+import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
+import type { ServerConfig } from "../config/types.js";
+import { McplexError } from "../errors.js";
+import {
+  type InputRequestHandler,
+  isInputRequired,
+  resolveInputRequired,
+} from "../protocol/input-required.js";
+import { type MethodRow, STANDARD_METHOD_TABLE, targetParamOf } from "../protocol/method-table.js";
+import { REV2026_PROTOCOL_VERSION } from "../protocol/rev2026.js";
+import type { ServerRequestHandler } from "../protocol/server-requests.js";
+import { redactError, redactValue } from "../upstream/error-redaction.js";
+import type { Upstream, UpstreamRequestOptions } from "../upstream/upstream.js";
+import {
+  type CallOptions,
+  type CallRequest,
+  compose,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+  type RequestContext,
+} from "./call-pipeline.js";
+import type { ClientConnections } from "./client-connections.js";
+import { disabledServer, notFound } from "./hub-errors.js";
+import type { ServerRequestRouter } from "./server-request-router.js";
+import { redactToolError } from "./upstream-redaction.js";
+
+/** A configured server and its (shared) connection. */
+export interface ServerEntry {
+  config: ServerConfig;
+  upstream: Upstream;
+}
+
+/** What the call path needs of the hub around it. */
+export interface CallPathHost {
+  readonly catalog: Catalog;
+  /** The server `name`; throws `NotFoundError` when there is none. */
+  entry(name: string): ServerEntry;
+  /** The tool behind an exposed name, waiting for servers still starting (`Hub.findTool`). */
+  findTool(
+    name: string,
+    options: { profile?: string; signal?: AbortSignal },
+  ): Promise<CatalogTool | undefined>;
+  /** Connections of `share: false` servers, per client. */
+  readonly own: ClientConnections;
+  /** Which call a server's request belongs to. */
+  readonly router: ServerRequestRouter;
+  /** The hub-wide handler of server requests, and the capabilities the hub declares. */
+  readonly onServerRequest: ServerRequestHandler | undefined;
+  readonly clientCapabilities: Record<string, unknown> | undefined;
+  /** Takes the config's secrets out of a text. */
+  readonly redactor: (text: string) => string;
+}
+
+/**
+ * The hub's call path: the library's calls (`callTool`, `readResource`, `getPrompt`, `complete`,
+ * `forward`) made into requests and run through the hub's interceptors to {@link dispatch},
+ * which sends each to the server its target names: the connection (shared, or the client's
+ * own), server requests routed back to the call, `input_required` answered and retried, secrets
+ * taken out of what comes back. The hub owns the servers; this owns what a call does with one.
+ */
+export class CallPath {
+  readonly #host: CallPathHost;
+  /** Layers on the path of every call (see {@link use}). */
+  readonly #interceptors: Interceptor[];
+  /** Layers around each request sent to a server (see `HubOptions.upstreamInterceptors`). */
+  readonly #upstreamInterceptors: Interceptor[];
+  /** {@link #interceptors} around {@link dispatch}: the library's calls. */
+  #pipeline: Handler;
+  #revision = 0;
+  #libraryCalls = 0;
+
+  constructor(
+    host: CallPathHost,
+    interceptors: readonly Interceptor[] = [],
+    upstreamInterceptors: readonly Interceptor[] = [],
+  ) {
+    this.#host = host;
+    this.#interceptors = [...interceptors];
+    this.#upstreamInterceptors = [...upstreamInterceptors];
+    this.#pipeline = this.#compose();
+  }
+
+  /** See `Hub.callTool`. */
+  async callTool(
+    tool: string | CatalogTool,
+    args: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<CallToolResult> {
+    const { catalog } = this.#host;
+    const target =
+      typeof tool === "string"
+        ? (catalog.resolveTool(tool, options.profile) ?? (await this.#host.findTool(tool, options)))
+        : tool;
+    if (target === undefined) throw notFound("tool", tool as string, options.profile);
+    return (await this.#pipeline(
+      this.#libraryRequest(
+        "tools/call",
+        { name: typeof tool === "string" ? tool : target.name, arguments: args },
+        { kind: "tool", name: target.name, server: target.server, tool: target },
+        options,
+      ),
+    )) as CallToolResult;
+  }
+
+  /** See `Hub.readResource`. */
+  async readResource(uri: string | ResourceTarget, options: CallOptions): Promise<ReadResourceResult> {
+    const target = typeof uri === "string" ? this.#host.catalog.resolveResource(uri, options.profile) : uri;
+    if (target === undefined) throw notFound("resource", uri as string, options.profile);
+    const asked = typeof uri === "string" ? uri : target.uri;
+    return (await this.#pipeline(
+      this.#libraryRequest(
+        "resources/read",
+        { uri: asked },
+        { kind: "resource", uri: asked, server: target.server, resource: target },
+        options,
+      ),
+    )) as ReadResourceResult;
+  }
+
+  /** See `Hub.getPrompt`. */
+  async getPrompt(
+    name: string | CatalogPrompt,
+    args: Record<string, string>,
+    options: CallOptions,
+  ): Promise<GetPromptResult> {
+    const prompt = typeof name === "string" ? this.#host.catalog.resolvePrompt(name, options.profile) : name;
+    if (prompt === undefined) throw notFound("prompt", name as string, options.profile);
+    return (await this.#pipeline(
+      this.#libraryRequest(
+        "prompts/get",
+        { name: prompt.name, arguments: args },
+        { kind: "prompt", name: prompt.name, server: prompt.server, prompt },
+        options,
+      ),
+    )) as GetPromptResult;
+  }
+
+  /** See `Hub.complete`. */
+  async complete(
+    ref: { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string },
+    argument: { name: string; value: string },
+    options: CallOptions & { context?: { arguments?: Record<string, string> } },
+  ): Promise<CompleteResult> {
+    const { context, ...callOptions } = options;
+    const params: Record<string, unknown> = { ref, argument };
+    if (context !== undefined) params.context = context;
+    // Resolved here so that an unknown ref fails before any layer runs, as the other calls do.
+    const { server } = this.#completion(params, options.profile);
+    const target =
+      ref.type === "ref/prompt"
+        ? { kind: "prompt" as const, name: ref.name, server }
+        : { kind: "resource" as const, uri: ref.uri, server };
+    return (await this.#pipeline(
+      this.#libraryRequest("completion/complete", params, target, callOptions),
+    )) as unknown as CompleteResult;
+  }
+
+  /** See `Hub.forward`. */
+  async forward(
+    server: string,
+    method: string,
+    params: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<JsonObject> {
+    this.#host.entry(server);
+    return await this.#pipeline(
+      this.#libraryRequest(method, params, { kind: "server", name: server, server }, options),
+    );
+  }
+
+  /** See `Hub.use`. */
+  use(interceptor: Interceptor, at: "call" | "upstream"): () => void {
+    const list = at === "upstream" ? this.#upstreamInterceptors : this.#interceptors;
+    list.push(interceptor);
+    this.#pipeline = this.#compose();
+    return () => {
+      const index = list.indexOf(interceptor);
+      if (index === -1) return;
+      list.splice(index, 1);
+      this.#pipeline = this.#compose();
+    };
+  }
+
+  /** The interceptors on the path of every call, the first outermost. */
+  get interceptors(): readonly Interceptor[] {
+    return this.#interceptors;
+  }
+
+  /** Changes each time {@link use} adds or removes an interceptor. */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  #compose(): Handler {
+    this.#revision++;
+    return compose(this.#interceptors, (request) => this.dispatch(request));
+  }
+
+  /** Runs `request` through the interceptors, then {@link dispatch}. */
+  handle(request: CallRequest): Promise<JsonObject> {
+    return this.#pipeline(request);
+  }
+
+  /** See `Hub.dispatch`. */
+  async dispatch(request: CallRequest): Promise<JsonObject> {
+    const { method, params, target, row, callOptions } = request;
+    if (method === "completion/complete") {
+      const { server, sent } = this.#completion(params, request.context.profile);
+      return await this.#request(this.#host.entry(server), request, sent, callOptions);
+    }
+    if (target?.server === undefined) {
+      if (target === undefined) throw new McplexError("INVALID_ARGUMENT", `${method} names no target`);
+      const name = target.kind === "resource" ? target.uri : target.name;
+      throw notFound(target.kind, name, request.context.profile);
+    }
+    const entry = this.#host.entry(target.server);
+    return await this.#request(entry, request, sentParams(request, row), callOptions);
+  }
+
+  /** The request of one of the library's own calls. */
+  #libraryRequest(
+    method: string,
+    params: JsonObject,
+    target: NonNullable<CallRequest["target"]>,
+    options: CallOptions,
+  ): CallRequest {
+    const context: RequestContext = {
+      stateless: false,
+      library: true,
+      protocolVersion: REV2026_PROTOCOL_VERSION,
+      clientCapabilities: options.clientCapabilities ?? this.#host.clientCapabilities ?? {},
+      signal: options.signal ?? NEVER_ABORTED,
+      notify: ignore,
+    };
+    if (options.profile !== undefined) context.profile = options.profile;
+    if (options.client !== undefined) context.client = options.client;
+    if (options.logLevel !== undefined) context.logLevel = options.logLevel;
+    return {
+      id: `hub-${++this.#libraryCalls}`,
+      method,
+      params,
+      context,
+      target,
+      row: STANDARD_METHOD_TABLE.get(method),
+      callOptions: options,
+    };
+  }
+
+  /** The server a `completion/complete`'s ref names, and the params as that server gets them. */
+  #completion(params: JsonObject, profile: string | undefined): { server: string; sent: JsonObject } {
+    const { catalog } = this.#host;
+    const ref = params.ref as { type?: string; name?: unknown; uri?: unknown } | undefined;
+    if (ref?.type === "ref/prompt") {
+      const prompt = catalog.resolvePrompt(String(ref.name), profile);
+      if (prompt === undefined) throw notFound("prompt", String(ref.name), profile);
+      return {
+        server: prompt.server,
+        sent: completionParams(params, { type: "ref/prompt", name: prompt.originalName }),
+      };
+    }
+    const template = catalog.resolveResourceTemplate(String(ref?.uri), profile);
+    if (template === undefined) throw notFound("resource template", String(ref?.uri), profile);
+    return {
+      server: template.server,
+      sent: completionParams(params, { type: "ref/resource", uri: ref?.uri }),
+    };
+  }
+
+  /**
+   * What a server tells a client while it works (log messages and other notifications, and
+   * each call's progress) with the config's secrets taken out, raw and encoded: a server may
+   * quote the token it was given in them, as in its errors. The one place both pass.
+   */
+  redactNotice<T>(params: T): T {
+    return redactValue(params, this.#host.redactor);
+  }
+
+  async #request(
+    entry: ServerEntry,
+    request: CallRequest,
+    params: JsonObject,
+    options: CallOptions,
+  ): Promise<JsonObject> {
+    const { config } = entry;
+    if (!config.enabled) throw disabledServer(config.name);
+    const { own, router, redactor } = this.#host;
+    const client = options.client;
+    const upstream =
+      config.share === false && client !== undefined ? await own.acquire(client, config) : entry.upstream;
+    const handler = options.onServerRequest;
+    const unregister = handler === undefined ? undefined : router.register(upstream, handler, client);
+    // A shared server given another client's roots hears they changed, and asks again.
+    if (client !== undefined && router.rootsChangeFor(upstream, client)) {
+      upstream.notify("notifications/roots/list_changed");
+    }
+    try {
+      const onProgress = options.onProgress;
+      const requestOptions: UpstreamRequestOptions = {
+        timeout: options.timeout ?? config.timeout,
+        signal: options.signal,
+        onProgress: onProgress === undefined ? undefined : (p) => onProgress(this.redactNotice(p)),
+        clientCapabilities: options.clientCapabilities,
+        logLevel: options.logLevel,
+      };
+      const sent = options.params === undefined ? params : { ...params, ...options.params };
+      const first = await this.#out(upstream, request, sent, requestOptions);
+      if (!isInputRequired(first) || options.returnInputRequired === true)
+        return redactToolError(first, redactor);
+      // A 2026 server needs input: ask the handler, then retry with the answers.
+      const inputHandler: InputRequestHandler | undefined = handler ?? this.#host.onServerRequest;
+      const final = await resolveInputRequired<JsonObject>(first, {
+        server: config.name,
+        handler: inputHandler,
+        signal: options.signal,
+        retry: (extra) => this.#out(upstream, request, { ...params, ...extra }, requestOptions),
+      });
+      return redactToolError(final, redactor);
+    } catch (error) {
+      // Every front and the CLI get upstream errors from here: an upstream may quote its token.
+      throw redactError(error, redactor);
+    } finally {
+      unregister?.();
+    }
+  }
+
+  /**
+   * Sends one request of a call to `upstream`: through the upstream interceptors when there are
+   * any, composed here around this connection (a few closures, only while there are any).
+   */
+  #out(
+    upstream: Upstream,
+    request: CallRequest,
+    params: JsonObject,
+    options: UpstreamRequestOptions,
+  ): Promise<JsonObject> {
+    const { method } = request;
+    if (this.#upstreamInterceptors.length === 0) return upstream.request<JsonObject>(method, params, options);
+    const send = compose(this.#upstreamInterceptors, (sent) =>
+      upstream.request<JsonObject>(sent.method, sent.params, upstreamOptions(sent.callOptions)),
+    );
+    return send({ ...request, params, callOptions: { ...request.callOptions, ...options } });
+  }
+}
+
+/** A signal that never aborts: the context of a library call made without one. */
+const NEVER_ABORTED = new AbortController().signal;
+const ignore = (): void => {};
+
+/**
+ * The params a server gets for a request whose target is resolved: the standard calls exactly
+ * as MCP defines them (the client's `_meta` stays with the client: the connection writes its
+ * own envelope and progress token), any other method as it came, less `_meta`, with its
+ * target's name or URI mapped to the server's own.
+ */
+function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObject {
+  const { method, params, target } = request;
+  if (method === "tools/call" && target?.kind === "tool" && target.tool !== undefined)
+    return { name: target.tool.originalName, arguments: params.arguments ?? {} };
+  if (method === "prompts/get" && target?.kind === "prompt" && target.prompt !== undefined)
+    return { name: target.prompt.originalName, arguments: params.arguments ?? {} };
+  if (method === "resources/read" && target?.kind === "resource" && target.resource !== undefined)
+    return { uri: target.resource.uri };
+  const { _meta: _, ...sent } = params;
+  const param = row === undefined ? undefined : targetParamOf(row);
+  if (param === undefined || target === undefined) return sent;
+  if (target.kind === "tool" && target.tool !== undefined) sent[param] = target.tool.originalName;
+  else if (target.kind === "prompt" && target.prompt !== undefined) sent[param] = target.prompt.originalName;
+  else if (target.kind === "resource" && target.resource !== undefined) sent[param] = target.resource.uri;
+  return sent;
+}
+
+/** A `completion/complete`'s params for its server: the ref in the server's names, no `_meta`. */
+function completionParams(params: JsonObject, ref: Record<string, unknown>): JsonObject {
+  const sent: JsonObject = { ref, argument: params.argument };
+  if (params.context !== undefined) sent.context = params.context;
+  return sent;
+}
+
+/** The options of an upstream request, from a call's options. */
+function upstreamOptions(options: CallOptions): UpstreamRequestOptions {
+  return {
+    timeout: options.timeout,
+    signal: options.signal,
+    onProgress: options.onProgress,
+    clientCapabilities: options.clientCapabilities,
+    logLevel: options.logLevel,
+  };
+}
