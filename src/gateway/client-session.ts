@@ -1,6 +1,6 @@
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { RpcError } from "../errors.js";
-import type { RequestContext } from "../hub/call-pipeline.js";
+import type { CallRequest, RequestContext } from "../hub/call-pipeline.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import {
@@ -12,7 +12,6 @@ import {
 import { REV2025_PROTOCOL_VERSIONS } from "../protocol/rev2025.js";
 import { envelopeVersion, readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
-import type { Gateway } from "./gateway.js";
 import { statelessContext } from "./request-context.js";
 import { resultForRev2024 } from "./rev2024-result.js";
 
@@ -31,6 +30,28 @@ export interface Channel {
 }
 
 type Id = string | number;
+
+/**
+ * What a session needs of the gateway that serves it (the `Gateway` is one): the request
+ * pipeline, 2026 listen streams, its `initialize` answer, and word when the session ends.
+ */
+export interface SessionHost {
+  request(
+    id: string | number,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    context: RequestContext,
+  ): CallRequest;
+  handle(request: CallRequest): Promise<Record<string, unknown>>;
+  listen(
+    id: string | number,
+    params: Record<string, unknown>,
+    context: RequestContext,
+    send: (method: string, params: Record<string, unknown>) => void,
+  ): Promise<void>;
+  initializeResult(protocolVersion: string): Record<string, unknown>;
+  sessionClosed(session: ClientSession): void;
+}
 
 /** Who a session serves: its catalog view and mode, and its id on the wire. */
 export interface SessionOptions {
@@ -58,7 +79,7 @@ export class ClientSession {
   /** Resource URIs this 2025 session subscribed to. */
   readonly subscriptions = new Set<string>();
 
-  readonly #gateway: Gateway;
+  readonly #gateway: SessionHost;
   readonly #channel: Channel;
   readonly #requests = new Map<Id, AbortController>();
   readonly #asked = new Map<
@@ -74,7 +95,7 @@ export class ClientSession {
   /** The session's id on the wire, where it has one (`Mcp-Session-Id`, the SSE `sessionId`). */
   readonly id: string | undefined;
 
-  constructor(gateway: Gateway, channel: Channel, options: SessionOptions = {}) {
+  constructor(gateway: SessionHost, channel: Channel, options: SessionOptions = {}) {
     this.#gateway = gateway;
     this.#channel = channel;
     this.profile = options.profile;
