@@ -251,7 +251,18 @@ function readTokens(reader: ValueReader, value: unknown): TokenConfig[] {
 function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined {
   const node = reader.map(value, "serve");
   if (node === undefined) return undefined;
-  reader.knownKeys(node, "serve", ["readyWait", "mode", "pin", "cache", "code", "serverTools"]);
+  reader.knownKeys(node, "serve", [
+    "readyWait",
+    "mode",
+    "pin",
+    "cache",
+    "code",
+    "serverTools",
+    "idleTimeout",
+    "maxConnections",
+    "maxConnectionsPerClient",
+    "memoryBudget",
+  ]);
   const serve: ServeConfig = { ...readModeAndPin(reader, node, "serve") };
   const cache = reader.map(node.cache, "serve.cache");
   if (cache !== undefined) {
@@ -279,6 +290,14 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
   if (serverTools !== undefined) serve.serverTools = serverTools;
   const readyWait = readZeroOrDuration(reader, node.readyWait, "serve.readyWait");
   if (readyWait !== undefined) serve.readyWait = readyWait;
+  const idleTimeout = reader.duration(node.idleTimeout, "serve.idleTimeout");
+  if (idleTimeout !== undefined) serve.idleTimeout = idleTimeout;
+  for (const key of ["maxConnections", "maxConnectionsPerClient"] as const) {
+    const value = reader.count(node[key], `serve.${key}`);
+    if (value !== undefined) serve[key] = value;
+  }
+  const memoryBudget = reader.byteSize(node.memoryBudget, "serve.memoryBudget");
+  if (memoryBudget !== undefined) serve.memoryBudget = memoryBudget;
   return serve;
 }
 

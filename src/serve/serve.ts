@@ -258,6 +258,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
       const { startHttpFront } = await import("../gateway/http-front.js");
       front = await startHttpFront(gateway, {
+        ...frontLimits(config.serve),
         ...options.http,
         tokens,
         ...(profileName === undefined || tokens.length > 0 ? {} : profile),
@@ -362,4 +363,19 @@ function reloadTokens(
   } catch (error) {
     return { tokens: (error as Error).message };
   }
+}
+
+/** The HTTP front's limits the config's `serve:` block sets (flags, in `options.http`, win). */
+function frontLimits(
+  serve: McplexConfig["serve"],
+): Pick<HttpFrontOptions, "idleTimeoutMs" | "maxConnections" | "maxConnectionsPerClient" | "memoryBudget"> {
+  if (serve === undefined) return {};
+  return {
+    ...(serve.idleTimeout === undefined ? {} : { idleTimeoutMs: serve.idleTimeout }),
+    ...(serve.maxConnections === undefined ? {} : { maxConnections: serve.maxConnections }),
+    ...(serve.maxConnectionsPerClient === undefined
+      ? {}
+      : { maxConnectionsPerClient: serve.maxConnectionsPerClient }),
+    ...(serve.memoryBudget === undefined ? {} : { memoryBudget: serve.memoryBudget }),
+  };
 }
