@@ -150,15 +150,17 @@ export function sendRefusal(res: ServerResponse, refusal: Refusal): void {
 }
 
 /**
- * The answer to a request refused for the memory budget: 503 with `Retry-After`, and the
- * connection closed, since its body is left unread.
+ * The answer to a request refused for the memory budget: 503 with `Retry-After`, sent at once.
+ * Refused from its Content-Length (at most the body limit), the connection stays open: Node
+ * reads the rest of the body and drops it, keeping nothing, so a client still sending gets its
+ * answer rather than a broken pipe. Refused midway (a body without Content-Length), the caller
+ * closes the connection instead, as the rest could be endless.
  */
 export function sendOverBudget(
   res: ServerResponse,
   budget: MemoryBudget,
   message = budgetRefusal(budget),
 ): void {
-  res.shouldKeepAlive = false;
   sendRpcError(res, 503, null, ErrorCode.ServerError, message, undefined, {
     "retry-after": String(BUDGET_RETRY_AFTER_SECONDS),
   });

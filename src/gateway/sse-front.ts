@@ -230,7 +230,10 @@ export class SseFront {
       });
     } catch (error) {
       lease.release();
-      if (error instanceof BodyOverBudgetError) return sendOverBudget(res, budget, error.message);
+      if (error instanceof BodyOverBudgetError) {
+        res.shouldKeepAlive = false;
+        return sendOverBudget(res, budget, error.message);
+      }
       if (error instanceof BodyTimeoutError) {
         res.shouldKeepAlive = false;
         sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
