@@ -52,6 +52,7 @@ export class ConnectionLimits {
   /** Past the caps, oldest first; the value says whether a request has come on it. */
   readonly #probeRoom = new Map<Socket, boolean>();
   #open = 0;
+  #refused = 0;
 
   constructor(server: Server, options: ConnectionLimitsOptions = {}) {
     this.max = options.maxConnections ?? defaultMaxConnections();
@@ -62,6 +63,11 @@ export class ConnectionLimits {
   /** Connections open now within the caps (not counting the probe room). */
   get open(): number {
     return this.#open;
+  }
+
+  /** Connections past the caps so far: closed at once, made way for another, or answered 503. */
+  get refused(): number {
+    return this.#refused;
   }
 
   /**
@@ -111,6 +117,7 @@ export class ConnectionLimits {
       });
       return;
     }
+    this.#refused++;
     if (this.#probeRoom.size >= PROBE_ROOM) {
       const idle = [...this.#probeRoom].find(([, asked]) => !asked)?.[0];
       if (idle === undefined) {

@@ -457,6 +457,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         if (refused !== undefined)
           return sendJson(res, refused.status, { error: refused.message }, refused.headers);
         metrics.setSessions("http", sessions.size + sse.size);
+        metrics.setLimits({ budget, connections });
         metrics.render().then(
           ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
           () => res.writeHead(500).end(),

@@ -34,6 +34,8 @@ export interface MemoryBudget {
   readonly limit: number;
   /** Bytes held now. */
   readonly used: number;
+  /** Reservations and growths refused so far (for `/metrics`). */
+  readonly refused: number;
   /**
    * Takes `bytes` for one message, or `undefined` when they do not fit: a small message
    * (at most {@link SMALL_MESSAGE_BYTES}) fits while the budget plus its reserve for small
@@ -51,6 +53,7 @@ export class ByteBudget implements MemoryBudget {
   readonly limit: number;
   readonly #reserve: number;
   #used = 0;
+  #refused = 0;
 
   constructor(limit = DEFAULT_MEMORY_BUDGET) {
     this.limit = limit;
@@ -61,8 +64,15 @@ export class ByteBudget implements MemoryBudget {
     return this.#used;
   }
 
+  get refused(): number {
+    return this.#refused;
+  }
+
   reserve(bytes: number): BudgetLease | undefined {
-    if (!this.#fits(0, bytes)) return undefined;
+    if (!this.#fits(0, bytes)) {
+      this.#refused++;
+      return undefined;
+    }
     this.#used += bytes;
     return this.#lease(bytes);
   }
@@ -88,7 +98,10 @@ export class ByteBudget implements MemoryBudget {
       },
       grow: (bytes) => {
         if (released) return true;
-        if (!this.#fits(held, bytes)) return false;
+        if (!this.#fits(held, bytes)) {
+          this.#refused++;
+          return false;
+        }
         take(bytes);
         return true;
       },

@@ -85,5 +85,11 @@ describe("the HTTP front's connections", () => {
     } finally {
       for (const socket of held) socket.destroy();
     }
+    const metrics = await eventually(async () => {
+      const res = await rawHttp(`${origin}/metrics`, { method: "GET" });
+      return res.status === 200 ? res.body : undefined;
+    });
+    expect(metrics).toMatch(/^mcplex_limit_refusals_total\{limit="connections"\} [2-9]/m);
+    expect(metrics).toMatch(/^mcplex_http_connections \d+/m);
   });
 });

@@ -9,6 +9,7 @@ import {
   modernHeaders,
   modernRequest,
   postModern,
+  rawHttp,
   resultText,
   startGateway,
 } from "../support/gateway.js";
@@ -115,6 +116,9 @@ describe("the memory budget on the HTTP fronts", () => {
     const large = await postModern(gw.url, echo(3, "x".repeat(200 * KIB)));
     expect(large.status).toBe(200);
     expect(budget.used).toBe(0);
+    const metrics = (await rawHttp(`${gw.origin}/metrics`, { method: "GET" })).body;
+    expect(metrics).toMatch(/^mcplex_memory_budget_bytes\{state="limit"\} 1048576$/m);
+    expect(metrics).toMatch(/^mcplex_limit_refusals_total\{limit="memory-budget"\} [1-9]/m);
   });
 
   it("refuses a body without Content-Length once it grows past the budget", async () => {
