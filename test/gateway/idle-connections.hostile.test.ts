@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -25,9 +27,13 @@ interface Holder {
   allClosed: Promise<number>;
 }
 
-/** Starts a holder of `count` idle connections from 127.0.0.`first` to 127.0.0.`last`. */
-function hold(port: number, count: number, first: number, last: number): Holder {
-  const child = spawn(process.execPath, [HOLDER, String(port), String(count), String(first), String(last)], {
+/**
+ * Starts a holder of `count` idle connections from 127.0.0.`first` to 127.0.0.`last`, which
+ * reports them placed `settleMs` after the last one opened.
+ */
+function hold(port: number, count: number, first: number, last: number, settleMs: number): Holder {
+  const args = [port, count, first, last, settleMs].map(String);
+  const child = spawn(process.execPath, [HOLDER, ...args], {
     stdio: ["pipe", "pipe", "inherit"],
   });
   const lines = createInterface({ input: child.stdout! });
@@ -66,16 +72,18 @@ describe("connections that send nothing", () => {
       // CI: small caps and timeout so that both caps are reached; full: the tester's two processes
       // of 10,500 connections against the defaults (30 s, 10,000 in all, 1,000 per address).
       const perHolder = attackSize(120, 10_500);
-      const idleMs = HOSTILE_FULL ? 30_000 : 1000;
+      const idleMs = HOSTILE_FULL ? 30_000 : 3000;
       const flags = HOSTILE_FULL
         ? []
-        : ["--idle-timeout", "1s", "--max-connections", "150", "--max-connections-per-client", "60"];
+        : ["--idle-timeout", "3s", "--max-connections", "150", "--max-connections-per-client", "60"];
+      // Full size: time for keep-alive probes to find connections the server never accepted.
+      const settleMs = HOSTILE_FULL ? 2500 : 300;
       const served = await serveHttp(["--config", config, ...flags]);
       try {
         const port = Number(new URL(served.url).port);
         // CI: 80 from each of 3 addresses; full: 1,000 from each of 21.
         const last = HOSTILE_FULL ? 22 : 4;
-        const pair = [hold(port, perHolder, 2, last), hold(port, perHolder, 2, last)];
+        const pair = [hold(port, perHolder, 2, last, settleMs), hold(port, perHolder, 2, last, settleMs)];
         holders.push(...pair);
         const placed = await Promise.all(pair.map((h) => h.ready));
         const open = placed.reduce((sum, p) => sum + p.open, 0);
@@ -117,6 +125,31 @@ describe("connections that send nothing", () => {
 });
 
 describe("mcplex serve connection and memory flags", () => {
+  it("reads serve.idleTimeout and serve.maxConnectionsPerClient from the config", async () => {
+    const keyed = join(dir, "keyed.yaml");
+    await writeFile(
+      keyed,
+      yamlConfig(
+        { fx: COMMANDS.fixture },
+        "serve:\n  readyWait: 1m\n  idleTimeout: 300ms\n  maxConnectionsPerClient: 1\n",
+      ),
+    );
+    const served = await serveHttp(["--config", keyed]);
+    try {
+      const { port } = new URL(served.url);
+      const socket = connect(Number(port), "127.0.0.1");
+      let said = "";
+      socket.setEncoding("utf8").on("data", (chunk: string) => (said += chunk));
+      await once(socket, "connect");
+      // Its one place is held: the next connection from this address is past the cap.
+      expect((await postModern(served.url, echo(3))).status).toBe(503);
+      await once(socket, "close");
+      expect(said).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      await served.stop();
+    }
+  }, 60_000);
+
   it.each([
     ["--idle-timeout", "soon"],
     ["--max-connections", "0"],
