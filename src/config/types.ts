@@ -288,7 +288,7 @@ export interface ServeConfig {
   idleTimeout?: number;
   /** Open HTTP connections in all (`--max-connections`). Default 10 000, fewer with few file descriptors. */
   maxConnections?: number;
-  /** Open HTTP connections per client address (`--max-connections-per-client`). Default 1 000. */
+  /** Open HTTP connections per client address (`--max-connections-per-client`). Default 2 000. */
   maxConnectionsPerClient?: number;
   /**
    * Bytes that may wait in the gateway, all HTTP clients and fronts together: request bodies

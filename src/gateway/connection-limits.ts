@@ -5,8 +5,12 @@ import type { Socket } from "node:net";
 /** Connections past the caps kept open for `/healthz` and `/readyz` only. */
 export const PROBE_ROOM = 32;
 
-/** Default of {@link ConnectionLimitsOptions.maxConnectionsPerClient}. */
-export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 1000;
+/**
+ * Default of {@link ConnectionLimitsOptions.maxConnectionsPerClient}: above what one client's
+ * other limits let it use at once (256 calls, 64 streams, the GET streams of 1 000 sessions),
+ * and a fifth of the default total, so that one address cannot take every place.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 2000;
 
 /** Paths a connection past the caps may still ask for. */
 const PROBES = new Set(["/healthz", "/readyz"]);

@@ -79,7 +79,7 @@ export interface HttpFrontOptions {
    * file descriptors when fewer.
    */
   maxConnections?: number;
-  /** Open connections from one client address. Default 1 000. */
+  /** Open connections from one client address. Default 2 000. */
   maxConnectionsPerClient?: number;
   /** Long-lived streams (2026 `subscriptions/listen`) open per client. Default 64. */
   maxStreams?: number;

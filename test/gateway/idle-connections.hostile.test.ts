@@ -70,7 +70,7 @@ describe("connections that send nothing", () => {
     "are capped per address and in all, probes still get answers, and all are closed at the idle timeout",
     async () => {
       // CI: small caps and timeout so that both caps are reached; full: the tester's two processes
-      // of 10,500 connections against the defaults (30 s, 10,000 in all, 1,000 per address).
+      // of 10,500 connections against the defaults (30 s, 10,000 in all, 2,000 per address).
       const perHolder = attackSize(120, 10_500);
       const idleMs = HOSTILE_FULL ? 30_000 : 3000;
       const flags = HOSTILE_FULL
@@ -81,8 +81,8 @@ describe("connections that send nothing", () => {
       const served = await serveHttp(["--config", config, ...flags]);
       try {
         const port = Number(new URL(served.url).port);
-        // CI: 80 from each of 3 addresses; full: 1,000 from each of 21.
-        const last = HOSTILE_FULL ? 22 : 4;
+        // CI: 80 from each of 3 addresses; full: 3,000 from each of 7.
+        const last = HOSTILE_FULL ? 8 : 4;
         const pair = [hold(port, perHolder, 2, last, settleMs), hold(port, perHolder, 2, last, settleMs)];
         holders.push(...pair);
         const placed = await Promise.all(pair.map((h) => h.ready));
