@@ -17,6 +17,8 @@ export type McplexErrorCode =
   | "UPSTREAM_CLOSED"
   | "UPSTREAM_UNAUTHORIZED"
   | "UPSTREAM_QUEUE_FULL"
+  /** The gateway's memory budget is held by requests in flight: a large request waits its turn. */
+  | "MEMORY_BUDGET_FULL"
   | "REQUEST_TIMEOUT"
   | "REQUEST_ABORTED"
   | "TOOL_NOT_FOUND"

@@ -9,6 +9,8 @@ Usage:
                [--profile P] [--no-prefix] [--log-calls] [--no-dashboard]
                [--dashboard-port P (with --stdio)] [--max-in-flight N] [--max-streams N]
                [--body-timeout T] [--max-sessions N] [--max-sessions-per-client N] [--ready-wait T]
+               [--idle-timeout T] [--max-connections N] [--max-connections-per-client N]
+               [--memory-budget SIZE]
                [--record DIR] [--simulate [--seed N] [--speed N]] [--tools all|search|code]
                [--rate-limit R[:BURST]] [--allow-origin ORIGIN ...] [--cluster redis://...]
                                                       serve the whole catalog as one MCP server

@@ -274,6 +274,10 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
     "code",
     "serverTools",
     "allowedOrigins",
+    "idleTimeout",
+    "maxConnections",
+    "maxConnectionsPerClient",
+    "memoryBudget",
   ]);
   const serve: ServeConfig = { ...readModeAndPin(reader, node, "serve") };
   const cache = reader.map(node.cache, "serve.cache");
@@ -319,6 +323,14 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
       else reader.fail(joinPath("serve.allowedOrigins", i), read.problem);
     });
   }
+  const idleTimeout = reader.duration(node.idleTimeout, "serve.idleTimeout");
+  if (idleTimeout !== undefined) serve.idleTimeout = idleTimeout;
+  for (const key of ["maxConnections", "maxConnectionsPerClient"] as const) {
+    const value = reader.count(node[key], `serve.${key}`);
+    if (value !== undefined) serve[key] = value;
+  }
+  const memoryBudget = reader.byteSize(node.memoryBudget, "serve.memoryBudget");
+  if (memoryBudget !== undefined) serve.memoryBudget = memoryBudget;
   return serve;
 }
 

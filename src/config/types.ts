@@ -292,6 +292,20 @@ export interface ServeConfig {
    * (`https://app.example.com`), compared exactly: scheme, host and port. As browsers write them.
    */
   allowedOrigins?: string[];
+  /**
+   * Time (ms) an HTTP connection has to send a complete request head, from its opening; past
+   * it, it is closed (`--idle-timeout`). Default 30 000.
+   */
+  idleTimeout?: number;
+  /** Open HTTP connections in all (`--max-connections`). Default 10 000, fewer with few file descriptors. */
+  maxConnections?: number;
+  /** Open HTTP connections per client address (`--max-connections-per-client`). Default 2 000. */
+  maxConnectionsPerClient?: number;
+  /**
+   * Bytes that may wait in the gateway, all HTTP clients and fronts together: request bodies
+   * and their answers (`--memory-budget`). Default 32 MiB.
+   */
+  memoryBudget?: number;
 }
 
 /**

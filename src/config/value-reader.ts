@@ -1,6 +1,7 @@
 import { ConfigError } from "../errors.js";
 import { describeValue, type IssueCollector, joinPath, suggestKey } from "./config-issues.js";
 import { type ExpandContext, expandVariables, hasReferences } from "./expand-variables.js";
+import { parseByteSize } from "./parse-byte-size.js";
 import { parseDuration } from "./parse-duration.js";
 import { credentialParts, isSecretName } from "./redact.js";
 
@@ -200,6 +201,20 @@ export class ValueReader {
     const n = typeof expanded === "string" && /^\d+$/.test(expanded) ? Number(expanded) : expanded;
     if (typeof n === "number" && Number.isSafeInteger(n) && n >= min) return n;
     return this.fail(path, `must be a whole number of at least ${min}, not ${describeValue(expanded)}`);
+  }
+
+  /** A size in bytes: a number, or a string such as "64MiB", "512KiB", "1GiB". */
+  byteSize(value: unknown, path: string): number | undefined {
+    if (value === undefined) return undefined;
+    const read = typeof value === "string" ? this.string(value, path) : value;
+    if (read === undefined) return undefined;
+    const expanded = typeof read === "string" ? this.probe(read) : read;
+    const bytes = parseByteSize(expanded);
+    if (bytes !== undefined) return bytes;
+    return this.fail(
+      path,
+      `${describeValue(expanded)} is not a size; use bytes (67108864) or a string like "64MiB", "512KiB", "1GiB"`,
+    );
   }
 
   /** A duration in ms: a number, or a string such as "30s", "2m", "500ms". */

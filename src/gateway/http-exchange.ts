@@ -2,6 +2,12 @@ import type { ServerResponse } from "node:http";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { WireMessage } from "./client-session.js";
 import type { Refusal } from "./http-admission.js";
+import {
+  BUDGET_RETRY_AFTER_SECONDS,
+  type BudgetLease,
+  budgetRefusal,
+  type MemoryBudget,
+} from "./memory-budget.js";
 
 /**
  * One POST's answer: plain JSON when only the final response comes, switching to an
@@ -12,13 +18,22 @@ export class HttpExchange {
   readonly #res: ServerResponse;
   readonly #sseAllowed: boolean;
   readonly #headers: Record<string, string>;
+  readonly #lease: BudgetLease | undefined;
   #streaming = false;
   #done = false;
 
-  constructor(res: ServerResponse, options: { sseAllowed: boolean; headers?: Record<string, string> }) {
+  /**
+   * `lease`: what the request holds of the memory budget; what is written is charged to it too
+   * (it waits in the socket while the client reads slowly), until the response closes.
+   */
+  constructor(
+    res: ServerResponse,
+    options: { sseAllowed: boolean; headers?: Record<string, string>; lease?: BudgetLease },
+  ) {
     this.#res = res;
     this.#sseAllowed = options.sseAllowed;
     this.#headers = options.headers ?? {};
+    this.#lease = options.lease;
   }
 
   get done(): boolean {
@@ -34,7 +49,9 @@ export class HttpExchange {
   event(message: WireMessage): void {
     if (this.#done || !this.#sseAllowed) return;
     this.#startStream();
-    this.#res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    const text = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+    this.#lease?.charge(text.length);
+    this.#res.write(text);
   }
 
   /** Sends the final response and ends the exchange. */
@@ -42,6 +59,7 @@ export class HttpExchange {
     if (this.#done) return;
     this.#done = true;
     const body = JSON.stringify(message);
+    this.#lease?.charge(body.length);
     if (this.#streaming) {
       this.#res.end(`event: message\ndata: ${body}\n\n`);
       return;
@@ -129,4 +147,21 @@ export function sendShuttingDown(res: ServerResponse): void {
 /** The answer to a request the admission refused (Host/Origin, token, rate). */
 export function sendRefusal(res: ServerResponse, refusal: Refusal): void {
   sendRpcError(res, refusal.status, null, ErrorCode.ServerError, refusal.message, undefined, refusal.headers);
+}
+
+/**
+ * The answer to a request refused for the memory budget: 503 with `Retry-After`, sent at once.
+ * Refused from its Content-Length (at most the body limit), the connection stays open: Node
+ * reads the rest of the body and drops it, keeping nothing, so a client still sending gets its
+ * answer rather than a broken pipe. Refused midway (a body without Content-Length), the caller
+ * closes the connection instead, as the rest could be endless.
+ */
+export function sendOverBudget(
+  res: ServerResponse,
+  budget: MemoryBudget,
+  message = budgetRefusal(budget),
+): void {
+  sendRpcError(res, 503, null, ErrorCode.ServerError, message, undefined, {
+    "retry-after": String(BUDGET_RETRY_AFTER_SECONDS),
+  });
 }

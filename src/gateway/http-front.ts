@@ -10,10 +10,12 @@ import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { ClusterLink } from "./cluster-link.js";
 import { routeRetry, routeSession } from "./cluster-route.js";
+import { ConnectionLimits } from "./connection-limits.js";
 import type { Gateway } from "./gateway.js";
 import { type Admitted, HttpAdmission, type Refusal, rateRefusal } from "./http-admission.js";
-import { sendJson, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
+import { sendJson, sendOverBudget, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
+  BodyOverBudgetError,
   BodyTimeoutError,
   BodyTooLargeError,
   checkAccept,
@@ -23,6 +25,7 @@ import {
   readBody,
 } from "./http-guard.js";
 import { listenProblem } from "./listen-error.js";
+import { type BudgetLease, ByteBudget, budgetRefusal, type MemoryBudget } from "./memory-budget.js";
 import { GatewayMetrics, healthReport } from "./metrics.js";
 import { ConcurrencyLimiter } from "./rate-limiter.js";
 import { RequestDrain } from "./request-drain.js";
@@ -59,6 +62,26 @@ export interface HttpFrontOptions {
    * and its connection closed. A body is read before it takes a call slot. Default 30 s.
    */
   bodyTimeoutMs?: number;
+  /**
+   * What may wait in the gateway, all clients and fronts (/mcp, /sse, /ws) together: request
+   * bodies being read and held, and their answers until written out. Bytes, or an accountant
+   * shared with other fronts. Past it a large request is refused at once (503, `Retry-After`);
+   * small ones (up to 64 KiB) have a reserve of their own. Default 32 MiB.
+   */
+  memoryBudget?: number | MemoryBudget;
+  /**
+   * Time a connection has to send a complete request head, from its opening (or from the start
+   * of a request on a kept connection); past it, it is answered 408 and closed. Default 30 s.
+   */
+  idleTimeoutMs?: number;
+  /**
+   * Open connections, all clients together; past it (or past the per-address cap) a connection
+   * is served only `/healthz` and `/readyz`. Default 10 000, or three quarters of the process's
+   * file descriptors when fewer.
+   */
+  maxConnections?: number;
+  /** Open connections from one client address. Default 2 000. */
+  maxConnectionsPerClient?: number;
   /** Long-lived streams (2026 `subscriptions/listen`) open per client. Default 64. */
   maxStreams?: number;
   /** 2025 sessions open at once, all clients together. Default 10 000. */
@@ -135,6 +158,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const streams = new ConcurrencyLimiter(options.maxStreams ?? 64);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
   const metrics = new GatewayMetrics({ methods: gateway.methods.names() });
+  const budget =
+    typeof options.memoryBudget === "object" ? options.memoryBudget : new ByteBudget(options.memoryBudget);
   metrics.trackHub(gateway.hub);
   metrics.trackCache(gateway.cache);
   const untrackSandbox = metrics.trackSandbox(sandboxQueue);
@@ -188,6 +213,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     streams,
     maxBodyBytes: maxBody,
     bodyTimeoutMs,
+    budget,
     draining: () => drain.draining,
     ...(options.cluster === undefined
       ? {}
@@ -239,10 +265,17 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     const accept = checkAccept(req.headers.accept);
     if (!accept.ok) return sendRpcError(res, 406, null, ErrorCode.ServerError, accept.message);
     caller.sseAllowed = accept.sse;
+    // Held from before the body is read until the answer is written out; a body too large
+    // for the limit is answered 413 by the read.
+    const declared = Number(req.headers["content-length"] ?? 0);
+    const lease = budget.reserve(declared <= maxBody ? declared : 0);
+    if (lease === undefined) return sendOverBudget(res, budget);
+    res.once("close", lease.release);
+    caller.lease = lease;
     // Counted for a graceful close from here: a body on its way is waited for too.
     const uncount = drain.enter();
     res.once("close", uncount);
-    const body = await readCallBody(req, res);
+    const body = await readCallBody(req, res, lease);
     if (body === undefined) return;
     if (cluster !== undefined) {
       const routed = routeSession(cluster, req, res, internal, drain, body);
@@ -266,6 +299,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         return `Too Many Requests: too many open streams for this client (limit ${streams.max}); close one first`;
       release();
       uncount();
+      // A stream's events go out as they come; its request no longer waits.
+      lease.release();
       res.once("close", closeStream);
       return undefined;
     };
@@ -329,9 +364,16 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
    * Reads a POST body under its deadline, before the request takes a call slot (a client
    * dribbling bodies must not hold slots others need). Answers 413 or 408 itself.
    */
-  const readCallBody = async (req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> => {
+  const readCallBody = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    lease: BudgetLease,
+  ): Promise<Buffer | undefined> => {
     try {
-      return await readBody(req, maxBody, undefined, bodyTimeoutMs);
+      return await readBody(req, maxBody, undefined, bodyTimeoutMs, {
+        lease,
+        overBudget: budgetRefusal(budget),
+      });
     } catch (error) {
       // The rest of the body stays unread: this connection cannot be reused.
       res.shouldKeepAlive = false;
@@ -345,6 +387,8 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         );
       } else if (error instanceof BodyTimeoutError) {
         sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
+      } else if (error instanceof BodyOverBudgetError) {
+        sendOverBudget(res, budget, error.message);
       } else {
         res.destroy();
       }
@@ -352,8 +396,28 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     }
   };
 
-  const server = createServer((req, res) => {
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  const server = createServer(
+    {
+      // Node closes a connection without a complete request head after headersTimeout, checked
+      // every connectionsCheckingInterval: a connection that sends nothing holds a descriptor
+      // no longer than that. requestTimeout may not be shorter; bodies have their own deadline.
+      headersTimeout: idleTimeoutMs,
+      requestTimeout: Math.max(300_000, idleTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(idleTimeoutMs / 4))),
+    },
+    (req, res) => serveRequest(req, res),
+  );
+  const connections = new ConnectionLimits(server, {
+    ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+    ...(options.maxConnectionsPerClient === undefined
+      ? {}
+      : { maxConnectionsPerClient: options.maxConnectionsPerClient }),
+  });
+
+  const serveRequest = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
+    if (!connections.admit(req, res, path)) return;
     switch (path) {
       case "/mcp":
         if (options.mcp === false) {
@@ -401,6 +465,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         if (refused !== undefined)
           return sendJson(res, refused.status, { error: refused.message }, refused.headers);
         metrics.setSessions("http", sessions.size + sse.size);
+        metrics.setLimits({ budget, connections });
         metrics.render().then(
           ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
           () => res.writeHead(500).end(),
@@ -415,12 +480,18 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         if (dashboard !== undefined && Dashboard.owns(path)) return dashboard.handle(req, res, path);
         sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
     }
-  });
+  };
   server.keepAliveTimeout = 65_000;
   const ws =
     options.websocket === false || options.mcp === false
       ? undefined
-      : attachWebSocketFront(gateway, server, { admit, maxBytes: maxBody, maxInFlight: concurrency.max });
+      : attachWebSocketFront(gateway, server, {
+          admit,
+          maxBytes: maxBody,
+          maxInFlight: concurrency.max,
+          budget,
+          connections,
+        });
 
   const wanted = options.port ?? DEFAULT_PORT;
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { readOrigin } from "../config/origin-rules.js";
 import { McplexError, type McplexErrorCode } from "../errors.js";
+import type { BudgetLease } from "./memory-budget.js";
 
 // Checks the HTTP front runs on every request: no regex, shared refusals, little allocation.
 
@@ -289,18 +290,28 @@ export class BodyTimeoutError extends HttpError {
   }
 }
 
+/** The body grew past what the memory budget had room for: answer 503 with `Retry-After`. */
+export class BodyOverBudgetError extends HttpError {
+  constructor(message: string) {
+    super(503, "MEMORY_BUDGET_FULL", message);
+  }
+}
+
 /**
  * Reads a request body of at most `limit` bytes. Rejects with {@link BodyTooLargeError}
  * as soon as the limit is passed (at once from Content-Length, else while counting,
  * keeping nothing beyond it), with {@link BodyTimeoutError} when it is not complete within
- * `deadlineMs`, or an {@link HttpError} 400 when the client aborts or `signal` fires. After
- * a 413 or 408 the rest of the body is left unread: answer with `Connection: close`.
+ * `deadlineMs`, or an {@link HttpError} 400 when the client aborts or `signal` fires. Bytes
+ * past what `lease` holds (a body without Content-Length) are taken from it as they come; when
+ * it has no room, rejects with {@link BodyOverBudgetError} carrying `overBudget`. After a 413,
+ * 408 or 503 the rest of the body is left unread: answer with `Connection: close`.
  */
 export function readBody(
   req: IncomingMessage,
   limit: number,
   signal?: AbortSignal,
   deadlineMs?: number,
+  budget?: { lease: BudgetLease; overBudget: string },
 ): Promise<Buffer> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(new BodyTooLargeError(limit));
@@ -326,9 +337,19 @@ export function readBody(
       new HttpError(400, "REQUEST_ABORTED", "request aborted before its body was complete", { cause });
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= limit) return chunks.push(chunk);
-      req.pause(); // the rest stays unread; the 413 answer closes the connection
-      done(new BodyTooLargeError(limit));
+      if (size > limit) {
+        req.pause(); // the rest stays unread; the 413 answer closes the connection
+        return done(new BodyTooLargeError(limit));
+      }
+      if (
+        budget !== undefined &&
+        size > budget.lease.bytes &&
+        !budget.lease.grow(size - budget.lease.bytes)
+      ) {
+        req.pause();
+        return done(new BodyOverBudgetError(budget.overBudget));
+      }
+      chunks.push(chunk);
     };
     const onEnd = () => done();
     const onError = (error: Error) => done(aborted(error));

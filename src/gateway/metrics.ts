@@ -93,6 +93,11 @@ export class GatewayMetrics {
   readonly #sessions: Gauge<"transport">;
   readonly #sessionLimits: Counter<"transport" | "outcome">;
   readonly #listenStreams: Gauge;
+  readonly #budget: Gauge<"state">;
+  readonly #connections: Gauge;
+  readonly #limitRefusals: Counter<"limit">;
+  /** Refusals already counted, by limit: the sources keep running totals. */
+  readonly #refusalsSeen = new Map<string, number>();
   readonly #cacheLookups: Counter<"server" | "outcome">;
   readonly #cacheEntries: Gauge<"server">;
   readonly #codeScripts: Gauge<"state">;
@@ -179,6 +184,23 @@ export class GatewayMetrics {
       name: "mcplex_code_queue_seconds",
       help: "Time a run_code script waited for a sandbox worker, until it started or was refused as busy.",
       buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.#budget = new Gauge({
+      name: "mcplex_memory_budget_bytes",
+      help: "The memory budget of the HTTP fronts (limit) and the bytes of messages waiting in it (used).",
+      labelNames: ["state"],
+      registers,
+    });
+    this.#connections = new Gauge({
+      name: "mcplex_http_connections",
+      help: "Open HTTP connections within the connection caps (the room kept for probes apart).",
+      registers,
+    });
+    this.#limitRefusals = new Counter({
+      name: "mcplex_limit_refusals_total",
+      help: "Requests refused for the memory budget (memory-budget), connections past the connection caps (connections).",
+      labelNames: ["limit"],
       registers,
     });
   }
@@ -314,6 +336,28 @@ export class GatewayMetrics {
   /** Counts a session a cap evicted, or a new one it refused. */
   countSessionLimit(transport: string, outcome: "evicted" | "refused"): void {
     this.#sessionLimits.inc({ transport, outcome });
+  }
+
+  /**
+   * Brings the memory budget and connection series up to date from their sources, whose
+   * `refused` are running totals.
+   */
+  setLimits(limits: {
+    budget: { used: number; limit: number; refused: number };
+    connections: { open: number; refused: number };
+  }): void {
+    this.#budget.set({ state: "used" }, limits.budget.used);
+    this.#budget.set({ state: "limit" }, limits.budget.limit);
+    this.#connections.set(limits.connections.open);
+    this.#countRefusals("memory-budget", limits.budget.refused);
+    this.#countRefusals("connections", limits.connections.refused);
+  }
+
+  #countRefusals(limit: string, total: number): void {
+    const seen = this.#refusalsSeen.get(limit) ?? 0;
+    if (total > seen) this.#limitRefusals.inc({ limit }, total - seen);
+    else this.#limitRefusals.inc({ limit }, 0);
+    this.#refusalsSeen.set(limit, total);
   }
 
   /** Sets how many `subscriptions/listen` streams are open. */

@@ -207,7 +207,11 @@ export class Rev2025HttpSessions {
     headers: Record<string, string>,
   ): void {
     const id = message.id as Id;
-    const exchange = new HttpExchange(res, { sseAllowed: caller.sseAllowed, headers });
+    const exchange = new HttpExchange(res, {
+      sseAllowed: caller.sseAllowed,
+      headers,
+      ...(caller.lease === undefined ? {} : { lease: caller.lease }),
+    });
     entry.channel.exchanges.set(id, exchange);
     res.on("close", () => {
       if (exchange.done) return;

@@ -8,6 +8,7 @@ import { readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
 import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
+import type { BudgetLease } from "./memory-budget.js";
 import { statelessContext } from "./request-context.js";
 import { checkParamHeaders, checkRev2026Headers } from "./rev2026-headers.js";
 
@@ -25,6 +26,8 @@ export interface Caller {
    * bound. Returns why it may not (too many open streams), or `undefined`.
    */
   openStream?: () => string | undefined;
+  /** What its message holds of the memory budget; its answer is charged to it too. */
+  lease?: BudgetLease;
 }
 
 /** Request controllers kept for reuse across requests (see {@link ControllerPool} for the rule). */
@@ -85,7 +88,10 @@ export async function serveRev2026Post(
     return;
   }
   const controller = controllers.take();
-  const exchange = new HttpExchange(res, { sseAllowed: caller.sseAllowed });
+  const exchange = new HttpExchange(res, {
+    sseAllowed: caller.sseAllowed,
+    ...(caller.lease === undefined ? {} : { lease: caller.lease }),
+  });
   res.on("close", () => {
     if (!exchange.done) controller.abort("the client closed the request");
   });

@@ -5,8 +5,15 @@ import type { Channel, ClientSession, WireMessage } from "./client-session.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
 import type { Gateway } from "./gateway.js";
 import type { Refusal } from "./http-admission.js";
-import { sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
-import { BodyTimeoutError, BodyTooLargeError, checkContentType, readBody } from "./http-guard.js";
+import { sendOverBudget, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
+import {
+  BodyOverBudgetError,
+  BodyTimeoutError,
+  BodyTooLargeError,
+  checkContentType,
+  readBody,
+} from "./http-guard.js";
+import { type BudgetLease, budgetRefusal, type MemoryBudget } from "./memory-budget.js";
 import type { ConcurrencyLimiter } from "./rate-limiter.js";
 import type { Caller } from "./rev2026-post.js";
 
@@ -31,6 +38,8 @@ export interface SseFrontOptions {
   maxBodyBytes: number;
   /** Time a message body has to arrive in full (ms); 408 past it. */
   bodyTimeoutMs: number;
+  /** The memory budget shared with /mcp and /ws: a request holds its share until answered. */
+  budget: MemoryBudget;
   /** `true` once the front is shutting down: new streams and messages are refused. */
   draining(): boolean;
   /** Session ids that name the replica holding them (one of several). Default: random, all local. */
@@ -208,10 +217,23 @@ export class SseFront {
       sendRpcError(res, type.status, null, ErrorCode.ServerError, type.message);
       return;
     }
+    const { budget, maxBodyBytes } = this.#options;
+    const declared = Number(req.headers["content-length"] ?? 0);
+    // Held until the message is passed on, or a request's answer is written on the stream.
+    const lease = budget.reserve(declared <= maxBodyBytes ? declared : 0);
+    if (lease === undefined) return sendOverBudget(res, budget);
     let body: Buffer;
     try {
-      body = await readBody(req, this.#options.maxBodyBytes, undefined, this.#options.bodyTimeoutMs);
+      body = await readBody(req, maxBodyBytes, undefined, this.#options.bodyTimeoutMs, {
+        lease,
+        overBudget: budgetRefusal(budget),
+      });
     } catch (error) {
+      lease.release();
+      if (error instanceof BodyOverBudgetError) {
+        res.shouldKeepAlive = false;
+        return sendOverBudget(res, budget, error.message);
+      }
       if (error instanceof BodyTimeoutError) {
         res.shouldKeepAlive = false;
         sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
@@ -232,16 +254,34 @@ export class SseFront {
       return;
     }
     if (entry === undefined) {
+      res.once("close", lease.release);
       await forward?.(owner!, req, res, body);
       return;
     }
+    // Released with the answer (a request), else once the message is passed on.
+    let held = false;
+    try {
+      held = this.#deliver(entry, res, body, caller, lease);
+    } finally {
+      if (!held) lease.release();
+    }
+  }
+
+  /** Passes a message on to its session; `true` when it is a request now waiting for its answer. */
+  #deliver(
+    entry: Entry,
+    res: ServerResponse,
+    body: Buffer,
+    caller: Caller & { key: string },
+    lease: BudgetLease,
+  ): boolean {
     let message: unknown;
     try {
       message = JSON.parse(body.toString("utf8"));
     } catch (error) {
       const { code, message: text } = parseErrorAnswer(error).error;
       sendRpcError(res, 400, null, code, text);
-      return;
+      return false;
     }
     const request = (typeof message === "object" && message !== null ? message : {}) as {
       id?: unknown;
@@ -259,15 +299,18 @@ export class SseFront {
         ErrorCode.InvalidRequest,
         `Invalid Request: id ${JSON.stringify(request.id)} is already in use`,
       );
-      return;
+      return false;
     }
     if (isRequest) {
       const release = this.#options.concurrency.acquire(caller.key);
       if (release === undefined) {
         sendRpcError(res, 429, null, ErrorCode.ServerError, "Too Many Requests: too many requests in flight");
-        return;
+        return false;
       }
-      entry.channel.held.set(request.id as Id, release);
+      entry.channel.held.set(request.id as Id, () => {
+        release();
+        lease.release();
+      });
     }
     if (request.method === "notifications/cancelled") {
       // A cancelled request gets no answer: its slot is freed here.
@@ -280,6 +323,7 @@ export class SseFront {
     res.writeHead(202).end("Accepted");
     // Malformed messages are answered by the session, on the stream, like on every front.
     entry.session.receive(message);
+    return isRequest;
   }
 
   /** Ends every session and its stream. */

@@ -3,8 +3,10 @@ import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
+import type { ConnectionLimits } from "./connection-limits.js";
 import type { Gateway } from "./gateway.js";
 import type { Refusal } from "./http-admission.js";
+import { type BudgetLease, budgetRefusal, type MemoryBudget } from "./memory-budget.js";
 import type { Caller } from "./rev2026-post.js";
 
 const STATUS_TEXT: Record<number, string> = {
@@ -14,6 +16,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: "Not Found",
   421: "Misdirected Request",
   429: "Too Many Requests",
+  503: "Service Unavailable",
 };
 
 /**
@@ -28,6 +31,13 @@ export function attachWebSocketFront(
     maxBytes: number;
     /** Requests in flight per connection, as HTTP's per client. */
     maxInFlight: number;
+    /**
+     * The memory budget shared with /mcp and /sse: a request holds its frame's size until its
+     * answer is written out; past it a request is answered at once with an error.
+     */
+    budget: MemoryBudget;
+    /** The server's connection caps: a connection past them is not upgraded. */
+    connections?: ConnectionLimits;
   },
 ): { close(): void } {
   const wss = new WebSocketServer({
@@ -46,6 +56,9 @@ export function attachWebSocketFront(
   };
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if ((req.url ?? "/").split("?")[0] !== "/ws") return refuse(socket, 404, "Not Found");
+    const connections = options.connections;
+    if (connections?.pastCaps(req.socket))
+      return refuse(socket, 503, connections.refusal, { "retry-after": "1" });
     const caller = options.admit(req);
     if ("status" in caller) return refuse(socket, caller.status, caller.message, caller.headers);
     const protocols = String(req.headers["sec-websocket-protocol"] ?? "");
@@ -59,9 +72,13 @@ export function attachWebSocketFront(
           send(message) {
             if (ws.readyState !== WebSocket.OPEN) return;
             const id = message.method === undefined ? message.id : undefined;
-            // An answer stays in flight until written out: a client that does not read holds its slots.
-            if (inFlight.has(id)) ws.send(JSON.stringify(message), () => inFlight.end(id));
-            else ws.send(JSON.stringify(message));
+            const text = JSON.stringify(message);
+            // An answer stays in flight until written out: a client that does not read holds its
+            // slots, and its share of the budget.
+            if (inFlight.has(id)) {
+              inFlight.charge(id, text.length);
+              ws.send(text, () => inFlight.end(id));
+            } else ws.send(text);
           },
           close() {
             ws.close(1000);
@@ -70,22 +87,36 @@ export function attachWebSocketFront(
         { profile: caller.profile, mode: caller.mode, caller: caller.key },
       );
       ws.on("message", (data, isBinary) => {
+        const text = isBinary ? Buffer.from(data as Buffer).toString("utf8") : data.toString();
+        // Taken before parsing: the frame is already here, but what it becomes is not yet.
+        const lease = options.budget.reserve(text.length);
         let message: unknown;
         try {
-          message = JSON.parse(isBinary ? Buffer.from(data as Buffer).toString("utf8") : data.toString());
+          message = JSON.parse(text);
         } catch (error) {
+          lease?.release();
           ws.send(JSON.stringify(parseErrorAnswer(error)));
           return;
         }
-        const refusal = inFlight.admit(message);
+        const refusal =
+          lease === undefined ? overBudget(message, options.budget) : inFlight.admit(message, lease);
         if (refusal !== undefined) {
+          lease?.release();
           ws.send(JSON.stringify(refusal));
           return;
         }
         session.receive(message);
+        // Only a request waits for an answer; anything else has been passed on.
+        if (lease !== undefined && !inFlight.holds(lease)) lease.release();
       });
-      ws.on("close", () => session.close());
-      ws.on("error", () => session.close());
+      ws.on("close", () => {
+        inFlight.clear();
+        session.close();
+      });
+      ws.on("error", () => {
+        inFlight.clear();
+        session.close();
+      });
     });
   });
   return {
@@ -98,13 +129,31 @@ export function attachWebSocketFront(
 
 type Id = string | number;
 
+/** A request's id, when `message` is a request (a method and an id). */
+function requestId(message: unknown): Id | undefined {
+  const m = message as { id?: unknown; method?: unknown } | null;
+  if (typeof m !== "object" || m === null || typeof m.method !== "string") return undefined;
+  return typeof m.id === "string" || typeof m.id === "number" ? m.id : undefined;
+}
+
+/**
+ * The error answer to a request past the memory budget; `undefined` for other messages, which
+ * pass (a notification or an answer to the server is not worth refusing, and holds nothing).
+ */
+function overBudget(message: unknown, budget: MemoryBudget): object | undefined {
+  const id = requestId(message);
+  if (id === undefined) return undefined;
+  return { jsonrpc: "2.0", id, error: { code: ErrorCode.ServerError, message: budgetRefusal(budget) } };
+}
+
 /**
  * The requests of one connection that have no answer yet, bounded: past `max`, a request is
- * answered at once with an error. A request the client cancels gets no answer and leaves.
+ * answered at once with an error. Each holds its share of the memory budget until its answer
+ * is written. A request the client cancels gets no answer and leaves.
  */
 class InFlight {
-  readonly #ids = new Map<Id, number>();
-  #count = 0;
+  readonly #ids = new Map<Id, BudgetLease[]>();
+  readonly #leases = new Set<BudgetLease>();
 
   constructor(readonly max: number) {}
 
@@ -112,35 +161,56 @@ class InFlight {
     return (typeof id === "string" || typeof id === "number") && this.#ids.has(id);
   }
 
-  /** Counts a request in, or returns the error answer refusing it. */
-  admit(message: unknown): object | undefined {
-    const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } } | null;
-    if (typeof m !== "object" || m === null || typeof m.method !== "string") return undefined;
-    if (m.method === "notifications/cancelled") {
+  /** Whether `lease` is held by a request waiting for its answer. */
+  holds(lease: BudgetLease): boolean {
+    return this.#leases.has(lease);
+  }
+
+  /** Counts a request in with its lease, or returns the error answer refusing it. */
+  admit(message: unknown, lease: BudgetLease): object | undefined {
+    const m = message as { method?: unknown; params?: { requestId?: unknown } } | null;
+    if (typeof m === "object" && m !== null && m.method === "notifications/cancelled") {
       if (this.has(m.params?.requestId)) this.end(m.params.requestId);
       return undefined;
     }
-    if (typeof m.id !== "string" && typeof m.id !== "number") return undefined;
-    if (this.#count >= this.max) {
+    const id = requestId(message);
+    if (id === undefined) return undefined;
+    if (this.#leases.size >= this.max) {
       return {
         jsonrpc: "2.0",
-        id: m.id,
+        id,
         error: {
           code: ErrorCode.ServerError,
           message: `Too Many Requests: too many requests in flight on this connection (limit ${this.max}); wait for answers before sending more`,
         },
       };
     }
-    this.#count++;
-    this.#ids.set(m.id, (this.#ids.get(m.id) ?? 0) + 1);
+    this.#leases.add(lease);
+    const same = this.#ids.get(id);
+    if (same === undefined) this.#ids.set(id, [lease]);
+    else same.push(lease);
     return undefined;
   }
 
+  /** Charges an answer about to be written to the request it answers. */
+  charge(id: Id, bytes: number): void {
+    this.#ids.get(id)?.[0]?.charge(bytes);
+  }
+
+  /** The request `id` is answered (or cancelled): its slot and its share of the budget go back. */
   end(id: Id): void {
-    const left = (this.#ids.get(id) ?? 0) - 1;
-    if (left < 0) return;
-    this.#count--;
-    if (left === 0) this.#ids.delete(id);
-    else this.#ids.set(id, left);
+    const same = this.#ids.get(id);
+    const lease = same?.shift();
+    if (lease === undefined) return;
+    if (same!.length === 0) this.#ids.delete(id);
+    this.#leases.delete(lease);
+    lease.release();
+  }
+
+  /** The connection closed: every share goes back. */
+  clear(): void {
+    for (const lease of this.#leases) lease.release();
+    this.#leases.clear();
+    this.#ids.clear();
   }
 }

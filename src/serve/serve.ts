@@ -274,6 +274,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         ...(options.http?.allowedOrigins ?? []),
       ];
       front = await startHttpFront(gateway, {
+        ...frontLimits(config.serve),
         ...options.http,
         ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
         tokens,
@@ -379,4 +380,19 @@ function reloadTokens(
   } catch (error) {
     return { tokens: (error as Error).message };
   }
+}
+
+/** The HTTP front's limits the config's `serve:` block sets (flags, in `options.http`, win). */
+function frontLimits(
+  serve: McplexConfig["serve"],
+): Pick<HttpFrontOptions, "idleTimeoutMs" | "maxConnections" | "maxConnectionsPerClient" | "memoryBudget"> {
+  if (serve === undefined) return {};
+  return {
+    ...(serve.idleTimeout === undefined ? {} : { idleTimeoutMs: serve.idleTimeout }),
+    ...(serve.maxConnections === undefined ? {} : { maxConnections: serve.maxConnections }),
+    ...(serve.maxConnectionsPerClient === undefined
+      ? {}
+      : { maxConnectionsPerClient: serve.maxConnectionsPerClient }),
+    ...(serve.memoryBudget === undefined ? {} : { memoryBudget: serve.memoryBudget }),
+  };
 }

@@ -66,6 +66,25 @@ describe("config validation", () => {
     expect(bare.message).toContain("is not an origin; write scheme://host[:port]");
   });
 
+  it("reads the connection and memory limits of serve:, and names a bad one", () => {
+    const read = (text: string) => parseConfig(text, { source: "mcplex.yaml" }).serve;
+    expect(
+      read(
+        "serve:\n  idleTimeout: 10s\n  maxConnections: 5000\n  maxConnectionsPerClient: 200\n  memoryBudget: 48MiB\nservers: {}\n",
+      ),
+    ).toEqual({
+      idleTimeout: 10_000,
+      maxConnections: 5000,
+      maxConnectionsPerClient: 200,
+      memoryBudget: 48 * 2 ** 20,
+    });
+    expect(read("serve:\n  memoryBudget: 1048576\nservers: {}\n")).toEqual({ memoryBudget: 2 ** 20 });
+    const bad = errorOf("serve:\n  memoryBudget: lots\nservers: {}\n");
+    expect(bad.path).toBe("serve.memoryBudget");
+    expect(bad.message).toContain('"lots" is not a size; use bytes (67108864) or a string like "64MiB"');
+    expect(errorOf("serve:\n  maxConnections: 0\nservers: {}\n").path).toBe("serve.maxConnections");
+  });
+
   it("reads the telemetry block, names a bad field, and redacts its headers", () => {
     const config = parseConfig(
       "telemetry:\n  enabled: true\n  endpoint: http://localhost:4318\n  sampleRatio: 0.25\n  headers:\n    x-api-key: abcdefgh12345678\nservers: {}\n",

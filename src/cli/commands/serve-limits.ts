@@ -1,3 +1,4 @@
+import { parseByteSize } from "../../config/parse-byte-size.js";
 import { parseDuration } from "../../config/parse-duration.js";
 import type { HttpFrontOptions } from "../../gateway/http-front.js";
 import { UsageError } from "../output.js";
@@ -9,7 +10,18 @@ const LIMITS = {
   "body-timeout": { option: "bodyTimeoutMs", kind: "duration" },
   "max-sessions": { option: "maxSessions", kind: "count" },
   "max-sessions-per-client": { option: "maxSessionsPerClient", kind: "count" },
-} as const satisfies Record<string, { option: keyof HttpFrontOptions; kind: "count" | "duration" }>;
+  "idle-timeout": { option: "idleTimeoutMs", kind: "duration" },
+  "max-connections": { option: "maxConnections", kind: "count" },
+  "max-connections-per-client": { option: "maxConnectionsPerClient", kind: "count" },
+  "memory-budget": { option: "memoryBudget", kind: "size" },
+} as const satisfies Record<string, { option: keyof HttpFrontOptions; kind: "count" | "duration" | "size" }>;
+
+/** What each kind of value must look like, for the usage error. */
+const FORMS = {
+  count: "a whole number of at least 1",
+  duration: "a duration such as 30s or 500ms",
+  size: "a size such as 64MiB, 512KiB or a number of bytes",
+} as const;
 
 type LimitFlag = keyof typeof LIMITS;
 
@@ -20,18 +32,24 @@ export const LIMIT_FLAGS = Object.fromEntries(
 
 /**
  * The limits given as flags, as {@link HttpFrontOptions}; a value that is not a positive
- * whole number (or, for a time, a duration such as `30s`) is a usage error naming the flag.
+ * whole number (for a time, a duration such as `30s`; for a size, `64MiB` or bytes) is a
+ * usage error naming the flag.
  */
 export function readLimitFlags(values: Partial<Record<LimitFlag, string>>): Partial<HttpFrontOptions> {
   const limits: Record<string, number> = {};
   for (const [flag, { option, kind }] of Object.entries(LIMITS)) {
     const text = values[flag as LimitFlag];
     if (text === undefined) continue;
-    const value = kind === "duration" ? parseDuration(text) : /^\d+$/.test(text) ? Number(text) : Number.NaN;
-    if (value === undefined || !Number.isSafeInteger(value) || value < 1) {
-      const form = kind === "duration" ? "a duration such as 30s or 500ms" : "a whole number of at least 1";
-      throw new UsageError(`--${flag} must be ${form}, not ${JSON.stringify(text)}`);
-    }
+    const value =
+      kind === "duration"
+        ? parseDuration(text)
+        : kind === "size"
+          ? parseByteSize(text)
+          : /^\d+$/.test(text)
+            ? Number(text)
+            : Number.NaN;
+    if (value === undefined || !Number.isSafeInteger(value) || value < 1)
+      throw new UsageError(`--${flag} must be ${FORMS[kind]}, not ${JSON.stringify(text)}`);
     limits[option] = value;
   }
   return limits as Partial<HttpFrontOptions>;

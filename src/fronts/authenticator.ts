@@ -1,0 +1,137 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
+import { tokenProblem } from "../config/token-rules.js";
+import type { TokenConfig } from "../config/types.js";
+import { McplexError } from "../errors.js";
+import { authenticate } from "../gateway/bearer-auth.js";
+
+/**
+ * Who a request comes from, as an {@link Authenticator} decided at admission. It rides on the
+ * request (`RequestContext.identity`), and everything after keys on it: profiles, limits,
+ * caches, parked calls.
+ */
+export interface Identity {
+  /**
+   * The key limits, caches and parked calls are kept under: `token#0` for a static token (never
+   * the token itself), the client's address when no credential is asked for.
+   */
+  readonly key: string;
+  /** How it was established. */
+  readonly via: "token" | "anonymous";
+  /** The catalog view it may see; absent: the front's default (everything without one). */
+  readonly profile?: string;
+  /** How it sees the tools, when its credential says (a token's `mode`). */
+  readonly mode?: CatalogMode;
+  /** Whether it may read the operator endpoints (`/metrics`, `/readyz`) and act on servers. */
+  readonly operator: boolean;
+}
+
+/** What an {@link Authenticator} is shown of a request: its headers and where it came from. */
+export interface AuthRequest {
+  readonly headers: IncomingHttpHeaders;
+  readonly remoteAddress: string | undefined;
+}
+
+/** A request turned away by an {@link Authenticator}: 401 with a challenge, or 403. */
+export interface AuthRefusal {
+  readonly status: 401 | 403;
+  readonly message: string;
+  readonly wwwAuthenticate?: string;
+}
+
+/** The outcome of {@link Authenticator.authenticate}. */
+export type AuthOutcome =
+  | { readonly ok: true; readonly identity: Identity }
+  | ({ readonly ok: false } & AuthRefusal);
+
+/**
+ * Decides who is calling, once per HTTP request or WebSocket upgrade, for every entry of the
+ * HTTP front (`/mcp`, `/sse` and `/messages`, `/ws`, the dashboard and its actions, `/metrics`,
+ * `/readyz`). Asynchronous, so an implementation may look keys up (JWKS) or ask an issuer
+ * (introspection); it answers a refusal for a bad credential rather than throwing.
+ *
+ * @example
+ * const auth: Authenticator = {
+ *   required: true,
+ *   async authenticate({ headers }) {
+ *     const user = await lookUp(headers.authorization);
+ *     return user === undefined
+ *       ? { ok: false, status: 401, message: "Unauthorized", wwwAuthenticate: 'Bearer realm="mcplex"' }
+ *       : { ok: true, identity: { key: `user:${user.id}`, via: "token", operator: false } };
+ *   },
+ * };
+ */
+export interface Authenticator {
+  /** Whether callers must present a credential (a non-loopback address needs one). */
+  readonly required: boolean;
+  authenticate(request: AuthRequest, signal?: AbortSignal): Promise<AuthOutcome>;
+}
+
+/**
+ * The static bearer tokens of the config (`tokens:`, `--token`): each bound to a profile, a
+ * mode and operator rights; none configured lets everyone in as the operator, keyed by address.
+ * The tokens can be replaced while serving (a reloaded config).
+ */
+export class StaticTokenAuthenticator implements Authenticator {
+  #tokens: readonly TokenConfig[];
+
+  /** @throws McplexError naming the entry (never the token) of a token too weak to protect anything. */
+  constructor(tokens: readonly TokenConfig[]) {
+    checkTokens(tokens, "");
+    this.#tokens = tokens;
+  }
+
+  get required(): boolean {
+    return this.#tokens.length > 0;
+  }
+
+  /** The tokens now in force. */
+  get tokens(): readonly TokenConfig[] {
+    return this.#tokens;
+  }
+
+  /** Replaces the tokens; refused (the old ones stay) when one is weak. */
+  setTokens(next: readonly TokenConfig[]): void {
+    checkTokens(next, "tokens not changed: ");
+    this.#tokens = next;
+  }
+
+  async authenticate(request: AuthRequest): Promise<AuthOutcome> {
+    return this.authenticateNow(request);
+  }
+
+  /** {@link authenticate}, answered at once: static tokens need no look-up. */
+  authenticateNow(request: AuthRequest): AuthOutcome {
+    const tokens = this.#tokens;
+    const auth = authenticate(request.headers.authorization, tokens);
+    if (!auth.ok)
+      return { ok: false, status: 401, message: auth.message, wwwAuthenticate: auth.wwwAuthenticate };
+    if (auth.token === undefined) {
+      // Without tokens (loopback only) everyone is the operator, as before tokens existed.
+      return {
+        ok: true,
+        identity: { key: request.remoteAddress ?? "unknown", via: "anonymous", operator: true },
+      };
+    }
+    const entry = tokens[auth.token.index]!;
+    const identity: { -readonly [K in keyof Identity]: Identity[K] } = {
+      key: auth.token.key,
+      via: "token",
+      operator: entry.profile === undefined || entry.operator === true,
+    };
+    if (entry.profile !== undefined) identity.profile = entry.profile;
+    if (entry.mode !== undefined) identity.mode = entry.mode;
+    return { ok: true, identity };
+  }
+}
+
+/** Refuses tokens too weak to protect anything, naming the entry (never the token). */
+function checkTokens(tokens: readonly TokenConfig[], prefix: string): void {
+  tokens.forEach(({ token }, i) => {
+    const problem = tokenProblem(token);
+    if (problem !== undefined)
+      throw new McplexError("INVALID_ARGUMENT", `${prefix}tokens[${i}].token ${problem}`, {
+        path: `tokens[${i}].token`,
+      });
+  });
+}
