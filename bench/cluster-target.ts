@@ -5,8 +5,8 @@
  * Imported from dist/ (run `npm run build` first).
  */
 import { Cluster } from "../dist/cluster/cluster.js";
+import { startHttpFront } from "../dist/fronts/http-front.js";
 import { Gateway } from "../dist/gateway/gateway.js";
-import { startHttpFront } from "../dist/gateway/http-front.js";
 import { Hub } from "../dist/hub/hub.js";
 import { LocalServer } from "../dist/upstream/local-server.js";
 

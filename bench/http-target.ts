@@ -11,8 +11,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
+import { dashboardPage } from "../dist/dashboard/dashboard.js";
+import { startHttpFront } from "../dist/fronts/http-front.js";
 import { Gateway } from "../dist/gateway/gateway.js";
-import { startHttpFront } from "../dist/gateway/http-front.js";
 import { Hub } from "../dist/hub/hub.js";
 import { LocalServer } from "../dist/upstream/local-server.js";
 import { toNodeListener } from "../test/fixtures/servers/node-fetch-listener.js";
@@ -61,7 +62,7 @@ if (kind === "mcplex") {
   const front = await startHttpFront(new Gateway(hub), {
     port: 0,
     websocket: false,
-    dashboard: !process.argv.includes("--no-dashboard"),
+    dashboard: process.argv.includes("--no-dashboard") ? false : dashboardPage,
   });
   url = front.url;
 } else if (kind === "sdk") {

@@ -55,6 +55,12 @@ describe("layering", () => {
     ["src/serve/serve.ts", "redis", "src/cluster/ is the only folder that talks to Redis"],
     ["src/hub/part.ts", "ioredis", "src/cluster/ is the only folder that talks to Redis"],
     ["src/cluster/part.ts", "../upstream/upstream.js", "src/cluster/ joins gateways through Redis"],
+    ["src/fronts/http-front.ts", "../dashboard/dashboard.js", "a front never imports the dashboard"],
+    ["src/fronts/ws-front.ts", "../upstream/upstream.js", "src/fronts/ (HTTP, SSE, WebSocket, stdio)"],
+    ["src/fronts/ws-front.ts", "../cluster/cluster.js", "src/fronts/ (HTTP, SSE, WebSocket, stdio)"],
+    ["src/gateway/gateway.ts", "../fronts/http-front.js", "know nothing of the fronts"],
+    ["src/gateway/layers/metrics.ts", "../../fronts/http-front.js", "know nothing of the fronts"],
+    ["src/gateway/layers/call-watch.ts", "../../dashboard/call-feed.js", "know nothing of the fronts"],
   ])("%s may not import %s", (path, from, message) => {
     expect(lint(path, importing(from))).toContain(message);
   });
@@ -68,7 +74,10 @@ describe("layering", () => {
     ["src/recording/book.ts", "../config/redact.js"],
     ["src/protocol/framing.ts", "../errors.js"],
     ["src/cluster/redis-link.ts", "@redis/client"],
-    ["src/cluster/cluster.ts", "../gateway/cluster-link.js"],
+    ["src/cluster/cluster.ts", "../fronts/cluster-link.js"],
+    ["src/fronts/http-front.ts", "../gateway/gateway.js"],
+    ["src/dashboard/dashboard.ts", "../fronts/front-page.js"],
+    ["src/gateway/index.ts", "../fronts/http-front.js"],
     ["src/serve/serve.ts", "../cluster/cluster.js"],
   ])("%s may import %s", (path, from) => {
     expect(lint(path, importing(from))).not.toContain("Layering");

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { SharedRateLimit } from "../gateway/cluster-link.js";
-import type { RateDecision } from "../gateway/rate-limiter.js";
+import type { SharedRateLimit } from "../fronts/cluster-link.js";
+import type { RateDecision } from "../fronts/rate-limiter.js";
 import type { RedisLink } from "./redis-link.js";
 
 /**

@@ -1,38 +1,15 @@
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { WatchedCall } from "../gateway/call-watch.js";
+import type { FrontPage, FrontPageFactory, FrontPageHost } from "../fronts/front-page.js";
+import { sendJson } from "../fronts/http-exchange.js";
+import { checkContentType } from "../fronts/http-guard.js";
 import type { Gateway } from "../gateway/gateway.js";
-import { sendJson } from "../gateway/http-exchange.js";
-import { checkContentType } from "../gateway/http-guard.js";
-import { healthReport } from "../gateway/metrics.js";
-import type { CacheCounts } from "../gateway/result-cache.js";
+import type { WatchedCall } from "../gateway/layers/call-watch.js";
+import { healthReport } from "../gateway/layers/metrics.js";
+import type { CacheCounts } from "../gateway/layers/result-cache.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
 import { availableServers, parseActionPath, runServerAction } from "./server-actions.js";
-
-/** Why a request was turned away (the HTTP front's refusal). */
-interface Refusal {
-  status: number;
-  message: string;
-  headers: Record<string, string>;
-}
-
-/** What the HTTP front lends the dashboard. */
-export interface DashboardHost {
-  /**
-   * Host/Origin and token checks of a data request: the caller's profile, or a refusal. With
-   * `limited`, the caller's rate limit too (server actions, which start processes).
-   */
-  admit(req: IncomingMessage, limited?: boolean): { profile?: string } | Refusal;
-  /** Host/Origin check alone, for the page itself (it holds no data). */
-  checkPage(req: IncomingMessage): Refusal | undefined;
-  /** The endpoints the front serves, to show on the page. */
-  endpoints(): { mcp: string; ws?: string };
-  /** Whether the front asks for bearer tokens. */
-  authenticated(): boolean;
-  /** One replica of several: the cluster's members and health (as in `/readyz`). */
-  cluster?: () => unknown;
-}
 
 const JS = "text/javascript; charset=utf-8";
 /** The page's modules (plain ES modules, no build step). */
@@ -93,9 +70,9 @@ const HEARTBEAT_MS = 20_000;
  * token's profile has.
  * The page calls tools, reads resources and gets prompts as an MCP client of `/mcp` itself.
  */
-export class Dashboard {
+export class Dashboard implements FrontPage {
   readonly #gateway: Gateway;
-  readonly #host: DashboardHost;
+  readonly #host: FrontPageHost;
   readonly #feed: CallFeed;
   readonly #latency: LatencyHistory;
   readonly #mcp: boolean;
@@ -109,7 +86,7 @@ export class Dashboard {
    */
   constructor(
     gateway: Gateway,
-    host: DashboardHost,
+    host: FrontPageHost,
     options: { latency?: LatencyHistoryOptions; mcp?: boolean } = {},
   ) {
     this.#gateway = gateway;
@@ -124,15 +101,15 @@ export class Dashboard {
   }
 
   /** Whether `path` is the dashboard's. */
-  static owns(path: string): boolean {
+  owns(path: string): boolean {
     return path === "/" || path === "/dashboard" || path.startsWith("/dashboard/");
   }
 
   /** Answers a request for one of the dashboard's paths. */
-  handle(req: IncomingMessage, res: ServerResponse, path: string): void {
+  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const action = parseActionPath(path);
     if (action !== undefined) {
-      this.#act(req, res, action);
+      await this.#act(req, res, action);
       return;
     }
     if (req.method !== "GET" && req.method !== "HEAD") {
@@ -152,7 +129,7 @@ export class Dashboard {
       sendJson(res, 404, { error: `no such endpoint ${path}; the dashboard is at /dashboard` });
       return;
     }
-    const caller = this.#host.admit(req);
+    const caller = await this.#host.admit(req);
     if ("status" in caller) {
       sendJson(res, caller.status, { error: caller.message }, caller.headers);
       return;
@@ -217,12 +194,16 @@ export class Dashboard {
   }
 
   /** A server action: POST only, admitted like /mcp (rate limit included), within the caller's profile. */
-  #act(req: IncomingMessage, res: ServerResponse, action: { server: string; action: string }): void {
+  async #act(
+    req: IncomingMessage,
+    res: ServerResponse,
+    action: { server: string; action: string },
+  ): Promise<void> {
     if (req.method !== "POST") {
       res.writeHead(405, { allow: "POST" }).end();
       return;
     }
-    const caller = this.#host.admit(req, true);
+    const caller = await this.#host.admit(req, true);
     if ("status" in caller) {
       sendJson(res, caller.status, { error: caller.message }, caller.headers);
       return;
@@ -314,3 +295,12 @@ function cacheOf(
   }
   return shown;
 }
+
+/**
+ * The dashboard as a page of the HTTP front, at `/dashboard` (and `/`, which leads there):
+ * `startHttpFront(gateway, { dashboard: dashboardPage })`, as `serve()` does.
+ */
+export const dashboardPage: FrontPageFactory = {
+  path: "/dashboard",
+  create: (gateway, host) => new Dashboard(gateway, host, { mcp: host.mcp }),
+};

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { McplexError, NotFoundError } from "../errors.js";
-import { sendJson } from "../gateway/http-exchange.js";
+import { sendJson } from "../fronts/http-exchange.js";
 import type { Hub } from "../hub/hub.js";
 import { notFound } from "../hub/hub-errors.js";
 

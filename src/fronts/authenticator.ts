@@ -1,30 +1,11 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { tokenProblem } from "../config/token-rules.js";
 import type { TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
-import { authenticate } from "../gateway/bearer-auth.js";
+import type { Identity } from "../hub/call-pipeline.js";
+import { authenticate } from "./bearer-auth.js";
 
-/**
- * Who a request comes from, as an {@link Authenticator} decided at admission. It rides on the
- * request (`RequestContext.identity`), and everything after keys on it: profiles, limits,
- * caches, parked calls.
- */
-export interface Identity {
-  /**
-   * The key limits, caches and parked calls are kept under: `token#0` for a static token (never
-   * the token itself), the client's address when no credential is asked for.
-   */
-  readonly key: string;
-  /** How it was established. */
-  readonly via: "token" | "anonymous";
-  /** The catalog view it may see; absent: the front's default (everything without one). */
-  readonly profile?: string;
-  /** How it sees the tools, when its credential says (a token's `mode`). */
-  readonly mode?: CatalogMode;
-  /** Whether it may read the operator endpoints (`/metrics`, `/readyz`) and act on servers. */
-  readonly operator: boolean;
-}
+export type { Identity };
 
 /** What an {@link Authenticator} is shown of a request: its headers and where it came from. */
 export interface AuthRequest {

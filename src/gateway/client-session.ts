@@ -1,6 +1,6 @@
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { RpcError } from "../errors.js";
-import type { CallRequest, RequestContext } from "../hub/call-pipeline.js";
+import type { CallRequest, Identity, RequestContext } from "../hub/call-pipeline.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import {
@@ -58,6 +58,8 @@ export interface SessionOptions {
   profile?: string | undefined;
   mode?: CatalogMode | undefined;
   caller?: string | undefined;
+  /** Who its front admitted (see `RequestContext.identity`). */
+  identity?: Identity | undefined;
   id?: string;
 }
 
@@ -71,6 +73,8 @@ export class ClientSession {
   readonly mode: CatalogMode | undefined;
   /** Who it serves (see {@link RequestContext.caller}). */
   readonly caller: string | undefined;
+  /** Who its front admitted, when its front authenticates (see `RequestContext.identity`). */
+  readonly identity: Identity | undefined;
   protocolVersion: string | undefined;
   initialized = false;
   clientCapabilities: Record<string, unknown> = {};
@@ -101,6 +105,7 @@ export class ClientSession {
     this.profile = options.profile;
     this.mode = options.mode;
     this.caller = options.caller;
+    this.identity = options.identity;
     this.id = options.id;
   }
 
@@ -156,6 +161,7 @@ export class ClientSession {
           profile: this.profile,
           mode: this.mode,
           caller: this.caller,
+          identity: this.identity,
           client: this,
         });
         if (method === "subscriptions/listen") {
@@ -232,6 +238,7 @@ export class ClientSession {
     if (this.profile !== undefined) ctx.profile = this.profile;
     if (this.mode !== undefined) ctx.mode = this.mode;
     if (this.caller !== undefined) ctx.caller = this.caller;
+    if (this.identity !== undefined) ctx.identity = this.identity;
     if (this.logLevel !== undefined) ctx.logLevel = this.logLevel;
     if (this.id !== undefined) ctx.sessionId = this.id;
     return ctx;

@@ -13,15 +13,15 @@ import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";
 import { META } from "../protocol/rev2026.js";
-import { type CallWatcher, observing, type RequestSample, watching } from "./call-watch.js";
-import { catalogViews, type ViewOf } from "./catalog-views.js";
-import { callOptionsOf, clientInput } from "./client-input.js";
 import { type Channel, ClientSession, type SessionOptions } from "./client-session.js";
-import { InputParking } from "./input-parking.js";
+import { type CallWatcher, observing, type RequestSample, watching } from "./layers/call-watch.js";
+import { catalogViews, type ViewOf } from "./layers/catalog-views.js";
+import { callOptionsOf, clientInput } from "./layers/client-input.js";
+import { InputParking } from "./layers/input-parking.js";
+import { LogRelay } from "./layers/log-relay.js";
+import { ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
-import { LogRelay } from "./log-relay.js";
 import { resolveTarget } from "./request-target.js";
-import { ResultCache, type ResultCacheOptions } from "./result-cache.js";
 import { type GatewayIdentity, route, serverCapabilities } from "./route.js";
 
 /** Options of a {@link Gateway}. */

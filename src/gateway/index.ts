@@ -16,6 +16,24 @@ export { CatalogView, type ViewEngines } from "../catalog-modes/catalog-view.js"
 export { viewEngines } from "../catalog-modes/view-engines.js";
 export { type ModeTable, viewResolver } from "../catalog-modes/view-resolver.js";
 export { viewToolHost } from "../catalog-modes/view-tool-host.js";
+export { dashboardPage } from "../dashboard/dashboard.js";
+export {
+  type Authenticator,
+  type AuthOutcome,
+  type AuthRefusal,
+  type AuthRequest,
+  type Identity,
+  StaticTokenAuthenticator,
+} from "../fronts/authenticator.js";
+export type { FrontPage, FrontPageFactory, FrontPageHost } from "../fronts/front-page.js";
+export type { Refusal } from "../fronts/http-admission.js";
+export {
+  DEFAULT_PORT,
+  type HttpFront,
+  type HttpFrontOptions,
+  startHttpFront,
+} from "../fronts/http-front.js";
+export { type StdioFrontOptions, serveGatewayStdio } from "../fronts/stdio-front.js";
 export {
   type CallRequest,
   compose,
@@ -33,19 +51,11 @@ export {
   type ServeOptions,
   serve,
 } from "../serve/serve.js";
-export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "./call-watch.js";
 export { type Channel, ClientSession } from "./client-session.js";
 export { Gateway, type GatewayOptions } from "./gateway.js";
-export type { Refusal } from "./http-admission.js";
-export {
-  DEFAULT_PORT,
-  type HttpFront,
-  type HttpFrontOptions,
-  startHttpFront,
-} from "./http-front.js";
+export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "./layers/call-watch.js";
+export { GatewayMetrics, healthReport } from "./layers/metrics.js";
+export { type CacheCounts, ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
+export { serverTools } from "./layers/server-tools.js";
 export type { SubscriptionFilter } from "./listen-streams.js";
-export { GatewayMetrics, healthReport } from "./metrics.js";
-export { type CacheCounts, ResultCache, type ResultCacheOptions } from "./result-cache.js";
 export type { GatewayIdentity } from "./route.js";
-export { serverTools } from "./server-tools.js";
-export { type StdioFrontOptions, serveGatewayStdio } from "./stdio-front.js";

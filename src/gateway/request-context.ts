@@ -7,7 +7,10 @@ import type { Envelope } from "../protocol/rev2026.js";
  */
 export function statelessContext(
   envelope: Envelope,
-  front: Pick<RequestContext, "signal" | "notify" | "profile" | "mode" | "caller" | "client" | "headers">,
+  front: Pick<
+    RequestContext,
+    "signal" | "notify" | "profile" | "mode" | "caller" | "identity" | "client" | "headers"
+  >,
 ): RequestContext {
   const ctx: RequestContext = {
     stateless: true,
@@ -19,6 +22,7 @@ export function statelessContext(
   if (front.profile !== undefined) ctx.profile = front.profile;
   if (front.mode !== undefined) ctx.mode = front.mode;
   if (front.caller !== undefined) ctx.caller = front.caller;
+  if (front.identity !== undefined) ctx.identity = front.identity;
   if (front.client !== undefined) ctx.client = front.client;
   if (front.headers !== undefined) ctx.headers = front.headers;
   if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;

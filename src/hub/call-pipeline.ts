@@ -25,6 +25,27 @@ export type RequestTarget =
   | { kind: "server"; name: string; server?: string };
 
 /**
+ * Who a request comes from, as the front's `Authenticator` decided at admission. It rides on the
+ * request (`RequestContext.identity`), and everything after keys on it: profiles, limits,
+ * caches, parked calls.
+ */
+export interface Identity {
+  /**
+   * The key limits, caches and parked calls are kept under: `token#0` for a static token (never
+   * the token itself), the client's address when no credential is asked for.
+   */
+  readonly key: string;
+  /** How it was established. */
+  readonly via: "token" | "anonymous";
+  /** The catalog view it may see; absent: the front's default (everything without one). */
+  readonly profile?: string;
+  /** How it sees the tools, when its credential says (a token's `mode`). */
+  readonly mode?: CatalogMode;
+  /** Whether it may read the operator endpoints (`/metrics`, `/readyz`) and act on servers. */
+  readonly operator: boolean;
+}
+
+/**
  * What the pipeline knows about whoever made a request, whatever the front (stdio, HTTP,
  * WebSocket) and the protocol revision; for the library's own calls, `library` is `true`.
  */
@@ -46,6 +67,8 @@ export interface RequestContext {
    * front's); otherwise its profile's mode or the gateway's default apply.
    */
   mode?: CatalogMode;
+  /** Who is calling, as the front's authenticator decided (absent for stdio and library calls). */
+  identity?: Identity;
   /**
    * Who is calling, as the front let it in: the token's key (`token#0`, never the token) or,
    * without tokens, the client's address. Results cached for one caller are never another's.

@@ -2,11 +2,11 @@ import type { ModeTable } from "../catalog-modes/view-resolver.js";
 import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
 import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
-import type { CallWatcher, RequestSample } from "../gateway/call-watch.js";
+import type { HttpFront, HttpFrontOptions } from "../fronts/http-front.js";
+import type { StdioFrontOptions } from "../fronts/stdio-front.js";
 import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
-import type { HttpFront, HttpFrontOptions } from "../gateway/http-front.js";
-import type { StdioFrontOptions } from "../gateway/stdio-front.js";
+import type { CallWatcher, RequestSample } from "../gateway/layers/call-watch.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
 import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
@@ -27,7 +27,10 @@ export interface ServeOptions {
    */
   transport: "stdio" | "http";
   /** The HTTP front (or, with `transport: "stdio"`, the dashboard's port when `port` is set). */
-  http?: Omit<HttpFrontOptions, "tokens" | "mcp">;
+  http?: Omit<HttpFrontOptions, "tokens" | "mcp" | "dashboard"> & {
+    /** Serve the web dashboard at /dashboard. Default true. */
+    dashboard?: boolean;
+  };
   /** The stdio front's streams and limits (default: the process's stdin and stdout). */
   stdio?: Omit<StdioFrontOptions, "profile">;
   /** Tokens besides the config's (e.g. from the command line); their values are redacted too. */
@@ -216,7 +219,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(cluster === undefined ? {} : { replica: { id: cluster.replica, stateKey: cluster.stateKey } }),
   });
   if (offerServers) {
-    const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import("../gateway/server-tools.js");
+    const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import(
+      "../gateway/layers/server-tools.js"
+    );
     gateway.use(serverTools(hub), { answers: [CONNECT_SERVER, DISCONNECT_SERVER] });
   }
   const emit = options.onEvent ?? (() => {});
@@ -262,12 +267,14 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   try {
     const profile = profileName === undefined ? {} : { profile: profileName };
     if (options.transport === "stdio") {
-      const { serveGatewayStdio } = await import("../gateway/stdio-front.js");
+      const { serveGatewayStdio } = await import("../fronts/stdio-front.js");
       stdio = serveGatewayStdio(gateway, { ...options.stdio, ...profile });
     }
     if (options.transport === "http" || options.http?.port !== undefined) {
       // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
-      const { startHttpFront } = await import("../gateway/http-front.js");
+      const { startHttpFront } = await import("../fronts/http-front.js");
+      const dashboard =
+        options.http?.dashboard === false ? false : (await import("../dashboard/dashboard.js")).dashboardPage;
       // Origins the config lists and those given to this run (`--allow-origin`) alike.
       const allowedOrigins = [
         ...(config.serve?.allowedOrigins ?? []),
@@ -276,6 +283,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       front = await startHttpFront(gateway, {
         ...frontLimits(config.serve),
         ...options.http,
+        dashboard,
         ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
         tokens,
         ...(profileName === undefined || tokens.length > 0 ? {} : profile),

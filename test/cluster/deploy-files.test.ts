@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { parseConfig } from "../../src/config/index.js";
-import { DEFAULT_PORT } from "../../src/gateway/http-guard.js";
+import { DEFAULT_PORT } from "../../src/fronts/http-guard.js";
 import { runCli } from "../support/cli.js";
 import { serveHttp } from "../support/gateway.js";
 import { type RedisProcess, startRedis } from "../support/redis.js";

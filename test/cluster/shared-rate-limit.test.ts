@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { Cluster } from "../../src/cluster/cluster.js";
 import { parseConfig } from "../../src/config/index.js";
 import {
@@ -19,13 +20,16 @@ const RATE = { perSecond: 0.1, burst: 30 };
 const TOKEN = "a-token-of-the-rate-limit-test";
 /** Spent on the 2024-11-05 transport's endpoint only: a bucket of its own. */
 const SSE_TOKEN = "another-token-of-the-rate-limit-test";
+/** Spent on WebSocket upgrades only. */
+const WS_TOKEN = "a-websocket-token-of-the-rate-limit-test";
 
 let redis: RedisProcess;
 const replicas: Array<{ gateway: InProcessGateway; cluster: Cluster }> = [];
 
 beforeAll(async () => {
   redis = await startRedis();
-  const config = parseConfig(`servers: {}\ntokens:\n  - token: ${TOKEN}\n  - token: ${SSE_TOKEN}\n`, {
+  const tokens = [TOKEN, SSE_TOKEN, WS_TOKEN].map((t) => `  - token: ${t}\n`).join("");
+  const config = parseConfig(`servers: {}\ntokens:\n${tokens}`, {
     source: "mcplex.yaml",
     env: {},
   });
@@ -92,6 +96,31 @@ describe("rate limits per token across replicas", () => {
     expect(admitted + statuses.filter((s) => s === 429).length).toBe(answers.length);
     expect(admitted).toBeGreaterThanOrEqual(RATE.burst);
     expect(admitted).toBeLessThanOrEqual(RATE.burst * 1.1);
+  });
+
+  it("hold on /ws upgrades too, admitted like every other entry", async () => {
+    const upgrade = (gateway: InProcessGateway) =>
+      new Promise<number>((resolve) => {
+        const socket = new WebSocket(gateway.wsUrl, "mcp", {
+          headers: { authorization: `Bearer ${WS_TOKEN}` },
+        });
+        socket.once("open", () => {
+          socket.close();
+          resolve(101);
+        });
+        socket.once("unexpected-response", (_req, res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        socket.once("error", () => resolve(0));
+      });
+    const statuses = await Promise.all(
+      replicas.flatMap(({ gateway }) => Array.from({ length: 30 }, () => upgrade(gateway))),
+    );
+    const opened = statuses.filter((s) => s === 101).length;
+    expect(opened + statuses.filter((s) => s === 429).length).toBe(statuses.length);
+    expect(opened).toBeGreaterThanOrEqual(RATE.burst);
+    expect(opened).toBeLessThanOrEqual(RATE.burst * 1.1);
   });
 
   it("fall back to each replica's own limit while Redis is down, and share again when it returns", async () => {

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import type { HttpFront } from "../../src/gateway/http-front.js";
+import type { HttpFront } from "../../src/fronts/http-front.js";
 import { configOf, fixture } from "../support/config.js";
 import {
   eventually,

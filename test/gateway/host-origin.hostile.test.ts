@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkHostAndOrigin, defaultGuardPolicy } from "../../src/gateway/http-guard.js";
+import { checkHostAndOrigin, defaultGuardPolicy } from "../../src/fronts/http-guard.js";
 import { configOf } from "../support/config.js";
 import { type InProcessGateway, startGateway } from "../support/gateway.js";
 

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { type ClientRequest, createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { authenticate } from "../../src/gateway/bearer-auth.js";
+import { authenticate } from "../../src/fronts/bearer-auth.js";
 import {
   BodyTimeoutError,
   BodyTooLargeError,
@@ -16,7 +16,7 @@ import {
   HttpError,
   isLoopbackHost,
   readBody,
-} from "../../src/gateway/http-guard.js";
+} from "../../src/fronts/http-guard.js";
 
 vi.mock("node:crypto", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:crypto")>();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
-import type { HttpFront } from "../../src/gateway/http-front.js";
+import type { HttpFront } from "../../src/fronts/http-front.js";
 import { configOf, fixture } from "../support/config.js";
 import {
   envelope,

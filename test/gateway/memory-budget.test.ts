@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { ByteBudget, SMALL_MESSAGE_BYTES } from "../../src/gateway/memory-budget.js";
+import { ByteBudget, SMALL_MESSAGE_BYTES } from "../../src/fronts/memory-budget.js";
 import { configOf, fixture } from "../support/config.js";
 import {
   type InProcessGateway,

@@ -1,6 +1,6 @@
 import { register as globalRegistry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { GatewayMetrics, healthReport } from "../../src/gateway/metrics.js";
+import { GatewayMetrics, healthReport } from "../../src/gateway/layers/metrics.js";
 import { Hub, type ServerStatus } from "../../src/hub/hub.js";
 import { configOf, fixture, stdio } from "../support/config.js";
 import { nextEvent } from "../support/wait.js";

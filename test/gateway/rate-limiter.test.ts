@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConcurrencyLimiter, RateLimiter } from "../../src/gateway/rate-limiter.js";
+import { ConcurrencyLimiter, RateLimiter } from "../../src/fronts/rate-limiter.js";
 
 /** Takes `n` times at `now`; returns how many were allowed. */
 function takeMany(limiter: RateLimiter, key: string, n: number, now: number): number {

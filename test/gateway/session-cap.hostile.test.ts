@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HttpFront } from "../../src/gateway/http-front.js";
+import type { HttpFront } from "../../src/fronts/http-front.js";
 import { configOf, fixture } from "../support/config.js";
 import {
   COMMANDS,

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HttpFront } from "../../src/gateway/http-front.js";
+import type { HttpFront } from "../../src/fronts/http-front.js";
 import { configOf, stdio } from "../support/config.js";
 import { eventually, type InProcessGateway, rawHttp, startGateway } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";

@@ -5,7 +5,7 @@ import { Client, SSEClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport as SSEClientTransportV1 } from "@modelcontextprotocol/sdk/client/sse.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HttpFront } from "../../src/gateway/http-front.js";
+import type { HttpFront } from "../../src/fronts/http-front.js";
 import { configOf, stdio } from "../support/config.js";
 import {
   eventually,

@@ -1,8 +1,8 @@
 import { once } from "node:events";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveGatewayStdio } from "../../src/fronts/stdio-front.js";
 import { Gateway } from "../../src/gateway/gateway.js";
-import { serveGatewayStdio } from "../../src/gateway/stdio-front.js";
 import { Hub } from "../../src/hub/hub.js";
 import { configOf, fixture } from "../support/config.js";
 

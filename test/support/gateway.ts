@@ -7,8 +7,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { request } from "node:http";
 import { resolve } from "node:path";
 import type { McplexConfig } from "../../src/config/types.js";
+import { dashboardPage } from "../../src/dashboard/dashboard.js";
+import { type HttpFront, type HttpFrontOptions, startHttpFront } from "../../src/fronts/http-front.js";
 import { Gateway, type GatewayOptions } from "../../src/gateway/gateway.js";
-import { type HttpFront, type HttpFrontOptions, startHttpFront } from "../../src/gateway/http-front.js";
 import { Hub } from "../../src/hub/hub.js";
 import { ANSWERING_CAPABILITIES } from "../../src/protocol/server-requests.js";
 import { CLI } from "./cli.js";
@@ -171,7 +172,13 @@ export async function startGateway(
   const gateway = new Gateway(hub, { ready: starting, ...gatewayOptions });
   const fronts: HttpFront[] = [];
   const open = async (o: HttpFrontOptions) => {
-    const front = await startHttpFront(gateway, { host: "127.0.0.1", port: 0, ...o });
+    // With its dashboard, as `mcplex serve` wires it (`dashboard: false` leaves it out).
+    const front = await startHttpFront(gateway, {
+      host: "127.0.0.1",
+      port: 0,
+      dashboard: dashboardPage,
+      ...o,
+    });
     fronts.push(front);
     return front;
   };

@@ -1,6 +1,6 @@
 import { parseByteSize } from "../../config/parse-byte-size.js";
 import { parseDuration } from "../../config/parse-duration.js";
-import type { HttpFrontOptions } from "../../gateway/http-front.js";
+import type { HttpFrontOptions } from "../../fronts/http-front.js";
 import { UsageError } from "../output.js";
 
 /** The HTTP front's limits a user may set on `mcplex serve`, by flag. */
@@ -35,7 +35,9 @@ export const LIMIT_FLAGS = Object.fromEntries(
  * whole number (for a time, a duration such as `30s`; for a size, `64MiB` or bytes) is a
  * usage error naming the flag.
  */
-export function readLimitFlags(values: Partial<Record<LimitFlag, string>>): Partial<HttpFrontOptions> {
+export function readLimitFlags(
+  values: Partial<Record<LimitFlag, string>>,
+): Omit<Partial<HttpFrontOptions>, "dashboard"> {
   const limits: Record<string, number> = {};
   for (const [flag, { option, kind }] of Object.entries(LIMITS)) {
     const text = values[flag as LimitFlag];
@@ -52,5 +54,5 @@ export function readLimitFlags(values: Partial<Record<LimitFlag, string>>): Part
       throw new UsageError(`--${flag} must be ${FORMS[kind]}, not ${JSON.stringify(text)}`);
     limits[option] = value;
   }
-  return limits as Partial<HttpFrontOptions>;
+  return limits as Omit<Partial<HttpFrontOptions>, "dashboard">;
 }

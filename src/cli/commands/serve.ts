@@ -9,7 +9,7 @@ import { parseDuration } from "../../config/parse-duration.js";
 import { clusterUrlProblem } from "../../config/read-cluster.js";
 import { tokenProblem } from "../../config/token-rules.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.js";
-import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
+import { checkNonLoopbackBind, DEFAULT_PORT } from "../../fronts/http-guard.js";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
 import { defaultCacheDir } from "../../recording/tool-cache.js";
 import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { SERVER_DEFAULTS } from "../../config/read-server.js";
 import type { McplexConfig } from "../../config/types.js";
-import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
+import { checkNonLoopbackBind, DEFAULT_PORT } from "../../fronts/http-guard.js";
 import { serveWorkspaceStdio } from "../../workspace/stdio.js";
 import { EXIT, printError, UsageError } from "../output.js";
 import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";

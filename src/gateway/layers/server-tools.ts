@@ -1,7 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
-import { McplexError } from "../errors.js";
-import type { CallRequest, Interceptor, JsonObject } from "../hub/call-pipeline.js";
-import type { Hub } from "../hub/hub.js";
+import { McplexError } from "../../errors.js";
+import type { CallRequest, Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import type { Hub } from "../../hub/hub.js";
 
 /** The names of the two tools {@link serverTools} adds. */
 export const CONNECT_SERVER = "connect_server";

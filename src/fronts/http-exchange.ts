@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
+import type { WireMessage } from "../gateway/client-session.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import type { WireMessage } from "./client-session.js";
 import type { Refusal } from "./http-admission.js";
 import {
   BUDGET_RETRY_AFTER_SECONDS,

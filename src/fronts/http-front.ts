@@ -3,15 +3,17 @@ import type { AddressInfo } from "node:net";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { sandboxQueue } from "../code-mode/sandbox-queue.js";
 import type { TokenConfig } from "../config/types.js";
-import { Dashboard } from "../dashboard/dashboard.js";
 import { McplexError } from "../errors.js";
+import type { Gateway } from "../gateway/gateway.js";
+import { GatewayMetrics, healthReport } from "../gateway/layers/metrics.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
+import type { Authenticator } from "./authenticator.js";
 import type { ClusterLink } from "./cluster-link.js";
 import { routeRetry, routeSession } from "./cluster-route.js";
 import { ConnectionLimits } from "./connection-limits.js";
-import type { Gateway } from "./gateway.js";
+import type { FrontPageFactory } from "./front-page.js";
 import { type Admitted, HttpAdmission, type Refusal, rateRefusal } from "./http-admission.js";
 import { sendJson, sendOverBudget, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
@@ -26,7 +28,6 @@ import {
 } from "./http-guard.js";
 import { listenProblem } from "./listen-error.js";
 import { type BudgetLease, ByteBudget, budgetRefusal, type MemoryBudget } from "./memory-budget.js";
-import { GatewayMetrics, healthReport } from "./metrics.js";
 import { ConcurrencyLimiter } from "./rate-limiter.js";
 import { RequestDrain } from "./request-drain.js";
 import { Rev2025HttpSessions } from "./rev2025-sessions.js";
@@ -97,8 +98,13 @@ export interface HttpFrontOptions {
   guard?: GuardPolicy;
   /** Serve WebSocket at /ws too. Default true. */
   websocket?: boolean;
-  /** Serve the web dashboard at /dashboard. Default true. */
-  dashboard?: boolean;
+  /**
+   * The web page to serve beside MCP (the dashboard: `dashboardPage` from the dashboard's
+   * module, as `serve()` passes it); none when absent or `false`.
+   */
+  dashboard?: FrontPageFactory | false;
+  /** Decides who is calling; default: the static `tokens`. */
+  authenticator?: Authenticator;
   /**
    * Serve MCP at /mcp (and /ws). Default true; `false` leaves the dashboard and the health
    * endpoints, for a gateway that serves its client on stdio.
@@ -146,13 +152,13 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     host,
     port: options.port ?? DEFAULT_PORT,
     tokens: options.tokens ?? [],
+    ...(options.authenticator === undefined ? {} : { authenticator: options.authenticator }),
     ...(options.guard === undefined ? {} : { guard: options.guard }),
     ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
     ...(options.profile === undefined ? {} : { profile: options.profile }),
     ...(options.mode === undefined ? {} : { mode: options.mode }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
   });
-  const admit = (req: IncomingMessage, limited?: boolean) => admission.admit(req, limited);
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const concurrency = new ConcurrencyLimiter(options.maxConcurrent ?? 256);
   const streams = new ConcurrencyLimiter(options.maxStreams ?? 64);
@@ -191,7 +197,11 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     if (internal === "forged")
       return { status: 401, message: "Unauthorized: not a valid replica credential", headers: {} };
     const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
-    const caller = admission.admit(req, !internal && shared === undefined, internal ? "replica" : "client");
+    const caller = await admission.admit(
+      req,
+      !internal && shared === undefined,
+      internal ? "replica" : "client",
+    );
     if ("status" in caller) return caller;
     if (shared !== undefined) {
       const pending = shared.take(caller.key, rateLimit!.perSecond, rateLimit!.burst);
@@ -225,19 +235,16 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
 
   const endpoints: { mcp: string; ws?: string } = { mcp: "" };
   const dashboard =
-    options.dashboard === false
+    options.dashboard === undefined || options.dashboard === false
       ? undefined
-      : new Dashboard(
-          gateway,
-          {
-            admit: (req, limited = false) => admit(req, limited),
-            checkPage: (req) => admission.checkPage(req),
-            endpoints: () => endpoints,
-            authenticated: () => admission.authenticated,
-            ...(options.cluster === undefined ? {} : { cluster: () => options.cluster?.health() }),
-          },
-          { mcp: options.mcp !== false },
-        );
+      : options.dashboard.create(gateway, {
+          admit: (req, limited = false) => admission.admit(req, limited),
+          checkPage: (req) => admission.checkPage(req),
+          endpoints: () => endpoints,
+          authenticated: () => admission.authenticated,
+          mcp: options.mcp !== false,
+          ...(options.cluster === undefined ? {} : { cluster: () => options.cluster?.health() }),
+        });
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (drain.draining) return sendShuttingDown(res);
@@ -415,6 +422,29 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       : { maxConnectionsPerClient: options.maxConnectionsPerClient }),
   });
 
+  /** `/readyz` and `/metrics`: server names and errors, for operators (admitted, not rate-limited). */
+  const serveOperatorEndpoint = async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    // Server names and errors: the same Host/Origin and credential checks as /mcp (not its
+    // rate limit), and an operator's rights.
+    const refused = await admission.admitOperator(req, path);
+    if (refused !== undefined)
+      return sendJson(res, refused.status, { error: refused.message }, refused.headers);
+    if (path === "/readyz") {
+      const report = healthReport(gateway.hub);
+      const replicas = cluster?.health();
+      if (replicas !== undefined) {
+        Object.assign(report, { cluster: replicas });
+        if (report.status === "ok" && replicas.status !== "ok") report.status = "degraded";
+      }
+      sendJson(res, report.status === "down" ? 503 : 200, report);
+      return;
+    }
+    metrics.setSessions("http", sessions.size + sse.size);
+    metrics.setLimits({ budget, connections });
+    const { contentType, body } = await metrics.render();
+    res.writeHead(200, { "content-type": contentType }).end(body);
+  };
+
   const serveRequest = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (!connections.admit(req, res, path)) return;
@@ -445,39 +475,19 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         sendJson(res, 200, { status: "ok" });
         return;
       }
-      case "/readyz": {
-        // Server names and errors: the same Host/Origin and token checks as /mcp (not its rate
-        // limit), and an operator's token.
-        const refused = admission.admitOperator(req, path);
-        if (refused !== undefined)
-          return sendJson(res, refused.status, { error: refused.message }, refused.headers);
-        const report = healthReport(gateway.hub);
-        const replicas = cluster?.health();
-        if (replicas !== undefined) {
-          Object.assign(report, { cluster: replicas });
-          if (report.status === "ok" && replicas.status !== "ok") report.status = "degraded";
-        }
-        sendJson(res, report.status === "down" ? 503 : 200, report);
+      case "/readyz":
+      case "/metrics":
+        serveOperatorEndpoint(req, res, path).catch(() => {
+          if (!res.headersSent) res.writeHead(500).end();
+          else res.destroy();
+        });
         return;
-      }
-      case "/metrics": {
-        const refused = admission.admitOperator(req, path);
-        if (refused !== undefined)
-          return sendJson(res, refused.status, { error: refused.message }, refused.headers);
-        metrics.setSessions("http", sessions.size + sse.size);
-        metrics.setLimits({ budget, connections });
-        metrics.render().then(
-          ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
-          () => res.writeHead(500).end(),
-        );
-        return;
-      }
       default:
         if (options.mcp !== false && SseFront.owns(path)) {
           sse.handle(req, res, path).catch(() => res.destroy());
           return;
         }
-        if (dashboard !== undefined && Dashboard.owns(path)) return dashboard.handle(req, res, path);
+        if (dashboard?.owns(path) === true) return dashboard.handle(req, res, path);
         sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
     }
   };
@@ -486,7 +496,10 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     options.websocket === false || options.mcp === false
       ? undefined
       : attachWebSocketFront(gateway, server, {
-          admit,
+          admit: async (req) => {
+            const admitted = await admitClient(req);
+            return "status" in admitted ? admitted : admitted.caller;
+          },
           maxBytes: maxBody,
           maxInFlight: concurrency.max,
           budget,

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Channel, ClientSession, WireMessage } from "../gateway/client-session.js";
+import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import type { Channel, ClientSession, WireMessage } from "./client-session.js";
+import type { Caller } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
-import type { Gateway } from "./gateway.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
-import type { Caller } from "./rev2026-post.js";
 
 type Id = string | number;
 
@@ -226,7 +226,13 @@ export class Rev2025HttpSessions {
     const { profile, key } = caller;
     const id = this.#directory.mint();
     const channel = new HttpSessionChannel();
-    const session = this.#gateway.openSession(channel, { id, profile, mode: caller.mode, caller: key });
+    const session = this.#gateway.openSession(channel, {
+      id,
+      profile,
+      mode: caller.mode,
+      caller: key,
+      identity: caller.identity,
+    });
     const entry = { id, session, channel, profile, key, lastUsed: Date.now() };
     channel.onClose = () => this.#forget(entry);
     this.#sessions.set(id, entry);

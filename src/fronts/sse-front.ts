@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Channel, ClientSession, WireMessage } from "../gateway/client-session.js";
+import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
-import type { Channel, ClientSession, WireMessage } from "./client-session.js";
+import type { Caller } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
-import type { Gateway } from "./gateway.js";
 import type { Refusal } from "./http-admission.js";
 import { sendOverBudget, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
@@ -15,7 +16,6 @@ import {
 } from "./http-guard.js";
 import { type BudgetLease, budgetRefusal, type MemoryBudget } from "./memory-budget.js";
 import type { ConcurrencyLimiter } from "./rate-limiter.js";
-import type { Caller } from "./rev2026-post.js";
 
 type Id = string | number;
 
@@ -162,6 +162,7 @@ export class SseFront {
       profile,
       mode: caller.mode,
       caller: caller.key,
+      identity: caller.identity,
     });
     channel.onClose = () => this.#sessions.delete(id);
     this.#sessions.set(id, { session, channel, profile });

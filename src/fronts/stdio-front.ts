@@ -1,11 +1,11 @@
 import type { Readable, Writable } from "node:stream";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
+import type { ClientSession } from "../gateway/client-session.js";
+import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { WriteQueue } from "../protocol/write-queue.js";
-import type { ClientSession } from "./client-session.js";
-import type { Gateway } from "./gateway.js";
 
 /** Options of {@link serveGatewayStdio}. */
 export interface StdioFrontOptions {

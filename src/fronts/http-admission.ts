@@ -1,9 +1,9 @@
 import type { IncomingMessage } from "node:http";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
-import { tokenProblem } from "../config/token-rules.js";
 import type { TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
-import { authenticate } from "./bearer-auth.js";
+import { type Authenticator, StaticTokenAuthenticator } from "./authenticator.js";
+import type { Admitted, Refusal } from "./caller.js";
 import {
   checkHostAndOrigin,
   checkNonLoopbackBind,
@@ -11,22 +11,14 @@ import {
   type GuardPolicy,
 } from "./http-guard.js";
 import { RateLimiter } from "./rate-limiter.js";
-import type { Caller } from "./rev2026-post.js";
 
-/** Why a request was turned away. */
-export interface Refusal {
-  status: number;
-  message: string;
-  headers: Record<string, string>;
-}
-
-/** A caller let in: its rate-limit key, whether it is the operator, and its profile. */
-export type Admitted = Caller & { key: string; operator: boolean };
+export type { Admitted, Refusal } from "./caller.js";
 
 /**
- * Who may use the HTTP front: the Host/Origin policy, the bearer tokens (replaceable while
- * serving) and the rate limit per token, applied alike to /mcp, /ws, /sse, the dashboard and
- * the operator endpoints.
+ * Who may use the HTTP front: the Host/Origin policy, the {@link Authenticator} (the config's
+ * static tokens unless another is given; their tokens replaceable while serving) and the rate
+ * limit per caller, applied alike to /mcp, /sse and /messages, /ws, the dashboard and the
+ * operator endpoints.
  */
 export class HttpAdmission {
   readonly #host: string;
@@ -35,13 +27,15 @@ export class HttpAdmission {
   readonly #rate: RateLimiter | undefined;
   readonly #profile: string | undefined;
   readonly #mode: CatalogMode | undefined;
-  #tokens: TokenConfig[];
+  readonly #authenticator: Authenticator;
   #policy: GuardPolicy;
 
   constructor(options: {
     host: string;
     port: number;
     tokens: TokenConfig[];
+    /** Decides who is calling; default: the static `tokens`. */
+    authenticator?: Authenticator;
     guard?: GuardPolicy;
     allowedOrigins?: readonly string[];
     profile?: string;
@@ -53,11 +47,10 @@ export class HttpAdmission {
     this.#allowedOrigins = options.allowedOrigins ?? [];
     this.#profile = options.profile;
     this.#mode = options.mode;
-    checkTokens(options.tokens, "");
-    const refusal = checkNonLoopbackBind(options.host, options.tokens.length);
+    this.#authenticator = options.authenticator ?? new StaticTokenAuthenticator(options.tokens);
+    const refusal = checkNonLoopbackBind(options.host, this.#authenticator.required ? 1 : 0);
     if (refusal !== undefined)
       throw new McplexError("INVALID_ARGUMENT", refusal, { hint: "add --token, or bind 127.0.0.1" });
-    this.#tokens = options.tokens;
     this.#rate =
       options.rateLimit === undefined
         ? undefined
@@ -65,9 +58,9 @@ export class HttpAdmission {
     this.#policy = this.#policyFor(options.port);
   }
 
-  /** Whether callers must present a token. */
+  /** Whether callers must present a credential. */
   get authenticated(): boolean {
-    return this.#tokens.length > 0;
+    return this.#authenticator.required;
   }
 
   /** The port is known once the server listens (0 picks one): the Host check follows it. */
@@ -76,17 +69,19 @@ export class HttpAdmission {
   }
 
   /**
-   * Replaces the tokens (a reloaded config). Refused, leaving the old ones, when one is weak
-   * or when none would be left on a non-loopback address.
+   * Replaces the static tokens (a reloaded config). Refused, leaving the old ones, when one is
+   * weak, when none would be left on a non-loopback address, or when the front authenticates
+   * some other way.
    */
   setTokens(next: TokenConfig[]): void {
-    checkTokens(next, "tokens not changed: ");
+    if (!(this.#authenticator instanceof StaticTokenAuthenticator))
+      throw new McplexError("INVALID_ARGUMENT", "tokens not changed: this front does not use static tokens");
     const refused = checkNonLoopbackBind(this.#host, next.length);
     if (refused !== undefined)
       throw new McplexError("INVALID_ARGUMENT", `tokens not changed: ${refused}`, {
         hint: "keep at least one token while serving on this address",
       });
-    this.#tokens = next;
+    this.#authenticator.setTokens(next);
   }
 
   /** The Host/Origin check alone (pages and liveness), or why it fails. */
@@ -96,37 +91,42 @@ export class HttpAdmission {
   }
 
   /**
-   * Guards every /mcp and /ws request: the caller, or why it is refused. A request another
-   * replica forwarded (`from: "replica"`, its replica credential verified) passed the
-   * Host/Origin check where it entered; it now names this replica as Host, so its browser's
-   * Origin is not checked again (the token is).
+   * Guards every request that reaches MCP, the dashboard's data or an operator endpoint: the
+   * caller, or why it is refused. The {@link Authenticator} is asked once per request (or
+   * WebSocket upgrade). A request another replica forwarded (`from: "replica"`, its replica
+   * credential verified) passed the Host/Origin check where it entered; it now names this
+   * replica as Host, so its browser's Origin is not checked again (the credential is).
    */
-  admit(req: IncomingMessage, limited = true, from: "client" | "replica" = "client"): Admitted | Refusal {
+  async admit(
+    req: IncomingMessage,
+    limited = true,
+    from: "client" | "replica" = "client",
+  ): Promise<Admitted | Refusal> {
     const page = from === "replica" ? undefined : this.checkPage(req);
     if (page !== undefined) return page;
-    const tokens = this.#tokens;
-    const auth = authenticate(req.headers.authorization, tokens);
+    const request = { headers: req.headers, remoteAddress: req.socket.remoteAddress };
+    const auth =
+      this.#authenticator instanceof StaticTokenAuthenticator
+        ? this.#authenticator.authenticateNow(request)
+        : await this.#authenticator.authenticate(request);
     if (!auth.ok)
       return {
         status: auth.status,
         message: auth.message,
-        headers: { "www-authenticate": auth.wwwAuthenticate },
+        headers: auth.wwwAuthenticate === undefined ? {} : { "www-authenticate": auth.wwwAuthenticate },
       };
-    const key = auth.token?.key ?? req.socket.remoteAddress ?? "unknown";
+    const { identity } = auth;
     if (limited) {
-      const refused = this.takeRate(key);
+      const refused = this.takeRate(identity.key);
       if (refused !== undefined) return refused;
     }
-    const profile = auth.profile ?? this.#profile;
-    // Without tokens (loopback only) everyone is the operator, as before tokens existed.
-    const operator =
-      tokens.length === 0 ||
-      profile === undefined ||
-      (auth.token !== undefined && tokens[auth.token.index]?.operator === true);
-    const mode = (auth.token === undefined ? undefined : tokens[auth.token.index]?.mode) ?? this.#mode;
+    const profile = identity.profile ?? this.#profile;
+    const mode = identity.mode ?? this.#mode;
     return {
-      key,
-      operator,
+      key: identity.key,
+      identity,
+      // A front bound to no profile serves everything: its callers are operators, as before.
+      operator: identity.operator || profile === undefined,
       sseAllowed: true,
       ...(profile === undefined ? {} : { profile }),
       ...(mode === undefined ? {} : { mode }),
@@ -140,11 +140,11 @@ export class HttpAdmission {
   }
 
   /**
-   * Guards /metrics and /readyz: they name every server with its state and errors, so a token
-   * bound to a profile (which must not learn of servers outside it) needs `operator: true`.
+   * Guards /metrics and /readyz: they name every server with its state and errors, so a caller
+   * bound to a profile (which must not learn of servers outside it) needs operator rights.
    */
-  admitOperator(req: IncomingMessage, path: string): Refusal | undefined {
-    const caller = this.admit(req, false);
+  async admitOperator(req: IncomingMessage, path: string): Promise<Refusal | undefined> {
+    const caller = await this.admit(req, false);
     if ("status" in caller) return caller;
     if (caller.operator) return undefined;
     return {
@@ -160,22 +160,11 @@ export class HttpAdmission {
     return (
       this.#guard ??
       defaultGuardPolicy(this.#host, port, {
-        tokens: this.#tokens.length,
+        tokens: this.#authenticator.required ? 1 : 0,
         allowedOrigins: this.#allowedOrigins,
       })
     );
   }
-}
-
-/** Refuses tokens too weak to protect anything, naming the entry (never the token). */
-function checkTokens(tokens: readonly TokenConfig[], prefix: string): void {
-  tokens.forEach(({ token }, i) => {
-    const problem = tokenProblem(token);
-    if (problem !== undefined)
-      throw new McplexError("INVALID_ARGUMENT", `${prefix}tokens[${i}].token ${problem}`, {
-        path: `tokens[${i}].token`,
-      });
-  });
 }
 
 /** The answer to a caller past its rate limit. */

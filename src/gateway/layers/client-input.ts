@@ -1,10 +1,10 @@
-import { RpcError } from "../errors.js";
-import type { Interceptor, RequestContext } from "../hub/call-pipeline.js";
-import type { CallOptions } from "../hub/hub-types.js";
-import { ErrorCode } from "../protocol/error-codes.js";
-import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../protocol/server-requests.js";
+import { RpcError } from "../../errors.js";
+import type { Interceptor, RequestContext } from "../../hub/call-pipeline.js";
+import type { CallOptions } from "../../hub/hub-types.js";
+import { ErrorCode } from "../../protocol/error-codes.js";
+import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../../protocol/server-requests.js";
+import { targetName } from "../request-target.js";
 import type { InputParking } from "./input-parking.js";
-import { targetName } from "./request-target.js";
 
 /**
  * The interceptor that lets a call get its client's input, whatever the two revisions. A

@@ -1,8 +1,8 @@
-import { compileToolFilter, type NameMatcher } from "../catalog/tool-filter.js";
-import type { CatalogTool } from "../catalog/types.js";
-import type { CacheConfig, ToolCacheConfig } from "../config/types.js";
-import type { Interceptor, JsonObject } from "../hub/call-pipeline.js";
-import type { Hub } from "../hub/hub.js";
+import { compileToolFilter, type NameMatcher } from "../../catalog/tool-filter.js";
+import type { CatalogTool } from "../../catalog/types.js";
+import type { CacheConfig, ToolCacheConfig } from "../../config/types.js";
+import type { Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import type { Hub } from "../../hub/hub.js";
 
 /** Bounds of a {@link ResultCache}. */
 export interface ResultCacheOptions {

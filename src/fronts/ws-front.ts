@@ -1,13 +1,12 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
+import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
+import type { Caller, Refusal } from "./caller.js";
 import type { ConnectionLimits } from "./connection-limits.js";
-import type { Gateway } from "./gateway.js";
-import type { Refusal } from "./http-admission.js";
 import { type BudgetLease, budgetRefusal, type MemoryBudget } from "./memory-budget.js";
-import type { Caller } from "./rev2026-post.js";
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Bad Request",
@@ -27,7 +26,8 @@ export function attachWebSocketFront(
   gateway: Gateway,
   server: Server,
   options: {
-    admit: (req: IncomingMessage) => Caller | Refusal;
+    /** Admits the upgrade as /mcp admits a request: authenticator, Host/Origin, rate (shared in a cluster). */
+    admit: (req: IncomingMessage) => Promise<Caller | Refusal>;
     maxBytes: number;
     /** Requests in flight per connection, as HTTP's per client. */
     maxInFlight: number;
@@ -55,12 +55,17 @@ export function attachWebSocketFront(
     );
   };
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade(req, socket, head).catch(() => socket.destroy());
+  });
+  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     if ((req.url ?? "/").split("?")[0] !== "/ws") return refuse(socket, 404, "Not Found");
     const connections = options.connections;
     if (connections?.pastCaps(req.socket))
       return refuse(socket, 503, connections.refusal, { "retry-after": "1" });
-    const caller = options.admit(req);
+    const caller = await options.admit(req);
     if ("status" in caller) return refuse(socket, caller.status, caller.message, caller.headers);
+    // The client may have gone while it was being admitted.
+    if (socket.destroyed) return;
     const protocols = String(req.headers["sec-websocket-protocol"] ?? "");
     if (!protocols.split(",").some((p) => p.trim() === "mcp")) {
       return refuse(socket, 400, "Bad Request (the mcp subprotocol is required)");
@@ -84,7 +89,7 @@ export function attachWebSocketFront(
             ws.close(1000);
           },
         },
-        { profile: caller.profile, mode: caller.mode, caller: caller.key },
+        { profile: caller.profile, mode: caller.mode, caller: caller.key, identity: caller.identity },
       );
       ws.on("message", (data, isBinary) => {
         const text = isBinary ? Buffer.from(data as Buffer).toString("utf8") : data.toString();
@@ -118,7 +123,7 @@ export function attachWebSocketFront(
         session.close();
       });
     });
-  });
+  };
   return {
     close() {
       for (const client of wss.clients) client.terminate();

@@ -1,5 +1,5 @@
-import type { Interceptor, JsonObject } from "../hub/call-pipeline.js";
-import { targetName } from "./request-target.js";
+import type { Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import { targetName } from "../request-target.js";
 
 /** A forwarded request while it runs, as a dashboard shows it. */
 export interface WatchedCall {

@@ -1,34 +1,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { RpcError } from "../errors.js";
+import type { Gateway } from "../gateway/gateway.js";
+import { statelessContext } from "../gateway/request-context.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { readMessage, type WireRequest } from "../protocol/messages.js";
 import { readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
-import type { Gateway } from "./gateway.js";
+import type { Caller } from "./caller.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
-import type { BudgetLease } from "./memory-budget.js";
-import { statelessContext } from "./request-context.js";
 import { checkParamHeaders, checkRev2026Headers } from "./rev2026-headers.js";
-
-/** What the HTTP front learned about the caller before the body was read. */
-export interface Caller {
-  profile?: string;
-  /** The catalog mode its token or its front chose (see {@link RequestContext.mode}). */
-  mode?: CatalogMode;
-  /** Who it is, for what is kept per caller (see {@link RequestContext.caller}). */
-  key?: string;
-  sseAllowed: boolean;
-  /**
-   * Called when the request becomes a long-lived stream: it leaves the calls in flight (a
-   * graceful close does not wait for it, and it holds no call slot) for the streams' own
-   * bound. Returns why it may not (too many open streams), or `undefined`.
-   */
-  openStream?: () => string | undefined;
-  /** What its message holds of the memory budget; its answer is charged to it too. */
-  lease?: BudgetLease;
-}
 
 /** Request controllers kept for reuse across requests (see {@link ControllerPool} for the rule). */
 const controllers = new ControllerPool(256);
@@ -101,6 +82,7 @@ export async function serveRev2026Post(
     profile: caller.profile,
     mode: caller.mode,
     caller: caller.key,
+    identity: caller.identity,
     headers: req.headers,
   });
   const request = gateway.request(id, method, params, ctx);

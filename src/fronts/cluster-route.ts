@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { InputParking } from "../gateway/layers/input-parking.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { ClusterLink } from "./cluster-link.js";
 import { sendRpcError } from "./http-exchange.js";
-import type { InputParking } from "./input-parking.js";
 import type { RequestDrain } from "./request-drain.js";
 
 /**

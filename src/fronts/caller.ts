@@ -1,0 +1,33 @@
+import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
+import type { Identity } from "./authenticator.js";
+import type { BudgetLease } from "./memory-budget.js";
+
+/** Why a request was turned away: the status, the message and the headers to answer with. */
+export interface Refusal {
+  status: number;
+  message: string;
+  headers: Record<string, string>;
+}
+
+/** What the HTTP front learned about the caller before the body was read. */
+export interface Caller {
+  profile?: string;
+  /** The catalog mode its credential or its front chose (see `RequestContext.mode`). */
+  mode?: CatalogMode;
+  /** Who it is, for what is kept per caller (see `RequestContext.caller`). */
+  key?: string;
+  /** Who the front's `Authenticator` said it is. */
+  identity?: Identity;
+  sseAllowed: boolean;
+  /**
+   * Called when the request becomes a long-lived stream: it leaves the calls in flight (a
+   * graceful close does not wait for it, and it holds no call slot) for the streams' own
+   * bound. Returns why it may not (too many open streams), or `undefined`.
+   */
+  openStream?: () => string | undefined;
+  /** What its message holds of the memory budget; its answer is charged to it too. */
+  lease?: BudgetLease;
+}
+
+/** A caller let in: its identity, its rate-limit key, whether it is the operator, and its profile. */
+export type Admitted = Caller & { key: string; operator: boolean; identity: Identity };
