@@ -4,11 +4,17 @@ import { lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { descriptorPath, errnoOf, fsError, notRegular, RACE_RULE, SYMLINK_RULE } from "./fs-checks.js";
 import { PinnedDirectory } from "./pinned-directory.js";
-import type { ResolvedPath, Sandbox, WriteOptions } from "./sandbox.js";
+import type { ResolvedPath, Sandbox } from "./sandbox.js";
 import { WorkspaceError } from "./workspace-error.js";
 
 const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** Options of {@link writeFileAtomic}. */
+export interface WriteOptions {
+  /** Create missing parent directories (inside the root) instead of failing. */
+  createParents?: boolean;
+}
 
 function moved(input: string): WorkspaceError {
   return new WorkspaceError("race", `Refused '${input}': its directory moved during the write`, {
@@ -21,7 +27,7 @@ function moved(input: string): WorkspaceError {
  * Write `data` to `input` atomically: checks, then a temp file (`O_EXCL|O_NOFOLLOW`) beside the
  * real target, created and renamed through a descriptor of the checked parent directory (on
  * Linux), so that no swap of a path component can redirect it. Nothing is
- * left behind on failure. Used by {@link Sandbox.writeFile}.
+ * left behind on failure.
  */
 export async function writeFileAtomic(
   sandbox: Sandbox,

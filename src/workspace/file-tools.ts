@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { writeFileAtomic } from "./atomic-write.js";
 import type { WorkspaceContext } from "./context.js";
 import { formatSize, readTextFile } from "./file-content.js";
 import { guarded, toolOk } from "./tool-result.js";
@@ -93,7 +94,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
     },
     (args) =>
       guarded(async () => {
-        const written = await sandbox.writeFile(args.path, args.content, {
+        const written = await writeFileAtomic(sandbox, args.path, args.content, {
           createParents: args.createParents ?? false,
         });
         const verb = written.created ? "Created" : "Replaced";
@@ -149,7 +150,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
               },
             );
           }
-          await sandbox.writeFile(args.path, text);
+          await writeFileAtomic(sandbox, args.path, text);
         }
         const summary = report
           .map((r, i) => `#${i + 1} at line ${r.line}: -${r.removedLines} +${r.addedLines}`)

@@ -11,6 +11,7 @@ const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 /** Runs read, list and write on `root` in a child process (as nobody under root) and returns each outcome. */
 function probe(root: string): Record<string, { reason?: string; message: string }> {
   const script = `
+    import { writeFileAtomic } from "./src/workspace/atomic-write.js";
     import { Sandbox } from "./src/workspace/sandbox.js";
     import { Permissions } from "./src/workspace/permissions.js";
     import { walk } from "./src/workspace/walk.js";
@@ -19,7 +20,7 @@ function probe(root: string): Record<string, { reason?: string; message: string 
     const out = {
       read: await outcome(sandbox.openFile("locked/file.txt")),
       list: await outcome(sandbox.openDirectory("locked").then((dir) => [...walk(sandbox, dir, { maxDepth: 1, respectGitignore: false })])),
-      write: await outcome(sandbox.writeFile("locked/new.txt", "x")),
+      write: await outcome(writeFileAtomic(sandbox, "locked/new.txt", "x")),
     };
     console.log(JSON.stringify(out));
   `;

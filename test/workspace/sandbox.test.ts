@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeFileAtomic } from "../../src/workspace/atomic-write.js";
 import { Permissions } from "../../src/workspace/permissions.js";
 import { Sandbox } from "../../src/workspace/sandbox.js";
 import { WorkspaceError } from "../../src/workspace/workspace-error.js";
@@ -133,7 +134,7 @@ describe("Sandbox under check-versus-use races", () => {
     const sandbox = new Sandbox(root, new Permissions([], true));
     const seen = await race(async (i) => {
       try {
-        await sandbox.writeFile(`d/f${i}.txt`, "x", { createParents: i % 2 === 0 });
+        await writeFileAtomic(sandbox, `d/f${i}.txt`, "x", { createParents: i % 2 === 0 });
         return true;
       } catch {
         return false;
@@ -150,7 +151,7 @@ describe("Sandbox under check-versus-use races", () => {
     const sandbox = new Sandbox(root, new Permissions([], true));
     const big = "y".repeat(2_000_000);
     const writes = Array.from({ length: 5 }, (_, i) =>
-      sandbox.writeFile("keep.txt", i % 2 ? big : "small\n"),
+      writeFileAtomic(sandbox, "keep.txt", i % 2 ? big : "small\n"),
     );
     const reads = Array.from({ length: 20 }, () => readFile(path.join(root, "keep.txt"), "utf8"));
     for (const text of await Promise.all(reads)) expect(["keep\n", "small\n", big]).toContain(text);
