@@ -4,7 +4,7 @@ import { lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { descriptorPath, errnoOf, fsError, notRegular, RACE_RULE, SYMLINK_RULE } from "./fs-checks.js";
 import { PinnedDirectory } from "./pinned-directory.js";
-import type { ResolvedPath, Sandbox } from "./sandbox.js";
+import type { ResolvedPath, RootWall } from "./root-wall.js";
 import { WorkspaceError } from "./workspace-error.js";
 
 const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
@@ -30,14 +30,14 @@ function moved(input: string): WorkspaceError {
  * left behind on failure.
  */
 export async function writeFileAtomic(
-  sandbox: Sandbox,
+  wall: RootWall,
   input: string,
   data: string | Uint8Array,
   options: WriteOptions = {},
 ): Promise<ResolvedPath & { bytes: number; created: boolean }> {
-  const lexical = sandbox.resolve(input, "write");
+  const lexical = wall.resolve(input, "write");
   if (lexical.rel === "") throw notRegular(input, undefined, "the workspace root");
-  const { target, parent, ancestor, missingParents, existing } = await writeTarget(sandbox, input, lexical);
+  const { target, parent, ancestor, missingParents, existing } = await writeTarget(wall, input, lexical);
   if (missingParents && !options.createParents) {
     throw new WorkspaceError(
       "not-found",
@@ -45,7 +45,7 @@ export async function writeFileAtomic(
       { path: input },
     );
   }
-  if (missingParents) makeParents(sandbox, input, ancestor, parent);
+  if (missingParents) makeParents(wall, input, ancestor, parent);
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   // Pin the parent directory by descriptor and work inside it through /proc/self/fd (an
   // openat() in all but name): a path component swapped for a symlink after the checks
@@ -80,7 +80,7 @@ export async function writeFileAtomic(
   } finally {
     await dir.close();
   }
-  const rel = sandbox.relOf(target) ?? lexical.rel;
+  const rel = wall.relOf(target) ?? lexical.rel;
   return { rel, abs: target, bytes: bytes.byteLength, created: existing === undefined };
 }
 
@@ -91,7 +91,7 @@ export async function writeFileAtomic(
  * and the open refuses one there, so a symlink that appears at a missing component meanwhile
  * stops the write (a race) instead of leading a `mkdir` outside the root.
  */
-function makeParents(sandbox: Sandbox, input: string, ancestor: string, parent: string): void {
+function makeParents(wall: RootWall, input: string, ancestor: string, parent: string): void {
   let dir: PinnedDirectory | undefined;
   try {
     dir = PinnedDirectory.open(ancestor);
@@ -109,7 +109,7 @@ function makeParents(sandbox: Sandbox, input: string, ancestor: string, parent: 
       }
       const next = dir.child(name);
       if (next === undefined) {
-        const shown = sandbox.relOf(path.join(dir.abs, name)) ?? name;
+        const shown = wall.relOf(path.join(dir.abs, name)) ?? name;
         throw new WorkspaceError(
           "race",
           `Refused '${input}': '${shown}' was replaced by something other than a directory while the parent directories were being created; nothing was written`,
@@ -125,7 +125,7 @@ function makeParents(sandbox: Sandbox, input: string, ancestor: string, parent: 
 }
 
 async function writeTarget(
-  sandbox: Sandbox,
+  wall: RootWall,
   input: string,
   lexical: ResolvedPath,
 ): Promise<{
@@ -156,7 +156,7 @@ async function writeTarget(
         path: input,
       });
     }
-    const checked = sandbox.checkReal(input, real, "write");
+    const checked = wall.checkReal(input, real, "write");
     const target = await stat(checked.abs);
     if (!target.isFile()) throw notRegular(input, target);
     const parent = path.dirname(checked.abs);
@@ -176,16 +176,16 @@ async function writeTarget(
     try {
       realAncestor = await realpath(ancestor);
     } catch (error) {
-      if (errnoOf(error) !== "ENOENT" || ancestor === sandbox.root) throw fsError(input, error);
+      if (errnoOf(error) !== "ENOENT" || ancestor === wall.root) throw fsError(input, error);
       missing.unshift(path.basename(ancestor));
       ancestor = path.dirname(ancestor);
     }
   }
-  const ancestorRel = sandbox.relOf(realAncestor);
+  const ancestorRel = wall.relOf(realAncestor);
   if (ancestorRel === undefined) {
     throw new WorkspaceError(
       "outside-root",
-      `Refused '${input}': its directory resolves to ${realAncestor}, outside the workspace root ${sandbox.root}`,
+      `Refused '${input}': its directory resolves to ${realAncestor}, outside the workspace root ${wall.root}`,
       { path: input, rule: SYMLINK_RULE },
     );
   }
@@ -198,6 +198,6 @@ async function writeTarget(
     });
   }
   const target = path.join(realAncestor, ...missing);
-  sandbox.checkReal(input, target, "write");
+  wall.checkReal(input, target, "write");
   return { target, parent: path.dirname(target), ancestor: realAncestor, missingParents: missing.length > 1 };
 }

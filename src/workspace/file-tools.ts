@@ -53,7 +53,7 @@ const editOutput = z.object({
 
 /** Register `read_file`, and `write_file` and `edit_file` when the rules allow any write. */
 export function registerFileTools(server: McpServer, ctx: WorkspaceContext): void {
-  const { sandbox, limits } = ctx;
+  const { wall, limits } = ctx;
 
   server.registerTool(
     "read_file",
@@ -66,7 +66,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
     },
     (args) =>
       guarded(async () => {
-        const file = await sandbox.openFile(args.path);
+        const file = await wall.openFile(args.path);
         try {
           const read = await readTextFile(file, args.path, {
             maxBytes: limits.maxReadBytes,
@@ -80,7 +80,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
       }),
   );
 
-  if (!sandbox.permissions.canWriteAnything) return;
+  if (!wall.permissions.canWriteAnything) return;
 
   server.registerTool(
     "write_file",
@@ -94,7 +94,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
     },
     (args) =>
       guarded(async () => {
-        const written = await writeFileAtomic(sandbox, args.path, args.content, {
+        const written = await writeFileAtomic(wall, args.path, args.content, {
           createParents: args.createParents ?? false,
         });
         const verb = written.created ? "Created" : "Replaced";
@@ -124,8 +124,8 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
     (args) =>
       guarded(async () => {
         // Checked for write up front, so a read-only path fails before anything is read.
-        sandbox.resolve(args.path, "write");
-        const file = await sandbox.openFile(args.path);
+        wall.resolve(args.path, "write");
+        const file = await wall.openFile(args.path);
         let original: string;
         let before: { ino: number; mtimeMs: number; size: number };
         try {
@@ -150,7 +150,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
               },
             );
           }
-          await writeFileAtomic(sandbox, args.path, text);
+          await writeFileAtomic(wall, args.path, text);
         }
         const summary = report
           .map((r, i) => `#${i + 1} at line ${r.line}: -${r.removedLines} +${r.addedLines}`)

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { looksBinary } from "./file-content.js";
 import { descriptorPathSync, READ_FLAGS } from "./fs-checks.js";
 import type { RegexGuard } from "./regex-guard.js";
-import type { Sandbox } from "./sandbox.js";
+import type { RootWall } from "./root-wall.js";
 
 /** Bytes read from a file at a time, into the search's one reused buffer. */
 export const WINDOW = 1024 * 1024;
@@ -48,7 +48,7 @@ export interface FileOutcome {
  * skip: the file vanished, is not a regular file any more, or was read from outside `rel`.
  */
 export function scanFile(
-  sandbox: Sandbox,
+  wall: RootWall,
   at: string,
   rel: string,
   matcher: Matcher,
@@ -111,7 +111,7 @@ export function scanFile(
     // A regex search's texts are matched later, in the worker: checked whenever there are some.
     if (outcome.matches.length > 0 || outcome.pieces > 0) {
       const real = descriptorPathSync(fd);
-      if (real !== undefined && sandbox.relOf(real) !== rel) return undefined;
+      if (real !== undefined && wall.relOf(real) !== rel) return undefined;
       if (outcome.matches.length > 0) outcome.size = fstatSync(fd).size;
     }
     return outcome;

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, lstatSync, openSync } from "node:fs";
 import picomatch from "picomatch";
 import { descriptorPathSync, READ_FLAGS } from "./fs-checks.js";
 import { type FileMatches, RegexGuard, RegexTimeoutError } from "./regex-guard.js";
-import type { Sandbox } from "./sandbox.js";
+import type { RootWall } from "./root-wall.js";
 import { MAX_LINE_TEXT, type Matcher, matchLines, type SearchMatch, scanFile, WINDOW } from "./scan-file.js";
 import { walk } from "./walk.js";
 import { WorkspaceError } from "./workspace-error.js";
@@ -53,14 +53,14 @@ const BATCHES_AHEAD = 2;
  * paths too unless `includeIgnored`; the search stops at `maxResults` or once `maxBytes` have
  * been read. Results come in path order.
  */
-export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Promise<SearchResult> {
+export async function searchFiles(wall: RootWall, options: SearchOptions): Promise<SearchResult> {
   const matcher = options.query === undefined ? undefined : compileQuery(options.query, options);
   // Cancelling stops a regex the worker is stuck on at once, not at the time limit.
   const guard = matcher?.guard;
   const stopWorker = () => guard?.close();
   if (guard !== undefined) options.signal?.addEventListener("abort", stopWorker, { once: true });
   try {
-    return await search(sandbox, options, matcher);
+    return await search(wall, options, matcher);
   } finally {
     options.signal?.removeEventListener("abort", stopWorker);
     guard?.close();
@@ -68,11 +68,11 @@ export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Pro
 }
 
 async function search(
-  sandbox: Sandbox,
+  wall: RootWall,
   options: SearchOptions,
   matcher: Matcher | undefined,
 ): Promise<SearchResult> {
-  const base = await sandbox.openDirectory(options.path ?? ".");
+  const base = await wall.openDirectory(options.path ?? ".");
   const isMatch =
     options.pattern === undefined || options.pattern === "**"
       ? () => true
@@ -95,7 +95,7 @@ async function search(
   };
   const guard = matcher?.guard;
 
-  for (const entry of walk(sandbox, base, {
+  for (const entry of walk(wall, base, {
     maxDepth: Number.POSITIVE_INFINITY,
     respectGitignore: !options.includeIgnored,
     ...(options.signal && { signal: options.signal }),
@@ -124,7 +124,7 @@ async function search(
       stop("maxBytes");
       break;
     }
-    const outcome = scanFile(sandbox, entry.at, entry.rel, matcher, buffer, budget);
+    const outcome = scanFile(wall, entry.at, entry.rel, matcher, buffer, budget);
     if (outcome === undefined || outcome.binary) guard?.dropFile();
     if (outcome === undefined) continue;
     budget -= outcome.bytes;
@@ -178,8 +178,7 @@ async function search(
     }
     // Sizes only for files with matches, read now: one fstat per file scanned cost 4%.
     for (const file of files)
-      if (file.matches.length > 0)
-        record(file.rel, sizeInside(sandbox, file.abs, file.rel) ?? 0, file.matches);
+      if (file.matches.length > 0) record(file.rel, sizeInside(wall, file.abs, file.rel) ?? 0, file.matches);
   }
 }
 
@@ -198,12 +197,12 @@ function sizeOfListed(at: string): number | undefined {
  * without following a symlink and checked through its descriptor to still be `rel`, so that a
  * parent swapped for a symlink meanwhile cannot show the size of a file outside.
  */
-function sizeInside(sandbox: Sandbox, abs: string, rel: string): number | undefined {
+function sizeInside(wall: RootWall, abs: string, rel: string): number | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(abs, READ_FLAGS);
     const real = descriptorPathSync(fd);
-    if (real !== undefined && sandbox.relOf(real) !== rel) return undefined;
+    if (real !== undefined && wall.relOf(real) !== rel) return undefined;
     const st = fstatSync(fd);
     return st.isFile() ? st.size : undefined;
   } catch {

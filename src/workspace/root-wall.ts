@@ -29,18 +29,19 @@ export interface OpenedFile extends ResolvedPath {
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * The hard wall around the workspace root: turns caller paths into checked absolute paths and
- * opens files for reading (`writeFileAtomic` in `atomic-write.ts` writes through it). The root's realpath is taken once;
+ * The hard wall around the workspace root (path confinement; "sandbox" in mcplex is code mode's
+ * QuickJS runtime): turns caller paths into checked absolute paths and opens files for reading;
+ * `writeFileAtomic` (`atomic-write.ts`) writes through it. The root's realpath is taken once;
  * every path is normalised lexically, then resolved with realpath (or its nearest existing
  * parent, for writes) and checked for containment and permission; files are opened with
  * `O_NOFOLLOW` and checked again through the opened descriptor, to defeat races.
  *
  * @example
- * const sandbox = new Sandbox("/srv/project", new Permissions([], false));
- * const file = await sandbox.openFile("src/index.ts");
+ * const wall = new RootWall("/srv/project", new Permissions([], false));
+ * const file = await wall.openFile("src/index.ts");
  * try { ... } finally { await file.handle.close() }
  */
-export class Sandbox {
+export class RootWall {
   /** Realpath of the root. */
   readonly root: string;
   readonly permissions: Permissions;
