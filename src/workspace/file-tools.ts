@@ -1,11 +1,11 @@
 import { stat } from "node:fs/promises";
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { writeFileAtomic } from "./atomic-write.js";
 import type { WorkspaceContext } from "./context.js";
 import { formatSize, readTextFile } from "./file-content.js";
 import { guarded, toolOk } from "./tool-result.js";
 import { WorkspaceError } from "./workspace-error.js";
+import { writeInsideRoot } from "./write-inside-root.js";
 
 const pathArg = z.string().describe("Path relative to the workspace root");
 
@@ -94,7 +94,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
     },
     (args) =>
       guarded(async () => {
-        const written = await writeFileAtomic(wall, args.path, args.content, {
+        const written = await writeInsideRoot(wall, args.path, args.content, {
           createParents: args.createParents ?? false,
         });
         const verb = written.created ? "Created" : "Replaced";
@@ -150,7 +150,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
               },
             );
           }
-          await writeFileAtomic(wall, args.path, text);
+          await writeInsideRoot(wall, args.path, text);
         }
         const summary = report
           .map((r, i) => `#${i + 1} at line ${r.line}: -${r.removedLines} +${r.addedLines}`)

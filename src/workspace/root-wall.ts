@@ -31,7 +31,7 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 /**
  * The hard wall around the workspace root (path confinement; "sandbox" in mcplex is code mode's
  * QuickJS runtime): turns caller paths into checked absolute paths and opens files for reading;
- * `writeFileAtomic` (`atomic-write.ts`) writes through it. The root's realpath is taken once;
+ * `writeInsideRoot` (`write-inside-root.ts`) writes through it. The root's realpath is taken once;
  * every path is normalised lexically, then resolved with realpath (or its nearest existing
  * parent, for writes) and checked for containment and permission; files are opened with
  * `O_NOFOLLOW` and checked again through the opened descriptor, to defeat races.

@@ -11,7 +11,7 @@ const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 /** Runs read, list and write on `root` in a child process (as nobody under root) and returns each outcome. */
 function probe(root: string): Record<string, { reason?: string; message: string }> {
   const script = `
-    import { writeFileAtomic } from "./src/workspace/atomic-write.js";
+    import { writeInsideRoot } from "./src/workspace/write-inside-root.js";
     import { RootWall } from "./src/workspace/root-wall.js";
     import { Permissions } from "./src/workspace/permissions.js";
     import { walk } from "./src/workspace/walk.js";
@@ -20,7 +20,7 @@ function probe(root: string): Record<string, { reason?: string; message: string 
     const out = {
       read: await outcome(wall.openFile("locked/file.txt")),
       list: await outcome(wall.openDirectory("locked").then((dir) => [...walk(wall, dir, { maxDepth: 1, respectGitignore: false })])),
-      write: await outcome(writeFileAtomic(wall, "locked/new.txt", "x")),
+      write: await outcome(writeInsideRoot(wall, "locked/new.txt", "x")),
     };
     console.log(JSON.stringify(out));
   `;

@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeFileAtomic } from "../../src/workspace/atomic-write.js";
 import { Permissions } from "../../src/workspace/permissions.js";
 import { RootWall } from "../../src/workspace/root-wall.js";
 import { WorkspaceError } from "../../src/workspace/workspace-error.js";
+import { writeInsideRoot } from "../../src/workspace/write-inside-root.js";
 import { removeTree, tempDir, writeTree } from "./helpers.js";
 
 describe("Permissions", () => {
@@ -134,7 +134,7 @@ describe("RootWall under check-versus-use races", () => {
     const wall = new RootWall(root, new Permissions([], true));
     const seen = await race(async (i) => {
       try {
-        await writeFileAtomic(wall, `d/f${i}.txt`, "x", { createParents: i % 2 === 0 });
+        await writeInsideRoot(wall, `d/f${i}.txt`, "x", { createParents: i % 2 === 0 });
         return true;
       } catch {
         return false;
@@ -151,7 +151,7 @@ describe("RootWall under check-versus-use races", () => {
     const wall = new RootWall(root, new Permissions([], true));
     const big = "y".repeat(2_000_000);
     const writes = Array.from({ length: 5 }, (_, i) =>
-      writeFileAtomic(wall, "keep.txt", i % 2 ? big : "small\n"),
+      writeInsideRoot(wall, "keep.txt", i % 2 ? big : "small\n"),
     );
     const reads = Array.from({ length: 20 }, () => readFile(path.join(root, "keep.txt"), "utf8"));
     for (const text of await Promise.all(reads)) expect(["keep\n", "small\n", big]).toContain(text);

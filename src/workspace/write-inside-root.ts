@@ -1,16 +1,15 @@
-import { randomBytes } from "node:crypto";
 import { constants, mkdirSync } from "node:fs";
-import { lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import { lstat, open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { writeFileAtomic } from "../config/write-file-atomic.js";
 import { descriptorPath, errnoOf, fsError, notRegular, RACE_RULE, SYMLINK_RULE } from "./fs-checks.js";
 import { PinnedDirectory } from "./pinned-directory.js";
 import type { ResolvedPath, RootWall } from "./root-wall.js";
 import { WorkspaceError } from "./workspace-error.js";
 
-const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-/** Options of {@link writeFileAtomic}. */
+/** Options of {@link writeInsideRoot}. */
 export interface WriteOptions {
   /** Create missing parent directories (inside the root) instead of failing. */
   createParents?: boolean;
@@ -24,12 +23,14 @@ function moved(input: string): WorkspaceError {
 }
 
 /**
- * Write `data` to `input` atomically: checks, then a temp file (`O_EXCL|O_NOFOLLOW`) beside the
- * real target, created and renamed through a descriptor of the checked parent directory (on
- * Linux), so that no swap of a path component can redirect it. Nothing is
- * left behind on failure.
+ * Write `data` to `input` atomically, inside the root: checks, then {@link writeFileAtomic}'s
+ * temp file and rename beside the real target, done through a descriptor of the checked parent
+ * directory (on Linux), so that no swap of a path component can redirect it, and refused if
+ * that directory moved before the rename. Nothing is left behind on failure. The core is the
+ * config's writer; what is the workspace's own is where it writes (the pinned directory), the
+ * check before publishing, the replaced file's mode, and errors as {@link WorkspaceError}s.
  */
-export async function writeFileAtomic(
+export async function writeInsideRoot(
   wall: RootWall,
   input: string,
   data: string | Uint8Array,
@@ -57,26 +58,16 @@ export async function writeFileAtomic(
     const pinned = await descriptorPath(dir.fd);
     if (pinned !== undefined && pinned !== parent) throw moved(input);
     const base = pinned === undefined ? parent : `/proc/self/fd/${dir.fd}`;
-    const temp = path.join(base, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.mcplex-tmp`);
-    const handle = await open(temp, TEMP_FLAGS, existing?.mode ?? 0o666).catch((error: unknown) => {
-      throw fsError(input, error);
-    });
-    let renamed = false;
-    try {
-      try {
-        await handle.writeFile(bytes);
-        await handle.datasync();
-      } finally {
-        await handle.close();
-      }
+    await writeFileAtomic(path.join(base, path.basename(target)), bytes, {
+      mode: existing?.mode ?? 0o666,
       // The directory itself may have been moved out meanwhile: check once more before publishing.
-      const still = await descriptorPath(dir.fd);
-      if (still !== undefined && still !== parent) throw moved(input);
-      await rename(temp, path.join(base, path.basename(target)));
-      renamed = true;
-    } finally {
-      if (!renamed) await unlink(temp).catch(() => undefined);
-    }
+      beforeRename: async () => {
+        const still = await descriptorPath(dir.fd);
+        if (still !== undefined && still !== parent) throw moved(input);
+      },
+    }).catch((error: unknown) => {
+      throw error instanceof WorkspaceError ? error : fsError(input, error);
+    });
   } finally {
     await dir.close();
   }
