@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { IssueCollector, joinPath } from "./config-issues.js";
 import type { DialectResult } from "./dialects/dialect-result.js";
+import { readForeignServer } from "./dialects/foreign-server.js";
 import { isMcpClientServers, readMcpClientServers } from "./dialects/mcp-client-servers.js";
 import { isMcpServersMap, readMcpServersMap } from "./dialects/mcp-servers-map.js";
 import { isServerMap, readServerMap } from "./dialects/server-map.js";
@@ -10,13 +11,7 @@ import { readOrigin } from "./origin-rules.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
 import { readCluster } from "./read-cluster.js";
 import { readInterceptorModules } from "./read-interceptors.js";
-import {
-  checkName,
-  type ReadContext,
-  readForeignServer,
-  readMcplexServer,
-  readToolFilter,
-} from "./read-server.js";
+import { checkName, type ReadContext, readMcplexServer, readToolFilter } from "./read-server.js";
 import { urlCredentials } from "./redact.js";
 import { tokenProblem } from "./token-rules.js";
 import type {

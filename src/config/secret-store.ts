@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { SecretStoreError } from "../errors.js";
@@ -16,6 +16,7 @@ import {
   readKeyFile,
   type StoreKey,
 } from "./secret-key.js";
+import { writeFileAtomic } from "./write-file-atomic.js";
 
 /** Secret names: what `${secret:NAME}` can refer to. */
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
@@ -263,18 +264,9 @@ export class SecretStore {
       data: data.toString("base64"),
     };
     await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
-    const temp = `${this.file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
     try {
-      const handle = await open(temp, "wx", 0o600);
-      try {
-        await handle.writeFile(`${JSON.stringify(envelope, null, 2)}\n`);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, this.file);
+      await writeFileAtomic(this.file, `${JSON.stringify(envelope, null, 2)}\n`, { mode: 0o600 });
     } catch (error) {
-      await unlink(temp).catch(() => undefined);
       throw new SecretStoreError(
         "SECRET_STORE_INVALID",
         `cannot write secret store ${this.file}`,

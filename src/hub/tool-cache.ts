@@ -1,9 +1,10 @@
-import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/client";
 import { defaultSecretStorePath } from "../config/secret-store.js";
 import type { ServerConfig } from "../config/types.js";
+import { writeFileAtomic } from "../config/write-file-atomic.js";
 import { connectionKey } from "./connection-key.js";
 
 /** What the cache keeps of one tool: enough to show and describe it while its server is stopped. */
@@ -106,17 +107,6 @@ function parseCache(text: string): Map<string, CacheEntry> {
 
 async function writeAtomically(file: string, text: string): Promise<void> {
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  try {
-    const handle = await open(temp, "wx", 0o600);
-    try {
-      await handle.writeFile(text);
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
+  // A cache: losing the last write to a crash costs a refresh, not worth an fsync per write.
+  await writeFileAtomic(file, text, { mode: 0o600, durable: false });
 }

@@ -1,7 +1,7 @@
 import type { Dirent } from "node:fs";
 import { isGitPath } from "./permissions.js";
 import { PinnedDirectory } from "./pinned-directory.js";
-import type { Sandbox } from "./sandbox.js";
+import type { RootWall } from "./root-wall.js";
 
 /** Most suggestions returned by {@link completePaths}. */
 export const MAX_COMPLETIONS = 100;
@@ -12,10 +12,10 @@ export const MAX_COMPLETIONS = 100;
  * leads nowhere (or outside the root) completes to nothing.
  *
  * @example
- * await completePaths(sandbox, "src/wo") // ["src/workspace/"]
+ * await completePaths(wall, "src/wo") // ["src/workspace/"]
  */
 export async function completePaths(
-  sandbox: Sandbox,
+  wall: RootWall,
   prefix: string,
   options: { directoriesOnly?: boolean } = {},
 ): Promise<string[]> {
@@ -23,7 +23,7 @@ export async function completePaths(
   const dirPart = slash === -1 ? "" : prefix.slice(0, slash);
   const namePart = slash === -1 ? prefix : prefix.slice(slash + 1);
   try {
-    const dir = await sandbox.openDirectory(dirPart === "" ? "." : dirPart);
+    const dir = await wall.openDirectory(dirPart === "" ? "." : dirPart);
     // Read through a checked descriptor: a directory swapped for a symlink meanwhile completes to nothing.
     const pinned = PinnedDirectory.open(dir.abs);
     let dirents: Dirent[] | undefined;
@@ -39,7 +39,7 @@ export async function completePaths(
       if (!d.name.startsWith(namePart)) continue;
       if (namePart === "" && d.name.startsWith(".")) continue; // dotfiles only when asked for
       const rel = dir.rel === "" ? d.name : `${dir.rel}/${d.name}`;
-      if (isGitPath(rel) || !sandbox.permissions.check(rel, "read").allowed) continue;
+      if (isGitPath(rel) || !wall.permissions.check(rel, "read").allowed) continue;
       const isDir = d.isDirectory();
       if (options.directoriesOnly && !isDir) continue;
       out.push(`${shownDir}${d.name}${isDir ? "/" : ""}`);

@@ -1,5 +1,5 @@
 import type { ResourceWatcher } from "./resource-watcher.js";
-import type { Sandbox } from "./sandbox.js";
+import type { RootWall } from "./root-wall.js";
 
 /** Size and count limits of the workspace server; every field has a default. */
 export interface WorkspaceLimits {
@@ -32,7 +32,7 @@ export const DEFAULT_LIMITS: WorkspaceLimits = {
 
 /** What the tool, resource and prompt registrations share. */
 export interface WorkspaceContext {
-  sandbox: Sandbox;
+  wall: RootWall;
   limits: WorkspaceLimits;
   watcher: ResourceWatcher;
 }

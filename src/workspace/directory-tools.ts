@@ -33,7 +33,7 @@ export interface DirectoryEntry {
 
 /** Register `list_directory`. */
 export function registerDirectoryTools(server: McpServer, ctx: WorkspaceContext): void {
-  const { sandbox, limits } = ctx;
+  const { wall, limits } = ctx;
   server.registerTool(
     "list_directory",
     {
@@ -45,10 +45,10 @@ export function registerDirectoryTools(server: McpServer, ctx: WorkspaceContext)
     },
     (args, extra) =>
       guarded(async () => {
-        const dir = await sandbox.openDirectory(args.path ?? ".");
+        const dir = await wall.openDirectory(args.path ?? ".");
         const entries: DirectoryEntry[] = [];
         let truncated = false;
-        for await (const entry of walk(sandbox, dir, {
+        for await (const entry of walk(wall, dir, {
           maxDepth: args.depth ?? 1,
           respectGitignore: args.respectGitignore ?? false,
           signal: extra.mcpReq.signal,

@@ -1,5 +1,5 @@
 import { pathToFileURL } from "node:url";
-import type { OpenedFile } from "./sandbox.js";
+import type { OpenedFile } from "./root-wall.js";
 import { WorkspaceError } from "./workspace-error.js";
 
 /** How many leading bytes are sniffed to tell binary from text. */

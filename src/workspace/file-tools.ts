@@ -5,6 +5,7 @@ import type { WorkspaceContext } from "./context.js";
 import { formatSize, readTextFile } from "./file-content.js";
 import { guarded, toolOk } from "./tool-result.js";
 import { WorkspaceError } from "./workspace-error.js";
+import { writeInsideRoot } from "./write-inside-root.js";
 
 const pathArg = z.string().describe("Path relative to the workspace root");
 
@@ -52,7 +53,7 @@ const editOutput = z.object({
 
 /** Register `read_file`, and `write_file` and `edit_file` when the rules allow any write. */
 export function registerFileTools(server: McpServer, ctx: WorkspaceContext): void {
-  const { sandbox, limits } = ctx;
+  const { wall, limits } = ctx;
 
   server.registerTool(
     "read_file",
@@ -65,7 +66,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
     },
     (args) =>
       guarded(async () => {
-        const file = await sandbox.openFile(args.path);
+        const file = await wall.openFile(args.path);
         try {
           const read = await readTextFile(file, args.path, {
             maxBytes: limits.maxReadBytes,
@@ -79,7 +80,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
       }),
   );
 
-  if (!sandbox.permissions.canWriteAnything) return;
+  if (!wall.permissions.canWriteAnything) return;
 
   server.registerTool(
     "write_file",
@@ -93,7 +94,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
     },
     (args) =>
       guarded(async () => {
-        const written = await sandbox.writeFile(args.path, args.content, {
+        const written = await writeInsideRoot(wall, args.path, args.content, {
           createParents: args.createParents ?? false,
         });
         const verb = written.created ? "Created" : "Replaced";
@@ -123,8 +124,8 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
     (args) =>
       guarded(async () => {
         // Checked for write up front, so a read-only path fails before anything is read.
-        sandbox.resolve(args.path, "write");
-        const file = await sandbox.openFile(args.path);
+        wall.resolve(args.path, "write");
+        const file = await wall.openFile(args.path);
         let original: string;
         let before: { ino: number; mtimeMs: number; size: number };
         try {
@@ -149,7 +150,7 @@ export function registerFileTools(server: McpServer, ctx: WorkspaceContext): voi
               },
             );
           }
-          await sandbox.writeFile(args.path, text);
+          await writeInsideRoot(wall, args.path, text);
         }
         const summary = report
           .map((r, i) => `#${i + 1} at line ${r.line}: -${r.removedLines} +${r.addedLines}`)

@@ -1,3 +1,4 @@
+import { constants, readlinkSync } from "node:fs";
 import { readlink } from "node:fs/promises";
 import path from "node:path";
 import { WorkspaceError } from "./workspace-error.js";
@@ -17,6 +18,22 @@ export async function descriptorPath(fd: number): Promise<string | undefined> {
     return undefined;
   }
 }
+
+/** {@link descriptorPath}, for the synchronous reads of a search. */
+export function descriptorPathSync(fd: number): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Opening a file to read what the walk listed: never through a symlink swapped in since, and
+ * never blocking on a FIFO.
+ */
+export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /** The `code` of a Node system error, if any. */
 export function errnoOf(error: unknown): string | undefined {

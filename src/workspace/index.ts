@@ -1,6 +1,6 @@
 /**
  * The built-in workspace MCP server: files under a root as tools, resources and prompts, with
- * glob permissions. Its sandbox, search and file helpers are internal.
+ * glob permissions. Its root wall (path confinement), search and file helpers are internal.
  */
 
 export { DEFAULT_LIMITS, type WorkspaceLimits } from "./context.js";

@@ -37,7 +37,7 @@ const BY_DESCRIPTOR = process.platform === "linux" && existsSync("/proc/self/fd"
  * only a swap that is made and undone between the two checks goes unseen.
  *
  * @example
- * const dir = PinnedDirectory.open(sandbox.root);
+ * const dir = PinnedDirectory.open(wall.root);
  * if (dir !== undefined) try { for (const d of dir.entries() ?? []) lstatSync(dir.at(d.name)) } finally { dir.close() }
  */
 export class PinnedDirectory {

@@ -17,10 +17,10 @@ import { WorkspaceError } from "./workspace-error.js";
  * Their path arguments complete to paths under the root.
  */
 export function registerPrompts(server: McpServer, ctx: WorkspaceContext): void {
-  const { sandbox } = ctx;
+  const { wall } = ctx;
   const filePath = () =>
     completable(z.string().describe("File path relative to the workspace root"), (value) =>
-      completePaths(sandbox, value),
+      completePaths(wall, value),
     );
 
   server.registerPrompt(
@@ -79,14 +79,14 @@ export function registerPrompts(server: McpServer, ctx: WorkspaceContext): void 
       description: "Ask for an overview of a directory from its file tree.",
       argsSchema: z.object({
         path: completable(z.string().describe("Directory relative to the workspace root"), (value) =>
-          completePaths(sandbox, value, { directoriesOnly: true }),
+          completePaths(wall, value, { directoriesOnly: true }),
         ),
       }),
     },
     async ({ path }) => {
-      const dir = await sandbox.openDirectory(path || ".").catch(promptError);
+      const dir = await wall.openDirectory(path || ".").catch(promptError);
       const lines: string[] = [];
-      for await (const entry of walk(sandbox, dir, { maxDepth: 3, respectGitignore: true })) {
+      for await (const entry of walk(wall, dir, { maxDepth: 3, respectGitignore: true })) {
         if (lines.length >= 300) break;
         lines.push(`${"  ".repeat(entry.depth - 1)}${entry.name}${entry.type === "directory" ? "/" : ""}`);
       }
@@ -103,7 +103,7 @@ export function registerPrompts(server: McpServer, ctx: WorkspaceContext): void 
 }
 
 async function fileText(ctx: WorkspaceContext, path: string): Promise<{ uri: string; content: string }> {
-  const file = await ctx.sandbox.openFile(path).catch(promptError);
+  const file = await ctx.wall.openFile(path).catch(promptError);
   try {
     const read = await readTextFile(file, path, { maxBytes: ctx.limits.maxReadBytes }).catch(promptError);
     return { uri: fileUri(file.abs), content: read.content };

@@ -13,7 +13,7 @@ import {
 import { completePaths } from "./completion.js";
 import type { WorkspaceContext } from "./context.js";
 import { fileUri, formatSize, looksBinary, mimeTypeOf } from "./file-content.js";
-import type { ResolvedPath, Sandbox } from "./sandbox.js";
+import type { ResolvedPath, RootWall } from "./root-wall.js";
 import { walk } from "./walk.js";
 import { WorkspaceError } from "./workspace-error.js";
 
@@ -27,18 +27,18 @@ export const FILE_TEMPLATE_NAME = "workspace-file";
  * (subscriptions are held under `subscriberKey`).
  */
 export function registerResources(server: McpServer, ctx: WorkspaceContext, subscriberKey: string): void {
-  const { sandbox, limits, watcher } = ctx;
-  const rootUri = fileUri(sandbox.root).replace(/\/$/, "");
+  const { wall, limits, watcher } = ctx;
+  const rootUri = fileUri(wall.root).replace(/\/$/, "");
   const template = new ResourceTemplate(`${rootUri}/{+path}`, {
     list: undefined,
-    complete: { path: (value) => completePaths(sandbox, value) },
+    complete: { path: (value) => completePaths(wall, value) },
   });
   server.registerResource(
     FILE_TEMPLATE_NAME,
     template,
     {
       title: "Workspace file",
-      description: `A file under ${sandbox.root}, by its path relative to the root`,
+      description: `A file under ${wall.root}, by its path relative to the root`,
     },
     async (uri, variables) => {
       const raw = Array.isArray(variables.path) ? variables.path.join(",") : (variables.path ?? "");
@@ -58,8 +58,8 @@ export function registerResources(server: McpServer, ctx: WorkspaceContext, subs
     const resources: Resource[] = [];
     let index = 0;
     let more = false;
-    const root = { rel: "", abs: sandbox.root };
-    for await (const entry of walk(sandbox, root, {
+    const root = { rel: "", abs: wall.root };
+    for await (const entry of walk(wall, root, {
       maxDepth: Number.POSITIVE_INFINITY,
       respectGitignore: true,
       signal: extra.mcpReq.signal,
@@ -78,7 +78,7 @@ export function registerResources(server: McpServer, ctx: WorkspaceContext, subs
   server.server.setRequestHandler("resources/subscribe", async (request) => {
     let target: ResolvedPath;
     try {
-      target = resolveResourceUri(sandbox, request.params.uri);
+      target = resolveResourceUri(wall, request.params.uri);
     } catch (error) {
       throw protocolErrorOf(request.params.uri, error);
     }
@@ -103,7 +103,7 @@ export async function readFileResource(
   uri: string,
   rel: string,
 ): Promise<ReadResourceResult> {
-  const file = await ctx.sandbox.openFile(rel).catch(toProtocolError(uri));
+  const file = await ctx.wall.openFile(rel).catch(toProtocolError(uri));
   try {
     if (file.size > ctx.limits.maxResourceBytes) {
       throw new ProtocolError(
@@ -131,7 +131,7 @@ export async function readFileResource(
  * `subscriptions/listen` must be watching before its acknowledgement goes out.
  * Throws a {@link WorkspaceError} otherwise.
  */
-export function resolveResourceUri(sandbox: Sandbox, uri: string): ResolvedPath {
+export function resolveResourceUri(wall: RootWall, uri: string): ResolvedPath {
   let abs: string;
   try {
     const url = new URL(uri);
@@ -142,7 +142,7 @@ export function resolveResourceUri(sandbox: Sandbox, uri: string): ResolvedPath 
       path: uri,
     });
   }
-  const lexical = sandbox.resolve(abs, "read");
+  const lexical = wall.resolve(abs, "read");
   let real: string;
   let file = "";
   try {
@@ -156,7 +156,7 @@ export function resolveResourceUri(sandbox: Sandbox, uri: string): ResolvedPath 
     }
     file = path.basename(lexical.abs);
   }
-  const realRel = sandbox.relOf(real);
+  const realRel = wall.relOf(real);
   if (realRel === undefined) {
     throw new WorkspaceError(
       "outside-root",
@@ -168,7 +168,7 @@ export function resolveResourceUri(sandbox: Sandbox, uri: string): ResolvedPath 
     );
   }
   const rel = file === "" ? realRel : realRel === "" ? file : `${realRel}/${file}`;
-  sandbox.assertAllowed(uri, rel, "read");
+  wall.assertAllowed(uri, rel, "read");
   return { rel, abs: file === "" ? real : path.join(real, file) };
 }
 

@@ -32,7 +32,7 @@ const searchOutput = z.object({
 
 /** Register `search_files`. */
 export function registerSearchTools(server: McpServer, ctx: WorkspaceContext): void {
-  const { sandbox, limits } = ctx;
+  const { wall, limits } = ctx;
   server.registerTool(
     "search_files",
     {
@@ -44,7 +44,7 @@ export function registerSearchTools(server: McpServer, ctx: WorkspaceContext): v
     },
     (args, extra) =>
       guarded(async () => {
-        const result = await searchFiles(sandbox, {
+        const result = await searchFiles(wall, {
           ...args,
           maxResults: args.maxResults ?? limits.maxSearchResults,
           maxBytes: Math.min(args.maxBytes ?? limits.maxSearchBytes, limits.maxSearchBytes),

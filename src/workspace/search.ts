@@ -1,8 +1,9 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync } from "node:fs";
 import picomatch from "picomatch";
-import { looksBinary } from "./file-content.js";
+import { descriptorPathSync, READ_FLAGS } from "./fs-checks.js";
 import { type FileMatches, RegexGuard, RegexTimeoutError } from "./regex-guard.js";
-import type { Sandbox } from "./sandbox.js";
+import type { RootWall } from "./root-wall.js";
+import { MAX_LINE_TEXT, type Matcher, matchLines, type SearchMatch, scanFile, WINDOW } from "./scan-file.js";
 import { walk } from "./walk.js";
 import { WorkspaceError } from "./workspace-error.js";
 
@@ -27,16 +28,6 @@ export interface SearchOptions {
   signal?: AbortSignal;
 }
 
-/** One line that matched. */
-export interface SearchMatch {
-  path: string;
-  /** 1-based line number. */
-  line: number;
-  /** 1-based column (UTF-16 units) of the first match on the line. */
-  column: number;
-  text: string;
-}
-
 /** What {@link searchFiles} found and how much it looked at. */
 export interface SearchResult {
   /** Files whose path matched (and, with a query, whose contents matched). */
@@ -50,12 +41,9 @@ export interface SearchResult {
 }
 
 const YIELD_EVERY_MS = 10;
-const WINDOW = 1024 * 1024;
-const MAX_LINE_TEXT = 400;
 const REGEX_TIMEOUT_MS = 5000;
 /** Regex batches sent to the worker and not yet recorded, before the search waits. */
 const BATCHES_AHEAD = 2;
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
  * Find files by glob and, optionally, lines by text or regex. Each file is read in windows
@@ -65,14 +53,14 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * paths too unless `includeIgnored`; the search stops at `maxResults` or once `maxBytes` have
  * been read. Results come in path order.
  */
-export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Promise<SearchResult> {
+export async function searchFiles(wall: RootWall, options: SearchOptions): Promise<SearchResult> {
   const matcher = options.query === undefined ? undefined : compileQuery(options.query, options);
   // Cancelling stops a regex the worker is stuck on at once, not at the time limit.
   const guard = matcher?.guard;
   const stopWorker = () => guard?.close();
   if (guard !== undefined) options.signal?.addEventListener("abort", stopWorker, { once: true });
   try {
-    return await search(sandbox, options, matcher);
+    return await search(wall, options, matcher);
   } finally {
     options.signal?.removeEventListener("abort", stopWorker);
     guard?.close();
@@ -80,11 +68,11 @@ export async function searchFiles(sandbox: Sandbox, options: SearchOptions): Pro
 }
 
 async function search(
-  sandbox: Sandbox,
+  wall: RootWall,
   options: SearchOptions,
   matcher: Matcher | undefined,
 ): Promise<SearchResult> {
-  const base = await sandbox.openDirectory(options.path ?? ".");
+  const base = await wall.openDirectory(options.path ?? ".");
   const isMatch =
     options.pattern === undefined || options.pattern === "**"
       ? () => true
@@ -107,7 +95,7 @@ async function search(
   };
   const guard = matcher?.guard;
 
-  for (const entry of walk(sandbox, base, {
+  for (const entry of walk(wall, base, {
     maxDepth: Number.POSITIVE_INFINITY,
     respectGitignore: !options.includeIgnored,
     ...(options.signal && { signal: options.signal }),
@@ -136,7 +124,7 @@ async function search(
       stop("maxBytes");
       break;
     }
-    const outcome = scanFile(sandbox, entry.at, entry.rel, matcher, buffer, budget);
+    const outcome = scanFile(wall, entry.at, entry.rel, matcher, buffer, budget);
     if (outcome === undefined || outcome.binary) guard?.dropFile();
     if (outcome === undefined) continue;
     budget -= outcome.bytes;
@@ -190,8 +178,7 @@ async function search(
     }
     // Sizes only for files with matches, read now: one fstat per file scanned cost 4%.
     for (const file of files)
-      if (file.matches.length > 0)
-        record(file.rel, sizeInside(sandbox, file.abs, file.rel) ?? 0, file.matches);
+      if (file.matches.length > 0) record(file.rel, sizeInside(wall, file.abs, file.rel) ?? 0, file.matches);
   }
 }
 
@@ -210,12 +197,12 @@ function sizeOfListed(at: string): number | undefined {
  * without following a symlink and checked through its descriptor to still be `rel`, so that a
  * parent swapped for a symlink meanwhile cannot show the size of a file outside.
  */
-function sizeInside(sandbox: Sandbox, abs: string, rel: string): number | undefined {
+function sizeInside(wall: RootWall, abs: string, rel: string): number | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(abs, OPEN_FLAGS);
+    fd = openSync(abs, READ_FLAGS);
     const real = descriptorPathSync(fd);
-    if (real !== undefined && sandbox.relOf(real) !== rel) return undefined;
+    if (real !== undefined && wall.relOf(real) !== rel) return undefined;
     const st = fstatSync(fd);
     return st.isFile() ? st.size : undefined;
   } catch {
@@ -223,15 +210,6 @@ function sizeInside(sandbox: Sandbox, abs: string, rel: string): number | undefi
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-}
-
-interface Matcher {
-  regex: RegExp;
-  /** Bytes to look for first when the query is plain case-sensitive text: no hit, no decoding. */
-  literal?: Buffer;
-  /** A caller's regex runs in a worker with a time limit (it could backtrack for ever). */
-  guard?: RegexGuard<SearchMatch>;
-  limitMs: number;
 }
 
 function compileQuery(query: string, options: SearchOptions): Matcher {
@@ -258,143 +236,5 @@ function compileQuery(query: string, options: SearchOptions): Matcher {
         path: options.path ?? ".",
       },
     );
-  }
-}
-
-interface FileOutcome {
-  matches: SearchMatch[];
-  /** Texts of a regex search handed to the worker (their matches come later). */
-  pieces: number;
-  size: number;
-  bytes: number;
-  binary: boolean;
-}
-
-function scanFile(
-  sandbox: Sandbox,
-  at: string,
-  rel: string,
-  matcher: Matcher,
-  buf: Buffer,
-  budget: number,
-): FileOutcome | undefined {
-  let fd: number;
-  try {
-    fd = openSync(at, OPEN_FLAGS);
-  } catch {
-    return undefined; // vanished, or turned into a symlink since the walk: skip
-  }
-  try {
-    // No fstat: the walk saw a regular file, O_NOFOLLOW refuses a symlink swapped in since,
-    // O_NONBLOCK keeps a FIFO from blocking, and reading a directory throws. One syscall
-    // less per file is a tenth of a content search; the size is read only for a hit.
-    const outcome: FileOutcome = { matches: [], pieces: 0, size: 0, bytes: 0, binary: false };
-    let position = 0;
-    let carry: Buffer = EMPTY;
-    let lineBase = 1;
-    const scan = (chunk: Buffer, last: boolean) => {
-      // Plain text not in the chunk: no decoding; its lines count only if more chunks follow.
-      if (matcher.literal === undefined || chunk.indexOf(matcher.literal) !== -1) {
-        if (matcher.guard !== undefined) {
-          matcher.guard.add(chunk, rel, lineBase);
-          outcome.pieces++;
-        } else {
-          const text = chunk.toString("utf8");
-          for (const m of matchLines(text, matcher.regex, rel, lineBase, MAX_LINE_TEXT))
-            outcome.matches.push(m);
-        }
-      }
-      if (!last) lineBase += countNewlines(chunk);
-    };
-    while (true) {
-      const want = Math.min(buf.length, budget - outcome.bytes);
-      if (want <= 0) break;
-      const bytesRead = readSync(fd, buf, 0, want, position);
-      if (bytesRead === 0) break;
-      outcome.bytes += bytesRead;
-      if (position === 0 && looksBinary(buf.subarray(0, bytesRead))) {
-        outcome.binary = true;
-        return outcome;
-      }
-      position += bytesRead;
-      const eof = bytesRead < want;
-      // Keep the last partial line for the next window, unless this is the end.
-      let cut = bytesRead;
-      if (!eof) {
-        const nl = buf.subarray(0, bytesRead).lastIndexOf(10);
-        if (nl !== -1) cut = nl + 1;
-      }
-      scan(carry.length === 0 ? buf.subarray(0, cut) : Buffer.concat([carry, buf.subarray(0, cut)]), eof);
-      carry = cut === bytesRead ? EMPTY : Buffer.from(buf.subarray(cut, bytesRead));
-      if (eof) break;
-    }
-    if (carry.length > 0) scan(carry, true);
-    // Opened through the walk's descriptor of its directory; this catches that directory moved out since.
-    // Checked only when there is something to report: nothing read elsewhere is ever shown.
-    // A regex search's texts are matched later, in the worker: checked whenever there are some.
-    if (outcome.matches.length > 0 || outcome.pieces > 0) {
-      const real = descriptorPathSync(fd);
-      if (real !== undefined && sandbox.relOf(real) !== rel) return undefined;
-      if (outcome.matches.length > 0) outcome.size = fstatSync(fd).size;
-    }
-    return outcome;
-  } catch {
-    return undefined; // not a readable regular file any more (a directory, a device): skip
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * The lines of `text` that `regex` matches, one match per line. Self-contained (no
- * module-level names): {@link RegexGuard} compiles it again in its worker.
- */
-function matchLines(
-  text: string,
-  regex: RegExp,
-  rel: string,
-  lineBase: number,
-  maxText: number,
-): SearchMatch[] {
-  const out: SearchMatch[] = [];
-  regex.lastIndex = 0;
-  let line = lineBase;
-  let counted = 0;
-  for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
-    for (let i = text.indexOf("\n", counted); i !== -1 && i < m.index; i = text.indexOf("\n", i + 1)) {
-      line++;
-      counted = i + 1;
-    }
-    const start = text.lastIndexOf("\n", m.index - 1) + 1;
-    let end = text.indexOf("\n", m.index + Math.max(m[0].length - 1, 0));
-    if (end === -1) end = text.length;
-    const full = text.slice(start, end).replace(/\r$/, "");
-    out.push({
-      path: rel,
-      line,
-      column: m.index - start + 1,
-      text: full.length > maxText ? `${full.slice(0, maxText)}…` : full,
-    });
-    // One match per line: continue after this line.
-    regex.lastIndex = end + 1;
-    if (end >= text.length) break;
-  }
-  return out;
-}
-
-function countNewlines(chunk: Buffer): number {
-  let n = 0;
-  for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) n++;
-  return n;
-}
-
-const EMPTY = Buffer.alloc(0);
-
-function descriptorPathSync(fd: number): string | undefined {
-  if (process.platform !== "linux") return undefined;
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return undefined;
   }
 }

@@ -4,7 +4,7 @@ import { type StdioServerHandle, StdioServerTransport, serveStdio } from "@model
 import { Permissions } from "./permissions.js";
 import { ResourceWatcher } from "./resource-watcher.js";
 import { resolveResourceUri } from "./resources.js";
-import { Sandbox } from "./sandbox.js";
+import { RootWall } from "./root-wall.js";
 import { createWorkspaceServer, type WorkspaceServerOptions } from "./workspace-server.js";
 
 /** Options of {@link serveWorkspaceStdio}: the server's, plus the streams and an error callback. */
@@ -27,10 +27,7 @@ export interface ServeWorkspaceStdioOptions extends WorkspaceServerOptions {
  */
 export function serveWorkspaceStdio(options: ServeWorkspaceStdioOptions): StdioServerHandle {
   const { stdin, stdout, onerror, ...serverOptions } = options;
-  const sandbox = new Sandbox(
-    options.root,
-    new Permissions(options.rules ?? [], options.allowWrite ?? false),
-  );
+  const wall = new RootWall(options.root, new Permissions(options.rules ?? [], options.allowWrite ?? false));
   const watcher = new ResourceWatcher();
   const inner = new StdioServerTransport(stdin, stdout);
   const transport = new ListenWatchingTransport(inner, {
@@ -38,7 +35,7 @@ export function serveWorkspaceStdio(options: ServeWorkspaceStdioOptions): StdioS
       // Synchronous, before the SDK's entry acknowledges the listen: no change slips through.
       for (const uri of uris) {
         try {
-          watcher.subscribe(`listen:${id}`, uri, resolveResourceUri(sandbox, uri).abs);
+          watcher.subscribe(`listen:${id}`, uri, resolveResourceUri(wall, uri).abs);
         } catch {
           // Not ours to watch (outside the root, denied): the stream simply never carries it.
         }

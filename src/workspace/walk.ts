@@ -4,7 +4,7 @@ import ignore, { type Ignore } from "ignore";
 import { fsError, RACE_RULE } from "./fs-checks.js";
 import { isGitPath } from "./permissions.js";
 import { PinnedDirectory } from "./pinned-directory.js";
-import type { ResolvedPath, Sandbox } from "./sandbox.js";
+import type { ResolvedPath, RootWall } from "./root-wall.js";
 import { WorkspaceError } from "./workspace-error.js";
 
 /** The kind of a directory entry; symlinks are reported, never followed. */
@@ -66,7 +66,7 @@ interface Frame {
  * thread-pool round trip, and nested generators pay at every level for every entry.
  * Callers that run long yield to the event loop themselves (see searchFiles).
  */
-export function* walk(sandbox: Sandbox, start: ResolvedPath, options: WalkOptions): Generator<WalkEntry> {
+export function* walk(wall: RootWall, start: ResolvedPath, options: WalkOptions): Generator<WalkEntry> {
   const levels: IgnoreLevel[] = [];
   if (options.respectGitignore) {
     // .gitignore files of the directories above the start apply too.
@@ -74,7 +74,7 @@ export function* walk(sandbox: Sandbox, start: ResolvedPath, options: WalkOption
     for (let i = 0; i < parts.length; i++) {
       const base = parts.slice(0, i).join("/");
       // Found by path: a swap here changes only which entries are left out, never what is read.
-      const level = loadGitignore(path.join(sandbox.absOf(base), ".gitignore"), base);
+      const level = loadGitignore(path.join(wall.absOf(base), ".gitignore"), base);
       if (level !== undefined) levels.push(level);
     }
   }
@@ -82,14 +82,14 @@ export function* walk(sandbox: Sandbox, start: ResolvedPath, options: WalkOption
   try {
     const first = openFrame(openStart(start), start.rel, 1, levels, options);
     if (first !== undefined) stack.push(first);
-    yield* walkFrames(sandbox, stack, options);
+    yield* walkFrames(wall, stack, options);
   } finally {
     // Also when the caller stops early: every directory still open is closed.
     for (const frame of stack) frame.dir.close();
   }
 }
 
-function* walkFrames(sandbox: Sandbox, stack: Frame[], options: WalkOptions): Generator<WalkEntry> {
+function* walkFrames(wall: RootWall, stack: Frame[], options: WalkOptions): Generator<WalkEntry> {
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     const d = frame.entries[frame.next++];
@@ -107,7 +107,7 @@ function* walkFrames(sandbox: Sandbox, stack: Frame[], options: WalkOptions): Ge
           ? "symlink"
           : "other";
     if (frame.levels.length > 0 && isIgnored(frame.levels, childRel, type === "directory")) continue;
-    if (sandbox.permissions.check(childRel, "read").allowed) {
+    if (wall.permissions.check(childRel, "read").allowed) {
       const abs = path.join(frame.dir.abs, d.name);
       yield { rel: childRel, abs, at: frame.dir.at(d.name), name: d.name, type, depth: frame.depth };
     }

@@ -43,7 +43,7 @@ export const WORKSPACE_ERROR_CODES = {
  * follows `reason` (see {@link WORKSPACE_ERROR_CODES}); a `race` is `retryable`.
  *
  * @example
- * try { sandbox.resolve("../etc/passwd", "read") }
+ * try { wall.resolve("../etc/passwd", "read") }
  * catch (e) { if (e instanceof WorkspaceError && e.reason === "outside-root") refuse(e.message) }
  */
 export class WorkspaceError extends McplexError {

@@ -7,7 +7,7 @@ import { Permissions } from "./permissions.js";
 import { registerPrompts } from "./prompts.js";
 import { ResourceWatcher } from "./resource-watcher.js";
 import { registerResources } from "./resources.js";
-import { Sandbox } from "./sandbox.js";
+import { RootWall } from "./root-wall.js";
 import { registerSearchTools } from "./search-tools.js";
 
 /** Options of {@link createWorkspaceServer}. */
@@ -45,13 +45,10 @@ let instances = 0;
  * await server.connect(transport);
  */
 export function createWorkspaceServer(options: WorkspaceServerOptions): McpServer {
-  const sandbox = new Sandbox(
-    options.root,
-    new Permissions(options.rules ?? [], options.allowWrite ?? false),
-  );
+  const wall = new RootWall(options.root, new Permissions(options.rules ?? [], options.allowWrite ?? false));
   const ownWatcher = options.watcher === undefined;
   const watcher = options.watcher ?? new ResourceWatcher();
-  const ctx: WorkspaceContext = { sandbox, limits: { ...DEFAULT_LIMITS, ...options.limits }, watcher };
+  const ctx: WorkspaceContext = { wall, limits: { ...DEFAULT_LIMITS, ...options.limits }, watcher };
   const server = new McpServer(
     { name: options.name ?? "mcplex-workspace", version: WORKSPACE_SERVER_VERSION },
     {
@@ -61,8 +58,8 @@ export function createWorkspaceServer(options: WorkspaceServerOptions): McpServe
         prompts: { listChanged: false },
         completions: {},
       },
-      instructions: `Files under ${sandbox.root}. Paths are relative to that root. ${
-        sandbox.permissions.canWriteAnything ? "Some paths are writable." : "Read-only."
+      instructions: `Files under ${wall.root}. Paths are relative to that root. ${
+        wall.permissions.canWriteAnything ? "Some paths are writable." : "Read-only."
       } .git is not accessible.`,
     },
   );

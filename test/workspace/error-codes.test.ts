@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { Hub } from "../../src/hub/hub.js";
-import { Sandbox } from "../../src/workspace/sandbox.js";
+import { RootWall } from "../../src/workspace/root-wall.js";
 import { WorkspaceError } from "../../src/workspace/workspace-error.js";
 import { configOf } from "../support/config.js";
 import {
@@ -197,7 +197,7 @@ describe("WorkspaceError codes in the library", () => {
     const missing = path.join(await tempDir(), "no-such-root");
     const error = (() => {
       try {
-        return new Sandbox(missing);
+        return new RootWall(missing);
       } catch (e) {
         return e;
       }

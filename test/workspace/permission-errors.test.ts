@@ -11,15 +11,16 @@ const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 /** Runs read, list and write on `root` in a child process (as nobody under root) and returns each outcome. */
 function probe(root: string): Record<string, { reason?: string; message: string }> {
   const script = `
-    import { Sandbox } from "./src/workspace/sandbox.js";
+    import { writeInsideRoot } from "./src/workspace/write-inside-root.js";
+    import { RootWall } from "./src/workspace/root-wall.js";
     import { Permissions } from "./src/workspace/permissions.js";
     import { walk } from "./src/workspace/walk.js";
-    const sandbox = new Sandbox(process.argv[1], new Permissions([], true));
+    const wall = new RootWall(process.argv[1], new Permissions([], true));
     const outcome = (p) => p.then(() => ({ message: "ok" }), (e) => ({ reason: e.reason, message: e.message }));
     const out = {
-      read: await outcome(sandbox.openFile("locked/file.txt")),
-      list: await outcome(sandbox.openDirectory("locked").then((dir) => [...walk(sandbox, dir, { maxDepth: 1, respectGitignore: false })])),
-      write: await outcome(sandbox.writeFile("locked/new.txt", "x")),
+      read: await outcome(wall.openFile("locked/file.txt")),
+      list: await outcome(wall.openDirectory("locked").then((dir) => [...walk(wall, dir, { maxDepth: 1, respectGitignore: false })])),
+      write: await outcome(writeInsideRoot(wall, "locked/new.txt", "x")),
     };
     console.log(JSON.stringify(out));
   `;

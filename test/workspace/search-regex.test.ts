@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Sandbox } from "../../src/workspace/sandbox.js";
+import { RootWall } from "../../src/workspace/root-wall.js";
 import { searchFiles } from "../../src/workspace/search.js";
 import { WorkspaceError } from "../../src/workspace/workspace-error.js";
 
@@ -11,7 +11,7 @@ import { WorkspaceError } from "../../src/workspace/workspace-error.js";
 // else about the search (lines, order, limits) is what the inline search gives.
 
 let root: string;
-let sandbox: Sandbox;
+let wall: RootWall;
 const EVIL = `${"a".repeat(40)}b`;
 
 beforeAll(async () => {
@@ -26,7 +26,7 @@ beforeAll(async () => {
   }
   // A file larger than the 1 MiB read window, matched in its third window.
   await writeFile(join(root, "zbig.txt"), `${"filler text\n".repeat(200_000)}id_big marker\n`);
-  sandbox = new Sandbox(root);
+  wall = new RootWall(root);
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
@@ -42,7 +42,7 @@ describe("regex search", () => {
     setTimeout(() => {
       ticked = true;
     }, 20);
-    const search = searchFiles(sandbox, { ...options, query: "(a+)+$", regex: true, regexTimeoutMs: 500 });
+    const search = searchFiles(wall, { ...options, query: "(a+)+$", regex: true, regexTimeoutMs: 500 });
     let tickedBeforeSettling: boolean | undefined;
     const error = await search.then(
       () => undefined,
@@ -59,8 +59,8 @@ describe("regex search", () => {
   });
 
   it("gives the same lines, columns and order as a plain-text search, across batches and windows", async () => {
-    const viaRegex = await searchFiles(sandbox, { ...options, query: "id_\\w+ marker", regex: true });
-    const plain = await searchFiles(sandbox, { ...options, query: " marker" });
+    const viaRegex = await searchFiles(wall, { ...options, query: "id_\\w+ marker", regex: true });
+    const plain = await searchFiles(wall, { ...options, query: " marker" });
     expect(viaRegex.matches).toHaveLength(301);
     expect(viaRegex.matches.map((m) => [m.path, m.line, m.text])).toEqual(
       plain.matches.map((m) => [m.path, m.line, m.text]),
@@ -72,9 +72,9 @@ describe("regex search", () => {
 
   it("still searches after a timed-out regex, and stops at maxResults", async () => {
     await expect(
-      searchFiles(sandbox, { ...options, query: "(a+)+$", regex: true, regexTimeoutMs: 200 }),
+      searchFiles(wall, { ...options, query: "(a+)+$", regex: true, regexTimeoutMs: 200 }),
     ).rejects.toThrow(/ran longer than 200 ms/);
-    const few = await searchFiles(sandbox, { ...options, maxResults: 5, query: "^id_\\d+", regex: true });
+    const few = await searchFiles(wall, { ...options, maxResults: 5, query: "^id_\\d+", regex: true });
     expect(few.matches.map((m) => m.path)).toEqual([
       "f000.txt",
       "f001.txt",
@@ -87,7 +87,7 @@ describe("regex search", () => {
 
   it("stops a regex stuck in the worker when the search is cancelled, well before the limit", async () => {
     const controller = new AbortController();
-    const search = searchFiles(sandbox, {
+    const search = searchFiles(wall, {
       ...options,
       query: "(a+)+$",
       regex: true,
@@ -96,7 +96,7 @@ describe("regex search", () => {
     });
     setTimeout(() => controller.abort(new Error("the client cancelled")), 50);
     await expect(search).rejects.toThrow("the client cancelled");
-    const after = await searchFiles(sandbox, { ...options, query: "fine", regex: true });
+    const after = await searchFiles(wall, { ...options, query: "fine", regex: true });
     expect(after.matches.map((m) => m.path)).toEqual(["evil.txt"]);
   });
 });

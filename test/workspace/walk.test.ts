@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readdirSync, renameSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Sandbox } from "../../src/workspace/sandbox.js";
+import { RootWall } from "../../src/workspace/root-wall.js";
 import { walk } from "../../src/workspace/walk.js";
 import { WorkspaceError } from "../../src/workspace/workspace-error.js";
 import { removeTree, tempDir, writeTree } from "./helpers.js";
@@ -12,7 +12,7 @@ const OUTSIDE_NAME = "outside-secret.txt";
 describe("walk against a directory swapped for a symlink", () => {
   let base: string;
   let root: string;
-  let sandbox: Sandbox;
+  let wall: RootWall;
 
   beforeEach(async () => {
     base = await tempDir("mcplex-walk-");
@@ -22,7 +22,7 @@ describe("walk against a directory swapped for a symlink", () => {
       "root/a/z.txt": "z\n",
       [`outside/${OUTSIDE_NAME}`]: "secret\n",
     });
-    sandbox = new Sandbox(root);
+    wall = new RootWall(root);
   });
   afterEach(() => removeTree(base));
 
@@ -35,11 +35,7 @@ describe("walk against a directory swapped for a symlink", () => {
 
   it("skips a subdirectory swapped between its parent's listing and its own, and goes on", () => {
     const seen: string[] = [];
-    for (const entry of walk(
-      sandbox,
-      { rel: "", abs: sandbox.root },
-      { maxDepth: 5, respectGitignore: false },
-    )) {
+    for (const entry of walk(wall, { rel: "", abs: wall.root }, { maxDepth: 5, respectGitignore: false })) {
       seen.push(entry.rel);
       // The walk has listed a/b as a directory and opens it when resumed: swap it right now.
       if (entry.rel === "a/b") swap("a/b");
@@ -50,11 +46,7 @@ describe("walk against a directory swapped for a symlink", () => {
   });
 
   it("gives a path through the directory's descriptor that still names the entry listed", () => {
-    for (const entry of walk(
-      sandbox,
-      { rel: "", abs: sandbox.root },
-      { maxDepth: 5, respectGitignore: false },
-    )) {
+    for (const entry of walk(wall, { rel: "", abs: wall.root }, { maxDepth: 5, respectGitignore: false })) {
       if (entry.rel !== "a/b/inside.txt") continue;
       // The directory is now a symlink to outside: by path, lstat would see the outside tree.
       renameSync(path.join(root, "a"), path.join(root, "a.kept"));
@@ -70,8 +62,7 @@ describe("walk against a directory swapped for a symlink", () => {
     let error: unknown;
     const seen: string[] = [];
     try {
-      for (const entry of walk(sandbox, start, { maxDepth: 5, respectGitignore: false }))
-        seen.push(entry.rel);
+      for (const entry of walk(wall, start, { maxDepth: 5, respectGitignore: false })) seen.push(entry.rel);
     } catch (e) {
       error = e;
     }
@@ -89,17 +80,17 @@ describe("walk against a directory swapped for a symlink", () => {
       await writeTree(root, { "d1/d2/d3/d4/leaf.txt": "leaf\n", "d1/d2/d3/other.txt": "o\n" });
       const openFds = () => readdirSync("/proc/self/fd").length;
       const before = openFds();
-      const start = { rel: "", abs: sandbox.root };
+      const start = { rel: "", abs: wall.root };
       const options = { maxDepth: 10, respectGitignore: true };
-      for (const entry of walk(sandbox, start, options)) if (entry.rel === "d1/d2/d3/d4") break;
+      for (const entry of walk(wall, start, options)) if (entry.rel === "d1/d2/d3/d4") break;
       expect(openFds()).toBe(before);
       const controller = new AbortController();
       expect(() => {
-        for (const entry of walk(sandbox, start, { ...options, signal: controller.signal }))
+        for (const entry of walk(wall, start, { ...options, signal: controller.signal }))
           if (entry.rel === "d1/d2") controller.abort();
       }).toThrow();
       expect(openFds()).toBe(before);
-      expect([...walk(sandbox, start, options)].map((e) => e.rel)).toContain("d1/d2/d3/d4/leaf.txt");
+      expect([...walk(wall, start, options)].map((e) => e.rel)).toContain("d1/d2/d3/d4/leaf.txt");
       expect(openFds()).toBe(before);
     },
   );

@@ -1,7 +1,6 @@
 import { constants, realpathSync, statSync } from "node:fs";
 import { type FileHandle, open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import { writeFileAtomic } from "./atomic-write.js";
 import {
   descriptorPath,
   errnoOf,
@@ -27,27 +26,22 @@ export interface OpenedFile extends ResolvedPath {
   size: number;
 }
 
-/** Options of {@link Sandbox.writeFile}. */
-export interface WriteOptions {
-  /** Create missing parent directories (inside the root) instead of failing. */
-  createParents?: boolean;
-}
-
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * The hard wall around the workspace root: turns caller paths into checked absolute paths,
- * opens files for reading and writes files atomically. The root's realpath is taken once;
+ * The hard wall around the workspace root (path confinement; "sandbox" in mcplex is code mode's
+ * QuickJS runtime): turns caller paths into checked absolute paths and opens files for reading;
+ * `writeInsideRoot` (`write-inside-root.ts`) writes through it. The root's realpath is taken once;
  * every path is normalised lexically, then resolved with realpath (or its nearest existing
  * parent, for writes) and checked for containment and permission; files are opened with
  * `O_NOFOLLOW` and checked again through the opened descriptor, to defeat races.
  *
  * @example
- * const sandbox = new Sandbox("/srv/project", new Permissions([], false));
- * const file = await sandbox.openFile("src/index.ts");
+ * const wall = new RootWall("/srv/project", new Permissions([], false));
+ * const file = await wall.openFile("src/index.ts");
  * try { ... } finally { await file.handle.close() }
  */
-export class Sandbox {
+export class RootWall {
   /** Realpath of the root. */
   readonly root: string;
   readonly permissions: Permissions;
@@ -154,19 +148,6 @@ export class Sandbox {
       throw new WorkspaceError("not-a-directory", `'${input}' is not a directory`, { path: input });
     }
     return target;
-  }
-
-  /**
-   * Write `data` to `input` atomically: a temp file beside the target, then `rename`.
-   * Through a symlink inside the root, the symlink's target is written. Missing parent
-   * directories are created only with `createParents`.
-   */
-  writeFile(
-    input: string,
-    data: string | Uint8Array,
-    options: WriteOptions = {},
-  ): Promise<ResolvedPath & { bytes: number; created: boolean }> {
-    return writeFileAtomic(this, input, data, options);
   }
 
   /** Decide `op` on a root-relative path; throws a {@link WorkspaceError} naming the rule when denied. */

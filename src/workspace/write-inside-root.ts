@@ -1,14 +1,19 @@
-import { randomBytes } from "node:crypto";
 import { constants, mkdirSync } from "node:fs";
-import { lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import { lstat, open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { writeFileAtomic } from "../config/write-file-atomic.js";
 import { descriptorPath, errnoOf, fsError, notRegular, RACE_RULE, SYMLINK_RULE } from "./fs-checks.js";
 import { PinnedDirectory } from "./pinned-directory.js";
-import type { ResolvedPath, Sandbox, WriteOptions } from "./sandbox.js";
+import type { ResolvedPath, RootWall } from "./root-wall.js";
 import { WorkspaceError } from "./workspace-error.js";
 
-const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** Options of {@link writeInsideRoot}. */
+export interface WriteOptions {
+  /** Create missing parent directories (inside the root) instead of failing. */
+  createParents?: boolean;
+}
 
 function moved(input: string): WorkspaceError {
   return new WorkspaceError("race", `Refused '${input}': its directory moved during the write`, {
@@ -18,20 +23,22 @@ function moved(input: string): WorkspaceError {
 }
 
 /**
- * Write `data` to `input` atomically: checks, then a temp file (`O_EXCL|O_NOFOLLOW`) beside the
- * real target, created and renamed through a descriptor of the checked parent directory (on
- * Linux), so that no swap of a path component can redirect it. Nothing is
- * left behind on failure. Used by {@link Sandbox.writeFile}.
+ * Write `data` to `input` atomically, inside the root: checks, then {@link writeFileAtomic}'s
+ * temp file and rename beside the real target, done through a descriptor of the checked parent
+ * directory (on Linux), so that no swap of a path component can redirect it, and refused if
+ * that directory moved before the rename. Nothing is left behind on failure. The core is the
+ * config's writer; what is the workspace's own is where it writes (the pinned directory), the
+ * check before publishing, the replaced file's mode, and errors as {@link WorkspaceError}s.
  */
-export async function writeFileAtomic(
-  sandbox: Sandbox,
+export async function writeInsideRoot(
+  wall: RootWall,
   input: string,
   data: string | Uint8Array,
   options: WriteOptions = {},
 ): Promise<ResolvedPath & { bytes: number; created: boolean }> {
-  const lexical = sandbox.resolve(input, "write");
+  const lexical = wall.resolve(input, "write");
   if (lexical.rel === "") throw notRegular(input, undefined, "the workspace root");
-  const { target, parent, ancestor, missingParents, existing } = await writeTarget(sandbox, input, lexical);
+  const { target, parent, ancestor, missingParents, existing } = await writeTarget(wall, input, lexical);
   if (missingParents && !options.createParents) {
     throw new WorkspaceError(
       "not-found",
@@ -39,7 +46,7 @@ export async function writeFileAtomic(
       { path: input },
     );
   }
-  if (missingParents) makeParents(sandbox, input, ancestor, parent);
+  if (missingParents) makeParents(wall, input, ancestor, parent);
   const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   // Pin the parent directory by descriptor and work inside it through /proc/self/fd (an
   // openat() in all but name): a path component swapped for a symlink after the checks
@@ -51,30 +58,20 @@ export async function writeFileAtomic(
     const pinned = await descriptorPath(dir.fd);
     if (pinned !== undefined && pinned !== parent) throw moved(input);
     const base = pinned === undefined ? parent : `/proc/self/fd/${dir.fd}`;
-    const temp = path.join(base, `.${path.basename(target)}.${randomBytes(6).toString("hex")}.mcplex-tmp`);
-    const handle = await open(temp, TEMP_FLAGS, existing?.mode ?? 0o666).catch((error: unknown) => {
-      throw fsError(input, error);
-    });
-    let renamed = false;
-    try {
-      try {
-        await handle.writeFile(bytes);
-        await handle.datasync();
-      } finally {
-        await handle.close();
-      }
+    await writeFileAtomic(path.join(base, path.basename(target)), bytes, {
+      mode: existing?.mode ?? 0o666,
       // The directory itself may have been moved out meanwhile: check once more before publishing.
-      const still = await descriptorPath(dir.fd);
-      if (still !== undefined && still !== parent) throw moved(input);
-      await rename(temp, path.join(base, path.basename(target)));
-      renamed = true;
-    } finally {
-      if (!renamed) await unlink(temp).catch(() => undefined);
-    }
+      beforeRename: async () => {
+        const still = await descriptorPath(dir.fd);
+        if (still !== undefined && still !== parent) throw moved(input);
+      },
+    }).catch((error: unknown) => {
+      throw error instanceof WorkspaceError ? error : fsError(input, error);
+    });
   } finally {
     await dir.close();
   }
-  const rel = sandbox.relOf(target) ?? lexical.rel;
+  const rel = wall.relOf(target) ?? lexical.rel;
   return { rel, abs: target, bytes: bytes.byteLength, created: existing === undefined };
 }
 
@@ -85,7 +82,7 @@ export async function writeFileAtomic(
  * and the open refuses one there, so a symlink that appears at a missing component meanwhile
  * stops the write (a race) instead of leading a `mkdir` outside the root.
  */
-function makeParents(sandbox: Sandbox, input: string, ancestor: string, parent: string): void {
+function makeParents(wall: RootWall, input: string, ancestor: string, parent: string): void {
   let dir: PinnedDirectory | undefined;
   try {
     dir = PinnedDirectory.open(ancestor);
@@ -103,7 +100,7 @@ function makeParents(sandbox: Sandbox, input: string, ancestor: string, parent: 
       }
       const next = dir.child(name);
       if (next === undefined) {
-        const shown = sandbox.relOf(path.join(dir.abs, name)) ?? name;
+        const shown = wall.relOf(path.join(dir.abs, name)) ?? name;
         throw new WorkspaceError(
           "race",
           `Refused '${input}': '${shown}' was replaced by something other than a directory while the parent directories were being created; nothing was written`,
@@ -119,7 +116,7 @@ function makeParents(sandbox: Sandbox, input: string, ancestor: string, parent: 
 }
 
 async function writeTarget(
-  sandbox: Sandbox,
+  wall: RootWall,
   input: string,
   lexical: ResolvedPath,
 ): Promise<{
@@ -150,7 +147,7 @@ async function writeTarget(
         path: input,
       });
     }
-    const checked = sandbox.checkReal(input, real, "write");
+    const checked = wall.checkReal(input, real, "write");
     const target = await stat(checked.abs);
     if (!target.isFile()) throw notRegular(input, target);
     const parent = path.dirname(checked.abs);
@@ -170,16 +167,16 @@ async function writeTarget(
     try {
       realAncestor = await realpath(ancestor);
     } catch (error) {
-      if (errnoOf(error) !== "ENOENT" || ancestor === sandbox.root) throw fsError(input, error);
+      if (errnoOf(error) !== "ENOENT" || ancestor === wall.root) throw fsError(input, error);
       missing.unshift(path.basename(ancestor));
       ancestor = path.dirname(ancestor);
     }
   }
-  const ancestorRel = sandbox.relOf(realAncestor);
+  const ancestorRel = wall.relOf(realAncestor);
   if (ancestorRel === undefined) {
     throw new WorkspaceError(
       "outside-root",
-      `Refused '${input}': its directory resolves to ${realAncestor}, outside the workspace root ${sandbox.root}`,
+      `Refused '${input}': its directory resolves to ${realAncestor}, outside the workspace root ${wall.root}`,
       { path: input, rule: SYMLINK_RULE },
     );
   }
@@ -192,6 +189,6 @@ async function writeTarget(
     });
   }
   const target = path.join(realAncestor, ...missing);
-  sandbox.checkReal(input, target, "write");
+  wall.checkReal(input, target, "write");
   return { target, parent: path.dirname(target), ancestor: realAncestor, missingParents: missing.length > 1 };
 }

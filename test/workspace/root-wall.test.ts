@@ -3,8 +3,9 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Permissions } from "../../src/workspace/permissions.js";
-import { Sandbox } from "../../src/workspace/sandbox.js";
+import { RootWall } from "../../src/workspace/root-wall.js";
 import { WorkspaceError } from "../../src/workspace/workspace-error.js";
+import { writeInsideRoot } from "../../src/workspace/write-inside-root.js";
 import { removeTree, tempDir, writeTree } from "./helpers.js";
 
 describe("Permissions", () => {
@@ -72,7 +73,7 @@ async function race(
   return seen;
 }
 
-describe("Sandbox under check-versus-use races", () => {
+describe("RootWall under check-versus-use races", () => {
   let base: string;
   let root: string;
   let child: ChildProcess | undefined;
@@ -99,11 +100,11 @@ describe("Sandbox under check-versus-use races", () => {
         try { fs.symlinkSync(out, flip + ".l"); fs.renameSync(flip + ".l", flip); } catch {}
         try { fs.writeFileSync(flip + ".f", "inside\\n"); fs.renameSync(flip + ".f", flip); } catch {}
       }`);
-    const sandbox = new Sandbox(root, new Permissions());
+    const wall = new RootWall(root, new Permissions());
     const seen = await race(async () => {
-      let file: Awaited<ReturnType<Sandbox["openFile"]>>;
+      let file: Awaited<ReturnType<RootWall["openFile"]>>;
       try {
-        file = await sandbox.openFile("flip");
+        file = await wall.openFile("flip");
       } catch (error) {
         expect(error).toBeInstanceOf(WorkspaceError);
         return false;
@@ -130,10 +131,10 @@ describe("Sandbox under check-versus-use races", () => {
         try { fs.rmSync(dir, { recursive: true, force: true }); fs.symlinkSync(out, dir); } catch {}
         try { fs.unlinkSync(dir); fs.mkdirSync(dir); } catch {}
       }`);
-    const sandbox = new Sandbox(root, new Permissions([], true));
+    const wall = new RootWall(root, new Permissions([], true));
     const seen = await race(async (i) => {
       try {
-        await sandbox.writeFile(`d/f${i}.txt`, "x", { createParents: i % 2 === 0 });
+        await writeInsideRoot(wall, `d/f${i}.txt`, "x", { createParents: i % 2 === 0 });
         return true;
       } catch {
         return false;
@@ -147,10 +148,10 @@ describe("Sandbox under check-versus-use races", () => {
   });
 
   it("writes atomically: no temp file is left behind and readers never see a partial file", async () => {
-    const sandbox = new Sandbox(root, new Permissions([], true));
+    const wall = new RootWall(root, new Permissions([], true));
     const big = "y".repeat(2_000_000);
     const writes = Array.from({ length: 5 }, (_, i) =>
-      sandbox.writeFile("keep.txt", i % 2 ? big : "small\n"),
+      writeInsideRoot(wall, "keep.txt", i % 2 ? big : "small\n"),
     );
     const reads = Array.from({ length: 20 }, () => readFile(path.join(root, "keep.txt"), "utf8"));
     for (const text of await Promise.all(reads)) expect(["keep\n", "small\n", big]).toContain(text);
