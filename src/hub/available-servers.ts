@@ -3,7 +3,11 @@ import { compileToolFilter } from "../catalog/tool-filter.js";
 import { plainName } from "../catalog/tool-naming.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
-import type { CachedTool, ToolCache } from "./tool-cache.js";
+import type { ToolListStore } from "../recording/tool-list-store.js";
+import { definitionHash } from "./tool-lists.js";
+
+/** What is shown of a tool of an `available:` server: enough to show and describe it while its server is stopped. */
+export type CachedTool = Pick<Tool, "name" | "description" | "inputSchema"> & { title?: string };
 
 /** One `available:` server as {@link Hub.availableTools} shows it. */
 export interface AvailableServer {
@@ -35,12 +39,12 @@ export interface AvailableHost {
  */
 export class AvailableServers {
   #configs: Map<string, ServerConfig>;
-  readonly #cache: ToolCache;
+  readonly #lists: ToolListStore;
   readonly #host: AvailableHost;
 
-  constructor(configs: readonly ServerConfig[], cache: ToolCache, host: AvailableHost) {
+  constructor(configs: readonly ServerConfig[], lists: ToolListStore, host: AvailableHost) {
     this.#configs = new Map(configs.map((c) => [c.name, c]));
-    this.#cache = cache;
+    this.#lists = lists;
     this.#host = host;
   }
 
@@ -86,7 +90,12 @@ export class AvailableServers {
   /** Records a connected server's tools, for showing them once it is stopped. */
   async record(name: string, tools: readonly Tool[]): Promise<void> {
     const config = this.#configs.get(name);
-    if (config !== undefined && tools.length > 0) await this.#cache.record(config, tools);
+    if (config === undefined || tools.length === 0) return;
+    await this.#lists.save({
+      server: name,
+      definition: definitionHash(config),
+      tools: tools as unknown as Record<string, unknown>[],
+    });
   }
 
   /** Every available server `profile` may see, with its live or recorded tools. */
@@ -101,15 +110,10 @@ export class AvailableServers {
       return {
         server: config.name,
         connected: true,
-        tools: live.map((t) => ({
-          name: t.name,
-          inputSchema: t.inputSchema,
-          ...(t.title === undefined ? {} : { title: t.title }),
-          ...(t.description === undefined ? {} : { description: t.description }),
-        })),
+        tools: live.map(cachedTool),
       };
     }
-    const cached = await this.#cache.get(config);
+    const cached = await this.#recorded(config);
     return cached === undefined
       ? { server: config.name, connected: false, tools: [] }
       : { server: config.name, connected: false, tools: cached.tools, recordedAt: cached.recordedAt };
@@ -130,10 +134,24 @@ export class AvailableServers {
     const reached: string[] = [];
     for (const name of all) {
       const config = this.#configs.get(name)!;
-      const tools = this.#host.liveTools(name) ?? (await this.#cache.get(config))?.tools ?? [];
+      const tools = this.#host.liveTools(name) ?? (await this.#recorded(config))?.tools ?? [];
       const prefix = config.prefix ?? config.name;
       if (tools.some((t) => passes(plainName(prefix, t.name)))) reached.push(name);
     }
     return reached;
   }
+
+  /** The list recorded when `config` last ran, unless its definition changed since. */
+  async #recorded(config: ServerConfig): Promise<{ tools: CachedTool[]; recordedAt: number } | undefined> {
+    const list = await this.#lists.get(config.name);
+    if (list === undefined || list.definition !== definitionHash(config)) return undefined;
+    return { tools: (list.tools as unknown as Tool[]).map(cachedTool), recordedAt: Date.parse(list.savedAt) };
+  }
+}
+
+function cachedTool(tool: Tool): CachedTool {
+  const cached: CachedTool = { name: tool.name, inputSchema: tool.inputSchema };
+  if (tool.title !== undefined) cached.title = tool.title;
+  if (tool.description !== undefined) cached.description = tool.description;
+  return cached;
 }

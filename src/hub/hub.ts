@@ -23,6 +23,7 @@ import {
 import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRow, STANDARD_METHOD_TABLE, targetParamOf } from "../protocol/method-table.js";
 import { REV2026_PROTOCOL_VERSION } from "../protocol/rev2026.js";
+import type { ToolListStore } from "../recording/tool-list-store.js";
 import { redactError, redactValue } from "../upstream/error-redaction.js";
 import { Upstream, type UpstreamEvent, type UpstreamRequestOptions } from "../upstream/upstream.js";
 import type { AvailableServer } from "./available-servers.js";
@@ -42,7 +43,7 @@ import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
 import { waitForOwners } from "./starting-owners.js";
-import { defaultToolCachePath, ToolCache } from "./tool-cache.js";
+import { hubToolLists } from "./tool-lists.js";
 import { UpstreamPool } from "./upstream-pool.js";
 import { redactToolError } from "./upstream-redaction.js";
 
@@ -83,6 +84,8 @@ export class Hub {
   /** The `available:` servers, and those of them started on request (with their start). */
   /** The `available:` servers, started on request. */
   readonly #onDemand: OnDemandServers;
+  /** The last-seen tool list of each server (see `HubOptions.toolCache`), redacted by {@link redact}. */
+  readonly toolLists: ToolListStore;
   #profiles: Record<string, ProfileConfig>;
   /** Whether each upstream was last published as available (see `Upstream.available`). */
   readonly #availability = new WeakMap<Upstream, boolean>();
@@ -111,11 +114,8 @@ export class Hub {
     this.#upstreamInterceptors = [...(options.upstreamInterceptors ?? [])];
     this.#pipeline = compose(this.#interceptors, (request) => this.dispatch(request));
     this.#profiles = config.profiles;
-    const cacheFile =
-      options.toolCache === false
-        ? undefined
-        : (options.toolCache ?? ((config.available ?? []).length > 0 ? defaultToolCachePath() : undefined));
-    this.#onDemand = new OnDemandServers(config.available ?? [], new ToolCache(cacheFile), {
+    this.toolLists = hubToolLists(options.toolCache, (config.available ?? []).length > 0, this.#redactor);
+    this.#onDemand = new OnDemandServers(config.available ?? [], this.toolLists, {
       has: (name) => this.#entries.has(name),
       start: async (server) => {
         const entry = this.#add(server);

@@ -1,8 +1,8 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
+import type { ToolListStore } from "../recording/tool-list-store.js";
 import { type AvailableServer, AvailableServers } from "./available-servers.js";
-import type { ToolCache } from "./tool-cache.js";
 
 /** What {@link OnDemandServers} needs of the hub that runs the servers. */
 export interface OnDemandHost {
@@ -30,9 +30,9 @@ export class OnDemandServers {
   /** Servers connected on request, by name: their start, shared by concurrent connects. */
   readonly #connected = new Map<string, Promise<void>>();
 
-  constructor(configs: readonly ServerConfig[], cache: ToolCache, host: OnDemandHost) {
+  constructor(configs: readonly ServerConfig[], lists: ToolListStore, host: OnDemandHost) {
     this.#host = host;
-    this.#available = new AvailableServers(configs, cache, {
+    this.#available = new AvailableServers(configs, lists, {
       liveTools: (name) => (this.#connected.has(name) ? host.tools(name) : undefined),
       profile: (name) => host.profile(name),
     });

@@ -108,7 +108,8 @@ describe("connect_server and disconnect_server", () => {
       expect(gone.find((t) => t.name === "connect_server")?.description).toMatch(
         /- memory: .*create_entities/,
       );
-      const cache = await readFile(join(dir, "tool-cache.json"), "utf8");
+      // $MCPLEX_HOME/cache/tools/NAME.json: the one store of last-seen tool lists.
+      const cache = await readFile(join(dir, "cache", "tools", "memory.json"), "utf8");
       expect(cache).toContain("read_graph");
     } finally {
       await client.close();
