@@ -1,8 +1,9 @@
 import type { CallToolResult, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
+import { readSearchArguments } from "../catalog/search-tools.js";
 import type { NameMatcher } from "../catalog/tool-filter.js";
 import type { CatalogTool } from "../catalog/types.js";
 import { type CatalogMode, type ModeSettings, pinMatcher } from "./catalog-mode.js";
-import { DEFAULT_SEARCH_LIMIT, isMetaTool, MAX_SEARCH_LIMIT, META_TOOL, metaTools } from "./meta-tools.js";
+import { isMetaTool, META_TOOL, metaTools } from "./meta-tools.js";
 
 /** One tool found by a search. */
 export interface ToolHit {
@@ -138,16 +139,10 @@ export class CatalogView {
   }
 
   async #search(args: Record<string, unknown>, call: ViewCall): Promise<CallToolResult> {
-    const query = args.query;
-    if (typeof query !== "string" || query.trim() === "")
-      return toolError("search_tools needs `query`: a few words saying what you want to do");
-    const server = args.server;
-    if (server !== undefined && typeof server !== "string")
-      return toolError("search_tools: `server` must be a server name (a string)");
-    const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
-    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1)
-      return toolError(`search_tools: \`limit\` must be a whole number from 1 to ${MAX_SEARCH_LIMIT}`);
-    const options = { limit: Math.min(limit, MAX_SEARCH_LIMIT), ...(server === undefined ? {} : { server }) };
+    const read = readSearchArguments(args);
+    if ("error" in read) return toolError(read.error);
+    const { query, server } = read;
+    const options = { limit: read.limit, ...(server === undefined ? {} : { server }) };
     const hits = await this.#engines.search(call.tools, query, options);
     const dormant = call.dormant === undefined ? [] : await call.dormant();
     const offline =
