@@ -53,17 +53,17 @@ export interface ViewCall {
    */
   caller?: string;
   /**
-   * Tools of servers that do not run now but that the caller may start (`connect_server`):
-   * `search_tools` finds them too, in a part of its answer of their own.
+   * Tools of `available:` servers that do not run now but that the caller may start
+   * (`connect_server`): `search_tools` finds them too, in a part of its answer of their own.
    */
-  dormant?: () => Promise<readonly CatalogTool[]>;
+  available?: () => Promise<readonly CatalogTool[]>;
 }
 
 /** Where a code-mode view serves the declarations of the caller's tools. */
 export const DECLARATIONS_URI = "mcplex://code-mode/tools.d.ts";
 
 /** Most hits of servers not running that `search_tools` adds below the others. */
-const DORMANT_HITS = 3;
+const AVAILABLE_HITS = 3;
 
 /**
  * A catalog seen through a {@link CatalogMode}: the tools a client lists (pinned tools and the
@@ -144,13 +144,13 @@ export class CatalogView {
     const { query, server } = read;
     const options = { limit: read.limit, ...(server === undefined ? {} : { server }) };
     const hits = await this.#engines.search(call.tools, query, options);
-    const dormant = call.dormant === undefined ? [] : await call.dormant();
+    const available = call.available === undefined ? [] : await call.available();
     const offline =
-      dormant.length === 0
+      available.length === 0
         ? []
-        : await this.#engines.search(dormant, query, {
+        : await this.#engines.search(available, query, {
             ...options,
-            limit: Math.min(options.limit, DORMANT_HITS),
+            limit: Math.min(options.limit, AVAILABLE_HITS),
           });
     const lines = hits.map((h) => `- ${h.name} (${h.server})${h.description ? `: ${h.description}` : ""}`);
     if (offline.length > 0) {

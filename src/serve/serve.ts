@@ -201,13 +201,13 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     viewEngines(config.serve?.code === undefined ? {} : { codeLimits: config.serve.code }),
   );
   const offerServers = config.serve?.serverTools === true;
-  const { dormantTools } = await import("../catalog-modes/dormant-tools.js");
+  const { availableToolEntries } = await import("../catalog-modes/available-tool-entries.js");
   const gateway = new Gateway(hub, {
     views,
     ...(offerServers
       ? {
-          dormantTools: async (profile) =>
-            dormantTools(await hub.availableTools(profile === undefined ? {} : { profile })),
+          availableTools: async (profile) =>
+            availableToolEntries(await hub.availableTools(profile === undefined ? {} : { profile })),
         }
       : {}),
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
