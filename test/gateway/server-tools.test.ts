@@ -191,7 +191,7 @@ describe("without serve.serverTools", () => {
 
 describe("connect_server beside search mode", () => {
   it("lets search_tools find the tools of a server that does not run, from its recorded list", async () => {
-    const home = await mkdtemp(join(tmpdir(), "mcplex-dormant-"));
+    const home = await mkdtemp(join(tmpdir(), "mcplex-available-"));
     const config = [
       "serve:",
       "  mode: search",
@@ -207,7 +207,7 @@ describe("connect_server beside search mode", () => {
     await writeFile(join(home, "mcplex.yaml"), config);
     const served = await serveHttp(["--config", join(home, "mcplex.yaml")], { env: { MCPLEX_HOME: home } });
     const client = new Client(
-      { name: "dormant-test", version: "1.0.0" },
+      { name: "available-test", version: "1.0.0" },
       { versionNegotiation: { mode: "legacy" } },
     );
     try {
