@@ -46,7 +46,7 @@ export {
   TimeoutError,
   UpstreamUnavailableError,
 } from "./errors.js";
-export type { AvailableServer } from "./hub/available-servers.js";
+export type { AvailableServer, CachedTool } from "./hub/available-servers.js";
 export {
   type CallRequest,
   compose,
@@ -57,11 +57,11 @@ export {
   type RequestTarget,
 } from "./hub/call-pipeline.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
-export type { CachedTool } from "./hub/tool-cache.js";
 export { ErrorCode } from "./protocol/error-codes.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";
 export type { Progress } from "./protocol/rpc-connection.js";
 export type { ServerRequest, ServerRequestHandler } from "./protocol/server-requests.js";
+export type { StoredToolList, ToolListStore } from "./recording/tool-list-store.js";
 export type { BackoffOptions } from "./upstream/backoff.js";
 export { LocalServer, type LocalTool } from "./upstream/local-server.js";
 export type { UpstreamState } from "./upstream/upstream.js";

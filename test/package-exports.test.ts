@@ -127,6 +127,8 @@ describe("package exports", () => {
         "serve",
         "serveGatewayStdio",
         "serverTools",
+        "StaticTokenAuthenticator",
+        "dashboardPage",
         "startHttpFront",
         "viewEngines",
         "viewResolver",

@@ -4,6 +4,8 @@
  * tool calls, schema sanitising, one tool call run the way `runAgent` runs it). The mock LLM
  * server for tests is in `mcplex/testing`.
  */
+
+export { SEARCH_TOOLS_NAME } from "../catalog/search-tools.js";
 export type {
   AgentDoneEvent,
   AgentEvent,
@@ -35,4 +37,3 @@ export {
 } from "./text-tool-call-parser.js";
 export { type ParsedToolCall, ToolCallAccumulator } from "./tool-call-accumulator.js";
 export type { AgentTool, ToolHost } from "./tool-host.js";
-export { SEARCH_TOOLS_NAME } from "./tool-search.js";

@@ -2,13 +2,15 @@
  * The tools one run offers the model: the whole catalog when it fits the provider's
  * limit, else a `search_tools` entry point and whatever the model has found with it.
  */
+
+import { readSearchArguments, SEARCH_TOOLS_NAME, searchToolsTool } from "../catalog/search-tools.js";
 import { McplexError } from "../errors.js";
 import type { AgentEvent } from "./agent-events.js";
 import type { ChatTool } from "./chat-types.js";
 import type { ExecuteToolCallContext, ToolCallOutcome } from "./execute-tool-call.js";
 import { type SchemaProfile, toChatTools } from "./schema-sanitizer.js";
 import type { AgentTool, ToolHost } from "./tool-host.js";
-import { createToolSearch, SEARCH_TOOLS_NAME, searchToolsTool } from "./tool-search.js";
+import { createToolSearch } from "./tool-search.js";
 
 /** How a {@link ToolSet} is chosen. */
 export interface ToolSetOptions {
@@ -89,14 +91,15 @@ export class ToolSet {
     return context;
   }
 
-  #searchIndex: ((query: string, limit?: number) => AgentTool[]) | undefined;
+  #searchIndex: ReturnType<typeof createToolSearch> | undefined;
 
   #search(input: Record<string, unknown>): ToolCallOutcome {
     const found = this.#found!;
+    const search = readSearchArguments(input);
+    if ("error" in search) return { isError: true, output: search.error };
     this.#searchIndex ??= createToolSearch(this.#all);
-    const query = typeof input.query === "string" ? input.query : "";
-    const limit = typeof input.limit === "number" && input.limit > 0 ? Math.floor(input.limit) : 10;
-    const hits = this.#searchIndex(query, limit);
+    const { query } = search;
+    const hits = this.#searchIndex(search);
     for (const hit of hits) {
       if (!found.includes(hit) && found.length < this.#options.maxTools - 1) found.push(hit);
     }

@@ -1,8 +1,9 @@
 import type { CallToolResult, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
+import { readSearchArguments } from "../catalog/search-tools.js";
 import type { NameMatcher } from "../catalog/tool-filter.js";
 import type { CatalogTool } from "../catalog/types.js";
 import { type CatalogMode, type ModeSettings, pinMatcher } from "./catalog-mode.js";
-import { DEFAULT_SEARCH_LIMIT, isMetaTool, MAX_SEARCH_LIMIT, META_TOOL, metaTools } from "./meta-tools.js";
+import { isMetaTool, META_TOOL, metaTools } from "./meta-tools.js";
 
 /** One tool found by a search. */
 export interface ToolHit {
@@ -52,17 +53,17 @@ export interface ViewCall {
    */
   caller?: string;
   /**
-   * Tools of servers that do not run now but that the caller may start (`connect_server`):
-   * `search_tools` finds them too, in a part of its answer of their own.
+   * Tools of `available:` servers that do not run now but that the caller may start
+   * (`connect_server`): `search_tools` finds them too, in a part of its answer of their own.
    */
-  dormant?: () => Promise<readonly CatalogTool[]>;
+  available?: () => Promise<readonly CatalogTool[]>;
 }
 
 /** Where a code-mode view serves the declarations of the caller's tools. */
 export const DECLARATIONS_URI = "mcplex://code-mode/tools.d.ts";
 
 /** Most hits of servers not running that `search_tools` adds below the others. */
-const DORMANT_HITS = 3;
+const AVAILABLE_HITS = 3;
 
 /**
  * A catalog seen through a {@link CatalogMode}: the tools a client lists (pinned tools and the
@@ -138,24 +139,18 @@ export class CatalogView {
   }
 
   async #search(args: Record<string, unknown>, call: ViewCall): Promise<CallToolResult> {
-    const query = args.query;
-    if (typeof query !== "string" || query.trim() === "")
-      return toolError("search_tools needs `query`: a few words saying what you want to do");
-    const server = args.server;
-    if (server !== undefined && typeof server !== "string")
-      return toolError("search_tools: `server` must be a server name (a string)");
-    const limit = args.limit ?? DEFAULT_SEARCH_LIMIT;
-    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1)
-      return toolError(`search_tools: \`limit\` must be a whole number from 1 to ${MAX_SEARCH_LIMIT}`);
-    const options = { limit: Math.min(limit, MAX_SEARCH_LIMIT), ...(server === undefined ? {} : { server }) };
+    const read = readSearchArguments(args);
+    if ("error" in read) return toolError(read.error);
+    const { query, server } = read;
+    const options = { limit: read.limit, ...(server === undefined ? {} : { server }) };
     const hits = await this.#engines.search(call.tools, query, options);
-    const dormant = call.dormant === undefined ? [] : await call.dormant();
+    const available = call.available === undefined ? [] : await call.available();
     const offline =
-      dormant.length === 0
+      available.length === 0
         ? []
-        : await this.#engines.search(dormant, query, {
+        : await this.#engines.search(available, query, {
             ...options,
-            limit: Math.min(options.limit, DORMANT_HITS),
+            limit: Math.min(options.limit, AVAILABLE_HITS),
           });
     const lines = hits.map((h) => `- ${h.name} (${h.server})${h.description ? `: ${h.description}` : ""}`);
     if (offline.length > 0) {

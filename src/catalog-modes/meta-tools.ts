@@ -1,35 +1,14 @@
 import type { Tool } from "@modelcontextprotocol/client";
+import { SEARCH_TOOLS_NAME, searchToolsTool } from "../catalog/search-tools.js";
 import type { CatalogMode } from "./catalog-mode.js";
 
 /** Names of the meta-tools a client sees in `search` and `code` mode. */
 export const META_TOOL = {
-  search: "search_tools",
+  search: SEARCH_TOOLS_NAME,
   describe: "describe_tools",
   call: "call_tool",
   runCode: "run_code",
 } as const;
-
-/** Most hits `search_tools` returns, whatever `limit` asks for. */
-export const MAX_SEARCH_LIMIT = 50;
-/** Hits `search_tools` returns without a `limit`. */
-export const DEFAULT_SEARCH_LIMIT = 8;
-
-const searchTools: Tool = {
-  name: META_TOOL.search,
-  description:
-    "Find tools by what you want to do. Returns tool names with one-line descriptions; " +
-    "then call describe_tools for their parameters.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      query: { type: "string", description: "What you want to do, in a few words" },
-      server: { type: "string", description: "Only tools of this server" },
-      limit: { type: "integer", minimum: 1, maximum: MAX_SEARCH_LIMIT, description: "Most tools to return" },
-    },
-    required: ["query"],
-  },
-  annotations: { readOnlyHint: true, openWorldHint: false },
-};
 
 const describeTools = (code: boolean): Tool => ({
   name: META_TOOL.describe,
@@ -77,9 +56,9 @@ export function metaTools(mode: CatalogMode): readonly Tool[] {
     case "all":
       return [];
     case "search":
-      return [searchTools, describeTools(false), callTool];
+      return [searchToolsTool, describeTools(false), callTool];
     case "code":
-      return [searchTools, describeTools(true), runCode];
+      return [searchToolsTool, describeTools(true), runCode];
   }
 }
 

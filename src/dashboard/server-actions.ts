@@ -65,8 +65,8 @@ export async function runServerAction(
     return;
   }
   const status = hub.servers(profile).find((s) => s.name === server);
-  const onDemand = (await hub.availableServers(profile)).includes(server);
-  if (profile !== undefined && status === undefined && !onDemand) {
+  const available = (await hub.availableServers(profile)).includes(server);
+  if (profile !== undefined && status === undefined && !available) {
     sendJson(res, 403, {
       error:
         `Forbidden: this token is bound to profile "${profile}", which has no server "${server}"; ` +
@@ -74,7 +74,7 @@ export async function runServerAction(
     });
     return;
   }
-  if (action === "stop" && !onDemand) {
+  if (action === "stop" && !available) {
     if (status === undefined) sendJson(res, 404, { error: notFound("server", server).message });
     else
       sendJson(res, 409, {
@@ -88,7 +88,7 @@ export async function runServerAction(
     return;
   }
   // An available server not running has no status yet: start connects it.
-  const connect = onDemand && !hub.servers().some((s) => s.name === server);
+  const connect = available && !hub.servers().some((s) => s.name === server);
   try {
     await act(hub, server, action as ServerAction, { connect, profile });
   } catch (error) {

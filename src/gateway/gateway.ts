@@ -50,10 +50,10 @@ export interface GatewayOptions {
    */
   views?: ViewOf;
   /**
-   * Tools of servers that do not run but that a caller may start (`connect_server`), which
-   * `search_tools` finds too (see `dormantTools`).
+   * Tools of `available:` servers that do not run but that a caller may start
+   * (`connect_server`), which `search_tools` finds too (see `availableToolEntries`).
    */
-  dormantTools?: (profile: string | undefined) => Promise<readonly CatalogTool[]>;
+  availableTools?: (profile: string | undefined) => Promise<readonly CatalogTool[]>;
   /** Bounds of the cache of tool results (servers opt in with `cache:`). */
   cache?: ResultCacheOptions;
   /**
@@ -132,7 +132,7 @@ export class Gateway {
           this.#viewOf,
           (id, method, params, context) => this.request(id, method, params, context),
           (request) => this.#run(request),
-          options.dormantTools,
+          options.availableTools,
         ),
       );
     this.#inner = compose(layers, route(hub, this.#identity));

@@ -1,139 +1,108 @@
 import type { Tool } from "@modelcontextprotocol/client";
-import { compileToolFilter } from "../catalog/tool-filter.js";
-import { plainName } from "../catalog/tool-naming.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
-import type { CachedTool, ToolCache } from "./tool-cache.js";
+import type { ToolListStore } from "../recording/tool-list-store.js";
+import type { AvailableServer } from "./available-definitions.js";
+import { AvailableDefinitions } from "./available-definitions.js";
 
-/** One `available:` server as {@link Hub.availableTools} shows it. */
-export interface AvailableServer {
-  /** The server's name under `available:`. */
-  server: string;
-  /** Whether it runs now (started by `connectServer`). */
-  connected: boolean;
-  /**
-   * Its tools, by the server's own names: the live list while connected, else the list recorded
-   * the last time it ran (empty when it never ran, or its definition changed since).
-   */
-  tools: CachedTool[];
-  /** When the shown list was recorded (epoch ms); absent while connected or never recorded. */
-  recordedAt?: number;
-}
+export type { AvailableServer, CachedTool } from "./available-definitions.js";
 
-/** What the hub gives {@link AvailableServers}. */
+/** What {@link AvailableServers} needs of the hub that runs the servers. */
 export interface AvailableHost {
-  /** The live tools of a connected available server; `undefined` when it is not connected. */
-  liveTools(name: string): readonly Tool[] | undefined;
+  /** Whether a server of that name runs already (from `servers:` or connected). */
+  has(name: string): boolean;
+  /** Adds the server to the hub and the catalog; resolves when it has started (rejects if not). */
+  start(config: ServerConfig): Promise<void>;
+  /** Removes a server the hub runs. */
+  remove(name: string): Promise<void>;
+  /** The live tools of a running server. */
+  tools(name: string): readonly Tool[] | undefined;
   /** The profile config by name (throws for an unknown one). */
   profile(name: string): ProfileConfig;
 }
 
 /**
- * The servers of `available:`: approved by the user, started only on request. Holds their
- * definitions and the cache of their tool lists, and decides who may start which; the hub does
- * the starting and stopping.
+ * The servers of the config's `available:` map, started and stopped on request
+ * (`connect_server` / `disconnect_server`): who may start which, the connections running now,
+ * and the tool list each had when it last ran (kept on disk, for a search of tools of servers
+ * not running).
  */
 export class AvailableServers {
-  #configs: Map<string, ServerConfig>;
-  readonly #cache: ToolCache;
   readonly #host: AvailableHost;
+  readonly #definitions: AvailableDefinitions;
+  /** Servers connected on request, by name: their start, shared by concurrent connects. */
+  readonly #connected = new Map<string, Promise<void>>();
 
-  constructor(configs: readonly ServerConfig[], cache: ToolCache, host: AvailableHost) {
-    this.#configs = new Map(configs.map((c) => [c.name, c]));
-    this.#cache = cache;
+  constructor(configs: readonly ServerConfig[], lists: ToolListStore, host: AvailableHost) {
     this.#host = host;
-  }
-
-  /** The names, in config order. */
-  names(): string[] {
-    return [...this.#configs.keys()];
-  }
-
-  /** Replaces the definitions (a reloaded config); connected servers are the hub's business. */
-  set(configs: readonly ServerConfig[]): void {
-    this.#configs = new Map(configs.map((c) => [c.name, c]));
-  }
-
-  /**
-   * The definition to start for `name`, as a server that starts at once. Refuses a name that is
-   * not under `available:`, or one `profile` could not see, with the names it may use.
-   */
-  async require(name: string, profile?: string): Promise<ServerConfig> {
-    const config = this.#configs.get(name);
-    const allowed = await this.#reachable(profile);
-    if (config === undefined || !allowed.includes(name)) {
-      const scope = profile === undefined ? "" : ` to profile "${profile}"`;
-      throw new McplexError(
-        "INVALID_ARGUMENT",
-        `server "${name}" is not available${scope}; available: ${allowed.length === 0 ? "none" : allowed.join(", ")}`,
-        {
-          server: name,
-          hint:
-            config === undefined
-              ? 'only servers listed under "available:" in the config can be connected'
-              : `add "${name}" to profiles.${profile}.servers to let this profile connect it`,
-        },
-      );
-    }
-    return { ...config, enabled: true, lazy: false };
+    this.#definitions = new AvailableDefinitions(configs, lists, {
+      liveTools: (name) => (this.#connected.has(name) ? host.tools(name) : undefined),
+      profile: (name) => host.profile(name),
+    });
   }
 
   /** The names `profile` may connect (all of them without a profile). */
-  async reachable(profile?: string): Promise<string[]> {
-    return this.#reachable(profile);
+  reachable(profile?: string): Promise<string[]> {
+    return this.#definitions.reachable(profile);
   }
 
-  /** Records a connected server's tools, for showing them once it is stopped. */
-  async record(name: string, tools: readonly Tool[]): Promise<void> {
-    const config = this.#configs.get(name);
-    if (config !== undefined && tools.length > 0) await this.#cache.record(config, tools);
+  /** The servers `profile` may connect, with their live or recorded tools. */
+  list(profile?: string): Promise<AvailableServer[]> {
+    return this.#definitions.list(profile);
   }
 
-  /** Every available server `profile` may see, with its live or recorded tools. */
-  async list(profile?: string): Promise<AvailableServer[]> {
-    const names = await this.#reachable(profile);
-    return Promise.all(names.map((name) => this.#describe(this.#configs.get(name)!)));
-  }
-
-  async #describe(config: ServerConfig): Promise<AvailableServer> {
-    const live = this.#host.liveTools(config.name);
-    if (live !== undefined) {
-      return {
-        server: config.name,
-        connected: true,
-        tools: live.map((t) => ({
-          name: t.name,
-          inputSchema: t.inputSchema,
-          ...(t.title === undefined ? {} : { title: t.title }),
-          ...(t.description === undefined ? {} : { description: t.description }),
-        })),
-      };
+  /** Starts one (connecting a connected one does nothing); a failed start leaves nothing behind. */
+  async connect(name: string, profile?: string): Promise<void> {
+    const config = await this.#definitions.require(name, profile);
+    let starting = this.#connected.get(name);
+    if (starting === undefined) {
+      if (this.#host.has(name))
+        throw new McplexError("INVALID_ARGUMENT", `server "${name}" already runs from "servers:"`, {
+          server: name,
+        });
+      starting = this.#start(config);
+      this.#connected.set(name, starting);
     }
-    const cached = await this.#cache.get(config);
-    return cached === undefined
-      ? { server: config.name, connected: false, tools: [] }
-      : { server: config.name, connected: false, tools: cached.tools, recordedAt: cached.recordedAt };
+    await starting;
   }
 
-  /**
-   * A profile reaches an available server as it reaches any server: named in its `servers`; or,
-   * without `servers`, one of the server's tools (live or recorded) passes its `tools.allow`;
-   * with neither, always.
-   */
-  async #reachable(profileName?: string): Promise<string[]> {
-    const all = this.names();
-    if (profileName === undefined) return all;
-    const profile = this.#host.profile(profileName);
-    if (profile.servers !== undefined) return all.filter((name) => profile.servers!.includes(name));
-    if (profile.tools.allow === undefined) return all;
-    const passes = compileToolFilter(profile.tools);
-    const reached: string[] = [];
-    for (const name of all) {
-      const config = this.#configs.get(name)!;
-      const tools = this.#host.liveTools(name) ?? (await this.#cache.get(config))?.tools ?? [];
-      const prefix = config.prefix ?? config.name;
-      if (tools.some((t) => passes(plainName(prefix, t.name)))) reached.push(name);
+  async #start(config: ServerConfig): Promise<void> {
+    try {
+      await this.#host.start(config);
+    } catch (error) {
+      this.#connected.delete(config.name);
+      if (this.#host.has(config.name)) await this.#host.remove(config.name).catch(() => {});
+      throw error;
     }
-    return reached;
+    await this.#definitions.record(config.name, this.#host.tools(config.name) ?? []);
+  }
+
+  /** Stops one started by {@link connect}, recording its tools; `false` when it was not connected. */
+  async disconnect(name: string, profile?: string): Promise<boolean> {
+    await this.#definitions.require(name, profile);
+    const starting = this.#connected.get(name);
+    if (starting === undefined) return false;
+    await starting.catch(() => {});
+    if (!this.#connected.delete(name)) return false;
+    const tools = this.#host.tools(name);
+    if (tools !== undefined) await this.#definitions.record(name, tools);
+    await this.#host.remove(name);
+    return true;
+  }
+
+  /** Replaces the definitions (a reloaded config); connected ones no longer listed are stopped. */
+  async set(configs: readonly ServerConfig[]): Promise<void> {
+    this.#definitions.set(configs);
+    const kept = new Set(configs.map((c) => c.name));
+    for (const name of [...this.#connected.keys()]) {
+      if (kept.has(name)) continue;
+      this.#connected.delete(name);
+      if (this.#host.has(name)) await this.#host.remove(name);
+    }
+  }
+
+  /** Forgets a server the hub removed some other way (a reload, `removeServer`). */
+  forget(name: string): void {
+    this.#connected.delete(name);
   }
 }

@@ -52,9 +52,10 @@ export interface HubOptions {
    */
   upstreamInterceptors?: readonly Interceptor[];
   /**
-   * Where the tool lists of `available:` servers are kept between runs (a JSON file). Default:
-   * `tool-cache.json` beside the secret store when the config has `available:` servers; `false`
-   * keeps them in memory only.
+   * The directory where servers' last-seen tool lists are kept between runs (`DIR/tools/NAME.json`,
+   * see `ToolListStore`): `available:` servers show theirs while stopped, `--simulate` stands in
+   * with them. Default: `defaultCacheDir()` when the config has `available:` servers, else memory
+   * only; `false`: memory only.
    */
   toolCache?: string | false;
 }

@@ -16,19 +16,19 @@ import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError, NotFoundError } from "../errors.js";
 import type { ListKind } from "../protocol/list-changes.js";
+import type { ToolListStore } from "../recording/tool-list-store.js";
 import { Upstream, type UpstreamEvent } from "../upstream/upstream.js";
-import type { AvailableServer } from "./available-servers.js";
+import { type AvailableServer, AvailableServers } from "./available-servers.js";
 import { CallPath, type ServerEntry } from "./call-path.js";
 import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
-import { OnDemandServers } from "./on-demand-servers.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
 import { waitForOwners } from "./starting-owners.js";
-import { defaultToolCachePath, ToolCache } from "./tool-cache.js";
+import { hubToolLists } from "./tool-lists.js";
 import { UpstreamPool } from "./upstream-pool.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
@@ -62,9 +62,10 @@ export class Hub {
   /** What {@link redact} hides: the config's secrets, and those of every reload since. */
   readonly #secrets: SecretSet;
   readonly #redactor = (text: string): string => this.redact(text);
-  /** The `available:` servers, and those of them started on request (with their start). */
   /** The `available:` servers, started on request. */
-  readonly #onDemand: OnDemandServers;
+  readonly #available: AvailableServers;
+  /** The last-seen tool list of each server (see `HubOptions.toolCache`), redacted by {@link redact}. */
+  readonly toolLists: ToolListStore;
   #profiles: Record<string, ProfileConfig>;
   /** Whether each upstream was last published as available (see `Upstream.available`). */
   readonly #availability = new WeakMap<Upstream, boolean>();
@@ -101,11 +102,8 @@ export class Hub {
       options.upstreamInterceptors,
     );
     this.#profiles = config.profiles;
-    const cacheFile =
-      options.toolCache === false
-        ? undefined
-        : (options.toolCache ?? ((config.available ?? []).length > 0 ? defaultToolCachePath() : undefined));
-    this.#onDemand = new OnDemandServers(config.available ?? [], new ToolCache(cacheFile), {
+    this.toolLists = hubToolLists(options.toolCache, (config.available ?? []).length > 0, this.#redactor);
+    this.#available = new AvailableServers(config.available ?? [], this.toolLists, {
       has: (name) => this.#entries.has(name),
       start: async (server) => {
         const entry = this.#add(server);
@@ -386,7 +384,7 @@ export class Hub {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
-    this.#onDemand.forget(name);
+    this.#available.forget(name);
     this.#catalog.removeServer(name);
     await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
     this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
@@ -401,7 +399,7 @@ export class Hub {
 
   /** The names under `available:` that `profile` may connect (all of them without a profile). */
   availableServers(profile?: string): Promise<string[]> {
-    return this.#onDemand.reachable(profile);
+    return this.#available.reachable(profile);
   }
 
   /**
@@ -410,7 +408,7 @@ export class Hub {
    * not running.
    */
   availableTools(options: { profile?: string } = {}): Promise<AvailableServer[]> {
-    return this.#onDemand.list(options.profile);
+    return this.#available.list(options.profile);
   }
 
   /**
@@ -420,7 +418,7 @@ export class Hub {
    * leaves nothing behind. With `profile`, only servers that profile could see.
    */
   async connectServer(name: string, options: { profile?: string } = {}): Promise<ServerStatus> {
-    await this.#onDemand.connect(name, options.profile);
+    await this.#available.connect(name, options.profile);
     return this.servers().find((s) => s.name === name)!;
   }
 
@@ -429,12 +427,12 @@ export class Hub {
    * (their list is kept for {@link availableTools}). `false` when it was not connected.
    */
   disconnectServer(name: string, options: { profile?: string } = {}): Promise<boolean> {
-    return this.#onDemand.disconnect(name, options.profile);
+    return this.#available.disconnect(name, options.profile);
   }
 
   /** Replaces the `available:` definitions (a reloaded config); connected ones no longer listed are stopped. */
   setAvailable(configs: readonly ServerConfig[]): Promise<void> {
-    return this.#onDemand.set(configs);
+    return this.#available.set(configs);
   }
 
   /**

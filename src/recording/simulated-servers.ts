@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import type { McplexConfig, ReplayServerConfig, ServerConfig } from "../config/types.js";
 import { recordingFile } from "./recording-writer.js";
-import { loadToolList } from "./tool-cache.js";
+import { readToolList } from "./tool-list-store.js";
 
 /** Options of {@link simulatedConfig}. */
 export interface SimulateOptions {
@@ -50,7 +50,7 @@ export function simulatedConfig(
       simulated.push({ server: server.name, from: "recording", source: files.join(", ") });
       return { ...base, transport: "replay", recording: files } satisfies ReplayServerConfig;
     }
-    const cached = loadToolList(options.cacheDir, server.name);
+    const cached = readToolList(options.cacheDir, server.name);
     if (cached !== undefined) {
       simulated.push({
         server: server.name,

@@ -74,7 +74,10 @@ export interface ServeOptions {
    * servers with `simulate: true` are replaced.
    */
   simulate?: { seed: number; cacheDir: string; speed?: number; all: boolean };
-  /** Keep the tool lists of servers that run for real in this cache directory, for `simulate`. */
+  /**
+   * Keep the tool lists of servers that run for real in this cache directory, for `simulate`
+   * (and for `available:` servers while they are stopped): the hub's `toolCache`.
+   */
   toolCache?: string;
 }
 
@@ -170,6 +173,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     config,
     clientCapabilities: ANSWERING_CAPABILITIES,
     ...(oauth === undefined ? {} : { oauth }),
+    ...(options.toolCache === undefined ? {} : { toolCache: options.toolCache }),
     interceptors: [...(modules?.interceptors ?? []), ...(options.interceptors ?? [])],
     upstreamInterceptors: [
       ...(telemetry === undefined ? [] : [telemetry.upstream]),
@@ -184,9 +188,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
   const uncache =
-    options.toolCache === undefined
-      ? undefined
-      : (await import("../hub/tool-list-cache.js")).cacheToolLists(hub, options.toolCache);
+    options.toolCache === undefined ? undefined : (await import("../hub/tool-lists.js")).recordToolLists(hub);
   // Servers start first, and the gateway's code loads while they do: a client that spawns
   // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
   const { Gateway } = await import("../gateway/gateway.js");
@@ -202,13 +204,13 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     viewEngines(config.serve?.code === undefined ? {} : { codeLimits: config.serve.code }),
   );
   const offerServers = config.serve?.serverTools === true;
-  const { dormantTools } = await import("../catalog-modes/dormant-tools.js");
+  const { availableToolEntries } = await import("../catalog-modes/available-tool-entries.js");
   const gateway = new Gateway(hub, {
     views,
     ...(offerServers
       ? {
-          dormantTools: async (profile) =>
-            dormantTools(await hub.availableTools(profile === undefined ? {} : { profile })),
+          availableTools: async (profile) =>
+            availableToolEntries(await hub.availableTools(profile === undefined ? {} : { profile })),
         }
       : {}),
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
@@ -337,7 +339,7 @@ async function standInsOf(
     record !== undefined || simulate !== undefined || config.servers.some((s) => s.simulate === true);
   if (!wanted(options.config)) return (config) => ({ config, simulated: [] });
   const { recordedConfig, simulatedConfig } = await import("../recording/simulated-servers.js");
-  const { defaultCacheDir } = await import("../recording/tool-cache.js");
+  const { defaultCacheDir } = await import("../recording/tool-list-store.js");
   return (config) => {
     // Simulated servers read the recording directory; they never write to it.
     const recorded = record === undefined || simulate !== undefined ? config : recordedConfig(config, record);

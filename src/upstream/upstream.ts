@@ -8,14 +8,14 @@ import type { ServerConfig } from "../config/types.js";
 import { McplexError, RpcError, type UpstreamUnavailableError } from "../errors.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { LIST_CHANGED, type ListKind } from "../protocol/list-changes.js";
-import { type ParamHeader, paramHeaders } from "../protocol/param-headers.js";
+import { paramHeaders } from "../protocol/param-headers.js";
 import { type Implementation, META } from "../protocol/rev2026.js";
 import type { RpcRequestOptions } from "../protocol/rpc-connection.js";
 import { ANSWERING_CAPABILITIES, SERVER_REQUEST_CAPABILITIES } from "../protocol/server-requests.js";
 import { Backoff } from "./backoff.js";
 import { ChangeFeed } from "./change-feed.js";
 import { type Connected, connect } from "./connect.js";
-import { fetchLists } from "./list-all.js";
+import { LIST_KINDS, ServerLists } from "./server-lists.js";
 import { redacted, unavailable } from "./upstream-errors.js";
 import { UpstreamStats } from "./upstream-stats.js";
 import type {
@@ -26,24 +26,17 @@ import type {
 } from "./upstream-types.js";
 
 /**
- * One server connection: connects, negotiates, lists, reconnects with backoff after
- * a crash, and answers for itself only (it knows nothing of other servers).
+ * One server connection: connects, negotiates, reconnects with backoff after a crash, sends
+ * requests, and answers for itself only (it knows nothing of other servers). The server's
+ * lists are mirrored by its {@link ServerLists}, which it tells when to fetch.
  */
 export class Upstream {
   readonly config: ServerConfig;
   readonly stats: UpstreamStats;
-  tools: Tool[] = [];
-  resources: Resource[] = [];
-  resourceTemplates: ResourceTemplate[] = [];
-  prompts: Prompt[] = [];
-  /** When the lists were last fetched, and how long the server said they stay fresh (2026 `ttlMs`). */
-  listedAt = 0;
-  ttlMs: number | undefined;
 
   readonly #options: UpstreamOptions;
   readonly #backoff: Backoff;
-  /** `x-mcp-header` annotations of the listed tools, by tool name (2026 Streamable HTTP only). */
-  #paramHeaders = new Map<string, ParamHeader[]>();
+  readonly #lists: ServerLists;
   #state: UpstreamState;
   #error: McplexError | undefined;
   #retryAt: number | undefined;
@@ -56,7 +49,6 @@ export class Upstream {
   #starting: Promise<void> | undefined;
   #abort: AbortController | undefined;
   readonly #changes: ChangeFeed;
-  #refreshing = false;
   /** Calls in flight (and waiting for a start): an idle stop waits for none. */
   #inFlight = 0;
   #idleTimer: NodeJS.Timeout | undefined;
@@ -78,11 +70,33 @@ export class Upstream {
     });
     this.stats = new UpstreamStats(options.slowMs);
     this.#changes = new ChangeFeed(config.timeout);
+    this.#lists = new ServerLists({ timeout: config.timeout, onEvent: (event) => options.onEvent(event) });
     this.#state = config.lazy ? "idle" : "stopped";
   }
 
   get name(): string {
     return this.config.name;
+  }
+  /** The server's tools as last listed (kept while stopped for idleness). */
+  get tools(): Tool[] {
+    return this.#lists.tools;
+  }
+  get resources(): Resource[] {
+    return this.#lists.resources;
+  }
+  get resourceTemplates(): ResourceTemplate[] {
+    return this.#lists.resourceTemplates;
+  }
+  get prompts(): Prompt[] {
+    return this.#lists.prompts;
+  }
+  /** When the lists were last fetched (epoch ms). */
+  get listedAt(): number {
+    return this.#lists.listedAt;
+  }
+  /** How long the server said its lists stay fresh (2026 `ttlMs`). */
+  get ttlMs(): number | undefined {
+    return this.#lists.ttlMs;
   }
   get state(): UpstreamState {
     return this.#state;
@@ -174,7 +188,7 @@ export class Upstream {
         ...(this.#options.oauth === undefined ? {} : { oauth: this.#options.oauth }),
       });
       this.#connected = connected;
-      await this.#refreshLists(["tools", "resources", "resourceTemplates", "prompts"], signal);
+      await this.#lists.fetch(connected, LIST_KINDS, signal);
       await this.#changes.attach(connected.connection, connected.negotiated, signal);
     } catch (error) {
       if (connected !== undefined) {
@@ -272,7 +286,7 @@ export class Upstream {
     }
     const connection = this.#connected!.connection;
     const startedAt = this.stats.begin();
-    const annotated = method === "tools/call" ? this.#paramHeaders.get(String(params?.name)) : undefined;
+    const annotated = method === "tools/call" ? this.#lists.paramHeaders(String(params?.name)) : undefined;
     const requestOptions: RpcRequestOptions = {
       timeout: options.timeout ?? this.config.timeout,
       signal: options.signal,
@@ -311,59 +325,22 @@ export class Upstream {
     return unavailable(this.name, this.#state, this.#error, this.#retryAt);
   }
 
-  /** Re-fetches the given lists (all pages) and reports the change. */
-  async #refreshLists(kinds: ListKind[], signal?: AbortSignal): Promise<void> {
-    const connected = this.#connected;
-    if (connected === undefined) return;
-    // Over 2026 Streamable HTTP, tools with invalid `x-mcp-header` annotations are not offered.
-    const headersApply = connected.negotiated.stateless && connected.transport === "streamable-http";
-    const lists = await fetchLists(connected.connection, connected.negotiated.capabilities, kinds, {
-      timeout: this.config.timeout,
-      signal,
-      paramHeaders: headersApply,
-      onNotImplemented: (_kind, method) => this.#options.onEvent({ type: "list-not-implemented", method }),
-    });
-    // Only lists that really changed are reported: a re-list for freshness that finds the
-    // same tools must not send every client a list_changed.
-    const changed = kinds.filter((kind) => {
-      const next = lists[kind];
-      if (next === undefined || JSON.stringify(next) === JSON.stringify(this[kind])) return false;
-      (this as { [K in ListKind]: unknown[] })[kind] = next;
-      return true;
-    });
-    if (lists.paramHeaders !== undefined) this.#paramHeaders = lists.paramHeaders;
-    this.listedAt = Date.now();
-    this.ttlMs = lists.ttlMs;
-    if (changed.length > 0) this.#options.onEvent({ type: "list-changed", kinds: changed });
-  }
-
   /** Re-lists now (used on `list_changed` and when a list's `ttlMs` has passed). */
-  refresh(kinds: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"]): Promise<void> {
-    if (this.#state !== "ready") return Promise.resolve();
-    return this.#refreshLists(kinds).catch(() => {
+  refresh(kinds: readonly ListKind[] = LIST_KINDS): Promise<void> {
+    const connected = this.#connected;
+    if (this.#state !== "ready" || connected === undefined) return Promise.resolve();
+    return this.#lists.fetch(connected, kinds).catch(() => {
       // A failed refresh keeps the previous lists; the connection's own errors surface elsewhere.
     });
   }
 
   /**
-   * Re-lists in the background if the lists are past their freshness: the server's
-   * `ttlMs` when it gave one above 0; for a server that announces no list changes, 5 s;
-   * otherwise its announcements keep the lists fresh. One refresh at a time.
+   * Re-lists in the background if the lists are past their freshness (see
+   * {@link ServerLists.refreshIfStale}). One refresh at a time.
    */
   refreshIfStale(now = Date.now()): void {
-    if (this.#state !== "ready" || this.#refreshing) return;
-    const caps = this.capabilities as { tools?: { listChanged?: boolean } } | undefined;
-    const fresh =
-      this.ttlMs !== undefined && this.ttlMs > 0
-        ? this.ttlMs
-        : caps?.tools?.listChanged === true
-          ? Infinity
-          : 5000;
-    if (now < this.listedAt + fresh) return;
-    this.#refreshing = true;
-    void this.refresh().finally(() => {
-      this.#refreshing = false;
-    });
+    if (this.#state !== "ready") return;
+    this.#lists.refreshIfStale(now, this.capabilities, () => this.refresh());
   }
 
   #onNotification(method: string, params: Record<string, unknown> | undefined): void {

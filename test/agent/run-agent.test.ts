@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunAgentOptions, runAgent } from "../../src/agent/run-agent.js";
 import type { ToolHost } from "../../src/agent/tool-host.js";
+import { searchToolsTool } from "../../src/catalog/search-tools.js";
 import type { MockTurn } from "../../src/testing/mock-llm-server.js";
 import { createHubToolHost, defaultServers, type HubToolHost } from "../support/hub-tool-host.js";
 import { collect, collectText, mockErrors, ofType, startMockLlm, toolMessages } from "../support/mock-llm.js";
@@ -282,6 +283,30 @@ describe("runAgent tool selection", () => {
     expect(llm!.requests[0]!.body.tools!.map((t) => t.function.name)).toEqual(["search_tools"]);
     expect(llm!.requests[1]!.body.tools!.map((t) => t.function.name)).toContain("everything__get-sum");
     expect(ofType(events, "tool-result")[1]!.output).toBe("The sum of 5 and 6 is 11.");
+    expect(done.outcome).toBe("stop");
+  });
+
+  it("offers the catalog's one search_tools, and answers a call without a query with what it needs", async () => {
+    const { events, done } = await start(
+      [
+        { toolCalls: [{ name: "search_tools", arguments: { limit: 3 } }] },
+        { toolCalls: [{ name: "search_tools", arguments: { query: "sum numbers", limit: 3 } }] },
+        { text: "Done." },
+      ],
+      { toolMode: "search" },
+    );
+    // The same definition the gateway's search and code views list (test/gateway/catalog-modes.test.ts).
+    const offered = llm!.requests[0]!.body.tools![0]!.function;
+    expect(offered).toMatchObject({ name: "search_tools", description: searchToolsTool.description });
+    expect(Object.keys((offered.parameters as { properties: object }).properties)).toEqual([
+      "query",
+      "server",
+      "limit",
+    ]);
+    const [refused, found] = ofType(events, "tool-result");
+    expect(refused).toMatchObject({ isError: true, output: expect.stringMatching(/needs `query`/) });
+    expect(found!.isError).toBe(false);
+    expect(JSON.parse(found!.output.replace("These tools can now be called: ", ""))).toHaveLength(3);
     expect(done.outcome).toBe("stop");
   });
 

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { searchToolsTool } from "../../src/catalog/search-tools.js";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { viewResolver } from "../../src/catalog-modes/view-resolver.js";
 import type { CallRequest, Interceptor } from "../../src/hub/call-pipeline.js";
@@ -87,8 +88,11 @@ describe.each<Front>(["http-2025", "http-2026", "ws-2025"])("search mode over %s
   it("lists the meta-tools and the pinned tools instead of the catalog", async () => {
     const client = await connect(front, TOKENS.searcher);
     try {
-      const names = (await client.listTools()).tools.map((t) => t.name);
+      const listed = (await client.listTools()).tools;
+      const names = listed.map((t) => t.name);
       expect(names).toEqual(["fx__echo", "search_tools", "describe_tools", "call_tool"]);
+      // The one definition, the same the agent loop offers in its search mode.
+      expect(listed.find((t) => t.name === "search_tools")).toEqual(searchToolsTool);
       const everything = await connect(front, TOKENS.plain);
       const all = (await everything.listTools()).tools.map((t) => t.name);
       await everything.close();

@@ -108,7 +108,8 @@ describe("connect_server and disconnect_server", () => {
       expect(gone.find((t) => t.name === "connect_server")?.description).toMatch(
         /- memory: .*create_entities/,
       );
-      const cache = await readFile(join(dir, "tool-cache.json"), "utf8");
+      // $MCPLEX_HOME/cache/tools/NAME.json: the one store of last-seen tool lists.
+      const cache = await readFile(join(dir, "cache", "tools", "memory.json"), "utf8");
       expect(cache).toContain("read_graph");
     } finally {
       await client.close();
@@ -190,7 +191,7 @@ describe("without serve.serverTools", () => {
 
 describe("connect_server beside search mode", () => {
   it("lets search_tools find the tools of a server that does not run, from its recorded list", async () => {
-    const home = await mkdtemp(join(tmpdir(), "mcplex-dormant-"));
+    const home = await mkdtemp(join(tmpdir(), "mcplex-available-"));
     const config = [
       "serve:",
       "  mode: search",
@@ -206,7 +207,7 @@ describe("connect_server beside search mode", () => {
     await writeFile(join(home, "mcplex.yaml"), config);
     const served = await serveHttp(["--config", join(home, "mcplex.yaml")], { env: { MCPLEX_HOME: home } });
     const client = new Client(
-      { name: "dormant-test", version: "1.0.0" },
+      { name: "available-test", version: "1.0.0" },
       { versionNegotiation: { mode: "legacy" } },
     );
     try {

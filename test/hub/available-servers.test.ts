@@ -2,14 +2,15 @@
  * `available:` servers: approved in the config, not started with the hub, started and stopped
  * by name (server-memory over stdio), with their tool lists kept on disk for when they are stopped.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { McplexConfig, ServerConfig } from "../../src/config/types.js";
 import { McplexError } from "../../src/errors.js";
 import { applyConfig } from "../../src/hub/config-reloader.js";
 import { Hub, type HubEvent } from "../../src/hub/hub.js";
+import { definitionHash } from "../../src/hub/tool-lists.js";
 import { configOf, fixture, MEMORY, stdio } from "../support/config.js";
 
 const cleanups: Array<() => unknown> = [];
@@ -42,7 +43,7 @@ function hubOf(config: McplexConfig, toolCache: string): { hub: Hub; events: Hub
 describe("available servers", () => {
   it("are not started with the hub, and connect and disconnect by name", async () => {
     const dir = tempDir();
-    const cache = join(dir, "tool-cache.json");
+    const cache = join(dir, "cache");
     const config = configOf([fixture("always")], { available: [memory(dir)], secrets: [SECRET] });
     const { hub, events } = hubOf(config, cache);
     await hub.start();
@@ -79,7 +80,7 @@ describe("available servers", () => {
     expect(recorded?.recordedAt).toBeTypeOf("number");
     const create = recorded?.tools.find((t) => t.name === "create_entities");
     expect(create?.inputSchema).toMatchObject({ type: "object" });
-    const file = readFileSync(cache, "utf8");
+    const file = readFileSync(join(cache, "tools", "memory.json"), "utf8");
     expect(file).toContain("create_entities");
     expect(file).not.toContain(SECRET);
     expect(file).not.toContain(dir);
@@ -87,7 +88,7 @@ describe("available servers", () => {
 
   it("show the tools recorded by an earlier hub before they are connected, until their definition changes", async () => {
     const dir = tempDir();
-    const cache = join(dir, "tool-cache.json");
+    const cache = join(dir, "cache");
     const first = hubOf(configOf([], { available: [memory(dir)] }), cache).hub;
     await first.connectServer("memory");
     await first.close();
@@ -103,10 +104,55 @@ describe("available servers", () => {
     expect(await other.availableTools()).toEqual([{ server: "memory", connected: false, tools: [] }]);
   });
 
+  it("keep their recorded tools with the config's secrets redacted, on disk and as shown", async () => {
+    const dir = tempDir();
+    const cache = join(dir, "cache");
+    // A secret the server's own descriptions quote ("... in the knowledge graph").
+    const { hub } = hubOf(configOf([], { available: [memory(dir)], secrets: ["knowledge graph"] }), cache);
+    await hub.connectServer("memory");
+    await hub.disconnectServer("memory");
+    const file = readFileSync(join(cache, "tools", "memory.json"), "utf8");
+    expect(file).toContain("create_entities");
+    expect(file).not.toContain("knowledge graph");
+    const [shown] = await hub.availableTools();
+    const create = shown?.tools.find((t) => t.name === "create_entities");
+    expect(create?.description).toContain("***");
+    expect(create?.description).not.toContain("knowledge graph");
+  });
+
+  it("still show the tools kept in the tool-cache.json of earlier versions, beside the secret store", async () => {
+    const dir = tempDir();
+    vi.stubEnv("MCPLEX_HOME", join(dir, "home"));
+    vi.stubEnv("MCPLEX_CACHE_DIR", join(dir, "cache"));
+    cleanups.push(() => vi.unstubAllEnvs());
+    const server = memory(dir);
+    mkdirSync(join(dir, "home"));
+    const tool = { name: "read_graph", description: `read it, ${SECRET}`, inputSchema: { type: "object" } };
+    writeFileSync(
+      join(dir, "home", "tool-cache.json"),
+      JSON.stringify({
+        version: 1,
+        servers: {
+          memory: { definition: definitionHash(server), recordedAt: 1_700_000_000_000, tools: [tool] },
+        },
+      }),
+    );
+    const hub = new Hub({ config: configOf([], { available: [server], secrets: [SECRET] }) });
+    cleanups.push(() => hub.close());
+    expect(await hub.availableTools()).toEqual([
+      {
+        server: "memory",
+        connected: false,
+        recordedAt: 1_700_000_000_000,
+        tools: [{ ...tool, description: "read it, ***" }],
+      },
+    ]);
+  });
+
   it("refuse a name not under available, listing the names that are", async () => {
     const dir = tempDir();
     const config = configOf([fixture("always")], { available: [memory(dir)] });
-    const { hub } = hubOf(config, join(dir, "cache.json"));
+    const { hub } = hubOf(config, join(dir, "cache"));
     for (const name of ["nope", "always"]) {
       const refused = await hub.connectServer(name).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(McplexError);
@@ -126,7 +172,7 @@ describe("available servers", () => {
       ],
       profiles: { narrow: { servers: ["other"], tools: {} }, wide: { tools: {} } },
     });
-    const { hub } = hubOf(config, join(dir, "cache.json"));
+    const { hub } = hubOf(config, join(dir, "cache"));
     expect(await hub.availableServers("narrow")).toEqual(["other"]);
     const refused = await hub.connectServer("memory", { profile: "narrow" }).catch((e: unknown) => e);
     expect((refused as McplexError).message).toBe(
@@ -142,7 +188,7 @@ describe("available servers", () => {
   it("leave nothing behind when their start fails", async () => {
     const dir = tempDir();
     const broken = stdio("broken", join(dir, "no-such-command"));
-    const { hub } = hubOf(configOf([], { available: [broken] }), join(dir, "cache.json"));
+    const { hub } = hubOf(configOf([], { available: [broken] }), join(dir, "cache"));
     const failed = await hub.connectServer("broken").catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(McplexError);
     expect((failed as McplexError).code).toBe("UPSTREAM_START_FAILED");
@@ -155,7 +201,7 @@ describe("a reloaded config", () => {
   it("stops a connected available server it no longer lists, and refuses its name from then on", async () => {
     const dir = tempDir();
     const before = configOf([], { available: [memory(dir)] });
-    const { hub } = hubOf(before, join(dir, "cache.json"));
+    const { hub } = hubOf(before, join(dir, "cache"));
     const { pid } = await hub.connectServer("memory");
     const outcome = await applyConfig(hub, before, configOf([], { available: [] }));
     expect(outcome.ok).toBe(true);

@@ -153,10 +153,10 @@ function renderSummary() {
 
 function renderServers() {
   // Servers under `available:` (started on request): stopped rather than disabled.
-  const onDemand = new Set((state.available ?? []).map((s) => s.name));
+  const availableNames = new Set((state.available ?? []).map((s) => s.name));
   const rows = state.servers.map((s) => {
     const detail = el("td", { class: "detail" });
-    if (onDemand.has(s.name)) detail.append(el("div", { class: "hint" }, "on demand (available:)"));
+    if (availableNames.has(s.name)) detail.append(el("div", { class: "hint" }, "on demand (available:)"));
     if (s.error !== undefined) detail.append(el("div", { class: "error" }, s.error));
     if (s.hint !== undefined) detail.append(el("div", { class: "hint" }, `hint: ${s.hint}`));
     if (s.breakerOpenUntil !== undefined)
@@ -175,7 +175,7 @@ function renderServers() {
           `cache: ${cache.hits} hits, ${cache.misses} misses, ${cache.entries} kept`,
         ),
       );
-    const actions = actionCell(s, () => refreshSoon(0), onDemand.has(s.name));
+    const actions = actionCell(s, () => refreshSoon(0), availableNames.has(s.name));
     return el(
       "tr",
       { "data-server": s.name },

@@ -5,22 +5,22 @@ import { badge, clock, el, ms } from "./dom.js";
 import { sparkline } from "./sparkline.js";
 
 /**
- * The actions that make sense in a server's state. One under `available:` (`onDemand`) is
+ * The actions that make sense in a server's state. One under `available:` (`isAvailable`) is
  * stopped, which disconnects it, rather than disabled.
  */
-function actionsOf(server, onDemand) {
+function actionsOf(server, isAvailable) {
   if (!server.enabled) return ["enable"];
   const idle = server.state === "idle" || server.state === "stopped";
-  return [idle ? "start" : "restart", onDemand ? "stop" : "disable"];
+  return [idle ? "start" : "restart", isAvailable ? "stop" : "disable"];
 }
 
 /**
- * A `<td>` of buttons for a server's row (`onDemand`: one under `available:`). Each POSTs
+ * A `<td>` of buttons for a server's row (`isAvailable`: one under `available:`). Each POSTs
  * `/dashboard/servers/<name>/<action>` with the token in its Authorization header, shows the
  * outcome in #action-message, then calls `done()` (the page reads the state again).
  */
-export function actionCell(server, done, onDemand = false) {
-  return buttons(server.name, actionsOf(server, onDemand), done);
+export function actionCell(server, done, isAvailable = false) {
+  return buttons(server.name, actionsOf(server, isAvailable), done);
 }
 
 /**

@@ -11,7 +11,7 @@ import { tokenProblem } from "../../config/token-rules.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.js";
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../fronts/http-guard.js";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
-import { defaultCacheDir } from "../../recording/tool-cache.js";
+import { defaultCacheDir } from "../../recording/tool-list-store.js";
 import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { secretOAuthStore } from "../oauth-login.js";

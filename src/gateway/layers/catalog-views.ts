@@ -29,7 +29,7 @@ export function catalogViews(
   viewOf: ViewOf,
   request: (id: string, method: string, params: JsonObject, context: RequestContext) => CallRequest,
   run: Handler,
-  dormant?: (profile: string | undefined) => Promise<readonly CatalogTool[]>,
+  available?: (profile: string | undefined) => Promise<readonly CatalogTool[]>,
 ): Interceptor {
   return (next) => async (req) => {
     if (req.row?.view !== true) return next(req);
@@ -58,7 +58,7 @@ export function catalogViews(
       tools: hub.tools(profile),
       signal: req.context.signal,
       ...(req.context.caller === undefined ? {} : { caller: req.context.caller }),
-      ...(dormant === undefined ? {} : { dormant: () => dormant(profile) }),
+      ...(available === undefined ? {} : { available: () => available(profile) }),
       callTool: async (tool, toolArgs, signal) => {
         const context = signal === req.context.signal ? req.context : { ...req.context, signal };
         // call_tool stands for the call itself: the client's progress token, input responses

@@ -1,19 +1,19 @@
 import { PREFIX_SEPARATOR, sanitizeName } from "../catalog/tool-naming.js";
 import type { CatalogTool } from "../catalog/types.js";
 
-/** A server that does not run now, with the tools it had when it last ran. */
-export interface DormantServer {
+/** An `available:` server, with its tools as last seen (the shape of the hub's `AvailableServer`). */
+export interface AvailableServerTools {
   server: string;
   connected: boolean;
   tools: ReadonlyArray<{ name: string; description?: string; inputSchema?: object }>;
 }
 
 /**
- * The tools of the servers among `servers` that do not run, as catalog entries `search_tools`
+ * The tools of the `available:` servers among `servers` that do not run, as catalog entries `search_tools`
  * can index: named as the catalog names tools by default (`server__tool`), marked unavailable.
  * Their names are what the model will find once it has connected the server.
  */
-export function dormantTools(servers: readonly DormantServer[]): CatalogTool[] {
+export function availableToolEntries(servers: readonly AvailableServerTools[]): CatalogTool[] {
   const tools: CatalogTool[] = [];
   for (const { server, connected, tools: listed } of servers) {
     if (connected) continue;
