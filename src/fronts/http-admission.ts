@@ -4,6 +4,7 @@ import type { TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import { type Authenticator, StaticTokenAuthenticator } from "./authenticator.js";
 import type { Admitted, Refusal } from "./caller.js";
+import type { ClusterLink } from "./cluster-link.js";
 import {
   checkHostAndOrigin,
   checkNonLoopbackBind,
@@ -25,6 +26,7 @@ export class HttpAdmission {
   readonly #guard: GuardPolicy | undefined;
   readonly #allowedOrigins: readonly string[];
   readonly #rate: RateLimiter | undefined;
+  readonly #rateLimit: { perSecond: number; burst: number } | undefined;
   readonly #profile: string | undefined;
   readonly #mode: CatalogMode | undefined;
   readonly #authenticator: Authenticator;
@@ -51,6 +53,7 @@ export class HttpAdmission {
     const refusal = checkNonLoopbackBind(options.host, this.#authenticator.required ? 1 : 0);
     if (refusal !== undefined)
       throw new McplexError("INVALID_ARGUMENT", refusal, { hint: "add --token, or bind 127.0.0.1" });
+    this.#rateLimit = options.rateLimit;
     this.#rate =
       options.rateLimit === undefined
         ? undefined
@@ -131,6 +134,38 @@ export class HttpAdmission {
       ...(profile === undefined ? {} : { profile }),
       ...(mode === undefined ? {} : { mode }),
     };
+  }
+
+  /**
+   * One admission for a client's MCP request, whatever its entry (`/mcp`, `/sse` and
+   * `/messages`, a `/ws` upgrade): a forged replica credential is refused; Host/Origin and the
+   * authenticator; and its rate, from the cluster's shared bucket when there is one (the
+   * front's own while Redis is away). A request another replica forwarded (`internal`) was
+   * counted where it arrived.
+   */
+  async admitClient(
+    req: IncomingMessage,
+    cluster: ClusterLink | undefined,
+  ): Promise<{ caller: Admitted; internal: boolean } | Refusal> {
+    const internal = cluster?.fromReplica(req) ?? false;
+    if (internal === "forged")
+      return { status: 401, message: "Unauthorized: not a valid replica credential", headers: {} };
+    const rateLimit = this.#rateLimit;
+    const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
+    const caller = await this.admit(req, !internal && shared === undefined, internal ? "replica" : "client");
+    if ("status" in caller) return caller;
+    if (shared !== undefined && rateLimit !== undefined) {
+      const pending = shared.take(caller.key, rateLimit.perSecond, rateLimit.burst);
+      const decision = pending === undefined ? undefined : await pending;
+      const refused =
+        decision === undefined
+          ? this.takeRate(caller.key)
+          : decision.ok
+            ? undefined
+            : rateRefusal(decision.retryAfterSeconds);
+      if (refused !== undefined) return refused;
+    }
+    return { caller, internal };
   }
 
   /** Takes one request of `key` from this front's own rate limit, or says why it may not. */
