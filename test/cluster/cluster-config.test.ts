@@ -3,21 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
-import { ConfigError } from "../../src/errors.js";
 import { runCli } from "../support/cli.js";
-import { modernRequest, postModern, serveHttp } from "../support/gateway.js";
+import { issuesOf } from "../support/config-errors.js";
+import { postRev2026, rev2026Request, serveHttp } from "../support/gateway.js";
 
 const SECRET = "a-cluster-secret-of-at-least-32-chars!";
-
-function issuesOf(text: string): Array<{ path: string; message: string }> {
-  try {
-    parseConfig(text, { source: "mcplex.yaml", env: {} });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).issues;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("the cluster: block", () => {
   it("reads url, advertise, secret and id, and redacts the secret and the URL's password", () => {
@@ -137,7 +127,7 @@ describe("mcplex serve --rate-limit", () => {
       const statuses: number[] = [];
       let retryAfter: unknown;
       for (let i = 0; i < 3; i++) {
-        const answer = await postModern(served.url, modernRequest(i, "tools/list"));
+        const answer = await postRev2026(served.url, rev2026Request(i, "tools/list"));
         statuses.push(answer.status);
         retryAfter ??= answer.headers["retry-after"];
       }

@@ -9,10 +9,10 @@ import { type HttpFixture, startHttpFixture } from "../fixtures/servers/http-fix
 import {
   COMMANDS,
   eventually,
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
   resultText,
+  rev2026Request,
   type ServeProcess,
   serveHttp,
 } from "../support/gateway.js";
@@ -295,14 +295,14 @@ describe("three replicas behind nginx round-robin", () => {
     const caps = { elicitation: {} };
     const r1 = replicas.get("r1")!;
     const r2 = replicas.get("r2")!;
-    const first = await postModern(
+    const first = await postRev2026(
       r1.url,
-      modernRequest(1, "tools/call", { name: "legacy__ask_name" }, caps),
+      rev2026Request(1, "tools/call", { name: "legacy__ask_name" }, caps),
     );
     const result = (first.json as { result: Record<string, unknown> }).result;
     expect(result.resultType).toBe("input_required");
     const [key] = Object.keys(result.inputRequests as object);
-    const retry = modernRequest(
+    const retry = rev2026Request(
       2,
       "tools/call",
       {
@@ -312,14 +312,14 @@ describe("three replicas behind nginx round-robin", () => {
       },
       caps,
     );
-    const second = await postModern(r2.url, retry);
+    const second = await postRev2026(r2.url, retry);
     const done = (second.json as { result: Record<string, unknown> }).result;
     expect(resultText(done)).toBe("hello Ada");
 
     // Replayed, on any replica: refused there, never sent to the owner again.
     const relayed = (await forwarded()).relayed ?? 0;
     for (const replica of [r1, r2, replicas.get("r3")!]) {
-      const replay = await postModern(replica.url, { ...retry, id: 3 });
+      const replay = await postRev2026(replica.url, { ...retry, id: 3 });
       expect((replay.json as { error: { message: string } }).error.message).toMatch(/already used/);
     }
     expect((await forwarded()).relayed ?? 0).toBe(relayed);
@@ -362,16 +362,16 @@ describe("three replicas behind nginx round-robin", () => {
     }
 
     const caps = { elicitation: {} };
-    const first = await postModern(
+    const first = await postRev2026(
       replicas.get("r1")!.url,
-      modernRequest(1, "tools/call", { name: "legacy__ask_name" }, caps),
+      rev2026Request(1, "tools/call", { name: "legacy__ask_name" }, caps),
     );
     const state = String((first.json as { result: { requestState: string } }).result.requestState);
     const forged = state.replace(/\.r1\./, ".r2.");
     expect(forged).not.toBe(state);
-    const answer = await postModern(
+    const answer = await postRev2026(
       replicas.get("r3")!.url,
-      modernRequest(
+      rev2026Request(
         2,
         "tools/call",
         { name: "legacy__ask_name", inputResponses: {}, requestState: forged },
@@ -422,9 +422,9 @@ describe("three replicas behind nginx round-robin", () => {
       for (let i = 0; running; i++) {
         try {
           if (w % 2 === 0) {
-            const answer = await postModern(
+            const answer = await postRev2026(
               nginx.url,
-              modernRequest(i, "tools/call", { name: "fx__echo", arguments: { message: `w${w}` } }),
+              rev2026Request(i, "tools/call", { name: "fx__echo", arguments: { message: `w${w}` } }),
             );
             expect(resultText((answer.json as { result: unknown }).result)).toBe(`echo: w${w}`);
           } else {
@@ -484,9 +484,9 @@ describe("three replicas behind nginx round-robin", () => {
     expect(sessionId.startsWith("r3.")).toBe(true);
     // A 2026 call parked on r3, waiting for its client's input.
     const caps = { elicitation: {} };
-    const parked = await postModern(
+    const parked = await postRev2026(
       r3.url,
-      modernRequest(1, "tools/call", { name: "legacy__ask_name" }, caps),
+      rev2026Request(1, "tools/call", { name: "legacy__ask_name" }, caps),
     );
     const { requestState, inputRequests } = (parked.json as { result: Record<string, unknown> }).result;
     // A call in flight in that session, through nginx: it breaks with r3, it does not hang.
@@ -512,9 +512,9 @@ describe("three replicas behind nginx round-robin", () => {
     // Load on the other replicas while r3 dies: none of it may fail.
     const others = [replicas.get("r1")!, replicas.get("r2")!];
     const load = Array.from({ length: 12 }, (_, i) =>
-      postModern(
+      postRev2026(
         others[i % 2]!.url,
-        modernRequest(100 + i, "tools/call", { name: "fx__slow", arguments: { ms: 300 } }),
+        rev2026Request(100 + i, "tools/call", { name: "fx__slow", arguments: { ms: 300 } }),
       ),
     );
     await r3.stop("SIGKILL");
@@ -549,9 +549,9 @@ describe("three replicas behind nginx round-robin", () => {
     }
     // The parked call went with r3: its retry, wherever it lands, says to start again, at once.
     const [key] = Object.keys(inputRequests as object);
-    const retry = await postModern(
+    const retry = await postRev2026(
       replicas.get("r1")!.url,
-      modernRequest(
+      rev2026Request(
         2,
         "tools/call",
         {

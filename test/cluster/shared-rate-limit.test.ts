@@ -5,8 +5,8 @@ import { parseConfig } from "../../src/config/index.js";
 import {
   eventually,
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 import { type RedisProcess, startRedis } from "../support/redis.js";
@@ -58,7 +58,7 @@ async function burst(targets: InProcessGateway[], count: number): Promise<{ ok: 
   const answers = await Promise.all(
     targets.flatMap((target) =>
       Array.from({ length: count }, (_, i) =>
-        postModern(target.url, modernRequest(i, "tools/list"), { authorization: `Bearer ${TOKEN}` }),
+        postRev2026(target.url, rev2026Request(i, "tools/list"), { authorization: `Bearer ${TOKEN}` }),
       ),
     ),
   );

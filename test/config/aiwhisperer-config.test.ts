@@ -4,7 +4,9 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { checkConfig, convertConfig, loadConfig, parseConfig } from "../../src/config/index.js";
-import { ConfigError } from "../../src/errors.js";
+import { errorOf as configErrorOf } from "../support/config-errors.js";
+
+const errorOf = (text: string) => configErrorOf(text, { source: "mcp_client.yaml" });
 
 // test/fixtures/config/aiwhisperer-mcp_client.yaml is AIWhisperer's seed config, verbatim:
 // config/mcp_client.yaml of the public repository DeanoC/AIWhisperer. Its `mcp.client.enabled`
@@ -20,16 +22,6 @@ const PROFILES = {
   patricia: { servers: ["filesystem", "github"], tools: {} },
   debbie: { servers: ["filesystem", "github", "websearch"], tools: {} },
 };
-
-function errorOf(text: string): ConfigError {
-  try {
-    parseConfig(text, { source: "mcp_client.yaml", env: {} });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("AIWhisperer's mcp_client.yaml", () => {
   it("loads as written: enabled: false gives no servers, needs none of their variables, and names them", async () => {

@@ -5,21 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { checkConfig, loadConfig, type ParseConfigOptions, parseConfig } from "../../src/config/index.js";
-import { ConfigError } from "../../src/errors.js";
+import { checkConfig, loadConfig, parseConfig } from "../../src/config/index.js";
+import type { ConfigError } from "../../src/errors.js";
+import { errorOf as configErrorOf } from "../support/config-errors.js";
+
+const errorOf = (text: string, source = "app.yaml") => configErrorOf(text, { source });
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/config/${name}`, import.meta.url));
 const defaults = { enabled: true, timeout: 60_000, startTimeout: 30_000, lazy: false, tools: {} };
-
-function errorOf(text: string, source = "app.yaml", options: Partial<ParseConfigOptions> = {}): ConfigError {
-  try {
-    parseConfig(text, { source, env: {}, ...options });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 /** The message of the issue at `path`, or a list of the paths there are when none is there. */
 function issueAt(error: ConfigError, path: string): string {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
-import { ConfigError } from "../../src/errors.js";
-
-function issuesOf(text: string): Array<{ path: string; message: string }> {
-  try {
-    parseConfig(text, { source: "mcplex.yaml", env: {} });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).issues;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { issuesOf } from "../support/config-errors.js";
 
 const read = (text: string) => parseConfig(text, { source: "mcplex.yaml", env: {} });
 

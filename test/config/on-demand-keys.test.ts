@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig, summarizeConfig } from "../../src/config/index.js";
-import { ConfigError } from "../../src/errors.js";
-
-function errorOf(text: string): ConfigError {
-  try {
-    parseConfig(text, { source: "mcplex.yaml", env: {} });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { errorOf } from "../support/config-errors.js";
 
 const read = (text: string) => parseConfig(text, { source: "mcplex.yaml", env: {} });
 

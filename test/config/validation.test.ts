@@ -1,17 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config texts under test hold ${...} references
 import { describe, expect, it } from "vitest";
-import { type ParseConfigOptions, parseConfig, parseDuration } from "../../src/config/index.js";
-import { ConfigError } from "../../src/errors.js";
-
-function errorOf(text: string, options: Partial<ParseConfigOptions> = {}): ConfigError {
-  try {
-    parseConfig(text, { source: "mcplex.yaml", env: {}, ...options });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { parseConfig, parseDuration } from "../../src/config/index.js";
+import { errorOf } from "../support/config-errors.js";
 
 describe("config validation", () => {
   it("names a typo'd key with its path, a suggestion and the valid keys", () => {

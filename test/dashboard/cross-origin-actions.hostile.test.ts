@@ -5,10 +5,10 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import {
-  modernHeaders,
-  modernRequest,
   type RawResponse,
   rawHttp,
+  rev2026Headers,
+  rev2026Request,
   type ServeProcess,
   serveHttp,
   yamlConfig,
@@ -97,8 +97,8 @@ describe("pages on other local ports against a token-less gateway", {
       note("form action", (await action("disable", form, "x=1")).status);
       const json = { origin, "content-type": "application/json" };
       note("JSON action", (await action("disable", json)).status);
-      const call = modernRequest(1, "tools/call", { name: "alpha__echo", arguments: { message: "x" } });
-      const mcp = await rawHttp(gw.url, { headers: { ...modernHeaders(call), origin }, body: call });
+      const call = rev2026Request(1, "tools/call", { name: "alpha__echo", arguments: { message: "x" } });
+      const mcp = await rawHttp(gw.url, { headers: { ...rev2026Headers(call), origin }, body: call });
       note("/mcp POST", mcp.status);
       const sse: RawResponse = await rawHttp(`${gw.origin}/sse`, {
         method: "GET",
@@ -150,7 +150,7 @@ describe("pages on other local ports against a token-less gateway", {
     expect((await action("disable", { ...json, origin: "http://app.example.com" })).status).toBe(403);
     // curl, scripts and MCP clients that are not browsers send no Origin.
     expect((await action("restart", json)).status).toBe(200);
-    const call = modernRequest(2, "tools/call", { name: "alpha__echo", arguments: { message: "x" } });
-    expect((await rawHttp(gw.url, { headers: modernHeaders(call), body: call })).status).toBe(200);
+    const call = rev2026Request(2, "tools/call", { name: "alpha__echo", arguments: { message: "x" } });
+    expect((await rawHttp(gw.url, { headers: rev2026Headers(call), body: call })).status).toBe(200);
   });
 });

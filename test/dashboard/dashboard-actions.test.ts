@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { configOf, fixture, stdio } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
   type RawResponse,
   rawHttp,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 
@@ -59,9 +59,9 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
     return res.json as State;
   };
   const echoCall = (id: number) =>
-    postModern(
+    postRev2026(
       gw.url,
-      modernRequest(id, "tools/call", { name: "fx__echo", arguments: { message: "hi" } }),
+      rev2026Request(id, "tools/call", { name: "fx__echo", arguments: { message: "hi" } }),
       admin,
     );
 

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configOf, fixture, stdio } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
+  rev2026Request,
   slowCallUntilAborted,
   startGateway,
 } from "../support/gateway.js";
@@ -76,7 +76,7 @@ describe("the dashboard page", { timeout: 60_000 }, () => {
     await running.waitFor();
     expect(await running.locator("td").nth(3).textContent()).toBe("fx");
 
-    await postModern(gw.url, modernRequest(2, "tools/call", { name: "html__markup", arguments: {} }));
+    await postRev2026(gw.url, rev2026Request(2, "tools/call", { name: "html__markup", arguments: {} }));
     const failed = page.locator("#recent tbody tr[data-call]", { hasText: "html__markup" });
     await failed.waitFor();
     expect(await failed.locator(".badge").textContent()).toBe("tool_error");
@@ -94,9 +94,9 @@ describe("the dashboard page", { timeout: 60_000 }, () => {
     );
 
     // "errors only" hides the calls that went well.
-    await postModern(
+    await postRev2026(
       gw.url,
-      modernRequest(3, "tools/call", { name: "fx__echo", arguments: { message: "hi" } }),
+      rev2026Request(3, "tools/call", { name: "fx__echo", arguments: { message: "hi" } }),
     );
     const ok = page.locator("#recent tbody tr[data-call]", { hasText: "fx__echo" });
     await ok.waitFor();

@@ -5,9 +5,9 @@ import { configOf, fixture, stdio } from "../support/config.js";
 import {
   eventually,
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
+  rev2026Request,
   slowCallUntilAborted,
   startGateway,
 } from "../support/gateway.js";
@@ -75,7 +75,7 @@ function openEvents(origin: string, headers: Record<string, string> = {}): Promi
 }
 
 const call = (url: string, id: number, name: string, args: Record<string, unknown> = {}, headers = {}) =>
-  postModern(url, modernRequest(id, "tools/call", { name, arguments: args }), headers);
+  postRev2026(url, rev2026Request(id, "tools/call", { name, arguments: args }), headers);
 
 interface State {
   servers: Array<{ name: string; state: string; error?: string; stats: { requests: number } }>;

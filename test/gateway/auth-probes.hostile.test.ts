@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { configOf, fixture } from "../support/config.js";
-import { type InProcessGateway, modernRequest, rawHttp, startGateway } from "../support/gateway.js";
+import { type InProcessGateway, rawHttp, rev2026Request, startGateway } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 import { rng } from "../support/rng.js";
 
@@ -42,7 +42,7 @@ const TARGETS: Array<{ method: string; path: string; body?: object; headers?: Re
   {
     method: "POST",
     path: "/mcp",
-    body: modernRequest(1, "tools/list"),
+    body: rev2026Request(1, "tools/list"),
     headers: { "mcp-method": "tools/list", "mcp-protocol-version": "2026-07-28" },
   },
   {
@@ -62,7 +62,7 @@ const TARGETS: Array<{ method: string; path: string; body?: object; headers?: Re
   { method: "GET", path: "/mcp", headers: { accept: "text/event-stream" } },
   { method: "DELETE", path: "/mcp", headers: { "mcp-session-id": "probe" } },
   { method: "GET", path: "/sse", headers: { accept: "text/event-stream" } },
-  { method: "POST", path: "/messages?sessionId=probe", body: modernRequest(1, "tools/list") },
+  { method: "POST", path: "/messages?sessionId=probe", body: rev2026Request(1, "tools/list") },
   { method: "GET", path: "/dashboard/state" },
   { method: "GET", path: "/dashboard/events", headers: { accept: "text/event-stream" } },
   { method: "GET", path: "/metrics" },
@@ -151,7 +151,7 @@ describe("auth probes over every path", () => {
           "mcp-protocol-version": "2026-07-28",
           authorization: `Bearer ${SCOPED}`,
         },
-        body: modernRequest(2, "tools/list"),
+        body: rev2026Request(2, "tools/list"),
       });
       expect(listed.status).toBe(200);
       expect(listed.body).toContain("fx__echo");

@@ -1,10 +1,9 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CatalogView } from "../../src/catalog-modes/catalog-view.js";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { ATTACKS, LIMITS } from "../code-mode/attacks.js";
 import { configOf, EVERYTHING, stdio } from "../support/config.js";
-import { type InProcessGateway, resultText, startGateway } from "../support/gateway.js";
+import { connectHttp, type InProcessGateway, resultText, startGateway } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 
 // The code-mode attacks again, sent as run_code calls by an MCP client to a running gateway:
@@ -37,18 +36,7 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client(
-    { name: "attacker", version: "1.0.0" },
-    { versionNegotiation: { mode: "legacy" } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(gw.url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-}
+const connect = (token: string) => connectHttp(gw.url, { token, name: "attacker" });
 
 /** What a run_code answer says: the error code it names, or the value on its last line. */
 function outcome(result: { isError?: boolean; content?: unknown }): unknown {

@@ -1,12 +1,13 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The served gateway runs on this machine: its shared workers are this many too.
 import { MAX_WORKERS } from "../../src/code-mode/sandbox-queue.js";
 import {
   COMMANDS,
+  connectHttp,
   eventually,
   rawHttp,
   resultText,
@@ -58,18 +59,7 @@ afterAll(async () => {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client(
-    { name: "fairness", version: "1.0.0" },
-    { versionNegotiation: { mode: "legacy" } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(served.url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-}
+const connect = (token: string) => connectHttp(served.url, { token, name: "fairness" });
 
 /** A metric's value on the gateway's /metrics (operator token), or undefined when absent. */
 async function metric(line: string): Promise<number | undefined> {

@@ -1,13 +1,19 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { viewResolver } from "../../src/catalog-modes/view-resolver.js";
 import type { CallRequest, Interceptor } from "../../src/hub/call-pipeline.js";
 import { configOf, EVERYTHING, fixture, stdio } from "../support/config.js";
-import { eventually, type InProcessGateway, resultText, startGateway } from "../support/gateway.js";
+import {
+  connectHttp,
+  eventually,
+  type InProcessGateway,
+  resultText,
+  startGateway,
+} from "../support/gateway.js";
 
 // Code mode through the gateway: a script's tool calls are tools/call requests of the caller,
 // run through the same pipeline (profile, interceptors) as direct calls; cancelling run_code
@@ -60,18 +66,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client(
-    { name: "code-test", version: "1.0.0" },
-    { versionNegotiation: { mode: "legacy" } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(gw.url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-}
+const connect = (token: string) => connectHttp(gw.url, { token, name: "code-test" });
 
 const run = (client: Client, code: string, options: { signal?: AbortSignal } = {}) =>
   client.callTool({ name: "run_code", arguments: { code } }, options);

@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CatalogView } from "../../src/catalog-modes/catalog-view.js";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
@@ -6,7 +6,14 @@ import { DEFAULT_LIMITS } from "../../src/code-mode/index.js";
 import { MAX_WORKERS } from "../../src/code-mode/sandbox-queue.js";
 import type { Interceptor } from "../../src/hub/call-pipeline.js";
 import { configOf, fixture } from "../support/config.js";
-import { eventually, type InProcessGateway, rawHttp, resultText, startGateway } from "../support/gateway.js";
+import {
+  connectHttp,
+  eventually,
+  type InProcessGateway,
+  rawHttp,
+  resultText,
+  startGateway,
+} from "../support/gateway.js";
 
 // The sandbox's queue through the gateway: each token is a client with its own queue; a
 // script past its client's queue is a CODE_BUSY tool error saying when to retry, and the
@@ -39,18 +46,7 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client(
-    { name: "queue-test", version: "1.0.0" },
-    { versionNegotiation: { mode: "legacy" } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(gw.url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-}
+const connect = (token: string) => connectHttp(gw.url, { token, name: "queue-test" });
 
 const run = (client: Client, code: string, options: { signal?: AbortSignal } = {}) =>
   client.callTool({ name: "run_code", arguments: { code } }, options);

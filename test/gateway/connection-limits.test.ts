@@ -7,9 +7,9 @@ import { configOf, fixture } from "../support/config.js";
 import {
   eventually,
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 
@@ -42,7 +42,7 @@ async function untilClosed(socket: Socket): Promise<string> {
 }
 
 const echo = (id: number) =>
-  modernRequest(id, "tools/call", { name: "fx__echo", arguments: { message: "hi" } });
+  rev2026Request(id, "tools/call", { name: "fx__echo", arguments: { message: "hi" } });
 
 describe("the HTTP front's connections", () => {
   it("are closed with 408 when no request head comes within the idle timeout", async () => {
@@ -57,7 +57,7 @@ describe("the HTTP front's connections", () => {
     const held = [await idle(front), await idle(front)];
     expect((await rawHttp(`${origin}/healthz`, { method: "GET" })).status).toBe(200);
     expect((await rawHttp(`${origin}/readyz`, { method: "GET" })).status).toBe(200);
-    const refused = await postModern(front.url, echo(1));
+    const refused = await postRev2026(front.url, echo(1));
     expect(refused.status).toBe(503);
     expect(refused.headers["retry-after"]).toBe("1");
     expect(refused.body).toMatch(/too many open connections \(at most \d+ in all and 2 per client address\)/);
@@ -69,7 +69,7 @@ describe("the HTTP front's connections", () => {
     other.destroy();
     for (const socket of held) socket.destroy();
     const served = await eventually(async () => {
-      const res = await postModern(front.url, echo(2));
+      const res = await postRev2026(front.url, echo(2));
       return res.status === 200 ? res : undefined;
     });
     expect(served.status).toBe(200);
@@ -81,7 +81,7 @@ describe("the HTTP front's connections", () => {
     const held = await Promise.all([2, 3, 4].map((n) => idle(front, `127.0.0.${n}`)));
     try {
       expect((await rawHttp(`${origin}/healthz`, { method: "GET" })).status).toBe(200);
-      expect((await postModern(front.url, echo(3))).status).toBe(503);
+      expect((await postRev2026(front.url, echo(3))).status).toBe(503);
     } finally {
       for (const socket of held) socket.destroy();
     }

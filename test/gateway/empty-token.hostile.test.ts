@@ -11,8 +11,8 @@ import { configOf, fixture } from "../support/config.js";
 import {
   COMMANDS,
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
+  rev2026Request,
   type ServeProcess,
   serveHttp,
   startGateway,
@@ -66,8 +66,8 @@ describe("an HTTP front given a weak token", () => {
     const gw = await startGateway(configOf([fixture("fx")]), { tokens: [{ token: GOOD }] });
     try {
       for (const token of WEAK) expect(() => gw.front.setTokens([{ token }])).toThrow(/tokens\[0\]\.token/);
-      const list = modernRequest(1, "tools/list");
-      expect((await postModern(gw.url, list, { authorization: `Bearer ${GOOD}` })).status).toBe(200);
+      const list = rev2026Request(1, "tools/list");
+      expect((await postRev2026(gw.url, list, { authorization: `Bearer ${GOOD}` })).status).toBe(200);
       expect((await postWithAuthorization(gw.url, "Bearer \u00A0")).status).toBe(401);
     } finally {
       await gw.stop();
@@ -100,7 +100,7 @@ async function postWithAuthorization(
   authorization: string,
 ): Promise<{ status: number; text: string }> {
   const { hostname, port } = new URL(url);
-  const body = JSON.stringify(modernRequest(1, "tools/list"));
+  const body = JSON.stringify(rev2026Request(1, "tools/list"));
   const head = [
     "POST /mcp HTTP/1.1",
     `Host: ${hostname}:${port}`,
@@ -201,8 +201,8 @@ describe("mcplex serve with a weak token", () => {
       });
       await reported;
       expect(gw.stderr()).toMatch(/config not reloaded:[\s\S]*tokens\[0\]\.token/);
-      const list = modernRequest(1, "tools/list");
-      expect((await postModern(gw.url, list, { authorization: `Bearer ${GOOD}` })).status).toBe(200);
+      const list = rev2026Request(1, "tools/list");
+      expect((await postRev2026(gw.url, list, { authorization: `Bearer ${GOOD}` })).status).toBe(200);
       expect((await postWithAuthorization(gw.url, "Bearer \u00A0")).status).toBe(401);
     });
   });

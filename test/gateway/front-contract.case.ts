@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, type Transport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fileHasLine } from "../hub/transports/wait.js";
 import { COMMANDS, resultText, yamlConfig } from "../support/gateway.js";
+import { fileHasLine } from "../support/wait.js";
 
 /**
  * The gateway's front contract: the official SDK v2 client, in both protocol generations,

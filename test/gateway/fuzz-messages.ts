@@ -5,7 +5,7 @@
  * bodies, wrong envelope combinations, batches — plus wrong HTTP headers.
  */
 
-import { envelope, MODERN } from "../support/gateway.js";
+import { envelope, REV2026 } from "../support/gateway.js";
 
 /** mulberry32: small, fast, and good enough to pick mutations. */
 export class Rng {
@@ -112,14 +112,14 @@ function anyValue(r: Rng, depth = 0): unknown {
   }
 }
 
-function base(r: Rng): { message: Json; modern: boolean } {
+function base(r: Rng): { message: Json; rev2026: boolean } {
   const [method, params] = r.pick(TEMPLATES);
-  const modern = r.chance(0.5);
+  const rev2026 = r.chance(0.5);
   const message: Json = { jsonrpc: "2.0", method };
   if (!method.startsWith("notifications/")) message.id = r.pick([1, 2, 7, "a", "fuzz", r.int(1e6)]);
   if (params !== undefined) message.params = structuredClone(params);
-  if (modern) message.params = { ...((message.params as Json) ?? {}), _meta: envelope() };
-  return { message, modern };
+  if (rev2026) message.params = { ...((message.params as Json) ?? {}), _meta: envelope() };
+  return { message, rev2026 };
 }
 
 /** Paths a mutation may hit. */
@@ -178,7 +178,7 @@ export interface FuzzCase {
 
 /** A malformed (or, one time in ten, valid) message. */
 export function fuzzCase(r: Rng): FuzzCase {
-  const { message, modern } = base(r);
+  const { message, rev2026 } = base(r);
   const json = (kind: string, m: unknown = message): FuzzCase => ({
     kind,
     body: Buffer.from(JSON.stringify(m)),
@@ -242,7 +242,7 @@ export function fuzzCase(r: Rng): FuzzCase {
       const variant = r.int(6);
       if (variant === 0)
         params._meta = { ...envelope(), "io.modelcontextprotocol/protocolVersion": "2025-06-18" };
-      else if (variant === 1) params._meta = { "io.modelcontextprotocol/protocolVersion": MODERN };
+      else if (variant === 1) params._meta = { "io.modelcontextprotocol/protocolVersion": REV2026 };
       else if (variant === 2)
         params._meta = { ...envelope(), "io.modelcontextprotocol/clientCapabilities": [] };
       else if (variant === 3)
@@ -252,7 +252,7 @@ export function fuzzCase(r: Rng): FuzzCase {
         params._meta = envelope();
       } else params._meta = { ...envelope(), "io.modelcontextprotocol/logLevel": r.pick(["loud", 3, null]) };
       message.params = params;
-      return json(`envelope${modern ? "" : "-on-2025"}`);
+      return json(`envelope${rev2026 ? "" : "-on-2025"}`);
     }
     case 11:
       return json("batch", [message, base(r).message, r.chance(0.5) ? 1 : null].slice(0, r.int(4)));
@@ -292,7 +292,7 @@ export function fuzzHeaders(
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
-    "mcp-protocol-version": MODERN,
+    "mcp-protocol-version": REV2026,
     "mcp-method": method,
   };
   const name = params?.name ?? params?.uri;

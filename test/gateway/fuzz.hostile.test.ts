@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CLI } from "../support/cli.js";
 import {
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
   resultText,
+  rev2026Request,
   type ServeProcess,
   serveHttp,
 } from "../support/gateway.js";
@@ -69,7 +69,7 @@ function classOf(message: unknown): string {
 }
 
 const sentinel = (n: number | string) =>
-  modernRequest(`sentinel-${n}`, "tools/call", {
+  rev2026Request(`sentinel-${n}`, "tools/call", {
     name: "workspace__read_file",
     arguments: { path: "note.txt" },
   });
@@ -91,7 +91,7 @@ describe("fuzzing the HTTP and WebSocket fronts of mcplex serve --http", {
   afterAll(() => gw?.stop());
 
   async function expectHealthy(): Promise<void> {
-    const res = await postModern(gw.url, sentinel("http"));
+    const res = await postRev2026(gw.url, sentinel("http"));
     expect(res.status).toBe(200);
     expect(resultText((res.json as { result: unknown }).result)).toContain("fuzz-proof note");
     expect(gw.child.exitCode).toBeNull();

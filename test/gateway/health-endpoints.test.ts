@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configOf, fixture, stdio } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 
@@ -45,11 +45,11 @@ describe("with a ready upstream", () => {
 
   it("counts requests in /metrics as mcplex_requests_total by method, server, tool and outcome", async () => {
     const call = (id: number, name: string) =>
-      postModern(gw.url, modernRequest(id, "tools/call", { name, arguments: { message: "m" } }));
+      postRev2026(gw.url, rev2026Request(id, "tools/call", { name, arguments: { message: "m" } }));
     await call(1, "fx__echo");
     await call(2, "fx__echo");
     await call(3, "fx__fail");
-    await postModern(gw.url, modernRequest(4, "tools/list"));
+    await postRev2026(gw.url, rev2026Request(4, "tools/list"));
     const res = await get(`${gw.origin}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers["content-type"]).toMatch(/^text\/plain/);

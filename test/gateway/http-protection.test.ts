@@ -9,13 +9,13 @@ import { configOf, fixture } from "../support/config.js";
 import {
   envelope,
   type InProcessGateway,
-  MODERN,
-  modernHeaders,
-  modernRequest,
-  postModern,
+  postRev2026,
   type RawResponse,
+  REV2026,
   rawHttp,
   resultText,
+  rev2026Headers,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 
@@ -63,11 +63,11 @@ afterAll(async () => {
 });
 
 const echo = (id: number | string, message = "fine") =>
-  modernRequest(id, "tools/call", { name: "fx__echo", arguments: { message } });
+  rev2026Request(id, "tools/call", { name: "fx__echo", arguments: { message } });
 
 /** A correct 2026 call on `url` still answers correctly. */
 async function expectStillServing(url = open.url, headers: Record<string, string> = {}): Promise<void> {
-  const res = await postModern(url, echo("alive"), headers);
+  const res = await postRev2026(url, echo("alive"), headers);
   expect(res.status).toBe(200);
   expect(resultText((res.json as { result: unknown }).result)).toBe("echo: fine");
 }
@@ -92,7 +92,7 @@ async function sdkClient(token: string): Promise<Client> {
 
 describe("tokens and profiles", () => {
   it("refuses a request without a token with 401 and WWW-Authenticate", async () => {
-    const res = await rawHttp(gw.url, { headers: modernHeaders(echo(1)), body: echo(1) });
+    const res = await rawHttp(gw.url, { headers: rev2026Headers(echo(1)), body: echo(1) });
     expect(res.status).toBe(401);
     expect(res.headers["www-authenticate"]).toBe('Bearer realm="mcplex"');
     expect(rpcError(res).message).toMatch(/Authorization: Bearer/);
@@ -100,7 +100,7 @@ describe("tokens and profiles", () => {
 
   it("refuses a wrong token with 401 and error=invalid_token, without echoing it", async () => {
     const res = await rawHttp(gw.url, {
-      headers: { ...modernHeaders(echo(1)), authorization: "Bearer not-the-secret" },
+      headers: { ...rev2026Headers(echo(1)), authorization: "Bearer not-the-secret" },
       body: echo(1),
     });
     expect(res.status).toBe(401);
@@ -134,7 +134,7 @@ describe("tokens and profiles", () => {
     } finally {
       await client.close();
     }
-    const raw = await postModern(gw.url, echo(5), { authorization: `Bearer ${FILES}` });
+    const raw = await postRev2026(gw.url, echo(5), { authorization: `Bearer ${FILES}` });
     expect(raw.status).toBe(200);
     expect(rpcError(raw)).toMatchObject({ id: 5, code: -32602 });
   });
@@ -144,10 +144,10 @@ describe("tokens and profiles", () => {
     const url = wide.url.replace("0.0.0.0", "127.0.0.1");
     expect(() => wide.setTokens([])).toThrow(/tokens not changed: refusing to listen on 0\.0\.0\.0/);
     await expectStillServing(url, { authorization: `Bearer ${ALL}` });
-    expect((await postModern(url, echo(6))).status).toBe(401);
+    expect((await postRev2026(url, echo(6))).status).toBe(401);
     wide.setTokens([{ token: FILES, profile: "files" }]);
-    expect((await postModern(url, echo(7), { authorization: `Bearer ${ALL}` })).status).toBe(401);
-    expect(rpcError(await postModern(url, echo(8), { authorization: `Bearer ${FILES}` }))).toMatchObject({
+    expect((await postRev2026(url, echo(7), { authorization: `Bearer ${ALL}` })).status).toBe(401);
+    expect(rpcError(await postRev2026(url, echo(8), { authorization: `Bearer ${FILES}` }))).toMatchObject({
       id: 8,
       code: -32602,
     });
@@ -159,13 +159,13 @@ describe("DNS rebinding protection", () => {
 
   it("refuses a foreign Host with 403", async () => {
     const res = await rawHttp(open.url, {
-      headers: { ...modernHeaders(echo(1)), host: "evil.example.com" },
+      headers: { ...rev2026Headers(echo(1)), host: "evil.example.com" },
       body: echo(1),
     });
     expect(res.status).toBe(403);
     expect(rpcError(res).message).toMatch(/Host not allowed/);
     const withPort = await rawHttp(open.url, {
-      headers: { ...modernHeaders(echo(1)), host: `evil.example.com:${port()}` },
+      headers: { ...rev2026Headers(echo(1)), host: `evil.example.com:${port()}` },
       body: echo(1),
     });
     expect(withPort.status).toBe(403);
@@ -173,7 +173,7 @@ describe("DNS rebinding protection", () => {
 
   it("refuses a foreign Origin with 403", async () => {
     const res = await rawHttp(open.url, {
-      headers: { ...modernHeaders(echo(1)), origin: "http://evil.example.com" },
+      headers: { ...rev2026Headers(echo(1)), origin: "http://evil.example.com" },
       body: echo(1),
     });
     expect(res.status).toBe(403);
@@ -182,7 +182,7 @@ describe("DNS rebinding protection", () => {
 
   it.each(["localhost", "127.0.0.1", "[::1]"])("accepts Host and Origin %s", async (name) => {
     const res = await rawHttp(open.url, {
-      headers: { ...modernHeaders(echo(1)), host: `${name}:${port()}`, origin: `http://${name}:${port()}` },
+      headers: { ...rev2026Headers(echo(1)), host: `${name}:${port()}`, origin: `http://${name}:${port()}` },
       body: echo(1),
     });
     expect(res.status).toBe(200);
@@ -216,7 +216,7 @@ const JSON_ONLY = { "content-type": "application/json", accept: "application/jso
 describe("HTTP and JSON-RPC errors", () => {
   it("refuses a body over the limit with 413", async () => {
     const big = echo(1, "x".repeat(4096));
-    const res = await rawHttp(open.url, { headers: modernHeaders(big), body: big });
+    const res = await rawHttp(open.url, { headers: rev2026Headers(big), body: big });
     expect(res.status).toBe(413);
     expect(rpcError(res).message).toMatch(/Payload Too Large: the limit is 2048 bytes/);
     await expectStillServing();
@@ -224,7 +224,7 @@ describe("HTTP and JSON-RPC errors", () => {
 
   it("refuses a Content-Type other than JSON with 415", async () => {
     const res = await rawHttp(open.url, {
-      headers: { ...modernHeaders(echo(1)), "content-type": "text/plain" },
+      headers: { ...rev2026Headers(echo(1)), "content-type": "text/plain" },
       body: JSON.stringify(echo(1)),
     });
     expect(res.status).toBe(415);
@@ -233,7 +233,7 @@ describe("HTTP and JSON-RPC errors", () => {
 
   it("refuses an Accept without JSON with 406", async () => {
     const res = await rawHttp(open.url, {
-      headers: { ...modernHeaders(echo(1)), accept: "text/html" },
+      headers: { ...rev2026Headers(echo(1)), accept: "text/html" },
       body: echo(1),
     });
     expect(res.status).toBe(406);
@@ -263,7 +263,7 @@ describe("HTTP and JSON-RPC errors", () => {
 
   it("answers malformed JSON with 400 and -32700", async () => {
     const res = await rawHttp(open.url, {
-      headers: modernHeaders(echo(1)),
+      headers: rev2026Headers(echo(1)),
       body: '{"jsonrpc":"2.0","id":1,',
     });
     expect(res.status).toBe(400);
@@ -288,7 +288,7 @@ describe("HTTP and JSON-RPC errors", () => {
   });
 
   it("answers an unknown 2026 method with 404 and -32601, echoing the id", async () => {
-    const res = await postModern(open.url, modernRequest("m-1", "tools/frobnicate"));
+    const res = await postRev2026(open.url, rev2026Request("m-1", "tools/frobnicate"));
     expect(res.status).toBe(404);
     expect(rpcError(res)).toMatchObject({ id: "m-1", code: -32601 });
     await expectStillServing();
@@ -299,13 +299,13 @@ describe("HTTP and JSON-RPC errors", () => {
       jsonrpc: "2.0" as const,
       id: 7,
       method: "tools/list",
-      params: { _meta: { "io.modelcontextprotocol/protocolVersion": MODERN } },
+      params: { _meta: { "io.modelcontextprotocol/protocolVersion": REV2026 } },
     };
-    const envelopeError = await rawHttp(open.url, { headers: modernHeaders(noCaps), body: noCaps });
+    const envelopeError = await rawHttp(open.url, { headers: rev2026Headers(noCaps), body: noCaps });
     expect(envelopeError.status).toBe(400);
     expect(rpcError(envelopeError)).toMatchObject({ id: 7, code: -32602 });
-    const badArgs = modernRequest(8, "tools/call", { name: "fx__echo", arguments: "not an object" });
-    const argsError = await postModern(open.url, badArgs);
+    const badArgs = rev2026Request(8, "tools/call", { name: "fx__echo", arguments: "not an object" });
+    const argsError = await postRev2026(open.url, badArgs);
     expect(argsError.status).toBe(200);
     expect(rpcError(argsError)).toMatchObject({ id: 8, code: -32602 });
     await expectStillServing();
@@ -321,13 +321,13 @@ describe("HTTP and JSON-RPC errors", () => {
       },
     };
     const res = await rawHttp(open.url, {
-      headers: { ...modernHeaders(old), "mcp-protocol-version": "2099-01-01" },
+      headers: { ...rev2026Headers(old), "mcp-protocol-version": "2099-01-01" },
       body: old,
     });
     expect(res.status).toBe(400);
     expect(res.json).toMatchObject({
       id: 9,
-      error: { code: -32022, data: { supported: [MODERN], requested: "2099-01-01" } },
+      error: { code: -32022, data: { supported: [REV2026], requested: "2099-01-01" } },
     });
   });
 
@@ -454,10 +454,10 @@ describe("initialize with an invalid id", () => {
 describe("rate limiting", () => {
   it("answers 429 with Retry-After past the burst, and other fronts keep serving", async () => {
     for (let i = 0; i < 2; i++) {
-      const res = await postModern(limited.url, echo(i));
+      const res = await postRev2026(limited.url, echo(i));
       expect(res.status).toBe(200);
     }
-    const refused = await postModern(limited.url, echo(3));
+    const refused = await postRev2026(limited.url, echo(3));
     expect(refused.status).toBe(429);
     expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1);
     expect(rpcError(refused).message).toMatch(/Too Many Requests/);

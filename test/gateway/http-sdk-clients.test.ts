@@ -9,10 +9,10 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   COMMANDS,
-  modernHeaders,
-  modernRequest,
-  postModern,
+  postRev2026,
   resultText,
+  rev2026Headers,
+  rev2026Request,
   type ServeProcess,
   serveHttp,
   sseMessages,
@@ -87,11 +87,11 @@ describe("list changes through the HTTP front", () => {
   });
 
   it("acknowledges a raw listen and tags list_changed with the listen's own JSON-RPC id", async () => {
-    const listen = modernRequest(77, "subscriptions/listen", { notifications: { toolsListChanged: true } });
+    const listen = rev2026Request(77, "subscriptions/listen", { notifications: { toolsListChanged: true } });
     const controller = new AbortController();
     const res = await fetch(gw.url, {
       method: "POST",
-      headers: modernHeaders(listen),
+      headers: rev2026Headers(listen),
       body: JSON.stringify(listen),
       signal: controller.signal,
     });
@@ -115,8 +115,8 @@ describe("list changes through the HTTP front", () => {
       const ack = await next();
       expect(ack.method).toBe("notifications/subscriptions/acknowledged");
       expect(ack.params?._meta?.[SUBSCRIPTION_ID_META_KEY]).toBe(77);
-      const call = modernRequest(78, "tools/call", { name: "fx__add_tool", arguments: {} });
-      const added = await postModern(gw.url, call);
+      const call = rev2026Request(78, "tools/call", { name: "fx__add_tool", arguments: {} });
+      const added = await postRev2026(gw.url, call);
       expect(resultText((added.json as { result: unknown }).result)).toMatch(/^added extra_/);
       const changed = await next();
       expect(changed.method).toBe("notifications/tools/list_changed");
@@ -144,9 +144,9 @@ describe("list changes through the HTTP front", () => {
 describe("2026 input requests over a 2025 upstream", () => {
   it("answers input_required to a raw 2026 call and completes it when the input comes back", async () => {
     const caps = { elicitation: {} };
-    const first = await postModern(
+    const first = await postRev2026(
       gw.url,
-      modernRequest(1, "tools/call", { name: "legacy__ask_name" }, caps),
+      rev2026Request(1, "tools/call", { name: "legacy__ask_name" }, caps),
     );
     expect(first.status).toBe(200);
     const result = (first.json as { result: Record<string, unknown> }).result;
@@ -154,7 +154,7 @@ describe("2026 input requests over a 2025 upstream", () => {
     const requests = result.inputRequests as Record<string, { method: string }>;
     const [key, request] = Object.entries(requests)[0]!;
     expect(request.method).toBe("elicitation/create");
-    const retry = modernRequest(
+    const retry = rev2026Request(
       2,
       "tools/call",
       {
@@ -164,7 +164,7 @@ describe("2026 input requests over a 2025 upstream", () => {
       },
       caps,
     );
-    const second = await postModern(gw.url, retry);
+    const second = await postRev2026(gw.url, retry);
     const done = (second.json as { result: Record<string, unknown> }).result;
     expect(done.resultType).toBe("complete");
     expect(resultText(done)).toBe("hello Ada");

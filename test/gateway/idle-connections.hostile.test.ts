@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
-import { COMMANDS, modernRequest, postModern, rawHttp, serveHttp, yamlConfig } from "../support/gateway.js";
+import { COMMANDS, postRev2026, rawHttp, rev2026Request, serveHttp, yamlConfig } from "../support/gateway.js";
 import { attackSize, attackTimeout, HOSTILE_FULL, reportFigure } from "../support/hostile.js";
 
 // The attack: 18,000 TCP connections that sent nothing were all still open after 140 s, and two
@@ -63,7 +63,7 @@ afterAll(async () => {
 });
 
 const echo = (id: number) =>
-  modernRequest(id, "tools/call", { name: "fx__echo", arguments: { message: `m${id}` } });
+  rev2026Request(id, "tools/call", { name: "fx__echo", arguments: { message: `m${id}` } });
 
 describe("connections that send nothing", () => {
   it(
@@ -92,11 +92,11 @@ describe("connections that send nothing", () => {
         const health = await rawHttp(`${served.origin}/healthz`, { method: "GET" });
         const ready = await rawHttp(`${served.origin}/readyz`, { method: "GET" });
         // ...and an MCP request is told why it is not served.
-        const refused = await postModern(served.url, echo(1));
+        const refused = await postRev2026(served.url, echo(1));
         const started = performance.now();
         const closedAfter = await Promise.all(pair.map((h) => h.allClosed));
         const wait = performance.now() - started;
-        const after = await postModern(served.url, echo(2));
+        const after = await postRev2026(served.url, echo(2));
         reportFigure(
           "idle connections",
           `${2 * perHolder} idle connections: ${open} held open once placed; /healthz ${health.status}, ` +
@@ -142,7 +142,7 @@ describe("mcplex serve connection and memory flags", () => {
       socket.setEncoding("utf8").on("data", (chunk: string) => (said += chunk));
       await once(socket, "connect");
       // Its one place is held: the next connection from this address is past the cap.
-      expect((await postModern(served.url, echo(3))).status).toBe(503);
+      expect((await postRev2026(served.url, echo(3))).status).toBe(503);
       await once(socket, "close");
       expect(said).toMatch(/^HTTP\/1\.1 408/);
     } finally {

@@ -8,10 +8,10 @@ import WebSocket from "ws";
 import {
   COMMANDS,
   envelope,
-  modernHeaders,
-  modernRequest,
   rawHttp,
   resultText,
+  rev2026Headers,
+  rev2026Request,
   serveHttp,
   sseMessages,
   yamlConfig,
@@ -47,14 +47,14 @@ function postLarge(
   data: Buffer,
   id: number,
 ): Promise<{ status: number; retryAfter?: string; answer: Answer }> {
-  const message = modernRequest(id, "tools/call", { name: tool, arguments: { data: "" } });
+  const message = rev2026Request(id, "tools/call", { name: tool, arguments: { data: "" } });
   const [head, tail] = JSON.stringify(message).split('"data":""');
   const pieces = [Buffer.from(`${head}"data":"`), data, Buffer.from(`"${tail}`)];
   const length = pieces.reduce((sum, p) => sum + p.length, 0);
   return new Promise((done, fail) => {
     const req = request(
       url,
-      { method: "POST", headers: { ...modernHeaders(message), "content-length": String(length) } },
+      { method: "POST", headers: { ...rev2026Headers(message), "content-length": String(length) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -89,9 +89,9 @@ let slowestBystander = 0;
 
 /** A bystander's small call of `tool`, given a minute to answer on a loaded machine. */
 async function bystander(url: string, tool: string, id: number): Promise<{ json: unknown }> {
-  const message = modernRequest(`pid${id}`, "tools/call", { name: tool, arguments: {} });
+  const message = rev2026Request(`pid${id}`, "tools/call", { name: tool, arguments: {} });
   const started = performance.now();
-  const res = await rawHttp(url, { headers: modernHeaders(message), body: message, timeoutMs: 60_000 });
+  const res = await rawHttp(url, { headers: rev2026Headers(message), body: message, timeoutMs: 60_000 });
   slowestBystander = Math.max(slowestBystander, performance.now() - started);
   const json = String(res.headers["content-type"]).startsWith("text/event-stream")
     ? sseMessages(res.body).at(-1)
@@ -230,7 +230,7 @@ describe("one WebSocket pipelining large frames", () => {
           await send(
             client.ws,
             JSON.stringify(
-              modernRequest("last", "tools/call", { name: "fx__echo", arguments: { message: "small" } }),
+              rev2026Request("last", "tools/call", { name: "fx__echo", arguments: { message: "small" } }),
             ),
           );
           return client.answer("last");

@@ -6,11 +6,11 @@ import { ByteBudget, SMALL_MESSAGE_BYTES } from "../../src/fronts/memory-budget.
 import { configOf, fixture } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernHeaders,
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
   resultText,
+  rev2026Headers,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 import { sseSession } from "../support/sse-stream.js";
@@ -58,7 +58,7 @@ describe("ByteBudget", () => {
 });
 
 const echo = (id: number | string, message: string) =>
-  modernRequest(id, "tools/call", { name: "fx__echo", arguments: { message } });
+  rev2026Request(id, "tools/call", { name: "fx__echo", arguments: { message } });
 
 /** POSTs `message` in chunks without Content-Length; resolves with the status and body. */
 function postChunked(
@@ -69,7 +69,7 @@ function postChunked(
   return new Promise((done, fail) => {
     const req = request(
       url,
-      { method: "POST", headers: { ...modernHeaders(message), "transfer-encoding": "chunked" } },
+      { method: "POST", headers: { ...rev2026Headers(message), "transfer-encoding": "chunked" } },
       (res) => {
         let body = "";
         res.setEncoding("utf8").on("data", (c: string) => (body += c));
@@ -101,19 +101,19 @@ describe("the memory budget on the HTTP fronts", () => {
   it("refuses a large POST with 503, Retry-After and a JSON-RPC error while the budget is held; a small one passes", async () => {
     const held = budget.reserve(900 * KIB)!;
     try {
-      const large = await postModern(gw.url, echo(1, "x".repeat(200 * KIB)));
+      const large = await postRev2026(gw.url, echo(1, "x".repeat(200 * KIB)));
       expect(large.status).toBe(503);
       expect(large.headers["retry-after"]).toBe("1");
       expect((large.json as { error: { message: string } }).error.message).toMatch(
         /memory budget \(1 MiB\) is held by requests in flight; retry in 1 s/,
       );
-      const small = await postModern(gw.url, echo(2, "small"));
+      const small = await postRev2026(gw.url, echo(2, "small"));
       expect(small.status).toBe(200);
       expect(resultText((small.json as { result: unknown }).result)).toBe("echo: small");
     } finally {
       held.release();
     }
-    const large = await postModern(gw.url, echo(3, "x".repeat(200 * KIB)));
+    const large = await postRev2026(gw.url, echo(3, "x".repeat(200 * KIB)));
     expect(large.status).toBe(200);
     expect(budget.used).toBe(0);
     const metrics = (await rawHttp(`${gw.origin}/metrics`, { method: "GET" })).body;

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { CallRequest, Interceptor } from "../../src/hub/call-pipeline.js";
 import { MethodTable, STANDARD_METHODS } from "../../src/protocol/method-table.js";
 import { configOf, stdio } from "../support/config.js";
-import { type InProcessGateway, modernRequest, postModern, startGateway } from "../support/gateway.js";
+import { type InProcessGateway, postRev2026, rev2026Request, startGateway } from "../support/gateway.js";
 
 // A method the gateway does not know is one row of its method table: the row says what the
 // params name, and a forwarded row goes to the server that owns it, with no other code.
@@ -36,7 +36,7 @@ describe("the method table", () => {
   it("forwards a made-up method added as one row to the server of the tool it names (2026)", async () => {
     const seen: CallRequest[] = [];
     gw = await start(seen);
-    const res = await postModern(gw.url, modernRequest(1, "acme/echo", { name: "other__shout", extra: 7 }));
+    const res = await postRev2026(gw.url, rev2026Request(1, "acme/echo", { name: "other__shout", extra: 7 }));
     expect(res.status).toBe(200);
     const result = (res.json as { result: { received: Record<string, unknown>; server: string } }).result;
     // The exposed name went out as the server's own; the other params as they came.
@@ -65,7 +65,7 @@ describe("the method table", () => {
 
   it("answers a clear error when the row's target names nothing the caller can reach", async () => {
     gw = await start();
-    const res = await postModern(gw.url, modernRequest(2, "acme/echo", { name: "nobody__here" }));
+    const res = await postRev2026(gw.url, rev2026Request(2, "acme/echo", { name: "nobody__here" }));
     const error = (res.json as { error: { code: number; message: string } }).error;
     expect(error.code).toBe(-32602);
     expect(error.message).toContain("acme/echo names no known target (nobody__here)");
@@ -73,7 +73,7 @@ describe("the method table", () => {
 
   it("still answers method-not-found for a method with no row", async () => {
     gw = await start();
-    const res = await postModern(gw.url, modernRequest(3, "acme/other", { name: "acme__echo" }));
+    const res = await postRev2026(gw.url, rev2026Request(3, "acme/other", { name: "acme__echo" }));
     expect((res.json as { error: { code: number } }).error.code).toBe(-32601);
   });
 

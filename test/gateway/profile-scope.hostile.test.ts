@@ -5,9 +5,9 @@ import { WebSocketClientTransport } from "../../src/upstream/websocket-transport
 import { configOf, EVERYTHING, fixture, stdio } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
@@ -103,7 +103,7 @@ const FRONTS: Record<string, (token: string) => Promise<Front>> = {
     let id = 0;
     return {
       async call(method, params) {
-        const res = await postModern(gw.url, modernRequest(++id, method, params), {
+        const res = await postRev2026(gw.url, rev2026Request(++id, method, params), {
           authorization: `Bearer ${token}`,
         });
         const body = res.json as { result?: Params; error?: { code: number; message: string } };

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configOf, fixture } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
   resultText,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 
@@ -27,16 +27,16 @@ const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe("a requestState", () => {
   it("is refused from another token, and accepted from the one it was issued to", async () => {
-    const first = await postModern(
+    const first = await postRev2026(
       gw.url,
-      modernRequest(1, "tools/call", { name: "legacy__ask_name" }, caps),
+      rev2026Request(1, "tools/call", { name: "legacy__ask_name" }, caps),
       as(ALICE),
     );
     const result = (first.json as { result: Record<string, unknown> }).result;
     expect(result.resultType).toBe("input_required");
     const [key] = Object.keys(result.inputRequests as object);
     const retry = (id: number) =>
-      modernRequest(
+      rev2026Request(
         id,
         "tools/call",
         {
@@ -46,9 +46,9 @@ describe("a requestState", () => {
         },
         caps,
       );
-    const stolen = await postModern(gw.url, retry(2), as(BOB));
+    const stolen = await postRev2026(gw.url, retry(2), as(BOB));
     expect((stolen.json as { error: { message: string } }).error.message).toMatch(/issued to another client/);
-    const rightful = await postModern(gw.url, retry(3), as(ALICE));
+    const rightful = await postRev2026(gw.url, retry(3), as(ALICE));
     expect(resultText((rightful.json as { result: unknown }).result)).toBe("hello Mallory");
   });
 });

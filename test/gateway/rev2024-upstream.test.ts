@@ -1,11 +1,10 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDoctor } from "../../src/cli/doctor.js";
 import { configOf, stdio } from "../support/config.js";
-import { type InProcessGateway, rawHttp, resultText, startGateway } from "../support/gateway.js";
+import { connectHttp, type InProcessGateway, rawHttp, resultText, startGateway } from "../support/gateway.js";
 
 // Servers built on older SDKs (server-github among them) speak only 2024-11-05: the hub
 // takes them, and the gateway serves their tools to 2025 and 2026 clients alike.
@@ -20,11 +19,7 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-async function connect(mode: "legacy" | "auto"): Promise<Client> {
-  const client = new Client({ name: "rev2024-test", version: "1.0.0" }, { versionNegotiation: { mode } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
-  return client;
-}
+const connect = (mode: "legacy" | "auto") => connectHttp(gw.url, { mode, name: "rev2024-test" });
 
 describe("a 2024-11-05 upstream", () => {
   it("is ready in the hub with the revision it answered", () => {

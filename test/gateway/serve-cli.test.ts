@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
 import {
   COMMANDS,
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
   resultText,
+  rev2026Request,
   type ServeProcess,
   serveHttp,
   yamlConfig,
@@ -48,11 +48,11 @@ describe("mcplex serve --http --token", () => {
   });
 
   it("refuses requests without the --token and serves them with it", async () => {
-    const call = modernRequest(1, "tools/call", { name: "fx__echo", arguments: { message: "cli" } });
-    const refused = await postModern(gw.url, call);
+    const call = rev2026Request(1, "tools/call", { name: "fx__echo", arguments: { message: "cli" } });
+    const refused = await postRev2026(gw.url, call);
     expect(refused.status).toBe(401);
     expect(refused.headers["www-authenticate"]).toMatch(/^Bearer realm="mcplex"/);
-    const served = await postModern(gw.url, call, auth);
+    const served = await postRev2026(gw.url, call, auth);
     expect(served.status).toBe(200);
     expect(resultText((served.json as { result: unknown }).result)).toBe("echo: cli");
   });
@@ -82,7 +82,7 @@ describe("mcplex serve --http --token", () => {
   it("stops cleanly on SIGTERM and leaves no upstream process behind", async () => {
     const pids: number[] = [];
     for (const name of ["fx__pid", "legacy__pid"]) {
-      const res = await postModern(gw.url, modernRequest(name, "tools/call", { name }), auth);
+      const res = await postRev2026(gw.url, rev2026Request(name, "tools/call", { name }), auth);
       pids.push(Number(resultText((res.json as { result: unknown }).result)));
     }
     expect(pids.every((pid) => Number.isInteger(pid) && pid > 0)).toBe(true);
@@ -135,8 +135,8 @@ describe("mcplex serve --http --profile P --token T --operator-token O", () => {
       expect((await get(path, "scrape-secret-0123456789")).status, path).toBe(200);
     }
     // The operator token is bound to the profile for MCP like the others.
-    const call = modernRequest(1, "tools/call", { name: "fx__pid", arguments: {} });
-    const res = await postModern(gw.url, call, { authorization: "Bearer scrape-secret-0123456789" });
+    const call = rev2026Request(1, "tools/call", { name: "fx__pid", arguments: {} });
+    const res = await postRev2026(gw.url, call, { authorization: "Bearer scrape-secret-0123456789" });
     expect((res.json as { error?: { code: number } }).error?.code).toBe(-32602);
     expect(gw.stderr()).not.toContain("scrape-secret-0123456789");
   });

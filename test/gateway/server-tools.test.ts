@@ -9,7 +9,14 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configOf, stdio } from "../support/config.js";
-import { COMMANDS, resultText, type ServeProcess, serveHttp, startGateway } from "../support/gateway.js";
+import {
+  COMMANDS,
+  connectHttp,
+  resultText,
+  type ServeProcess,
+  serveHttp,
+  startGateway,
+} from "../support/gateway.js";
 
 const FULL = "full-access-token-8b1d2c3e4f";
 const NARROW = "narrow-profile-token-9a8b7c6d";
@@ -50,18 +57,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function connect(token: string, mode: "legacy" | "auto" = "legacy"): Promise<Client> {
-  const client = new Client(
-    { name: "server-tools-test", version: "1.0.0" },
-    { versionNegotiation: { mode } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(gw.url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-}
+const connect = (token: string, mode: "legacy" | "auto" = "legacy") =>
+  connectHttp(gw.url, { token, mode, name: "server-tools-test" });
 
 /** Resolves at the next tools/list_changed the client hears. */
 function nextListChanged(client: Client): Promise<void> {

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CLI } from "../support/cli.js";
+import { alive } from "../support/wait.js";
 
 // Claude Code stops a stdio server with SIGINT, SIGTERM 0.1 s later, then SIGKILL 0.1 s after
 // that. Upstreams that ignore stdin EOF and delay on SIGTERM, with a grandchild each, must
@@ -26,24 +26,6 @@ afterEach(() => {
   }
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
-
-/** Alive and not a zombie waiting for a reaper. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  return !/\) Z /.test(readProcStat(pid));
-}
-
-function readProcStat(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return ") Z ";
-  }
-}
 
 /** Resolves when the file lists `count` pids (each fixture writes its own and its grandchild's). */
 async function pidsWritten(file: string, count: number, ms = 60_000): Promise<number[]> {

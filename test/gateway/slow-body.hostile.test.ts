@@ -10,10 +10,10 @@ import { configOf, fixture } from "../support/config.js";
 import {
   COMMANDS,
   type InProcessGateway,
-  modernHeaders,
-  modernRequest,
-  postModern,
+  postRev2026,
   resultText,
+  rev2026Headers,
+  rev2026Request,
   serveHttp,
   startGateway,
   yamlConfig,
@@ -57,7 +57,7 @@ async function dribble(front: { url: string }, declared = 1000): Promise<Socket>
   sockets.push(socket);
   socket.on("error", () => {});
   await once(socket, "connect");
-  const headers = modernHeaders({ method: "tools/list" });
+  const headers = rev2026Headers({ method: "tools/list" });
   const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}`);
   socket.write(
     `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n${lines.join("\r\n")}\r\ncontent-length: ${declared}\r\n\r\n{`,
@@ -75,12 +75,17 @@ async function untilClosed(socket: Socket): Promise<string> {
 
 /** Opens a 2026 listen stream and resolves with its status once the answer's headers came. */
 async function openListen(url: string, id: number, signal: AbortSignal): Promise<Response> {
-  const listen = modernRequest(id, "subscriptions/listen", { notifications: { toolsListChanged: true } });
-  return fetch(url, { method: "POST", headers: modernHeaders(listen), body: JSON.stringify(listen), signal });
+  const listen = rev2026Request(id, "subscriptions/listen", { notifications: { toolsListChanged: true } });
+  return fetch(url, {
+    method: "POST",
+    headers: rev2026Headers(listen),
+    body: JSON.stringify(listen),
+    signal,
+  });
 }
 
 const echo = (id: number) =>
-  modernRequest(id, "tools/call", { name: "fx__echo", arguments: { message: `m${id}` } });
+  rev2026Request(id, "tools/call", { name: "fx__echo", arguments: { message: `m${id}` } });
 
 describe("slow bodies", () => {
   it(
@@ -93,7 +98,7 @@ describe("slow bodies", () => {
       await seen;
       // One call after another: the normal client stays within its own limit of 4.
       const answers = [];
-      for (let i = 0; i < 8; i++) answers.push(await postModern(front.url, echo(i)));
+      for (let i = 0; i < 8; i++) answers.push(await postRev2026(front.url, echo(i)));
       const statuses = answers.map((a) => a.status);
       reportFigure(
         "slow bodies",
@@ -125,7 +130,7 @@ describe("long-lived listen streams", () => {
         Array.from({ length: 8 }, (_, i) => openListen(front.url, i, abort.signal)),
       );
       expect(streams.map((s) => s.status)).toEqual(Array(8).fill(200));
-      const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => postModern(front.url, echo(i))));
+      const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => postRev2026(front.url, echo(i))));
       expect(answers.map((a) => a.status)).toEqual(Array(4).fill(200));
     } finally {
       abort.abort();

@@ -1,9 +1,16 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, type McpSubscription, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client, McpSubscription } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMMANDS, resultText, type ServeProcess, serveHttp, yamlConfig } from "../support/gateway.js";
+import {
+  COMMANDS,
+  connectHttp,
+  resultText,
+  type ServeProcess,
+  serveHttp,
+  yamlConfig,
+} from "../support/gateway.js";
 import { processGone } from "../support/wait.js";
 
 // An upstream killed with SIGKILL while a 2025 and a 2026 client are connected over HTTP.
@@ -43,11 +50,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function connect(mode: "legacy" | "auto"): Promise<Client> {
-  const client = new Client({ name: `crash-${mode}`, version: "1.0.0" }, { versionNegotiation: { mode } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
-  return client;
-}
+const connect = (mode: "legacy" | "auto") => connectHttp(gw.url, { mode, name: `crash-${mode}` });
 
 /** The outcome of a call as text: the result's text, or the error's message. */
 async function outcome(client: Client, name: string): Promise<{ isError: boolean; text: string }> {
@@ -61,35 +64,35 @@ async function outcome(client: Client, name: string): Promise<{ isError: boolean
 
 describe("an upstream killed with SIGKILL while clients are connected", () => {
   let legacy: Client;
-  let modern: Client;
+  let rev2026: Client;
   let subscription: McpSubscription;
-  let legacyChanges: ChangeCounter;
-  let modernChanges: ChangeCounter;
+  let rev2025Changes: ChangeCounter;
+  let rev2026Changes: ChangeCounter;
   beforeAll(async () => {
     legacy = await connect("legacy");
-    modern = await connect("auto");
-    legacyChanges = new ChangeCounter(legacy);
-    modernChanges = new ChangeCounter(modern);
-    subscription = await modern.listen({ toolsListChanged: true });
+    rev2026 = await connect("auto");
+    rev2025Changes = new ChangeCounter(legacy);
+    rev2026Changes = new ChangeCounter(rev2026);
+    subscription = await rev2026.listen({ toolsListChanged: true });
   });
   afterAll(async () => {
     await subscription?.close();
     await legacy?.close();
-    await modern?.close();
+    await rev2026?.close();
   });
 
   it("fails calls with an error naming the server while it is down, and serves them again after it returns", async () => {
-    for (const client of [legacy, modern]) {
+    for (const client of [legacy, rev2026]) {
       expect(await outcome(client, "fx__echo")).toEqual({ isError: false, text: "echo: ping" });
     }
-    const pid = Number(resultText(await modern.callTool({ name: "fx__pid", arguments: {} })));
-    const before = { legacy: legacyChanges.count, modern: modernChanges.count };
+    const pid = Number(resultText(await rev2026.callTool({ name: "fx__pid", arguments: {} })));
+    const before = { rev2025: rev2025Changes.count, rev2026: rev2026Changes.count };
 
     process.kill(pid, "SIGKILL");
     await processGone(pid);
     // Down: the tools become unavailable, which both clients hear about.
-    await Promise.all([legacyChanges.reach(before.legacy + 1), modernChanges.reach(before.modern + 1)]);
-    for (const client of [legacy, modern]) {
+    await Promise.all([rev2025Changes.reach(before.rev2025 + 1), rev2026Changes.reach(before.rev2026 + 1)]);
+    for (const client of [legacy, rev2026]) {
       const down = await outcome(client, "fx__echo");
       expect(down.isError).toBe(true);
       expect(down.text).toMatch(/\bfx\b/);
@@ -97,8 +100,8 @@ describe("an upstream killed with SIGKILL while clients are connected", () => {
     }
 
     // Back: announced again; the same clients, never reconnected, are served.
-    await Promise.all([legacyChanges.reach(before.legacy + 2), modernChanges.reach(before.modern + 2)]);
-    for (const client of [legacy, modern]) {
+    await Promise.all([rev2025Changes.reach(before.rev2025 + 2), rev2026Changes.reach(before.rev2026 + 2)]);
+    for (const client of [legacy, rev2026]) {
       expect(await outcome(client, "fx__echo")).toEqual({ isError: false, text: "echo: ping" });
     }
     const newPid = Number(resultText(await legacy.callTool({ name: "fx__pid", arguments: {} })));

@@ -8,7 +8,7 @@ import { configOf, fixture } from "../support/config.js";
 import {
   COMMANDS,
   type InProcessGateway,
-  modernRequest,
+  rev2026Request,
   serveHttp,
   startGateway,
   yamlConfig,
@@ -50,7 +50,7 @@ const send = (ws: WebSocket, message: unknown) =>
   );
 
 const slow = (id: number, tag = "") =>
-  modernRequest(id, "tools/call", { name: "fx__slow", arguments: { ms: 120_000, step: 120_000, tag } });
+  rev2026Request(id, "tools/call", { name: "fx__slow", arguments: { ms: 120_000, step: 120_000, tag } });
 
 describe("a WebSocket pipelining requests", () => {
   let gw: InProcessGateway;
@@ -74,7 +74,7 @@ describe("a WebSocket pipelining requests", () => {
       await send(client.ws, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } });
       await send(
         client.ws,
-        modernRequest(11, "tools/call", { name: "fx__echo", arguments: { message: "in" } }),
+        rev2026Request(11, "tools/call", { name: "fx__echo", arguments: { message: "in" } }),
       );
       await client.answered(7);
       expect(client.answers[6]).toMatchObject({ id: 11, result: { content: [{ text: "echo: in" }] } });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { HttpFront } from "../../src/fronts/http-front.js";
 import { configOf, fixture } from "../support/config.js";
-import { type InProcessGateway, modernRequest, resultText, startGateway } from "../support/gateway.js";
+import { type InProcessGateway, resultText, rev2026Request, startGateway } from "../support/gateway.js";
 
 // The WebSocket front (`/ws`, subprotocol `mcp`) with the `ws` package as a raw client.
 
@@ -112,11 +112,11 @@ describe("the WebSocket front", () => {
     const client = await WsClient.open(gw.wsUrl);
     try {
       const call = await client.request(
-        modernRequest(9, "tools/call", { name: "fx__echo", arguments: { message: "2026" } }),
+        rev2026Request(9, "tools/call", { name: "fx__echo", arguments: { message: "2026" } }),
       );
       expect(call.result?.resultType).toBe("complete");
       expect(resultText(call.result)).toBe("echo: 2026");
-      const unknown = await client.request(modernRequest(10, "tools/call", { name: "fx__missing" }));
+      const unknown = await client.request(rev2026Request(10, "tools/call", { name: "fx__missing" }));
       expect(unknown.error?.code).toBe(-32602);
     } finally {
       await client.close();
@@ -127,7 +127,7 @@ describe("the WebSocket front", () => {
     const client = await WsClient.open(gw.wsUrl);
     try {
       const call = await client.request(
-        modernRequest(11, "tools/call", {
+        rev2026Request(11, "tools/call", {
           name: "fx__slow",
           arguments: { ms: 200, step: 100 },
           _meta: { progressToken: "p-11" },
@@ -151,7 +151,7 @@ describe("the WebSocket front", () => {
       client.ws.send("{not json");
       expect((await answered).error?.code).toBe(-32700);
       const call = await client.request(
-        modernRequest(12, "tools/call", { name: "fx__echo", arguments: { message: "ok" } }),
+        rev2026Request(12, "tools/call", { name: "fx__echo", arguments: { message: "ok" } }),
       );
       expect(resultText(call.result)).toBe("echo: ok");
     } finally {
@@ -176,7 +176,7 @@ describe("the WebSocket front", () => {
     const client = await WsClient.open(guarded.wsUrl, { authorization: "Bearer ws-secret-0123456789" });
     try {
       const call = await client.request(
-        modernRequest(1, "tools/call", { name: "fx__echo", arguments: { message: "authed" } }),
+        rev2026Request(1, "tools/call", { name: "fx__echo", arguments: { message: "authed" } }),
       );
       expect(resultText(call.result)).toBe("echo: authed");
     } finally {

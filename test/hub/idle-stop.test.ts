@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { Hub, type HubEvent } from "../../src/hub/hub.js";
 import { configOf, fixture, MEMORY, stdio } from "../support/config.js";
-import { nextEvent } from "../support/wait.js";
+import { alive, nextEvent } from "../support/wait.js";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -35,15 +35,6 @@ function hubOf(server: ServerConfig): { hub: Hub; events: HubEvent[] } {
 
 const wentIdle = (hub: Hub, server: string) =>
   nextEvent(hub, (e) => e.type === "server-state" && e.server === server && e.state === "idle");
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("a server with idleTimeout", () => {
   it("ends its process when not called, keeps its tools listed, and starts again on the next call", async () => {

@@ -6,9 +6,9 @@ import { Hub } from "../../src/hub/hub.js";
 import type { HubEvent } from "../../src/hub/hub-types.js";
 import { configOf, stdio } from "../support/config.js";
 import {
-  modernRequest,
-  postModern,
+  postRev2026,
   resultText,
+  rev2026Request,
   type ServeProcess,
   serveHttp,
   yamlConfig,
@@ -63,13 +63,13 @@ describe("a server that declares lists it does not implement", { timeout: 60_000
         'mcplex: debug: old answers resources/templates/list with "method not found" though it declares the capability; read as an empty list',
       );
       expect(gw.stderr()).toContain("mcplex: debug: old answers prompts/list");
-      const call = await postModern(
+      const call = await postRev2026(
         gw.url,
-        modernRequest(1, "tools/call", { name: "old__echo", arguments: { message: "hi" } }),
+        rev2026Request(1, "tools/call", { name: "old__echo", arguments: { message: "hi" } }),
       );
       expect(call.status).toBe(200);
       expect(resultText((call.json as { result: unknown }).result)).toBe("echo: hi");
-      const templates = await postModern(gw.url, modernRequest(2, "resources/templates/list"));
+      const templates = await postRev2026(gw.url, rev2026Request(2, "resources/templates/list"));
       expect((templates.json as { result: unknown }).result).toMatchObject({ resourceTemplates: [] });
     });
   });

@@ -12,7 +12,7 @@ import { RpcError } from "../../src/errors.js";
 import { Hub } from "../../src/hub/hub.js";
 import { CLI, runCli } from "../support/cli.js";
 import { configOf, stdio } from "../support/config.js";
-import { modernRequest, postModern, serveHttp } from "../support/gateway.js";
+import { postRev2026, rev2026Request, serveHttp } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 
 // An upstream quotes the secret it was given in errors, isError results and stderr, raw and
@@ -174,7 +174,7 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
     try {
       await once(ws, "open");
       const call = (id: number) =>
-        modernRequest(id, "tools/call", {
+        rev2026Request(id, "tools/call", {
           name: "leaky__leak_progress",
           arguments: {},
           _meta: { progressToken: `p${id}`, "io.modelcontextprotocol/logLevel": "debug" },
@@ -193,7 +193,7 @@ describe("an upstream that quotes its secret", { timeout: attackTimeout(90_000, 
       };
       const calls = attackSize(2, 100);
       for (let i = 1; i <= calls; i++) {
-        const post = await postModern(gw.url, call(i));
+        const post = await postRev2026(gw.url, call(i));
         expect(post.status).toBe(200);
         check("2026 POST", post.messages as Array<{ method?: string }>);
         frames.length = 0;

@@ -4,9 +4,9 @@ import { readMessage } from "../../src/protocol/messages.js";
 import { configOf, fixture } from "../support/config.js";
 import {
   type InProcessGateway,
-  modernRequest,
-  postModern,
+  postRev2026,
   rawHttp,
+  rev2026Request,
   startGateway,
 } from "../support/gateway.js";
 
@@ -51,7 +51,7 @@ describe("every front reads ids alike", () => {
   afterAll(() => gw.stop());
 
   it('refuses the id "" on a 2026 POST', async () => {
-    const res = await postModern(gw.url, modernRequest("", "tools/list"));
+    const res = await postRev2026(gw.url, rev2026Request("", "tools/list"));
     expect(res.status).toBe(400);
     expect(res.json).toMatchObject({ id: null, error: { code: ErrorCode.InvalidRequest } });
   });

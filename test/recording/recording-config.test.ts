@@ -1,16 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { convertConfig, parseConfig } from "../../src/config/index.js";
-import { ConfigError } from "../../src/errors.js";
+import { issuesOf as configIssuesOf } from "../support/config-errors.js";
 
-function issuesOf(text: string): Array<{ path: string; message: string }> {
-  try {
-    parseConfig(text, { source: "/project/mcplex.yaml", env: {} });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).issues;
-  }
-  throw new Error("expected a ConfigError");
-}
+const issuesOf = (text: string) => configIssuesOf(text, { source: "/project/mcplex.yaml" });
 
 const read = (text: string) => parseConfig(text, { source: "/project/mcplex.yaml", env: {} }).servers[0];
 

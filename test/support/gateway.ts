@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { request } from "node:http";
 import { resolve } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { McplexConfig } from "../../src/config/types.js";
 import { dashboardPage } from "../../src/dashboard/dashboard.js";
 import { type HttpFront, type HttpFrontOptions, startHttpFront } from "../../src/fronts/http-front.js";
@@ -201,19 +202,19 @@ export async function startGateway(
 }
 
 /** The 2026 revision the gateway serves statelessly. */
-export const MODERN = "2026-07-28";
+export const REV2026 = "2026-07-28";
 
 /** A 2026 per-request envelope (`params._meta`). */
 export function envelope(capabilities: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/protocolVersion": REV2026,
     "io.modelcontextprotocol/clientCapabilities": capabilities,
     "io.modelcontextprotocol/clientInfo": { name: "gateway-test", version: "1.0.0" },
   };
 }
 
 /** A 2026 request: `params` with the envelope merged into `_meta`. */
-export function modernRequest(
+export function rev2026Request(
   id: string | number,
   method: string,
   params: Record<string, unknown> = {},
@@ -224,14 +225,14 @@ export function modernRequest(
 }
 
 /** The headers a 2026 client sends with `message` (Mcp-Method, Mcp-Name, version). */
-export function modernHeaders(message: {
+export function rev2026Headers(message: {
   method: string;
   params?: Record<string, unknown>;
 }): Record<string, string> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
-    "mcp-protocol-version": MODERN,
+    "mcp-protocol-version": REV2026,
     "mcp-method": message.method,
   };
   const name = message.params?.name ?? message.params?.uri;
@@ -292,12 +293,12 @@ export function rawHttp(
 }
 
 /** POSTs a 2026 request with the headers it needs (plus `headers`); answers JSON or the last SSE message. */
-export async function postModern(
+export async function postRev2026(
   url: string,
   message: { jsonrpc: "2.0"; id: string | number; method: string; params: Record<string, unknown> },
   headers: Record<string, string> = {},
 ): Promise<RawResponse & { messages: unknown[] }> {
-  const res = await rawHttp(url, { headers: { ...modernHeaders(message), ...headers }, body: message });
+  const res = await rawHttp(url, { headers: { ...rev2026Headers(message), ...headers }, body: message });
   const messages = String(res.headers["content-type"]).startsWith("text/event-stream")
     ? sseMessages(res.body)
     : [res.json];
@@ -310,10 +311,10 @@ export async function postModern(
  */
 export function slowCallUntilAborted(url: string, id: number): { answer: Promise<string>; giveUp(): void } {
   const abort = new AbortController();
-  const message = modernRequest(id, "tools/call", { name: "fx__slow", arguments: { ms: 60_000, step: 50 } });
+  const message = rev2026Request(id, "tools/call", { name: "fx__slow", arguments: { ms: 60_000, step: 50 } });
   const answer = fetch(url, {
     method: "POST",
-    headers: modernHeaders(message),
+    headers: rev2026Headers(message),
     body: JSON.stringify(message),
     signal: abort.signal,
   }).then((res) => res.text());
@@ -365,4 +366,22 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
   }
+}
+
+/**
+ * An SDK v2 client connected to the gateway at `url` over Streamable HTTP, with `token` as its
+ * bearer token; `mode: "legacy"` (the default) speaks 2025 with a session, `"auto"` 2026.
+ */
+export async function connectHttp(
+  url: string,
+  options: { token?: string; mode?: "legacy" | "auto"; name?: string } = {},
+): Promise<Client> {
+  const client = new Client(
+    { name: options.name ?? "gateway-test", version: "1.0.0" },
+    { versionNegotiation: { mode: options.mode ?? "legacy" } },
+  );
+  const headers: Record<string, string> =
+    options.token === undefined ? {} : { authorization: `Bearer ${options.token}` };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return client;
 }

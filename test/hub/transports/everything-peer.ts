@@ -5,8 +5,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { within } from "../../support/wait.js";
 import type { TransportContract } from "./transport-contract.case.js";
-import { within } from "./wait.js";
 
 export const EVERYTHING_BIN = join(import.meta.dirname, "../../../node_modules/.bin/mcp-server-everything");
 

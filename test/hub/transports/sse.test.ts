@@ -5,12 +5,12 @@
  * falls back to SSE as the spec describes.
  */
 import type { ServerConfig } from "../../../src/config/types.js";
+import { within } from "../../support/wait.js";
 import { startCountingProxy } from "./counting-proxy.js";
 import { EVERYTHING_CALLS, startEverythingHttp } from "./everything-peer.js";
 import { SERVER_DEFAULTS } from "./fixture-contract.js";
 import type { PeerSession } from "./transport-contract.case.js";
 import { transportContract } from "./transport-contract.case.js";
-import { within } from "./wait.js";
 
 async function everythingSse(name: string, transport: "sse" | "streamable-http"): Promise<PeerSession> {
   const everything = await startEverythingHttp("sse");

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServerConfig } from "../../../src/config/types.js";
 import type { Hub, ServerStatus } from "../../../src/hub/hub.js";
+import { fileHasLine, processGone } from "../../support/wait.js";
 import { EVERYTHING_BIN, EVERYTHING_CALLS } from "./everything-peer.js";
 import { FIXTURE_CALLS, SERVER_DEFAULTS } from "./fixture-contract.js";
 import { type PeerSession, transportContract } from "./transport-contract.case.js";
-import { fileHasLine, processGone } from "./wait.js";
 
 const ROOT = join(import.meta.dirname, "../../..");
 const TSX = join(ROOT, "node_modules/.bin/tsx");

@@ -5,11 +5,11 @@
  */
 import type { ServerConfig } from "../../../src/config/types.js";
 import { startHttpFixture } from "../../fixtures/servers/http-fixture-server.js";
+import { within } from "../../support/wait.js";
 import { startCountingProxy } from "./counting-proxy.js";
 import { EVERYTHING_CALLS, startEverythingHttp } from "./everything-peer.js";
 import { FIXTURE_CALLS, SERVER_DEFAULTS } from "./fixture-contract.js";
 import { transportContract } from "./transport-contract.case.js";
-import { within } from "./wait.js";
 
 function httpServer(
   name: string,

@@ -13,7 +13,7 @@ import type { McplexConfig, ServerConfig, TransportKind } from "../../../src/con
 import { AbortedError, NotFoundError, TimeoutError, UpstreamUnavailableError } from "../../../src/errors.js";
 import { Hub, type ServerStatus } from "../../../src/hub/hub.js";
 import type { Progress } from "../../../src/protocol/rpc-connection.js";
-import { within } from "./wait.js";
+import { within } from "../../support/wait.js";
 
 /** Tags the suite calls with: one for single calls, twenty for the concurrent ones. */
 export const CONTRACT_TAGS = ["hello", ...Array.from({ length: 20 }, (_, i) => `call-${i}`)];
