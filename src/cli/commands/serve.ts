@@ -10,8 +10,9 @@ import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../gateway/http-guard.js";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
 import { defaultCacheDir } from "../../recording/tool-cache.js";
-import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
+import type { RunningGateway, ServeEvent, ServeOptions } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
+import { dropSpawnedAhead, spawnAhead } from "../../upstream/spawn-server.js";
 import { secretOAuthStore } from "../oauth-login.js";
 import { EXIT, printError, UsageError } from "../output.js";
 import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
@@ -106,32 +107,46 @@ export async function serveCommand(args: string[]): Promise<number> {
     if (refusal !== undefined) throw new UsageError(refusal);
   }
   const host = values.host ?? "127.0.0.1";
-  const running = await serve({
-    config,
-    transport: stdio ? "stdio" : "http",
-    ...(exposeTools.length === 0 ? {} : { exposeTools }),
-    tokens: cliTokens,
-    noPrefix: values["no-prefix"] === true,
-    ...profileOf,
-    ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
-    ...(mode === undefined ? {} : { mode }),
-    ...(stdio
-      ? dashboardPort === undefined
-        ? {}
-        : { http: { host, port: dashboardPort } }
-      : {
-          http: {
-            host,
-            port,
-            dashboard: values["no-dashboard"] !== true,
-            ...limits,
-            ...(rateLimit === undefined ? {} : { rateLimit }),
-          },
-        }),
-    oauth: { store: secretOAuthStore() },
-    onEvent: printEvent,
-    ...standIns,
-  });
+  // The servers' processes start now, and the code of the hub, the gateway and the front loads
+  // while they start: a client that spawns `mcplex serve --stdio` per session waits for both
+  // (bench/startup-bench.ts). Simulated ones are not started at all.
+  if (standIns.simulate === undefined) spawnAhead(config.servers);
+  const { serve } = await import("../../serve/serve.js");
+  let running: RunningGateway;
+  try {
+    running = await serve({
+      config,
+      transport: stdio ? "stdio" : "http",
+      ...(exposeTools.length === 0 ? {} : { exposeTools }),
+      tokens: cliTokens,
+      noPrefix: values["no-prefix"] === true,
+      ...profileOf,
+      ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
+      ...(mode === undefined ? {} : { mode }),
+      ...(stdio
+        ? dashboardPort === undefined
+          ? {}
+          : { http: { host, port: dashboardPort } }
+        : {
+            http: {
+              host,
+              port,
+              dashboard: values["no-dashboard"] !== true,
+              ...limits,
+              ...(rateLimit === undefined ? {} : { rateLimit }),
+            },
+          }),
+      oauth: { store: secretOAuthStore() },
+      onEvent: printEvent,
+      ...standIns,
+    });
+  } catch (error) {
+    // A start that failed before the hub took them would leave them holding this process open.
+    dropSpawnedAhead();
+    throw error;
+  }
+  // Every server the start started has taken its process by the time the start is over.
+  void running.started.then(dropSpawnedAhead);
   printSimulated(running.simulated);
   if (exposeTools.length > 0) {
     // Checked once every server has started, on stdio without holding the client up.
