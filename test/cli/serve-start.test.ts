@@ -9,10 +9,11 @@ import { modulesLoaded } from "../support/modules-loaded.js";
 // time (bench/startup-bench.ts): the bundle, and nothing a stdio session does not use.
 describe("mcplex serve --stdio start", () => {
   let dir: string;
+  let config: string;
   let modules: string[];
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "mcplex-start-"));
-    const config = join(dir, "mcplex.yaml");
+    config = join(dir, "mcplex.yaml");
     await writeFile(
       config,
       `servers:\n  echo:\n    command: ${process.execPath}\n    args: [${resolve("bench/echo-server.mjs")}]\n`,
@@ -25,6 +26,21 @@ describe("mcplex serve --stdio start", () => {
     const bundle = pathToFileURL(resolve("dist/bin")).href;
     expect(modules.filter((m) => m.startsWith("file:"))).not.toEqual([]);
     expect(modules.filter((m) => m.startsWith("file:") && !m.startsWith(`${bundle}/`))).toEqual([]);
+  });
+
+  it("starts its server once: the hub takes the process started ahead", () => {
+    expect(
+      modules.filter((line) => line.startsWith("spawn ") && line.includes("echo-server.mjs")),
+    ).toHaveLength(1);
+  });
+
+  it("starts the server's process before the hub's code loads (seen in the tsc build, a file per module)", async () => {
+    const trace = await modulesLoaded(config, {}, resolve("dist/cli/main.js"));
+    const spawned = trace.findIndex((line) => line.startsWith("spawn ") && line.includes("echo-server.mjs"));
+    expect(spawned).toBeGreaterThan(0);
+    const hub = `${pathToFileURL(resolve("dist/hub")).href}/`;
+    expect(trace.slice(0, spawned).filter((m) => m.startsWith(hub))).toEqual([]);
+    expect(trace.slice(spawned)).toContain(`${hub}hub.js`);
   });
 
   it("loads no HTTP code", () => {

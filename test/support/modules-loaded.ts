@@ -4,14 +4,25 @@ import { CLI } from "./cli.js";
 
 /**
  * The modules `mcplex serve --stdio --config <config>` loads in a session that asks for the
- * tools once and ends (`file:` URLs, and the `node:` modules imported from ours), with `env`
- * over the environment (OTEL_* endpoints left out: telemetry is off unless `env` sets one).
+ * tools once and ends (`file:` URLs, and the `node:` modules imported from ours), in order, with
+ * a `spawn <command> <args>` entry where it starts a process; `env` over the environment
+ * (OTEL_* endpoints left out: telemetry is off unless `env` sets one); `cli` the CLI to run
+ * (default: the bundle).
  */
-export async function modulesLoaded(config: string, env: Record<string, string> = {}): Promise<string[]> {
+export async function modulesLoaded(
+  config: string,
+  env: Record<string, string> = {},
+  cli = CLI,
+): Promise<string[]> {
   const { OTEL_EXPORTER_OTLP_ENDPOINT: _a, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: _b, ...clean } = process.env;
   const child = spawn(
     process.execPath,
-    ["--import", resolve("test/support/module-trace.mjs"), CLI, "serve", "--stdio", "--config", config],
+    [
+      // The spawn trace first, so that the module trace does not list it.
+      ...["--import", resolve("test/support/spawn-trace.mjs")],
+      ...["--import", resolve("test/support/module-trace.mjs")],
+      ...[cli, "serve", "--stdio", "--config", config],
+    ],
     { env: { ...clean, ...env }, stdio: ["pipe", "pipe", "pipe"] },
   );
   let stderr = "";
@@ -35,6 +46,6 @@ export async function modulesLoaded(config: string, env: Record<string, string> 
   await exited;
   return stderr
     .split("\n")
-    .filter((line) => line.startsWith("module "))
-    .map((line) => line.slice("module ".length));
+    .filter((line) => line.startsWith("module ") || line.startsWith("spawn "))
+    .map((line) => (line.startsWith("module ") ? line.slice("module ".length) : line));
 }
