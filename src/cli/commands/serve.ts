@@ -13,7 +13,6 @@ import { defaultCacheDir } from "../../recording/tool-cache.js";
 import type { RunningGateway, ServeEvent, ServeOptions } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { dropSpawnedAhead, spawnAhead } from "../../upstream/spawn-server.js";
-import { secretOAuthStore } from "../oauth-login.js";
 import { EXIT, printError, UsageError } from "../output.js";
 import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
@@ -60,7 +59,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const transport = readTransport(values);
   const stdio = transport === "stdio";
-  const exposeTools = readExposeTools(values);
+  const exposeTools = await readExposeTools(values);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
@@ -111,7 +110,10 @@ export async function serveCommand(args: string[]): Promise<number> {
   // while they start: a client that spawns `mcplex serve --stdio` per session waits for both
   // (bench/startup-bench.ts). Simulated ones are not started at all.
   if (standIns.simulate === undefined) spawnAhead(config.servers);
-  const { serve } = await import("../../serve/serve.js");
+  const [{ serve }, { secretOAuthStore }] = await Promise.all([
+    import("../../serve/serve.js"),
+    import("../oauth-login.js"),
+  ]);
   let running: RunningGateway;
   try {
     running = await serve({
@@ -151,7 +153,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (exposeTools.length > 0) {
     // Checked once every server has started, on stdio without holding the client up.
     const checked = running.started.then(async () => {
-      const problem = unmatchedExposeTools(running.hub, exposeTools);
+      const problem = await unmatchedExposeTools(running.hub, exposeTools);
       if (problem === undefined) return;
       printError(problem);
       await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), running.close(0)]);
