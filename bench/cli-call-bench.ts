@@ -1,5 +1,5 @@
 /**
- * `mcplex call` bench: one call, as a user runs it (a fresh `node dist/cli/main.js call`),
+ * `mcplex call` bench: one call, as a user runs it (a fresh `node dist/bin/mcplex.js call`),
  * against a config with the tool's server alone and against one with nine more real stdio
  * servers (`@modelcontextprotocol/server-memory`, a Node process each, that take a visible
  * time to start). The targets take turns run by run, so that a slow moment of the shared
@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { median } from "./interleaved.js";
 
-const CLI = resolve("dist/cli/main.js");
+const CLI = resolve("dist/bin/mcplex.js");
 const ECHO = resolve("bench/echo-server.mjs");
 const MEMORY = resolve("node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const argRuns = process.argv.indexOf("--runs");

@@ -40,7 +40,7 @@ async function instructions(calls) {
       // V8 then compiles and collects on the main thread and drops its time-driven GC
       // heuristics: runs repeat within about 3% (without it, 15%).
       "--predictable",
-      join(root, "dist/cli/main.js"),
+      join(root, "dist/bin/mcplex.js"),
       "serve",
       "--stdio",
       "--config",

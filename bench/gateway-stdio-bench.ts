@@ -28,7 +28,7 @@ import { alsoOnOneCore, coresLabel, type Measured, measureInterleaved } from "./
 
 const ECHO = new URL("./echo-server.mjs", import.meta.url).pathname;
 const SDK_ECHO = new URL("./sdk-echo-server.mjs", import.meta.url).pathname;
-const CLI = new URL("../dist/cli/main.js", import.meta.url).pathname;
+const CLI = new URL("../dist/bin/mcplex.js", import.meta.url).pathname;
 const argCalls = process.argv.indexOf("--calls");
 const CALLS = argCalls === -1 ? 20_000 : Number(process.argv[argCalls + 1]);
 const SEQUENTIAL = 2_000;

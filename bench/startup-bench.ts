@@ -4,10 +4,11 @@
  *   (a) an echo server spawned directly (the baseline),
  *   (b) `mcplex serve --stdio` with that echo server as its one upstream,
  *   (c) bench/relay.mjs copying bytes to that echo server (the floor of any process between),
- * and the idle RSS of (b) once it has answered (VmRSS from /proc). The echo server is the
- * official SDK v2 McpServer (bench/sdk-echo-server.mjs), a server as most TypeScript MCP servers
- * are written; `--lean` uses bench/echo-server.mjs instead, a hand-written one that starts as
- * fast as node does, which leaves mcplex's own start-up nothing to hide behind.
+ * what (b) and (c) add to (a), and the idle RSS of (b) once it has answered (VmRSS from /proc).
+ * The echo server is the official SDK v2 McpServer (bench/sdk-echo-server.mjs), a server as
+ * most TypeScript MCP servers are written; `--lean` uses bench/echo-server.mjs instead, a
+ * hand-written one that starts as fast as node does, which leaves mcplex's own start-up
+ * nothing to hide behind.
  *
  * The three take turns in rounds (the order rotating each round); the ratios are medians of
  * the per-round ratios, so that a slow moment of a shared machine lands on all three alike.
@@ -30,7 +31,7 @@ const ECHO = new URL(
   import.meta.url,
 ).pathname;
 const RELAY = new URL("./relay.mjs", import.meta.url).pathname;
-const CLI = new URL("../dist/cli/main.js", import.meta.url).pathname;
+const CLI = new URL("../dist/bin/mcplex.js", import.meta.url).pathname;
 
 const HANDSHAKE = `${[
   {
@@ -110,5 +111,12 @@ for (const name of names) {
     `  ${name.padEnd(7)} ${median(ms(name)).toFixed(0).padStart(5)} ms  (${range(ms(name))})${ratio}`,
   );
 }
+// What each process between adds to the server alone, per round: mcplex's own start against the
+// least any process between costs (a node process that copies bytes). A ratio of the median
+// differences, since one round's relay difference can be near zero on a noisy machine.
+const added = (name: Name) => median(runs[name].map((r, i) => r.ms - runs.direct[i]!.ms));
+console.log(
+  `added to the server alone (median of per-round differences): mcplex ${added("mcplex").toFixed(0)} ms, relay ${added("relay").toFixed(0)} ms: mcplex adds ${(added("mcplex") / added("relay")).toFixed(2)}x what the relay adds`,
+);
 const rss = runs.mcplex.map((r) => r.rssMb);
 console.log(`mcplex idle RSS after the first list: ${median(rss).toFixed(1)} MB (${range(rss)})`);

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { createServer } from "node:http";
 import { SecretStore } from "../config/secret-store.js";
 import { McplexError } from "../errors.js";
 import type { Authorize, OAuthRecord, OAuthStore } from "../upstream/oauth.js";
@@ -33,7 +32,9 @@ export function loopbackAuthorize(
   print: (line: string) => void,
   options: { openBrowser?: boolean } = {},
 ): Authorize {
-  return (url, server) => {
+  return async (url, server) => {
+    // node:http only when a person authorizes: `serve` builds this for every start.
+    const { createServer } = await import("node:http");
     const redirect = new URL(redirectUrl);
     const expectedState = url.searchParams.get("state");
     return new Promise((resolve, reject) => {

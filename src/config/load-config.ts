@@ -4,7 +4,7 @@ import { ConfigError, McplexError } from "../errors.js";
 import { configErrorFrom } from "./config-issues.js";
 import { parseConfig } from "./parse-config.js";
 import { SERVER_DEFAULTS } from "./read-server.js";
-import { SecretStore } from "./secret-store.js";
+import type { SecretStore } from "./secret-store.js";
 import type { McplexConfig } from "./types.js";
 
 /** Config files looked for in the working directory, in this order. */
@@ -114,8 +114,9 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Mcple
   }
   // The store is only opened when the file refers to it, so a missing or locked store
   // does not break configs that use no secrets.
+  // Its code (and node:crypto) loads only then too: `mcplex serve` reads a config at every start.
   const secrets = text.includes("${secret:")
-    ? await readSecrets(options.secrets ?? new SecretStore({ env }))
+    ? await readSecrets(options.secrets ?? new (await import("./secret-store.js")).SecretStore({ env }))
     : undefined;
   return parseConfig(text, {
     source: path,

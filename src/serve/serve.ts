@@ -14,7 +14,6 @@ import type { HubOptions } from "../hub/hub-types.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";
-import { memoryOAuthStore } from "../upstream/oauth.js";
 
 /** What {@link serve} serves, and how. */
 export interface ServeOptions {
@@ -154,6 +153,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   let oauth = options.oauth;
   if (config.cluster !== undefined && options.transport === "http") {
     const { prepareCluster } = await import("../cluster/join-cluster.js");
+    // The OAuth code brings the SDK client (and zod) with it: loaded when it is used, as here.
+    const { memoryOAuthStore } = await import("../upstream/oauth.js");
     const joined = prepareCluster(
       config,
       (event) => options.onEvent?.({ type: "cluster", event }),

@@ -9,6 +9,7 @@ import {
 } from "../protocol/rpc-connection.js";
 import { httpStatus, type Negotiated, negotiate } from "./negotiate.js";
 import type { OAuthHost } from "./oauth.js";
+import { stdioParams } from "./spawn-server.js";
 import { StderrTail } from "./stderr-tail.js";
 import { StdioClientTransport } from "./stdio-transport.js";
 import { upgradeFailure } from "./upgrade-failure.js";
@@ -178,10 +179,7 @@ async function createTransport(
 ): Promise<{ transport: Transport; stderr: StderrTail; close: () => void }> {
   switch (config.transport) {
     case "stdio": {
-      const params = { command: config.command, args: config.args, env: config.env, server: config.name };
-      const transport = new StdioClientTransport(
-        config.cwd === undefined ? params : { ...params, cwd: config.cwd },
-      );
+      const transport = new StdioClientTransport(stdioParams(config));
       return { transport, stderr: transport.stderr, close: () => {} };
     }
     case "workspace": {

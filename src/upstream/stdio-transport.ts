@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
 import { WriteQueue } from "../protocol/write-queue.js";
-import { exited, signalGroup, trackChild } from "./child-processes.js";
+import { exited, signalGroup } from "./child-processes.js";
+import { spawnServer, takeSpawnedAhead } from "./spawn-server.js";
 import { StderrTail } from "./stderr-tail.js";
 import { queueFull } from "./upstream-errors.js";
 
@@ -11,7 +12,7 @@ import { queueFull } from "./upstream-errors.js";
 export interface StdioServerParams {
   command: string;
   args?: string[];
-  /** Added to the inherited safe environment (see {@link defaultEnvironment}). */
+  /** Added to the inherited safe environment (`defaultEnvironment` in spawn-server.ts). */
   env?: Record<string, string>;
   cwd?: string;
   /** Largest accepted line from the server, in bytes. Default 64 MiB. */
@@ -23,46 +24,6 @@ export interface StdioServerParams {
   maxQueuedBytes?: number;
   /** Server name for error messages. */
   server?: string;
-}
-
-/**
- * Environment variables passed to every child, as the SDK does: enough to find
- * programs and run them, but not the parent's secrets (notably `MCPLEX_SECRET_KEY`).
- */
-const INHERITED_ENV = [
-  "HOME",
-  "LOGNAME",
-  "PATH",
-  "SHELL",
-  "TERM",
-  "USER",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "TMPDIR",
-  "TZ",
-  "NODE_EXTRA_CA_CERTS",
-  "NODE_OPTIONS",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "XDG_CONFIG_HOME",
-  "XDG_CACHE_HOME",
-  "XDG_DATA_HOME",
-  "npm_config_cache",
-];
-
-/** The part of `process.env` a child inherits. */
-export function defaultEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const key of INHERITED_ENV) {
-    const value = process.env[key];
-    if (value !== undefined && !value.startsWith("()")) env[key] = value;
-  }
-  return env;
 }
 
 /**
@@ -96,40 +57,35 @@ export class StdioClientTransport implements Transport {
 
   async start(): Promise<void> {
     if (this.#child !== undefined) throw new Error("StdioClientTransport already started");
-    const { command, args = [], env = {}, cwd } = this.#params;
+    const { command } = this.#params;
     const server = this.#params.server ?? command;
-    const child = spawn(command, args, {
-      env: { ...defaultEnvironment(), ...env },
-      cwd,
-      stdio: ["pipe", "pipe", "pipe"],
-      windowsHide: true,
-      // A process group of its own, so that stopping it stops what it started too. A
-      // Ctrl-C in the terminal then reaches mcplex alone, which stops the groups itself.
-      detached: process.platform !== "win32",
-    });
+    // The process `spawnAhead` started for this server, if it did: the same command, spawned
+    // the same way, earlier.
+    const { child, spawned } = takeSpawnedAhead(this.#params) ?? spawnServer(this.#params);
     this.#child = child;
-    trackChild(child);
     this.#exit = exited(child);
-
-    await new Promise<void>((resolve, reject) => {
-      child.once("spawn", () => resolve());
-      child.once("error", (error: NodeJS.ErrnoException) => {
-        const hint =
-          error.code === "ENOENT"
-            ? `command "${command}" was not found; check the command and PATH`
-            : error.code === "EACCES"
-              ? `command "${command}" is not executable`
-              : undefined;
-        const failure = new McplexError(
-          "UPSTREAM_START_FAILED",
-          `${server}: could not start "${command}": ${hint ?? error.message}`,
-          { server, transport: "stdio", ...(hint === undefined ? {} : { hint }) },
-          { cause: error },
-        );
-        reject(failure);
-        this.#finish(failure);
-      });
-    });
+    const startFailure = (error: NodeJS.ErrnoException) => {
+      const hint =
+        error.code === "ENOENT"
+          ? `command "${command}" was not found; check the command and PATH`
+          : error.code === "EACCES"
+            ? `command "${command}" is not executable`
+            : undefined;
+      return new McplexError(
+        "UPSTREAM_START_FAILED",
+        `${server}: could not start "${command}": ${hint ?? error.message}`,
+        { server, transport: "stdio", ...(hint === undefined ? {} : { hint }) },
+        { cause: error },
+      );
+    };
+    try {
+      await spawned;
+    } catch (error) {
+      const failure = startFailure(error as NodeJS.ErrnoException);
+      this.#finish(failure);
+      throw failure;
+    }
+    child.on("error", (error) => this.#finish(startFailure(error)));
 
     const maxLine = this.#params.maxLineBytes ?? 64 * 1024 * 1024;
     child.stdout!.setEncoding("utf8");
@@ -154,9 +110,13 @@ export class StdioClientTransport implements Transport {
       );
     // The connection ends at "close", once the pipes are drained (the stderr tail is then
     // whole); between "exit" and then, what is sent fails with the reason, not "not connected".
-    child.once("exit", (code, signal) => {
-      this.#exited = ended(code, signal);
-    });
+    // A process started ahead may have ended before it was taken.
+    if (child.exitCode !== null || child.signalCode !== null)
+      this.#exited = ended(child.exitCode, child.signalCode);
+    else
+      child.once("exit", (code, signal) => {
+        this.#exited = ended(code, signal);
+      });
     child.once("close", (code, signal) => {
       if (!this.#closed) this.#finish(ended(code, signal));
     });

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 
-export const CLI = resolve("dist/cli/main.js");
+/** The CLI as the package ships it (`bin`): the bundle `npm run build` makes. */
+export const CLI = resolve("dist/bin/mcplex.js");
 
 export interface CliResult {
   code: number | null;

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,6 +13,7 @@ import { startTelemetry } from "../../src/telemetry/telemetry.js";
 import { startMockLlmServer } from "../../src/testing/mock-llm-server.js";
 import { configOf, stdio } from "../support/config.js";
 import { resultText } from "../support/gateway.js";
+import { modulesLoaded } from "../support/modules-loaded.js";
 
 // One trace from the client through mcplex to the server: the client's traceparent in _meta is
 // the parent of the gateway's SERVER span, whose child is the hub's CLIENT span, whose context
@@ -227,49 +227,12 @@ describe("telemetry off", () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  /** The modules `mcplex serve --stdio` loads up to its first list, with `env` added. */
-  async function modulesLoaded(env: Record<string, string>): Promise<string[]> {
-    const { OTEL_EXPORTER_OTLP_ENDPOINT: _a, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: _b, ...clean } = process.env;
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        resolve("test/support/module-trace.mjs"),
-        "dist/cli/main.js",
-        "serve",
-        "--stdio",
-        "--config",
-        join(dir, "mcplex.yaml"),
-      ],
-      { env: { ...clean, ...env }, stdio: ["pipe", "pipe", "pipe"] },
-    );
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (c: string) => {
-      stderr += c;
-    });
-    const listed = new Promise<void>((done) => {
-      let out = "";
-      child.stdout.setEncoding("utf8").on("data", (c: string) => {
-        out += c;
-        if (out.includes('"id":2')) done();
-      });
-    });
-    const exited = new Promise((done) => child.once("exit", done));
-    child.stdin.write(
-      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } })}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" })}\n`,
-    );
-    await listed;
-    child.stdin.end();
-    await exited;
-    return stderr.split("\n").filter((line) => line.startsWith("module "));
-  }
-
   it("loads no OpenTelemetry module unless telemetry is on", async () => {
-    const off = await modulesLoaded({});
+    const off = await modulesLoaded(join(dir, "mcplex.yaml"));
     expect(off.length).toBeGreaterThan(10);
     expect(off.filter((m) => m.includes("@opentelemetry"))).toEqual([]);
     // The same process with an OTLP endpoint set does load it: the check above can fail.
-    const on = await modulesLoaded({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+    const on = await modulesLoaded(join(dir, "mcplex.yaml"), { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
     expect(on.some((m) => m.includes("@opentelemetry/sdk-trace"))).toBe(true);
   });
 });

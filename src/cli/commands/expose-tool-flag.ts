@@ -1,5 +1,3 @@
-import picomatch from "picomatch";
-import { compileToolFilter } from "../../catalog/tool-filter.js";
 import { McplexError } from "../../errors.js";
 import type { Hub } from "../../hub/hub.js";
 import { UsageError } from "../output.js";
@@ -7,9 +5,14 @@ import { UsageError } from "../output.js";
 /** The `--expose-tool GLOB` option (repeatable) of `serve` and `workspace`. */
 export const EXPOSE_TOOL_FLAG = { "expose-tool": { type: "string", multiple: true } } as const;
 
-/** The `--expose-tool` globs, each checked to be a usable glob. */
-export function readExposeTools(values: { "expose-tool"?: string[] }): string[] {
+/**
+ * The `--expose-tool` globs, each checked to be a usable glob. The glob code loads only when
+ * there are some: `serve` reads this before it starts its servers.
+ */
+export async function readExposeTools(values: { "expose-tool"?: string[] }): Promise<string[]> {
   const globs = values["expose-tool"] ?? [];
+  if (globs.length === 0) return globs;
+  const { default: picomatch } = await import("picomatch");
   for (const glob of globs) {
     if (glob.trim() === "")
       throw new UsageError('--expose-tool needs a tool name or glob, such as "memory__read_*"');
@@ -26,7 +29,11 @@ export function readExposeTools(values: { "expose-tool"?: string[] }): string[] 
  * Once every server's first start is over: an error naming each `--expose-tool` glob that
  * matches no tool, with the tools there are (a typo would otherwise serve nothing, silently).
  */
-export function unmatchedExposeTools(hub: Hub, globs: readonly string[]): McplexError | undefined {
+export async function unmatchedExposeTools(
+  hub: Hub,
+  globs: readonly string[],
+): Promise<McplexError | undefined> {
+  const { compileToolFilter } = await import("../../catalog/tool-filter.js");
   const names = hub.tools().map((tool) => tool.name);
   const unmatched = globs.filter((glob) => !names.some(compileToolFilter({ allow: [glob] })));
   if (unmatched.length === 0) return undefined;

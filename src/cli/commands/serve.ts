@@ -12,9 +12,9 @@ import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.
 import { checkNonLoopbackBind, DEFAULT_PORT } from "../../fronts/http-guard.js";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
 import { defaultCacheDir } from "../../recording/tool-list-store.js";
-import { type ServeEvent, type ServeOptions, serve } from "../../serve/serve.js";
+import type { RunningGateway, ServeEvent, ServeOptions } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
-import { secretOAuthStore } from "../oauth-login.js";
+import { dropSpawnedAhead, spawnAhead } from "../../upstream/spawn-server.js";
 import { EXIT, isDebug, printError, UsageError } from "../output.js";
 import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
@@ -62,7 +62,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const transport = readTransport(values);
   const stdio = transport === "stdio";
-  const exposeTools = readExposeTools(values);
+  const exposeTools = await readExposeTools(values);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
@@ -116,38 +116,57 @@ export async function serveCommand(args: string[]): Promise<number> {
     if (refusal !== undefined) throw new UsageError(refusal);
   }
   const host = values.host ?? "127.0.0.1";
-  const running = await serve({
-    config,
-    transport: stdio ? "stdio" : "http",
-    ...(exposeTools.length === 0 ? {} : { exposeTools }),
-    tokens: cliTokens,
-    noPrefix: values["no-prefix"] === true,
-    ...profileOf,
-    ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
-    ...(mode === undefined ? {} : { mode }),
-    ...(stdio
-      ? dashboardPort === undefined
-        ? {}
-        : { http: { host, port: dashboardPort, ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }) } }
-      : {
-          http: {
-            host,
-            port,
-            dashboard: values["no-dashboard"] !== true,
-            ...limits,
-            ...(rateLimit === undefined ? {} : { rateLimit }),
-            ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
-          },
-        }),
-    oauth: { store: secretOAuthStore() },
-    onEvent: printEvent,
-    ...standIns,
-  });
+  // The servers' processes start now, and the code of the hub, the gateway and the front loads
+  // while they start: a client that spawns `mcplex serve --stdio` per session waits for both
+  // (bench/startup-bench.ts). Simulated ones are not started at all.
+  if (standIns.simulate === undefined) spawnAhead(config.servers);
+  const [{ serve }, { secretOAuthStore }] = await Promise.all([
+    import("../../serve/serve.js"),
+    import("../oauth-login.js"),
+  ]);
+  let running: RunningGateway;
+  try {
+    running = await serve({
+      config,
+      transport: stdio ? "stdio" : "http",
+      ...(exposeTools.length === 0 ? {} : { exposeTools }),
+      tokens: cliTokens,
+      noPrefix: values["no-prefix"] === true,
+      ...profileOf,
+      ...(readyWaitFlag === undefined ? {} : { readyWait: readyWaitFlag }),
+      ...(mode === undefined ? {} : { mode }),
+      ...(stdio
+        ? dashboardPort === undefined
+          ? {}
+          : {
+              http: { host, port: dashboardPort, ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }) },
+            }
+        : {
+            http: {
+              host,
+              port,
+              dashboard: values["no-dashboard"] !== true,
+              ...limits,
+              ...(rateLimit === undefined ? {} : { rateLimit }),
+              ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
+            },
+          }),
+      oauth: { store: secretOAuthStore() },
+      onEvent: printEvent,
+      ...standIns,
+    });
+  } catch (error) {
+    // A start that failed before the hub took them would leave them holding this process open.
+    dropSpawnedAhead();
+    throw error;
+  }
+  // Every server the start started has taken its process by the time the start is over.
+  void running.started.then(dropSpawnedAhead);
   printSimulated(running.simulated);
   if (exposeTools.length > 0) {
     // Checked once every server has started, on stdio without holding the client up.
     const checked = running.started.then(async () => {
-      const problem = unmatchedExposeTools(running.hub, exposeTools);
+      const problem = await unmatchedExposeTools(running.hub, exposeTools);
       if (problem === undefined) return;
       printError(problem);
       await Promise.all([terminateChildren(SHUTDOWN_GRACE_MS), running.close(0)]);

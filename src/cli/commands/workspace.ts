@@ -32,7 +32,7 @@ export async function workspaceCommand(args: string[]): Promise<number> {
     throw new UsageError(`--transport must be stdio or websocket, not ${JSON.stringify(transport)}`);
   if (transport === "stdio" && (values.port !== undefined || values.host !== undefined))
     throw new UsageError("--port and --host are for --transport websocket");
-  const exposeTools = readExposeTools(values);
+  const exposeTools = await readExposeTools(values);
   if (transport === "stdio" && exposeTools.length === 0) return serveDirectly(root, allowWrite);
 
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
@@ -52,7 +52,7 @@ export async function workspaceCommand(args: string[]): Promise<number> {
   const stop = () => void running.close(transport === "stdio" ? 0 : undefined);
   if (exposeTools.length > 0) {
     await running.started;
-    const problem = unmatchedExposeTools(running.hub, exposeTools);
+    const problem = await unmatchedExposeTools(running.hub, exposeTools);
     if (problem !== undefined) {
       await running.close(0);
       // The stdio front may still hold stdin open; nothing is left to finish.

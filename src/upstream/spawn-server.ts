@@ -1,0 +1,123 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import type { ServerConfig, StdioServerConfig } from "../config/types.js";
+import { signalGroup, trackChild } from "./child-processes.js";
+import type { StdioServerParams } from "./stdio-transport.js";
+
+/**
+ * Environment variables passed to every child, as the SDK does: enough to find
+ * programs and run them, but not the parent's secrets (notably `MCPLEX_SECRET_KEY`).
+ */
+const INHERITED_ENV = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TMPDIR",
+  "TZ",
+  "NODE_EXTRA_CA_CERTS",
+  "NODE_OPTIONS",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "XDG_CONFIG_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_DATA_HOME",
+  "npm_config_cache",
+];
+
+/** The part of `process.env` a child inherits. */
+export function defaultEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of INHERITED_ENV) {
+    const value = process.env[key];
+    if (value !== undefined && !value.startsWith("()")) env[key] = value;
+  }
+  return env;
+}
+
+/** A stdio server's process, and its start: `spawned` rejects with the spawn's error (ENOENT...). */
+export interface ServerProcess {
+  child: ChildProcess;
+  spawned: Promise<void>;
+}
+
+/** What a stdio server's config runs: the one translation, for the transport and {@link spawnAhead} alike. */
+export function stdioParams(config: StdioServerConfig): StdioServerParams {
+  const params = { command: config.command, args: config.args, env: config.env, server: config.name };
+  return config.cwd === undefined ? params : { ...params, cwd: config.cwd };
+}
+
+/** Starts a stdio server's process, tracked so that it ends with this one. */
+export function spawnServer(params: StdioServerParams): ServerProcess {
+  const { command, args = [], env = {}, cwd } = params;
+  const child = spawn(command, args, {
+    env: { ...defaultEnvironment(), ...env },
+    cwd,
+    stdio: ["pipe", "pipe", "pipe"],
+    windowsHide: true,
+    // A process group of its own, so that stopping it stops what it started too. A
+    // Ctrl-C in the terminal then reaches mcplex alone, which stops the groups itself.
+    detached: process.platform !== "win32",
+  });
+  trackChild(child);
+  const spawned = new Promise<void>((resolve, reject) => {
+    child.once("spawn", () => resolve());
+    child.once("error", reject);
+  });
+  // Whoever takes the process reads the outcome; until then a failure is not unhandled.
+  spawned.catch(() => {});
+  return { child, spawned };
+}
+
+/** Processes started by {@link spawnAhead}, by what they run, until a transport takes them. */
+const ahead = new Map<string, ServerProcess>();
+
+function keyOf(params: StdioServerParams): string {
+  return JSON.stringify([params.command, params.args ?? [], params.env ?? {}, params.cwd ?? null]);
+}
+
+/**
+ * Starts now the processes of the stdio servers a hub's start will start (enabled, not lazy,
+ * shared, not simulated), before the code that talks to them has loaded: a client that spawns
+ * `mcplex serve --stdio` for each session waits for both, and so they overlap. The transport
+ * that would spawn the same command, arguments, environment and directory takes the process
+ * instead ({@link takeSpawnedAhead}); {@link dropSpawnedAhead} stops those nobody took.
+ * Returns the processes it started.
+ */
+export function spawnAhead(servers: readonly ServerConfig[]): ChildProcess[] {
+  const started: ChildProcess[] = [];
+  for (const server of servers) {
+    if (server.transport !== "stdio" || !server.enabled || server.lazy) continue;
+    if (server.share === false || server.simulate === true) continue;
+    const params = stdioParams(server);
+    const key = keyOf(params);
+    if (ahead.has(key)) continue;
+    const spawned = spawnServer(params);
+    ahead.set(key, spawned);
+    started.push(spawned.child);
+  }
+  return started;
+}
+
+/** The process {@link spawnAhead} started for these params, once; else `undefined`. */
+export function takeSpawnedAhead(params: StdioServerParams): ServerProcess | undefined {
+  if (ahead.size === 0) return undefined;
+  const key = keyOf(params);
+  const taken = ahead.get(key);
+  ahead.delete(key);
+  return taken;
+}
+
+/** Stops the processes {@link spawnAhead} started that no transport took (once the hub's start is over). */
+export function dropSpawnedAhead(): void {
+  for (const { child } of ahead.values()) signalGroup(child, "SIGKILL");
+  ahead.clear();
+}
