@@ -14,7 +14,7 @@ import {
 } from "../support/gateway.js";
 
 // Connection caps and the idle timeout of the HTTP front, in process; the attack at full size
-// is test/gateway/idle-connections.hostile.test.ts.
+// is test/fronts/idle-connections.hostile.test.ts.
 
 let gw: InProcessGateway;
 beforeAll(async () => {
