@@ -1,7 +1,24 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ServerConfig, StdioServerConfig } from "../config/types.js";
 import { signalGroup, trackChild } from "./child-processes.js";
-import type { StdioServerParams } from "./stdio-transport.js";
+
+/** What to run. */
+export interface StdioServerParams {
+  command: string;
+  args?: string[];
+  /** Added to the inherited safe environment (`defaultEnvironment` in spawn-server.ts). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Largest accepted line from the server, in bytes. Default 64 MiB. */
+  maxLineBytes?: number;
+  /**
+   * Bytes that may wait for the server to read its stdin; past that, large messages are
+   * refused with a "queue full" error. Default 32 MiB.
+   */
+  maxQueuedBytes?: number;
+  /** Server name for error messages. */
+  server?: string;
+}
 
 /**
  * Environment variables passed to every child, as the SDK does: enough to find

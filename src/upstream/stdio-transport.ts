@@ -4,27 +4,11 @@ import { McplexError } from "../errors.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 import { exited, signalGroup } from "./child-processes.js";
-import { spawnServer, takeSpawnedAhead } from "./spawn-server.js";
+import { type StdioServerParams, spawnServer, takeSpawnedAhead } from "./spawn-server.js";
 import { StderrTail } from "./stderr-tail.js";
 import { queueFull } from "./upstream-errors.js";
 
-/** What to run. */
-export interface StdioServerParams {
-  command: string;
-  args?: string[];
-  /** Added to the inherited safe environment (`defaultEnvironment` in spawn-server.ts). */
-  env?: Record<string, string>;
-  cwd?: string;
-  /** Largest accepted line from the server, in bytes. Default 64 MiB. */
-  maxLineBytes?: number;
-  /**
-   * Bytes that may wait for the server to read its stdin; past that, large messages are
-   * refused with a "queue full" error. Default 32 MiB.
-   */
-  maxQueuedBytes?: number;
-  /** Server name for error messages. */
-  server?: string;
-}
+export type { StdioServerParams };
 
 /**
  * Newline-delimited JSON-RPC over a child's stdin/stdout, implementing the SDK's

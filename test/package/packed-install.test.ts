@@ -41,7 +41,7 @@ let bin: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "mcplex-pack-"));
   const checkout = join(dir, "checkout");
-  for (const entry of ["src", "web", "package.json", "tsconfig.json", "README.md"]) {
+  for (const entry of ["src", "web", "scripts", "package.json", "tsconfig.json", "README.md"]) {
     await cp(join(repo, entry), join(checkout, entry), { recursive: true });
   }
   // The build needs the compiler and types: a clone would have run `npm install`.
