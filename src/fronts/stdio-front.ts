@@ -117,6 +117,12 @@ export function serveGatewayStdio(
     };
     input.once("end", end);
     input.once("close", end);
+    // A client that closed its end of our output (EPIPE) can read no answer: it has gone, as at
+    // the end of input. Not reading on spares the calls it can no longer hear of.
+    output.on("error", () => {
+      input.pause();
+      end();
+    });
   });
   return { session, done };
 }
