@@ -7,6 +7,7 @@ import {
   type Handler,
   type Interceptor,
   type JsonObject,
+  type RequestTarget,
 } from "../hub/call-pipeline.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -232,16 +233,24 @@ export class Gateway {
     return context.stateless ? this.#rev2026Result(current, result) : rev2025Result(result);
   }
 
-  /** Runs the pipeline, first waiting for the server of a tool the catalog does not know yet. */
-  async #run(request: CallRequest): Promise<JsonObject> {
+  /**
+   * Runs the pipeline, first waiting for the server of a tool the catalog does not know yet.
+   * Not async: a request whose target is known goes straight into the pipeline.
+   */
+  #run(request: CallRequest): Promise<JsonObject> {
+    const { target } = request;
+    if (target?.kind === "tool" && target.tool === undefined) return this.#runUnknownTool(request, target);
+    if (this.#hubRevision !== this.hub.interceptorRevision) this.#pipeline = this.#compose();
+    return this.#pipeline(request);
+  }
+
+  async #runUnknownTool(
+    request: CallRequest,
+    target: Extract<RequestTarget, { kind: "tool" }>,
+  ): Promise<JsonObject> {
     let current = request;
-    const { context, target } = current;
-    if (
-      target?.kind === "tool" &&
-      target.tool === undefined &&
-      !this.#answered.has(target.name) &&
-      this.#viewOf?.(context)?.handles(target.name) !== true
-    ) {
+    const { context } = current;
+    if (!this.#answered.has(target.name) && this.#viewOf?.(context)?.handles(target.name) !== true) {
       // A tool whose server is still starting is waited for, not refused as unknown.
       const { profile, signal } = context;
       const tool = await this.hub.findTool(

@@ -22,8 +22,8 @@ export class LogRelay {
     try {
       return await next(request);
     } finally {
+      // The server's set stays, empty, for its next call: one per configured server.
       calls.delete(request.context);
-      if (calls.size === 0) this.#inflight.delete(server);
     }
   };
 
