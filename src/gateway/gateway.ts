@@ -225,8 +225,9 @@ export class Gateway {
       await this.ready;
       current = this.request(request.id, request.method, request.params, request.context);
     }
-    const { method, context } = current;
-    if (!this.methods.inFamily(method, context.stateless ? "2026" : "2025")) {
+    const { method, context, row } = current;
+    // The row the request was built with: no second lookup of the method.
+    if (row !== undefined && !row.revisions.includes(context.stateless ? "2026" : "2025")) {
       throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
     const result = await this.#run(current);
