@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import type { WireMessage } from "./client-session.js";
 import type { Refusal } from "./http-admission.js";
 
@@ -41,7 +42,7 @@ export class HttpExchange {
   finish(message: WireMessage, status = 200): void {
     if (this.#done) return;
     this.#done = true;
-    const body = JSON.stringify(message);
+    const body = stringifyMessage(message);
     if (this.#streaming) {
       this.#res.end(`event: message\ndata: ${body}\n\n`);
       return;

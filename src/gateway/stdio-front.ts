@@ -2,6 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 import type { ClientSession } from "./client-session.js";
@@ -63,7 +64,7 @@ export function serveGatewayStdio(
             resumeIfLow();
           }
         }
-        write(JSON.stringify(message));
+        write(stringifyMessage(message));
       },
       close() {},
     },
