@@ -8,7 +8,9 @@
 // the warm-up the same build counts 66k). The measured calls go in rounds: `--in-flight`
 // requests (64 by default) written at once, all answered before the next round, so every
 // run batches alike (two runs side by side: 56,316 and 56,036); `--in-flight 1` sends every
-// message alone.
+// message alone. On a loaded machine a full GC or a late TurboFan compile in one of the two runs
+// moves the default window's figure by 10-20% (about 10k per call of 8000); `2000 42000` spreads
+// them over 40,000 calls (two runs of one build: 88.2k and 89.6k).
 //   npm run build && node bench/gateway-callgrind.mjs [N1] [N2] [--in-flight K]   (about 4 minutes)
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

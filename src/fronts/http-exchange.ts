@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { WireMessage } from "../gateway/client-session.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import type { Refusal } from "./http-admission.js";
 import {
   BUDGET_RETRY_AFTER_SECONDS,
@@ -58,7 +59,7 @@ export class HttpExchange {
   finish(message: WireMessage, status = 200): void {
     if (this.#done) return;
     this.#done = true;
-    const body = JSON.stringify(message);
+    const body = stringifyMessage(message);
     this.#lease?.charge(body.length);
     if (this.#streaming) {
       this.#res.end(`event: message\ndata: ${body}\n\n`);

@@ -4,6 +4,7 @@ import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 
@@ -63,7 +64,7 @@ export function serveGatewayStdio(
             resumeIfLow();
           }
         }
-        write(JSON.stringify(message));
+        write(stringifyMessage(message));
       },
       close() {},
     },

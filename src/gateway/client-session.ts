@@ -141,11 +141,9 @@ export class ClientSession {
 
   async #onRequest(id: Id, method: string, params: Record<string, unknown> | undefined): Promise<void> {
     if (this.#requests.has(id)) {
-      this.#reply(id, {
-        error: {
-          code: ErrorCode.InvalidRequest,
-          message: `Invalid Request: id ${JSON.stringify(id)} is already in use`,
-        },
+      this.#replyError(id, {
+        code: ErrorCode.InvalidRequest,
+        message: `Invalid Request: id ${JSON.stringify(id)} is already in use`,
       });
       return;
     }
@@ -174,29 +172,30 @@ export class ClientSession {
       } else {
         switch (method) {
           case "initialize":
-            this.#reply(id, { result: this.#initialize(params ?? {}) });
+            this.#reply(id, this.#initialize(params ?? {}));
             return;
           case "logging/setLevel":
             this.logLevel = String(params?.level ?? "info");
-            this.#reply(id, { result: {} });
+            this.#reply(id, {});
             return;
         }
         ctx = this.#sessionContext(id, controller.signal);
       }
       const result = await this.#gateway.handle(this.#gateway.request(id, method, params, ctx));
       if (stateless) {
-        this.#reply(id, { result });
+        this.#reply(id, result);
         return;
       }
       if (method === "resources/subscribe") this.subscriptions.add(String(params?.uri));
       if (method === "resources/unsubscribe") this.subscriptions.delete(String(params?.uri));
-      this.#reply(id, { result: resultForRev2024(ctx.protocolVersion, method, result) });
+      this.#reply(id, resultForRev2024(ctx.protocolVersion, method, result));
     } catch (error) {
-      this.#reply(id, { error: toWireError(error) });
+      this.#replyError(id, toWireError(error));
     } finally {
       this.#requests.delete(id);
       this.#controllers.give(controller);
-      if (this.#requests.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
+      if (this.#requests.size === 0 && this.#idle.length > 0)
+        for (const resolve of this.#idle.splice(0)) resolve();
     }
   }
 
@@ -329,16 +328,16 @@ export class ClientSession {
     this.#send({ jsonrpc: "2.0", method, params });
   }
 
-  #reply(id: Id, body: { result: unknown } | { error: unknown }): void {
+  /** Answers request `id` with `result` (built whole, no wrapper: this runs for every answer). */
+  #reply(id: Id, result: unknown): void {
     // A request the client cancelled gets no answer.
     if (this.#requests.get(id)?.signal.aborted === true) return;
-    // Built member by member, not spread: this runs for every answer.
-    this.#send(
-      "result" in body
-        ? { jsonrpc: "2.0", id, result: body.result }
-        : { jsonrpc: "2.0", id, error: body.error },
-      id,
-    );
+    this.#send({ jsonrpc: "2.0", id, result }, id);
+  }
+
+  #replyError(id: Id, error: unknown): void {
+    if (this.#requests.get(id)?.signal.aborted === true) return;
+    this.#send({ jsonrpc: "2.0", id, error }, id);
   }
 
   #send(message: WireMessage, related?: Id): void {

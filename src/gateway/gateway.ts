@@ -7,6 +7,7 @@ import {
   type Handler,
   type Interceptor,
   type JsonObject,
+  type RequestTarget,
 } from "../hub/call-pipeline.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -224,24 +225,33 @@ export class Gateway {
       await this.ready;
       current = this.request(request.id, request.method, request.params, request.context);
     }
-    const { method, context } = current;
-    if (!this.methods.inFamily(method, context.stateless ? "2026" : "2025")) {
+    const { method, context, row } = current;
+    // The row the request was built with: no second lookup of the method.
+    if (row !== undefined && !row.revisions.includes(context.stateless ? "2026" : "2025")) {
       throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
     const result = await this.#run(current);
     return context.stateless ? this.#rev2026Result(current, result) : rev2025Result(result);
   }
 
-  /** Runs the pipeline, first waiting for the server of a tool the catalog does not know yet. */
-  async #run(request: CallRequest): Promise<JsonObject> {
+  /**
+   * Runs the pipeline, first waiting for the server of a tool the catalog does not know yet.
+   * Not async: a request whose target is known goes straight into the pipeline.
+   */
+  #run(request: CallRequest): Promise<JsonObject> {
+    const { target } = request;
+    if (target?.kind === "tool" && target.tool === undefined) return this.#runUnknownTool(request, target);
+    if (this.#hubRevision !== this.hub.interceptorRevision) this.#pipeline = this.#compose();
+    return this.#pipeline(request);
+  }
+
+  async #runUnknownTool(
+    request: CallRequest,
+    target: Extract<RequestTarget, { kind: "tool" }>,
+  ): Promise<JsonObject> {
     let current = request;
-    const { context, target } = current;
-    if (
-      target?.kind === "tool" &&
-      target.tool === undefined &&
-      !this.#answered.has(target.name) &&
-      this.#viewOf?.(context)?.handles(target.name) !== true
-    ) {
+    const { context } = current;
+    if (!this.#answered.has(target.name) && this.#viewOf?.(context)?.handles(target.name) !== true) {
       // A tool whose server is still starting is waited for, not refused as unknown.
       const { profile, signal } = context;
       const tool = await this.hub.findTool(

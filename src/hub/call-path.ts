@@ -209,20 +209,27 @@ export class CallPath {
     return this.#pipeline(request);
   }
 
-  /** See `Hub.dispatch`. */
-  async dispatch(request: CallRequest): Promise<JsonObject> {
+  /**
+   * See `Hub.dispatch`. Not async (the connection's request is): a promise of its own on every
+   * call's way would be one more microtask turn there and back. Fails only by rejecting.
+   */
+  dispatch(request: CallRequest): Promise<JsonObject> {
     const { method, params, target, row, callOptions } = request;
-    if (method === "completion/complete") {
-      const { server, sent } = this.#completion(params, request.context.profile);
-      return await this.#request(this.#host.entry(server), request, sent, callOptions);
+    try {
+      if (method === "completion/complete") {
+        const { server, sent } = this.#completion(params, request.context.profile);
+        return this.#request(this.#host.entry(server), request, sent, callOptions);
+      }
+      if (target?.server === undefined) {
+        if (target === undefined) throw new McplexError("INVALID_ARGUMENT", `${method} names no target`);
+        const name = target.kind === "resource" ? target.uri : target.name;
+        throw notFound(target.kind, name, request.context.profile);
+      }
+      const entry = this.#host.entry(target.server);
+      return this.#request(entry, request, sentParams(request, row), callOptions);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    if (target?.server === undefined) {
-      if (target === undefined) throw new McplexError("INVALID_ARGUMENT", `${method} names no target`);
-      const name = target.kind === "resource" ? target.uri : target.name;
-      throw notFound(target.kind, name, request.context.profile);
-    }
-    const entry = this.#host.entry(target.server);
-    return await this.#request(entry, request, sentParams(request, row), callOptions);
   }
 
   /** The request of one of the library's own calls. */
@@ -296,7 +303,7 @@ export class CallPath {
     const upstream =
       config.share === false && client !== undefined ? await own.acquire(client, config) : entry.upstream;
     const handler = options.onServerRequest;
-    const unregister = handler === undefined ? undefined : router.register(upstream, handler, client);
+    const slot = handler === undefined ? undefined : router.register(upstream, handler, client);
     // A shared server given another client's roots hears they changed, and asks again.
     if (client !== undefined && router.rootsChangeFor(upstream, client)) {
       upstream.notify("notifications/roots/list_changed");
@@ -327,7 +334,7 @@ export class CallPath {
       // Every front and the CLI get upstream errors from here: an upstream may quote its token.
       throw redactError(error, redactor);
     } finally {
-      unregister?.();
+      if (slot !== undefined) router.unregister(upstream, slot);
     }
   }
 

@@ -3,7 +3,8 @@ import { ErrorCode } from "../protocol/error-codes.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
 import type { Upstream } from "../upstream/upstream.js";
 
-interface Slot {
+/** A call's place among the calls in flight on one connection (see {@link ServerRequestRouter.register}). */
+export interface Slot {
   handler: ServerRequestHandler;
   /** The client session the call is made for (a call of its own when it has none). */
   client: object;
@@ -29,7 +30,8 @@ const ROUND_MS = 200;
  * reach the wrong person.
  */
 export class ServerRequestRouter {
-  readonly #calls = new Map<Upstream, Slot[]>();
+  /** Per connection, its calls in flight; the array stays when they are done (calls come again). */
+  readonly #calls = new WeakMap<Upstream, Slot[]>();
   /** Per connection, the client whose roots it was last given. */
   readonly #rootsHolder = new WeakMap<Upstream, object>();
   readonly #fallback: () => ServerRequestHandler | undefined;
@@ -39,18 +41,28 @@ export class ServerRequestRouter {
   }
 
   /**
-   * Registers a call's handler while the call is in flight; returns the unregister function.
-   * `client` stands for the session the call is made for; a call without one is its own client.
+   * Registers a call's handler while the call is in flight; {@link unregister} the slot it
+   * returns when the call ends. `client` stands for the session the call is made for; a call
+   * without one is its own client. Every call of a 2025 session comes here: one object, no closure.
    */
-  register(upstream: Upstream, handler: ServerRequestHandler, client: object = {}): () => void {
+  register(upstream: Upstream, handler: ServerRequestHandler, client: object = {}): Slot {
     const slot: Slot = { handler, client, outstanding: 0, waitingSince: 0 };
-    const slots = this.#calls.get(upstream) ?? [];
-    slots.push(slot);
-    this.#calls.set(upstream, slots);
-    return () => {
-      slots.splice(slots.indexOf(slot), 1);
-      if (slots.length === 0) this.#calls.delete(upstream);
-    };
+    const slots = this.#calls.get(upstream);
+    if (slots === undefined) this.#calls.set(upstream, [slot]);
+    else slots.push(slot);
+    return slot;
+  }
+
+  /** Ends what {@link register} began. */
+  unregister(upstream: Upstream, slot: Slot): void {
+    const slots = this.#calls.get(upstream);
+    if (slots === undefined) return;
+    // Usually the last one registered: pop, which leaves no garbage (splice returns an array).
+    if (slots[slots.length - 1] === slot) slots.pop();
+    else {
+      const at = slots.indexOf(slot);
+      if (at !== -1) slots.splice(at, 1);
+    }
   }
 
   /**

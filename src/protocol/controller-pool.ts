@@ -93,4 +93,14 @@ export class ControllerPool {
     }
     this.#free.push(controller);
   }
+
+  /**
+   * Gives back a controller whose signal went to code that may not follow the rule (an
+   * application's tool handler): kept only when nothing listens to it any more, else dropped.
+   */
+  giveIfUnheard(controller: AbortController): void {
+    if (controller.signal.aborted || this.#free.length >= this.#max) return;
+    if (abortListenerCount(controller.signal) > 0) return;
+    this.#free.push(controller);
+  }
 }

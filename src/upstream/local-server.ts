@@ -1,4 +1,5 @@
 import type { CallToolResult, JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 
 /** A tool implemented by a function in this process. */
@@ -72,6 +73,13 @@ export class LocalServer {
   }
 }
 
+/**
+ * Controllers of the calls in flight, kept for reuse: a new AbortController for every call was
+ * the largest single cost of an in-process call. A tool handler's listener left on its signal
+ * keeps that controller out of the pool.
+ */
+const controllers = new ControllerPool(256);
+
 class LocalTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -96,10 +104,10 @@ class LocalTransport implements Transport {
       return Promise.resolve();
     }
     const id = m.id;
-    const controller = new AbortController();
+    const controller = controllers.take();
     this.#inflight.set(id, controller);
     this.#server.answer(m, controller.signal).then(
-      (result) => this.#reply({ jsonrpc: "2.0", id, result } as JSONRPCMessage, id),
+      (result) => this.#reply({ jsonrpc: "2.0", id, result } as JSONRPCMessage, id, controller),
       (error: { code?: number; message?: string }) =>
         this.#reply(
           {
@@ -108,13 +116,15 @@ class LocalTransport implements Transport {
             error: { code: error?.code ?? ErrorCode.InternalError, message: String(error?.message ?? error) },
           } as JSONRPCMessage,
           id,
+          controller,
         ),
     );
     return Promise.resolve();
   }
 
-  #reply(message: JSONRPCMessage, id: string | number): void {
+  #reply(message: JSONRPCMessage, id: string | number, controller: AbortController): void {
     this.#inflight.delete(id);
+    controllers.giveIfUnheard(controller);
     if (!this.#closed) this.onmessage?.(message);
   }
 

@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 import { exited, signalGroup } from "./child-processes.js";
 import { type StdioServerParams, spawnServer, takeSpawnedAhead } from "./spawn-server.js";
@@ -133,7 +134,7 @@ export class StdioClientTransport implements Transport {
       return Promise.reject(new Error("not connected"));
     }
     const queue = this.#queue!;
-    const text = JSON.stringify(message);
+    const text = stringifyMessage(message);
     if (!queue.push(text)) {
       const server = this.#params.server ?? this.#params.command;
       return Promise.reject(queueFull(server, "stdio", queue.backlog, text.length, queue.limit));

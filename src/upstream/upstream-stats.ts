@@ -43,8 +43,8 @@ export class UpstreamStats {
     return performance.now();
   }
 
-  /** Records a finished request; returns its duration in ms and whether it was slow. */
-  end(startedAt: number, failed: boolean): { ms: number; slow: boolean } {
+  /** Records a finished request; returns its duration in ms (slow from {@link slowMs} on). */
+  end(startedAt: number, failed: boolean): number {
     const ms = performance.now() - startedAt;
     this.#inFlight--;
     this.#requests++;
@@ -53,9 +53,8 @@ export class UpstreamStats {
     if (ms > this.#max) this.#max = ms;
     const bucket = ms <= BASE_MS ? 0 : Math.min(BUCKETS - 1, Math.ceil(Math.log(ms / BASE_MS) / LOG_GROWTH));
     this.#histogram[bucket]!++;
-    const slow = ms >= this.slowMs;
-    if (slow) this.#slow++;
-    return { ms, slow };
+    if (ms >= this.slowMs) this.#slow++;
+    return ms;
   }
 
   snapshot(): UpstreamStatsSnapshot {

@@ -264,28 +264,51 @@ export class Upstream {
     params: Record<string, unknown> | undefined,
     options: UpstreamRequestOptions = {},
   ): Promise<T> {
+    // One async function on the way, not two: each is a promise and a microtask turn per call.
     this.#inFlight++;
-    clearTimeout(this.#idleTimer);
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    let startedAt: number | undefined;
+    let failed = true;
     try {
-      return await this.#send<T>(method, params, options);
+      if (this.#stopping !== undefined) await this.#stopping;
+      if (this.#state !== "ready") {
+        if (this.#state === "idle" || (this.#state === "stopped" && this.config.lazy)) await this.start();
+        else throw this.unavailableError();
+      }
+      const connection = this.#connected!.connection;
+      startedAt = this.stats.begin();
+      const result = await connection.request<T>(
+        method,
+        params,
+        this.#requestOptions(method, params, options),
+      );
+      failed = false;
+      if (!this.#served && connection === this.#connected?.connection) {
+        // A server killed every few seconds that answers in between is worth reconnecting
+        // to at once each time, not after a run of doubling delays and the breaker.
+        this.#served = true;
+        this.#backoff.reset();
+      }
+      return result;
     } finally {
+      if (startedAt !== undefined) {
+        const ms = this.stats.end(startedAt, failed);
+        if (ms >= this.stats.slowMs) {
+          const name = typeof params?.name === "string" ? params.name : undefined;
+          this.#options.onEvent({ type: "slow-call", method, ms, ...(name === undefined ? {} : { name }) });
+        }
+      }
       this.#inFlight--;
-      this.#armIdle();
+      if (this.config.idleTimeout !== undefined) this.#armIdle();
     }
   }
 
-  async #send<T>(
+  /** The connection's options of one request: timeout, signal, progress, 2026 envelope, headers. */
+  #requestOptions(
     method: string,
     params: Record<string, unknown> | undefined,
     options: UpstreamRequestOptions,
-  ): Promise<T> {
-    if (this.#stopping !== undefined) await this.#stopping;
-    if (this.#state !== "ready") {
-      if (this.#state === "idle" || (this.#state === "stopped" && this.config.lazy)) await this.start();
-      else throw this.unavailableError();
-    }
-    const connection = this.#connected!.connection;
-    const startedAt = this.stats.begin();
+  ): RpcRequestOptions {
     const annotated = method === "tools/call" ? this.#lists.paramHeaders(String(params?.name)) : undefined;
     const requestOptions: RpcRequestOptions = {
       timeout: options.timeout ?? this.config.timeout,
@@ -300,24 +323,7 @@ export class Upstream {
         requestOptions.meta![META.clientCapabilities] = options.clientCapabilities;
       if (options.logLevel !== undefined) requestOptions.meta![META.logLevel] = options.logLevel;
     }
-    let failed = true;
-    try {
-      const result = await connection.request<T>(method, params, requestOptions);
-      failed = false;
-      if (!this.#served && connection === this.#connected?.connection) {
-        // A server killed every few seconds that answers in between is worth reconnecting
-        // to at once each time, not after a run of doubling delays and the breaker.
-        this.#served = true;
-        this.#backoff.reset();
-      }
-      return result;
-    } finally {
-      const { ms, slow } = this.stats.end(startedAt, failed);
-      if (slow) {
-        const name = typeof params?.name === "string" ? params.name : undefined;
-        this.#options.onEvent({ type: "slow-call", method, ms, ...(name === undefined ? {} : { name }) });
-      }
-    }
+    return requestOptions;
   }
 
   /** The error a call gets while this server is not ready. */

@@ -31,10 +31,21 @@ export function catalogViews(
   run: Handler,
   available?: (profile: string | undefined) => Promise<readonly CatalogTool[]>,
 ): Interceptor {
-  return (next) => async (req) => {
+  // Not async: a caller in `all` mode passes straight to `next`, with no promise of this layer's
+  // own on its way (every call of a default `serve` comes this way).
+  return (next) => (req) => {
     if (req.row?.view !== true) return next(req);
-    const view = viewOf(req.context);
+    let view: CatalogView | undefined;
+    try {
+      view = viewOf(req.context);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (view === undefined) return next(req);
+    return viewed(req, view, next);
+  };
+
+  async function viewed(req: CallRequest, view: CatalogView, next: Handler): Promise<JsonObject> {
     const profile = req.context.profile;
     if (req.method === "tools/list") return { tools: view.listTools(hub.tools(profile)) };
     if (req.method === "resources/list") {
@@ -79,5 +90,5 @@ export function catalogViews(
       },
     });
     return result as JsonObject;
-  };
+  }
 }

@@ -1,5 +1,12 @@
 import { RpcError } from "../../errors.js";
-import type { Interceptor, RequestContext } from "../../hub/call-pipeline.js";
+import type {
+  CallRequest,
+  Handler,
+  Interceptor,
+  JsonObject,
+  RequestContext,
+  RequestTarget,
+} from "../../hub/call-pipeline.js";
 import type { CallOptions } from "../../hub/hub-types.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../../protocol/server-requests.js";
@@ -13,17 +20,28 @@ import type { InputParking } from "./input-parking.js";
  * (`parking` answers `input_required` with its own state and resumes on the retry).
  */
 export function clientInput(parking: InputParking): Interceptor {
-  return (next) => async (request) => {
+  // Not async: a 2025 session's call passes straight to `next`, with no promise of this layer's
+  // own on its way.
+  return (next) => (request) => {
     if (request.row?.inputRequired !== true || request.target?.server === undefined) return next(request);
     const ctx = request.context;
     if (!ctx.stateless) {
+      // `callOptionsOf` gave it the handler already (the gateway builds every forwarded request
+      // with it); a request an interceptor built without one gets it here.
+      if (request.callOptions.onServerRequest !== undefined) return next(request);
       return next({
         ...request,
         callOptions: { ...request.callOptions, onServerRequest: sessionHandler(ctx) },
       });
     }
+    return parked(request, request.target, next);
+  };
+
+  /** A 2026 client's call: its server's requests are parked, the client's input resumes it. */
+  async function parked(request: CallRequest, target: RequestTarget, next: Handler): Promise<JsonObject> {
+    const ctx = request.context;
     const { method, params } = request;
-    const name = targetName(request.target);
+    const name = targetName(target);
     const state = params.requestState;
     const principal = principalOf(ctx);
     if (parking.owns(state))
@@ -42,7 +60,7 @@ export function clientInput(parking: InputParking): Interceptor {
       },
       principal,
     );
-  };
+  }
 }
 
 /**

@@ -7,23 +7,28 @@ import { logPasses } from "../../protocol/log-levels.js";
  * those whose clients asked for its level.
  */
 export class LogRelay {
-  readonly #inflight = new Map<string, Set<RequestContext>>();
+  /**
+   * The calls in flight per server, in arrays that stay when they empty: a call is added and
+   * removed on every `tools/call`, and an array's push and pop are the cheapest way to do that.
+   */
+  readonly #inflight = new Map<string, RequestContext[]>();
 
-  /** Keeps each tool call in the set of its server while it runs. */
+  /** Keeps each tool call in the list of its server while it runs. */
   readonly interceptor: Interceptor = (next) => async (request) => {
     const server = request.target?.server;
     if (request.method !== "tools/call" || server === undefined) return next(request);
     let calls = this.#inflight.get(server);
     if (calls === undefined) {
-      calls = new Set();
+      calls = [];
       this.#inflight.set(server, calls);
     }
-    calls.add(request.context);
+    const ctx = request.context;
+    calls.push(ctx);
     try {
       return await next(request);
     } finally {
-      calls.delete(request.context);
-      if (calls.size === 0) this.#inflight.delete(server);
+      if (calls[calls.length - 1] === ctx) calls.pop();
+      else calls.splice(calls.indexOf(ctx), 1);
     }
   };
 
@@ -32,7 +37,14 @@ export class LogRelay {
    * level (2025 clients that set none get everything).
    */
   relay(server: string, params: Record<string, unknown>): void {
-    for (const ctx of this.#inflight.get(server) ?? []) {
+    const calls = this.#inflight.get(server);
+    if (calls === undefined) return;
+    // A copy: a notification may end a call (and change the list) while this loop runs.
+    const copy = [...calls];
+    for (let i = 0; i < copy.length; i++) {
+      const ctx = copy[i]!;
+      // One message per client request, however many of its calls run on the server (a script's).
+      if (copy.indexOf(ctx) !== i) continue;
       if (
         ctx.stateless
           ? logPasses(params.level, ctx.logLevel)

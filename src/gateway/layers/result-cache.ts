@@ -1,7 +1,7 @@
 import { compileToolFilter, type NameMatcher } from "../../catalog/tool-filter.js";
 import type { CatalogTool } from "../../catalog/types.js";
 import type { CacheConfig, ToolCacheConfig } from "../../config/types.js";
-import type { Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import type { CallRequest, Handler, Interceptor, JsonObject } from "../../hub/call-pipeline.js";
 import type { Hub } from "../../hub/hub.js";
 
 /** Bounds of a {@link ResultCache}. */
@@ -68,13 +68,24 @@ export class ResultCache {
   }
 
   /** The layer: answers a cacheable `tools/call` from the cache, or keeps what the server answered. */
-  readonly interceptor: Interceptor = (next) => async (request) => {
+  // Not async: a call that may not be cached passes straight to `next`, with no promise of this
+  // layer's own on its way.
+  readonly interceptor: Interceptor = (next) => (request) => {
     if (request.method !== "tools/call") return next(request);
     const tool = request.target?.kind === "tool" ? request.target.tool : undefined;
     if (tool === undefined) return next(request);
-    const ttl = this.#ttl(tool);
+    let ttl: number | undefined;
+    try {
+      ttl = this.#ttl(tool);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // A 2026 retry carries the client's input for a call under way: never an answer to reuse.
     if (ttl === undefined || request.params.inputResponses !== undefined) return next(request);
+    return this.#cached(request, tool, ttl, next);
+  };
+
+  async #cached(request: CallRequest, tool: CatalogTool, ttl: number, next: Handler): Promise<JsonObject> {
     const { context } = request;
     const key = JSON.stringify([
       tool.server,
@@ -101,7 +112,7 @@ export class ResultCache {
     if (result.isError !== true && (result.resultType === undefined || result.resultType === "complete"))
       this.#store(key, tool.server, result, now, ttl);
     return result;
-  };
+  }
 
   /** Counts per server (servers with no lookup yet are absent). */
   counts(): ReadonlyMap<string, CacheCounts> {
