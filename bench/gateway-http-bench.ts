@@ -14,25 +14,15 @@
  */
 import { spawn } from "node:child_process";
 import { Agent } from "node:http";
-import { post } from "./http-post.js";
+import { post, REV2026_ECHO_HEADERS, REV2026_META } from "./http-post.js";
 import { median } from "./interleaved.js";
 import { cpuSeconds, numberArg } from "./process-stats.js";
 
 const ROUNDS = numberArg("--rounds", 6);
 const SECONDS = numberArg("--seconds", 1.5);
 const CONNECTIONS = 64;
-const META = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
-};
-const HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2026-07-28",
-  "mcp-method": "tools/call",
-  "mcp-name": "echo",
-};
+const META = REV2026_META;
+const HEADERS = REV2026_ECHO_HEADERS;
 
 interface Target {
   url: string;

@@ -23,3 +23,19 @@ export function post(agent: Agent, url: URL, body: string, headers: Record<strin
     req.end(body);
   });
 }
+
+/** The 2026 envelope (`params._meta`) of the benches' `tools/call`s. */
+export const REV2026_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
+};
+
+/** The headers of a 2026 `tools/call` of the echo tool, as a 2026 client sends them. */
+export const REV2026_ECHO_HEADERS: Record<string, string> = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2026-07-28",
+  "mcp-method": "tools/call",
+  "mcp-name": "echo",
+};
