@@ -35,8 +35,19 @@ export interface Identity {
    * the token itself), the client's address when no credential is asked for.
    */
   readonly key: string;
-  /** How it was established. */
-  readonly via: "token" | "anonymous";
+  /** How it was established: a static token, nothing asked (loopback), or an OAuth access token. */
+  readonly via: "token" | "anonymous" | "oauth";
+  /**
+   * The signed-in user, for audit lines and spans (`enduser.id`): the access token's `sub`.
+   * Absent for static tokens and anonymous callers. Never a metric label.
+   */
+  readonly subject?: string;
+  /** The issuer that vouched for {@link subject} (`iss`). */
+  readonly issuer?: string;
+  /** The OAuth client the user signed in with (`client_id` or `azp`), when the token names it. */
+  readonly client?: string;
+  /** The scopes the access token grants (`scope`), for per-tool scope checks. */
+  readonly scopes?: readonly string[];
   /** The catalog view it may see; absent: the front's default (everything without one). */
   readonly profile?: string;
   /** How it sees the tools, when its credential says (a token's `mode`). */
