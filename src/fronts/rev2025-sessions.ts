@@ -211,6 +211,7 @@ export class Rev2025HttpSessions {
       sseAllowed: caller.sseAllowed,
       headers,
       ...(caller.lease === undefined ? {} : { lease: caller.lease }),
+      challenge: caller.challenge,
     });
     entry.channel.exchanges.set(id, exchange);
     res.on("close", () => {

@@ -72,6 +72,7 @@ export async function serveRev2026Post(
   const exchange = new HttpExchange(res, {
     sseAllowed: caller.sseAllowed,
     ...(caller.lease === undefined ? {} : { lease: caller.lease }),
+    challenge: caller.challenge,
   });
   res.on("close", () => {
     if (!exchange.done) controller.abort("the client closed the request");

@@ -277,6 +277,10 @@ function printEvent(event: ServeEvent): void {
     else console.error(`mcplex: warning: replicas ${e.replicas.join(", ")} serve a different config`);
     return;
   }
+  if (event.type === "auth") {
+    console.error(`mcplex: warning: ${event.message}`);
+    return;
+  }
   if (event.type === "record-failed") {
     console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
     return;
