@@ -153,6 +153,11 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
       config.interceptors = readInterceptorModules(ctx, doc.interceptors);
     const auth = readAuth(reader, doc.auth, Object.keys(config.profiles));
     if (auth !== undefined) config.auth = auth;
+    if (auth !== undefined && cluster !== undefined && auth.resource === undefined && doc.auth !== null)
+      reader.fail(
+        "auth.resource",
+        'is required with cluster: every replica must name the URL clients reach them at (the load balancer\'s), such as "https://mcp.example.com"',
+      );
   } else if (DIALECTS[format] !== undefined) {
     const { servers, profiles, disabledBlock } = DIALECTS[format](ctx, doc);
     Object.assign(config, { servers, profiles }, disabledBlock && { disabledBlock });
