@@ -1,0 +1,653 @@
+/**
+ * A real OAuth 2.1 / OpenID authorization server for the sign-in tests: `oidc-provider` (a
+ * certified OpenID provider) on its own `node:http` server on 127.0.0.1, with dynamic client
+ * registration (RFC 7591), PKCE S256 (required), resource indicators (RFC 8707) issuing JWT
+ * access tokens (RFC 9068) for the resource asked, introspection (RFC 7662, for opaque tokens)
+ * and revocation (RFC 7009). Its users, scopes and signing keys are the test's: it can sign in
+ * a user through the real authorization-code flow ({@link AuthServer.signIn}), mint tokens the
+ * server never issued with the server's own keys ({@link AuthServer.sign}), rotate its keys
+ * and stop and start again on the same port, and it counts the JWKS and introspection
+ * requests it answered.
+ *
+ * @example
+ * const as = await startAuthServer({ users: [{ sub: "alice", email: "a@x", groups: ["eng"] }] });
+ * const { accessToken } = await as.signIn({ user: "alice", resource: "http://127.0.0.1:8080/mcp" });
+ * // ... a JWT with aud = the resource, iss = as.issuer, sub, email, groups, scope "mcp:tools"
+ * await as.close();
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { JSONWebKeySet, JWTPayload } from "jose";
+import type { Provider } from "oidc-provider";
+import { isInteractionPath, serveInteraction } from "./oidc/interaction-pages.js";
+import { MemoryStorage } from "./oidc/memory-adapter.js";
+import {
+  defaultClaims,
+  generateSigningKeys,
+  type SigningAlg,
+  type SigningKey,
+  type SignOptions,
+  signToken,
+} from "./oidc/signing-keys.js";
+import {
+  type TestClientProviderOptions,
+  TestOAuthClientProvider,
+} from "./oidc/test-oauth-client-provider.js";
+import {
+  type ApproveOptions,
+  approveAuthorization,
+  type CookieJar,
+  TEST_REDIRECT_URI,
+} from "./oidc/user-agent.js";
+
+export {
+  generateSigningKey,
+  type SigningAlg,
+  type SigningKey,
+  type SignOptions,
+} from "./oidc/signing-keys.js";
+export {
+  connectWithSignIn,
+  type TestClientProviderOptions,
+  TestOAuthClientProvider,
+} from "./oidc/test-oauth-client-provider.js";
+export {
+  type ApproveOptions,
+  approveAuthorization,
+  CookieJar,
+  TEST_REDIRECT_URI,
+} from "./oidc/user-agent.js";
+
+/** A user who can sign in; `email`, `groups` and `claims` go into ID and access tokens. */
+export interface TestUser {
+  sub: string;
+  email?: string;
+  groups?: string[];
+  /** More claims for the access token (and the ID token's `profile`-less claims). */
+  claims?: Record<string, unknown>;
+}
+
+/** How tokens for one resource (an RFC 8707 resource indicator) are made. */
+export interface ResourceSettings {
+  /** The scopes this resource server knows; an access token carries only those granted of them. */
+  scopes?: string[];
+  /** `jwt` (RFC 9068, the default) or `opaque` (checked by introspection). */
+  format?: "jwt" | "opaque";
+  /** The JWT's signing algorithm; default RS256. */
+  alg?: SigningAlg;
+  /** The token's `aud`; default the resource indicator itself. */
+  audience?: string;
+  /** Access token lifetime, seconds; default the server's `accessTokenTtl`. */
+  ttlSeconds?: number;
+}
+
+/** What {@link startAuthServer} starts. */
+export interface AuthServerOptions {
+  /** Who can sign in; default alice (`eng`) and bob (`sales`). */
+  users?: TestUser[];
+  /**
+   * Settings of the resources the test knows at start, by resource indicator. A resource not
+   * listed is accepted too, with {@link AuthServerOptions.defaultResource} (the mcplex URL
+   * usually has a port chosen after the authorization server started); see also
+   * {@link AuthServer.setResource}.
+   */
+  resources?: Record<string, ResourceSettings>;
+  /** The settings of resources not listed; default scopes `mcp:tools github:write`, JWT, RS256. */
+  defaultResource?: ResourceSettings;
+  /** Access token lifetime in seconds; default 3600. */
+  accessTokenTtl?: number;
+  /** Port on 127.0.0.1; default 0 (any free port, kept across {@link AuthServer.stop}/`start`). */
+  port?: number;
+}
+
+/** A public client registered at the server (RFC 7591). */
+export interface RegisteredClient {
+  clientId: string;
+  /** Only for confidential clients. */
+  clientSecret?: string;
+  redirectUri: string;
+}
+
+/** What {@link AuthServer.signIn} asks for. */
+export interface SignInOptions {
+  /** The `sub` of one of the server's users. */
+  user: string;
+  /** The resource indicator (RFC 8707): the token's audience, e.g. mcplex's `/mcp` URL. */
+  resource: string;
+  /** Scopes asked (resource scopes and OpenID ones such as `openid`); default `mcp:tools`. */
+  scopes?: string[];
+  /** A client registered before; default a new public client, registered dynamically. */
+  client?: RegisteredClient;
+  /** The user agent's cookies; pass one jar to several sign-ins to keep the user's session. */
+  jar?: CookieJar;
+  signal?: AbortSignal;
+}
+
+/** The token endpoint's answer to a sign-in. */
+export interface SignInResult {
+  accessToken: string;
+  tokenType: string;
+  expiresIn: number;
+  /** The scopes granted for the resource, space-separated. */
+  scope: string;
+  refreshToken?: string;
+  idToken?: string;
+  /** The client the sign-in used (for a step-up or a refresh with the same one). */
+  client: RegisteredClient;
+  resource: string;
+}
+
+/** A running test authorization server. */
+export interface AuthServer {
+  /** `http://127.0.0.1:<port>`, unchanged by key rotation and by stop/start. */
+  readonly issuer: string;
+  /** The endpoints (as in the server's metadata at `/.well-known/oauth-authorization-server`). */
+  readonly endpoints: {
+    authorization: string;
+    token: string;
+    registration: string;
+    jwks: string;
+    introspection: string;
+    revocation: string;
+    userinfo: string;
+  };
+  /** The confidential client a resource server uses at the introspection endpoint. */
+  readonly resourceServerClient: { clientId: string; clientSecret: string };
+  /** Requests answered at the JWKS endpoint since start (or the last {@link resetCounts}). */
+  readonly jwksFetches: number;
+  /** Requests answered at the introspection endpoint since start (or the last {@link resetCounts}). */
+  readonly introspections: number;
+  /** Errors the provider hit while answering (a test may assert there are none). */
+  readonly serverErrors: readonly unknown[];
+  /** Every key published at the JWKS endpoint (private halves included, for forging). */
+  readonly keys: readonly SigningKey[];
+  /** The key that signs tokens for `alg` now. */
+  signingKey(alg?: SigningAlg): SigningKey;
+  /** The public key set, as published at the JWKS endpoint. */
+  readonly publicJwks: JSONWebKeySet;
+  /** Whether the server is listening. */
+  readonly running: boolean;
+  /** Sets (or replaces) how tokens for `resource` are made; takes effect at once. */
+  setResource(resource: string, settings: ResourceSettings): void;
+  resetCounts(): void;
+  /**
+   * New keys (one per algorithm) sign from now on, without changing the issuer or port. The
+   * old keys stay published unless `dropOld` (then tokens signed with them no longer verify
+   * against a fresh JWKS). Registered clients, sessions and grants survive.
+   */
+  rotateKeys(options?: { dropOld?: boolean }): Promise<SigningKey[]>;
+  /**
+   * Signs a JWT with the server's key (or with `options.key`). The claims default to
+   * `iss` = the issuer, `iat`/`nbf` = now, `exp` = now + 5 min and a fresh `jti`; the test adds
+   * `aud`, `sub`, `scope` (and may override or, with `undefined`, drop any default).
+   */
+  sign(claims: JWTPayload, options?: SignOptions): Promise<string>;
+  /** Registers a public client (RFC 7591, `token_endpoint_auth_method: none`). */
+  registerClient(metadata?: Record<string, unknown>): Promise<RegisteredClient>;
+  /**
+   * Signs `user` in through the real flow: dynamic registration (unless `client` is given),
+   * an authorization request with PKCE S256 and `resource`, the sign-in and consent pages over
+   * HTTP, and the code exchanged at the token endpoint with the verifier and `resource`.
+   * A step-up is a new sign-in with more scopes.
+   */
+  signIn(options: SignInOptions): Promise<SignInResult>;
+  /** Spends `signIn`'s refresh token (present when `offline_access` was asked) for a new access token. */
+  refresh(previous: SignInResult, options?: { signal?: AbortSignal }): Promise<SignInResult>;
+  /** Walks an authorization URL through the sign-in and consent pages (see {@link approveAuthorization}). */
+  approve(authorizationUrl: URL | string, options: ApproveOptions): Promise<URLSearchParams>;
+  /**
+   * An SDK `OAuthClientProvider` whose redirect signs `user` in at this server; see
+   * {@link TestOAuthClientProvider} for how a `Client` connects with it.
+   */
+  clientProvider(options: Omit<TestClientProviderOptions, "approve">): TestOAuthClientProvider;
+  /** Stops listening and drops open connections; the port is kept for {@link start}. */
+  stop(): Promise<void>;
+  /** Listens again on the same port, with the same issuer, keys, clients and grants. */
+  start(): Promise<void>;
+  /** Stops for good (same as {@link stop}; safe to call twice). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_USERS: TestUser[] = [
+  { sub: "alice", email: "alice@example.com", groups: ["eng"] },
+  { sub: "bob", email: "bob@example.com", groups: ["sales"] },
+];
+
+const ROUTES = {
+  authorization: "/auth",
+  token: "/token",
+  registration: "/reg",
+  jwks: "/jwks",
+  introspection: "/token/introspection",
+  revocation: "/token/revocation",
+  userinfo: "/me",
+};
+
+/** Starts a test authorization server on 127.0.0.1 (see the module's comment). */
+export async function startAuthServer(options: AuthServerOptions = {}): Promise<AuthServer> {
+  const ProviderClass = await loadProvider();
+  const server = new TestAuthServer(ProviderClass, options, await generateSigningKeys());
+  await server.start();
+  return server;
+}
+
+let providerModule: Promise<typeof Provider> | undefined;
+
+/**
+ * Imports `oidc-provider` once. It warns on import when Node is not an LTS it lists (Node 20
+ * is not, and mcplex supports it): that one line is held back so that test output stays quiet;
+ * any other warning still shows.
+ */
+function loadProvider(): Promise<typeof Provider> {
+  providerModule ??= (async () => {
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => {
+      if (typeof args[0] === "string" && args[0].includes("oidc-provider WARNING: Unsupported runtime"))
+        return;
+      warn(...args);
+    };
+    try {
+      return (await import("oidc-provider")).default;
+    } finally {
+      console.warn = warn;
+    }
+  })();
+  return providerModule;
+}
+
+class TestAuthServer implements AuthServer {
+  readonly #Provider: typeof Provider;
+  readonly #storage = new MemoryStorage();
+  readonly #users: Map<string, TestUser>;
+  readonly #resources = new Map<string, ResourceSettings>();
+  readonly #defaultResource: ResourceSettings;
+  readonly #accessTokenTtl: number;
+  readonly #errors: unknown[] = [];
+  readonly resourceServerClient = {
+    clientId: "mcplex-resource-server",
+    clientSecret: randomBytes(24).toString("base64url"),
+  };
+  #keys: SigningKey[];
+  #port: number;
+  #issuer = "";
+  #provider: Provider | undefined;
+  #handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  #server: Server | undefined;
+  #jwksFetches = 0;
+  #introspections = 0;
+
+  constructor(ProviderClass: typeof Provider, options: AuthServerOptions, keys: SigningKey[]) {
+    this.#Provider = ProviderClass;
+    this.#keys = keys;
+    this.#port = options.port ?? 0;
+    const users = options.users ?? DEFAULT_USERS;
+    this.#users = new Map(users.map((user) => [user.sub, user]));
+    if (this.#users.size !== users.length) throw new Error("startAuthServer: two users have the same sub");
+    for (const [resource, settings] of Object.entries(options.resources ?? {}))
+      this.setResource(resource, settings);
+    this.#defaultResource = options.defaultResource ?? {};
+    this.#accessTokenTtl = options.accessTokenTtl ?? 3600;
+  }
+
+  get issuer(): string {
+    return this.#issuer;
+  }
+
+  get endpoints(): AuthServer["endpoints"] {
+    const at = (path: string) => `${this.#issuer}${path}`;
+    return {
+      authorization: at(ROUTES.authorization),
+      token: at(ROUTES.token),
+      registration: at(ROUTES.registration),
+      jwks: at(ROUTES.jwks),
+      introspection: at(ROUTES.introspection),
+      revocation: at(ROUTES.revocation),
+      userinfo: at(ROUTES.userinfo),
+    };
+  }
+
+  get jwksFetches(): number {
+    return this.#jwksFetches;
+  }
+
+  get introspections(): number {
+    return this.#introspections;
+  }
+
+  get serverErrors(): readonly unknown[] {
+    return this.#errors;
+  }
+
+  get keys(): readonly SigningKey[] {
+    return this.#keys;
+  }
+
+  get publicJwks(): JSONWebKeySet {
+    return { keys: this.#keys.map((key) => key.publicJwk) };
+  }
+
+  get running(): boolean {
+    return this.#server?.listening === true;
+  }
+
+  signingKey(alg: SigningAlg = "RS256"): SigningKey {
+    const key = this.#keys.find((k) => k.alg === alg);
+    if (key === undefined) throw new Error(`the auth server has no ${alg} key`);
+    return key;
+  }
+
+  setResource(resource: string, settings: ResourceSettings): void {
+    this.#resources.set(resource, settings);
+  }
+
+  resetCounts(): void {
+    this.#jwksFetches = 0;
+    this.#introspections = 0;
+  }
+
+  async rotateKeys(options: { dropOld?: boolean } = {}): Promise<SigningKey[]> {
+    const fresh = await generateSigningKeys();
+    // oidc-provider signs with the first key of an algorithm and takes its key set only when
+    // built: a new Provider on the same server (and storage) is the rotation.
+    this.#keys = options.dropOld === true ? fresh : [...fresh, ...this.#keys];
+    if (this.#provider !== undefined) this.#build();
+    return fresh;
+  }
+
+  sign(claims: JWTPayload, options: SignOptions = {}): Promise<string> {
+    const current = new Map<SigningAlg, SigningKey>();
+    for (const key of this.#keys) if (!current.has(key.alg)) current.set(key.alg, key);
+    return signToken({ ...defaultClaims(this.#issuer), ...claims }, options, current, this.#keys);
+  }
+
+  async registerClient(metadata: Record<string, unknown> = {}): Promise<RegisteredClient> {
+    const response = await fetch(this.endpoints.registration, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_name: "mcplex test client",
+        application_type: "native",
+        redirect_uris: [TEST_REDIRECT_URI],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+        ...metadata,
+      }),
+    });
+    const body = (await response.json()) as Record<string, unknown>;
+    if (response.status !== 201)
+      throw new Error(`client registration failed (${response.status}): ${JSON.stringify(body)}`);
+    const redirectUris = body.redirect_uris as string[];
+    return {
+      clientId: String(body.client_id),
+      ...(typeof body.client_secret === "string" ? { clientSecret: body.client_secret } : {}),
+      redirectUri: redirectUris[0] ?? TEST_REDIRECT_URI,
+    };
+  }
+
+  async signIn(options: SignInOptions): Promise<SignInResult> {
+    if (!this.#users.has(options.user)) {
+      throw new Error(
+        `signIn: no user ${options.user}; the server's users are ${[...this.#users.keys()].join(", ")}`,
+      );
+    }
+    const client = options.client ?? (await this.registerClient());
+    const verifier = randomBytes(32).toString("base64url");
+    const state = randomBytes(16).toString("base64url");
+    const scopes = options.scopes ?? ["mcp:tools"];
+    const url = new URL(this.endpoints.authorization);
+    url.search = new URLSearchParams({
+      client_id: client.clientId,
+      response_type: "code",
+      redirect_uri: client.redirectUri,
+      scope: scopes.join(" "),
+      resource: options.resource,
+      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+      code_challenge_method: "S256",
+      state,
+    }).toString();
+    // OpenID Connect keeps offline_access (a refresh token) only when consent is asked for.
+    if (scopes.includes("offline_access")) url.searchParams.set("prompt", "consent");
+    const back = await approveAuthorization(url, {
+      user: options.user,
+      ...(options.jar === undefined ? {} : { jar: options.jar }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+    const error = back.get("error");
+    if (error !== null) throw new Error(`signIn refused: ${error}: ${back.get("error_description") ?? ""}`);
+    if (back.get("state") !== state) throw new Error("signIn: the redirect's state is not the request's");
+    if (back.get("iss") !== this.#issuer) throw new Error(`signIn: the redirect's iss is ${back.get("iss")}`);
+    const tokens = await this.#token(
+      {
+        grant_type: "authorization_code",
+        code: back.get("code") ?? "",
+        redirect_uri: client.redirectUri,
+        code_verifier: verifier,
+        client_id: client.clientId,
+        resource: options.resource,
+      },
+      options.signal,
+    );
+    return resultOf(tokens, client, options.resource);
+  }
+
+  async refresh(previous: SignInResult, options: { signal?: AbortSignal } = {}): Promise<SignInResult> {
+    if (previous.refreshToken === undefined)
+      throw new Error("refresh: the sign-in got no refresh token (ask offline_access)");
+    const tokens = await this.#token(
+      {
+        grant_type: "refresh_token",
+        refresh_token: previous.refreshToken,
+        client_id: previous.client.clientId,
+        resource: previous.resource,
+      },
+      options.signal,
+    );
+    return resultOf(tokens, previous.client, previous.resource);
+  }
+
+  approve(authorizationUrl: URL | string, options: ApproveOptions): Promise<URLSearchParams> {
+    return approveAuthorization(authorizationUrl, options);
+  }
+
+  clientProvider(options: Omit<TestClientProviderOptions, "approve">): TestOAuthClientProvider {
+    return new TestOAuthClientProvider({
+      ...options,
+      approve: (url, approveOptions) => this.approve(url, approveOptions),
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    const server = createServer((req, res) => this.#serve(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.#port, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    this.#port = (server.address() as AddressInfo).port;
+    this.#server = server;
+    if (this.#provider === undefined) {
+      this.#issuer = `http://127.0.0.1:${this.#port}`;
+      this.#build();
+    }
+  }
+
+  async stop(): Promise<void> {
+    const server = this.#server;
+    if (server === undefined) return;
+    this.#server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
+  }
+
+  close(): Promise<void> {
+    return this.stop();
+  }
+
+  #serve(req: IncomingMessage, res: ServerResponse): void {
+    const provider = this.#provider;
+    const handler = this.#handler;
+    if (provider === undefined || handler === undefined) {
+      res.writeHead(503).end();
+      return;
+    }
+    const { pathname } = new URL(req.url ?? "/", this.#issuer);
+    if (pathname === ROUTES.jwks) this.#jwksFetches++;
+    if (pathname === ROUTES.introspection) this.#introspections++;
+    if (isInteractionPath(pathname)) {
+      serveInteraction(provider, new Set(this.#users.keys()), req, res).catch((error: unknown) => {
+        this.#errors.push(error);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+      return;
+    }
+    handler(req, res);
+  }
+
+  #build(): void {
+    const provider = new this.#Provider(this.#issuer, this.#configuration());
+    // Koa would print every 5xx; the test reads them from serverErrors instead.
+    provider.silent = true;
+    provider.on("server_error", (_ctx, error) => this.#errors.push(error));
+    this.#provider = provider;
+    this.#handler = provider.callback();
+  }
+
+  async #token(params: Record<string, string>, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const response = await fetch(this.endpoints.token, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(params).toString(),
+      signal: signal ?? AbortSignal.timeout(15_000),
+    });
+    const body = (await response.json()) as Record<string, unknown>;
+    if (response.status !== 200)
+      throw new Error(`token endpoint: ${response.status} ${JSON.stringify(body)}`);
+    return body;
+  }
+
+  /**
+   * `oidc-provider`'s configuration. Every hook the provider would otherwise warn about
+   * ("you SHOULD/MUST change it") is given, which also keeps test output quiet.
+   */
+  #configuration(): Record<string, unknown> {
+    const users = this.#users;
+    const rs = this.resourceServerClient;
+    const claimsOf = (user: TestUser) => ({
+      ...user.claims,
+      ...(user.email === undefined ? {} : { email: user.email, email_verified: true }),
+      ...(user.groups === undefined ? {} : { groups: user.groups }),
+    });
+    const ttl = this.#accessTokenTtl;
+    return {
+      adapter: this.#storage.adapter,
+      jwks: { keys: this.#keys.map((key) => key.privateJwk) },
+      clients: [
+        {
+          client_id: rs.clientId,
+          client_secret: rs.clientSecret,
+          redirect_uris: [],
+          response_types: [],
+          grant_types: [],
+        },
+      ],
+      routes: ROUTES,
+      scopes: ["openid", "offline_access", "email", "groups"],
+      claims: { openid: ["sub"], email: ["email", "email_verified"], groups: ["groups"] },
+      async findAccount(_ctx: unknown, sub: string) {
+        const user = users.get(sub);
+        if (user === undefined) return undefined;
+        return { accountId: sub, claims: async () => ({ sub, ...claimsOf(user) }) };
+      },
+      async extraTokenClaims(_ctx: unknown, token: { accountId?: string }) {
+        const user = token.accountId === undefined ? undefined : users.get(token.accountId);
+        if (user === undefined) return undefined;
+        const { email_verified: _, ...claims } = claimsOf(user);
+        return claims;
+      },
+      // A registration's `scope` (the SDK sends the resource's scopes) is dropped, as RFC 7591
+      // §2 lets a server do: oidc-provider would refuse resource scopes there, and keeping
+      // them would bar the client from a later step-up. The validator of a custom property is
+      // the documented place to change the metadata (it runs for every registration).
+      extraClientMetadata: {
+        properties: ["urn:mcplex:test"],
+        validator: (_ctx: unknown, _key: string, _value: unknown, metadata: { scope?: string }) => {
+          delete metadata.scope;
+        },
+      },
+      interactions: {
+        url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}`,
+      },
+      pkce: { required: () => true },
+      clientBasedCORS: () => true,
+      renderError: async (ctx: { type: string; body: string }, out: Record<string, string>) => {
+        ctx.type = "html";
+        ctx.body = `<!doctype html><title>${out.error}</title><h1>${out.error}</h1><p>${out.error_description ?? ""}</p>`;
+      },
+      ttl: {
+        AccessToken: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+          token.resourceServer?.accessTokenTTL ?? ttl,
+        AuthorizationCode: 60,
+        ClientCredentials: 600,
+        DeviceCode: 600,
+        BackchannelAuthenticationRequest: 600,
+        PreAuthorizedCode: 600,
+        IdToken: 3600,
+        RefreshToken: 24 * 3600,
+        Interaction: 600,
+        Session: 24 * 3600,
+        Grant: 24 * 3600,
+      },
+      features: {
+        devInteractions: { enabled: false },
+        registration: { enabled: true },
+        introspection: {
+          enabled: true,
+          allowedPolicy: async (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) =>
+            client.clientId === rs.clientId || client.clientId === token.clientId,
+        },
+        revocation: {
+          enabled: true,
+          allowedPolicy: async (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) =>
+            client.clientId === rs.clientId || client.clientId === token.clientId,
+        },
+        rpInitiatedLogout: { enabled: false },
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: async (_ctx: unknown, _client: unknown, oneOf?: string[]) => oneOf,
+          useGrantedResource: async () => true,
+          getResourceServerInfo: async (_ctx: unknown, indicator: string) => {
+            const settings = { ...this.#defaultResource, ...this.#resources.get(indicator) };
+            const format = settings.format ?? "jwt";
+            return {
+              scope: (settings.scopes ?? ["mcp:tools", "github:write"]).join(" "),
+              ...(settings.audience === undefined ? {} : { audience: settings.audience }),
+              accessTokenTTL: settings.ttlSeconds ?? ttl,
+              accessTokenFormat: format,
+              ...(format === "jwt" ? { jwt: { sign: { alg: settings.alg ?? "RS256" } } } : {}),
+            };
+          },
+        },
+      },
+    };
+  }
+}
+
+function resultOf(tokens: Record<string, unknown>, client: RegisteredClient, resource: string): SignInResult {
+  return {
+    accessToken: String(tokens.access_token),
+    tokenType: String(tokens.token_type),
+    expiresIn: Number(tokens.expires_in),
+    scope: typeof tokens.scope === "string" ? tokens.scope : "",
+    ...(typeof tokens.refresh_token === "string" ? { refreshToken: tokens.refresh_token } : {}),
+    ...(typeof tokens.id_token === "string" ? { idToken: tokens.id_token } : {}),
+    client,
+    resource,
+  };
+}
