@@ -18,9 +18,13 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from "jose";
+import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Hub } from "../../src/hub/hub.js";
+import { memoryOAuthStore } from "../../src/upstream/oauth.js";
 import { buildFixtureServer } from "../fixtures/servers/fixture-tools.js";
 import { type FetchHandler, toNodeListener } from "../fixtures/servers/node-fetch-listener.js";
+import { configOf, remote } from "../support/config.js";
 import {
   type AuthServer,
   CookieJar,
@@ -30,6 +34,7 @@ import {
 } from "../support/oidc-provider.js";
 
 const RESOURCE = "http://127.0.0.1:1/mcp";
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 let as: AuthServer;
 beforeAll(async () => {
@@ -40,7 +45,11 @@ beforeAll(async () => {
     ],
   });
 });
-afterAll(() => as.close());
+afterAll(async () => {
+  // Whatever the tests sent, the provider itself never failed.
+  expect(as.serverErrors).toEqual([]);
+  await as.close();
+});
 
 function verify(token: string, audience = RESOURCE) {
   const jwks = createRemoteJWKSet(new URL(as.endpoints.jwks));
@@ -151,6 +160,14 @@ describe("the test authorization server", () => {
     });
     expect(await introspect("not-a-token-it-issued")).toEqual({ active: false });
     expect(as.introspections).toBe(2);
+
+    const revoked = await fetch(as.endpoints.revocation, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: accessToken, client_id: client.clientId }).toString(),
+    });
+    expect(revoked.status).toBe(200);
+    expect(await introspect(accessToken)).toEqual({ active: false });
   });
 
   it("refreshes a sign-in that asked offline_access", async () => {
@@ -290,6 +307,39 @@ describe("key rotation and outages", () => {
   });
 });
 
+describe("the sign-in pages in a browser", { timeout: 60_000 }, () => {
+  it("Chromium signs in and consents through the pages, and the code it brings back is exchanged", async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    try {
+      const page = await browser.newPage();
+      // Nothing listens at the redirect URI: the browser's request for it is caught here.
+      const callback = new Promise<URL>((resolve) => {
+        void page.route(
+          (url) => url.href.startsWith(TEST_REDIRECT_URI),
+          async (route) => {
+            resolve(new URL(route.request().url()));
+            await route.fulfill({ status: 200, contentType: "text/plain", body: "signed in" });
+          },
+        );
+      });
+      const pending = await as.beginSignIn({ resource: RESOURCE, scopes: ["mcp:tools", "github:write"] });
+      await page.goto(pending.url.href);
+      await page.fill('input[name="login"]', "bob");
+      await page.fill('input[name="password"]', "anything");
+      await page.click('button:has-text("Sign in")');
+      await page.click('button:has-text("Allow")');
+      const result = await pending.finish((await callback).searchParams);
+      expect((await verify(result.accessToken)).payload).toMatchObject({
+        sub: "bob",
+        groups: ["sales"],
+        scope: "mcp:tools github:write",
+      });
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
 /**
  * A protected resource of the MCP authorization spec in a few lines, standing in for mcplex:
  * RFC 9728 metadata, 401 with `resource_metadata` without a token that `jose` accepts for its
@@ -407,6 +457,24 @@ describe("the SDK clients sign in through the test authorization server", () => 
       expect(resource.seen.at(-1)).toMatchObject({ sub: "bob", groups: ["sales"] });
     } finally {
       await client.close();
+    }
+  });
+
+  it("mcplex's own OAuth client (a hub's upstream) signs in through it with an authorizer", async () => {
+    const config = configOf([
+      remote("guarded", resource.url.href, "streamable-http", {
+        oauth: { grant: "authorization_code", redirectUrl: TEST_REDIRECT_URI, clientName: "mcplex hub" },
+      }),
+    ]);
+    const hub = new Hub({ config, oauth: { store: memoryOAuthStore(), authorize: as.authorizer("alice") } });
+    await hub.start();
+    try {
+      expect(hub.servers()[0]?.state).toBe("ready");
+      const result = await hub.callTool("guarded__echo", { message: "hub" });
+      expect(result.content).toEqual([{ type: "text", text: "echo: hub" }]);
+      expect(resource.seen.at(-1)).toMatchObject({ sub: "alice", aud: resource.url.href });
+    } finally {
+      await hub.close();
     }
   });
 });

@@ -37,7 +37,7 @@ import {
 import {
   type ApproveOptions,
   approveAuthorization,
-  type CookieJar,
+  CookieJar,
   TEST_REDIRECT_URI,
 } from "./oidc/user-agent.js";
 
@@ -138,6 +138,15 @@ export interface SignInResult {
   resource: string;
 }
 
+/** A sign-in begun by {@link AuthServer.beginSignIn}: where to send the user, and how to end it. */
+export interface PendingSignIn {
+  /** The authorization request; the user's pages end in a redirect to `client.redirectUri`. */
+  url: URL;
+  client: RegisteredClient;
+  /** Takes the redirect's query (`code`, `state`, `iss`; or `error`) and exchanges the code. */
+  finish(callback: URLSearchParams): Promise<SignInResult>;
+}
+
 /** A running test authorization server. */
 export interface AuthServer {
   /** `http://127.0.0.1:<port>`, unchanged by key rotation and by stop/start. */
@@ -186,6 +195,12 @@ export interface AuthServer {
   /** Registers a public client (RFC 7591, `token_endpoint_auth_method: none`). */
   registerClient(metadata?: Record<string, unknown>): Promise<RegisteredClient>;
   /**
+   * The first half of {@link signIn}, for a test that drives the pages itself (in Chromium):
+   * the authorization URL (client registered, PKCE S256, `state`, `resource`), and `finish`,
+   * which checks the redirect's query and exchanges its code.
+   */
+  beginSignIn(options: Omit<SignInOptions, "user" | "jar">): Promise<PendingSignIn>;
+  /**
    * Signs `user` in through the real flow: dynamic registration (unless `client` is given),
    * an authorization request with PKCE S256 and `resource`, the sign-in and consent pages over
    * HTTP, and the code exchanged at the token endpoint with the verifier and `resource`.
@@ -196,6 +211,15 @@ export interface AuthServer {
   refresh(previous: SignInResult, options?: { signal?: AbortSignal }): Promise<SignInResult>;
   /** Walks an authorization URL through the sign-in and consent pages (see {@link approveAuthorization}). */
   approve(authorizationUrl: URL | string, options: ApproveOptions): Promise<URLSearchParams>;
+  /**
+   * The user's browser for mcplex's own OAuth client (the hub's `oauth.authorize`, an
+   * `Authorize` of src/upstream/oauth.ts): signs `user` in and resolves with the redirect's
+   * `code` and `iss` (rejects on a refusal). One cookie jar per authorizer keeps the session.
+   */
+  authorizer(
+    user: string,
+    options?: { decision?: "allow" | "deny" },
+  ): (url: URL) => Promise<{ code: string; iss?: string }>;
   /**
    * An SDK `OAuthClientProvider` whose redirect signs `user` in at this server; see
    * {@link TestOAuthClientProvider} for how a `Client` connects with it.
@@ -386,12 +410,7 @@ class TestAuthServer implements AuthServer {
     };
   }
 
-  async signIn(options: SignInOptions): Promise<SignInResult> {
-    if (!this.#users.has(options.user)) {
-      throw new Error(
-        `signIn: no user ${options.user}; the server's users are ${[...this.#users.keys()].join(", ")}`,
-      );
-    }
+  async beginSignIn(options: Omit<SignInOptions, "user" | "jar">): Promise<PendingSignIn> {
     const client = options.client ?? (await this.registerClient());
     const verifier = randomBytes(32).toString("base64url");
     const state = randomBytes(16).toString("base64url");
@@ -409,27 +428,42 @@ class TestAuthServer implements AuthServer {
     }).toString();
     // OpenID Connect keeps offline_access (a refresh token) only when consent is asked for.
     if (scopes.includes("offline_access")) url.searchParams.set("prompt", "consent");
-    const back = await approveAuthorization(url, {
+    const finish = async (back: URLSearchParams): Promise<SignInResult> => {
+      const error = back.get("error");
+      if (error !== null)
+        throw new Error(`sign-in refused: ${error}: ${back.get("error_description") ?? ""}`);
+      if (back.get("state") !== state) throw new Error("sign-in: the redirect's state is not the request's");
+      if (back.get("iss") !== this.#issuer)
+        throw new Error(`sign-in: the redirect's iss is ${back.get("iss")}`);
+      const tokens = await this.#token(
+        {
+          grant_type: "authorization_code",
+          code: back.get("code") ?? "",
+          redirect_uri: client.redirectUri,
+          code_verifier: verifier,
+          client_id: client.clientId,
+          resource: options.resource,
+        },
+        options.signal,
+      );
+      return resultOf(tokens, client, options.resource);
+    };
+    return { url, client, finish };
+  }
+
+  async signIn(options: SignInOptions): Promise<SignInResult> {
+    if (!this.#users.has(options.user)) {
+      throw new Error(
+        `signIn: no user ${options.user}; the server's users are ${[...this.#users.keys()].join(", ")}`,
+      );
+    }
+    const pending = await this.beginSignIn(options);
+    const back = await approveAuthorization(pending.url, {
       user: options.user,
       ...(options.jar === undefined ? {} : { jar: options.jar }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-    const error = back.get("error");
-    if (error !== null) throw new Error(`signIn refused: ${error}: ${back.get("error_description") ?? ""}`);
-    if (back.get("state") !== state) throw new Error("signIn: the redirect's state is not the request's");
-    if (back.get("iss") !== this.#issuer) throw new Error(`signIn: the redirect's iss is ${back.get("iss")}`);
-    const tokens = await this.#token(
-      {
-        grant_type: "authorization_code",
-        code: back.get("code") ?? "",
-        redirect_uri: client.redirectUri,
-        code_verifier: verifier,
-        client_id: client.clientId,
-        resource: options.resource,
-      },
-      options.signal,
-    );
-    return resultOf(tokens, client, options.resource);
+    return pending.finish(back);
   }
 
   async refresh(previous: SignInResult, options: { signal?: AbortSignal } = {}): Promise<SignInResult> {
@@ -451,6 +485,18 @@ class TestAuthServer implements AuthServer {
     return approveAuthorization(authorizationUrl, options);
   }
 
+  authorizer(user: string, options: { decision?: "allow" | "deny" } = {}) {
+    const jar = new CookieJar();
+    return async (url: URL): Promise<{ code: string; iss?: string }> => {
+      const back = await approveAuthorization(url, { user, jar, ...options });
+      const code = back.get("code");
+      if (code === null)
+        throw new Error(`authorization refused: ${back.get("error")}: ${back.get("error_description")}`);
+      const iss = back.get("iss");
+      return iss === null ? { code } : { code, iss };
+    };
+  }
+
   clientProvider(options: Omit<TestClientProviderOptions, "approve">): TestOAuthClientProvider {
     return new TestOAuthClientProvider({
       ...options,
@@ -462,9 +508,19 @@ class TestAuthServer implements AuthServer {
     if (this.running) return;
     const server = createServer((req, res) => this.#serve(req, res));
     await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
+      server.once("error", (error: NodeJS.ErrnoException) => {
+        // After a stop, the port is the issuer's: taken by another process, it cannot come back.
+        const taken = error.code === "EADDRINUSE" && this.#provider !== undefined;
+        reject(
+          taken
+            ? new Error(`the auth server's port ${this.#port} was taken while it was stopped`, {
+                cause: error,
+              })
+            : error,
+        );
+      });
       server.listen(this.#port, "127.0.0.1", () => {
-        server.off("error", reject);
+        server.removeAllListeners("error");
         resolve();
       });
     });
