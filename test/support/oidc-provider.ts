@@ -15,13 +15,30 @@
  * // ... a JWT with aud = the resource, iss = as.issuer, sub, email, groups, scope "mcp:tools"
  * await as.close();
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { JSONWebKeySet, JWTPayload } from "jose";
 import type { Provider } from "oidc-provider";
+import {
+  beginCodeFlow,
+  type FlowEndpoints,
+  type PendingSignIn,
+  type RegisteredClient,
+  refreshSignIn,
+  registerPublicClient,
+  type SignInOptions,
+  type SignInResult,
+} from "./oidc/code-flow.js";
 import { isInteractionPath, serveInteraction } from "./oidc/interaction-pages.js";
 import { MemoryStorage } from "./oidc/memory-adapter.js";
+import {
+  DEFAULT_USERS,
+  providerConfiguration,
+  type ResourceSettings,
+  ROUTES,
+  type TestUser,
+} from "./oidc/provider-configuration.js";
 import {
   defaultClaims,
   generateSigningKeys,
@@ -34,13 +51,15 @@ import {
   type TestClientProviderOptions,
   TestOAuthClientProvider,
 } from "./oidc/test-oauth-client-provider.js";
-import {
-  type ApproveOptions,
-  approveAuthorization,
-  CookieJar,
-  TEST_REDIRECT_URI,
-} from "./oidc/user-agent.js";
+import { type ApproveOptions, approveAuthorization, CookieJar } from "./oidc/user-agent.js";
 
+export type {
+  PendingSignIn,
+  RegisteredClient,
+  SignInOptions,
+  SignInResult,
+} from "./oidc/code-flow.js";
+export type { ResourceSettings, TestUser } from "./oidc/provider-configuration.js";
 export {
   generateSigningKey,
   type SigningAlg,
@@ -59,29 +78,6 @@ export {
   TEST_REDIRECT_URI,
 } from "./oidc/user-agent.js";
 
-/** A user who can sign in; `email`, `groups` and `claims` go into ID and access tokens. */
-export interface TestUser {
-  sub: string;
-  email?: string;
-  groups?: string[];
-  /** More claims for the access token (and the ID token's `profile`-less claims). */
-  claims?: Record<string, unknown>;
-}
-
-/** How tokens for one resource (an RFC 8707 resource indicator) are made. */
-export interface ResourceSettings {
-  /** The scopes this resource server knows; an access token carries only those granted of them. */
-  scopes?: string[];
-  /** `jwt` (RFC 9068, the default) or `opaque` (checked by introspection). */
-  format?: "jwt" | "opaque";
-  /** The JWT's signing algorithm; default RS256. */
-  alg?: SigningAlg;
-  /** The token's `aud`; default the resource indicator itself. */
-  audience?: string;
-  /** Access token lifetime, seconds; default the server's `accessTokenTtl`. */
-  ttlSeconds?: number;
-}
-
 /** What {@link startAuthServer} starts. */
 export interface AuthServerOptions {
   /** Who can sign in; default alice (`eng`) and bob (`sales`). */
@@ -99,52 +95,6 @@ export interface AuthServerOptions {
   accessTokenTtl?: number;
   /** Port on 127.0.0.1; default 0 (any free port, kept across {@link AuthServer.stop}/`start`). */
   port?: number;
-}
-
-/** A public client registered at the server (RFC 7591). */
-export interface RegisteredClient {
-  clientId: string;
-  /** Only for confidential clients. */
-  clientSecret?: string;
-  redirectUri: string;
-}
-
-/** What {@link AuthServer.signIn} asks for. */
-export interface SignInOptions {
-  /** The `sub` of one of the server's users. */
-  user: string;
-  /** The resource indicator (RFC 8707): the token's audience, e.g. mcplex's `/mcp` URL. */
-  resource: string;
-  /** Scopes asked (resource scopes and OpenID ones such as `openid`); default `mcp:tools`. */
-  scopes?: string[];
-  /** A client registered before; default a new public client, registered dynamically. */
-  client?: RegisteredClient;
-  /** The user agent's cookies; pass one jar to several sign-ins to keep the user's session. */
-  jar?: CookieJar;
-  signal?: AbortSignal;
-}
-
-/** The token endpoint's answer to a sign-in. */
-export interface SignInResult {
-  accessToken: string;
-  tokenType: string;
-  expiresIn: number;
-  /** The scopes granted for the resource, space-separated. */
-  scope: string;
-  refreshToken?: string;
-  idToken?: string;
-  /** The client the sign-in used (for a step-up or a refresh with the same one). */
-  client: RegisteredClient;
-  resource: string;
-}
-
-/** A sign-in begun by {@link AuthServer.beginSignIn}: where to send the user, and how to end it. */
-export interface PendingSignIn {
-  /** The authorization request; the user's pages end in a redirect to `client.redirectUri`. */
-  url: URL;
-  client: RegisteredClient;
-  /** Takes the redirect's query (`code`, `state`, `iss`; or `error`) and exchanges the code. */
-  finish(callback: URLSearchParams): Promise<SignInResult>;
 }
 
 /** A running test authorization server. */
@@ -232,21 +182,6 @@ export interface AuthServer {
   /** Stops for good (same as {@link stop}; safe to call twice). */
   close(): Promise<void>;
 }
-
-const DEFAULT_USERS: TestUser[] = [
-  { sub: "alice", email: "alice@example.com", groups: ["eng"] },
-  { sub: "bob", email: "bob@example.com", groups: ["sales"] },
-];
-
-const ROUTES = {
-  authorization: "/auth",
-  token: "/token",
-  registration: "/reg",
-  jwks: "/jwks",
-  introspection: "/token/introspection",
-  revocation: "/token/revocation",
-  userinfo: "/me",
-};
 
 /** Starts a test authorization server on 127.0.0.1 (see the module's comment). */
 export async function startAuthServer(options: AuthServerOptions = {}): Promise<AuthServer> {
@@ -385,70 +320,12 @@ class TestAuthServer implements AuthServer {
     return signToken({ ...defaultClaims(this.#issuer), ...claims }, options, current, this.#keys);
   }
 
-  async registerClient(metadata: Record<string, unknown> = {}): Promise<RegisteredClient> {
-    const response = await fetch(this.endpoints.registration, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        client_name: "mcplex test client",
-        application_type: "native",
-        redirect_uris: [TEST_REDIRECT_URI],
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-        token_endpoint_auth_method: "none",
-        ...metadata,
-      }),
-    });
-    const body = (await response.json()) as Record<string, unknown>;
-    if (response.status !== 201)
-      throw new Error(`client registration failed (${response.status}): ${JSON.stringify(body)}`);
-    const redirectUris = body.redirect_uris as string[];
-    return {
-      clientId: String(body.client_id),
-      ...(typeof body.client_secret === "string" ? { clientSecret: body.client_secret } : {}),
-      redirectUri: redirectUris[0] ?? TEST_REDIRECT_URI,
-    };
+  registerClient(metadata: Record<string, unknown> = {}): Promise<RegisteredClient> {
+    return registerPublicClient(this.#flow(), metadata);
   }
 
-  async beginSignIn(options: Omit<SignInOptions, "user" | "jar">): Promise<PendingSignIn> {
-    const client = options.client ?? (await this.registerClient());
-    const verifier = randomBytes(32).toString("base64url");
-    const state = randomBytes(16).toString("base64url");
-    const scopes = options.scopes ?? ["mcp:tools"];
-    const url = new URL(this.endpoints.authorization);
-    url.search = new URLSearchParams({
-      client_id: client.clientId,
-      response_type: "code",
-      redirect_uri: client.redirectUri,
-      scope: scopes.join(" "),
-      resource: options.resource,
-      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
-      code_challenge_method: "S256",
-      state,
-    }).toString();
-    // OpenID Connect keeps offline_access (a refresh token) only when consent is asked for.
-    if (scopes.includes("offline_access")) url.searchParams.set("prompt", "consent");
-    const finish = async (back: URLSearchParams): Promise<SignInResult> => {
-      const error = back.get("error");
-      if (error !== null)
-        throw new Error(`sign-in refused: ${error}: ${back.get("error_description") ?? ""}`);
-      if (back.get("state") !== state) throw new Error("sign-in: the redirect's state is not the request's");
-      if (back.get("iss") !== this.#issuer)
-        throw new Error(`sign-in: the redirect's iss is ${back.get("iss")}`);
-      const tokens = await this.#token(
-        {
-          grant_type: "authorization_code",
-          code: back.get("code") ?? "",
-          redirect_uri: client.redirectUri,
-          code_verifier: verifier,
-          client_id: client.clientId,
-          resource: options.resource,
-        },
-        options.signal,
-      );
-      return resultOf(tokens, client, options.resource);
-    };
-    return { url, client, finish };
+  beginSignIn(options: Omit<SignInOptions, "user" | "jar">): Promise<PendingSignIn> {
+    return beginCodeFlow(this.#flow(), options);
   }
 
   async signIn(options: SignInOptions): Promise<SignInResult> {
@@ -466,19 +343,8 @@ class TestAuthServer implements AuthServer {
     return pending.finish(back);
   }
 
-  async refresh(previous: SignInResult, options: { signal?: AbortSignal } = {}): Promise<SignInResult> {
-    if (previous.refreshToken === undefined)
-      throw new Error("refresh: the sign-in got no refresh token (ask offline_access)");
-    const tokens = await this.#token(
-      {
-        grant_type: "refresh_token",
-        refresh_token: previous.refreshToken,
-        client_id: previous.client.clientId,
-        resource: previous.resource,
-      },
-      options.signal,
-    );
-    return resultOf(tokens, previous.client, previous.resource);
+  refresh(previous: SignInResult, options: { signal?: AbortSignal } = {}): Promise<SignInResult> {
+    return refreshSignIn(this.#flow(), previous, options.signal);
   }
 
   approve(authorizationUrl: URL | string, options: ApproveOptions): Promise<URLSearchParams> {
@@ -567,7 +433,17 @@ class TestAuthServer implements AuthServer {
   }
 
   #build(): void {
-    const provider = new this.#Provider(this.#issuer, this.#configuration());
+    const provider = new this.#Provider(
+      this.#issuer,
+      providerConfiguration({
+        users: this.#users,
+        keys: this.#keys,
+        adapter: this.#storage.adapter,
+        resourceServerClient: this.resourceServerClient,
+        resource: (indicator) => ({ ...this.#defaultResource, ...this.#resources.get(indicator) }),
+        accessTokenTtl: this.#accessTokenTtl,
+      }),
+    );
     // Koa would print every 5xx; the test reads them from serverErrors instead.
     provider.silent = true;
     provider.on("server_error", (_ctx, error) => this.#errors.push(error));
@@ -575,135 +451,8 @@ class TestAuthServer implements AuthServer {
     this.#handler = provider.callback();
   }
 
-  async #token(params: Record<string, string>, signal?: AbortSignal): Promise<Record<string, unknown>> {
-    const response = await fetch(this.endpoints.token, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(params).toString(),
-      signal: signal ?? AbortSignal.timeout(15_000),
-    });
-    const body = (await response.json()) as Record<string, unknown>;
-    if (response.status !== 200)
-      throw new Error(`token endpoint: ${response.status} ${JSON.stringify(body)}`);
-    return body;
+  #flow(): FlowEndpoints {
+    const { authorization, token, registration } = this.endpoints;
+    return { issuer: this.#issuer, authorization, token, registration };
   }
-
-  /**
-   * `oidc-provider`'s configuration. Every hook the provider would otherwise warn about
-   * ("you SHOULD/MUST change it") is given, which also keeps test output quiet.
-   */
-  #configuration(): Record<string, unknown> {
-    const users = this.#users;
-    const rs = this.resourceServerClient;
-    const claimsOf = (user: TestUser) => ({
-      ...user.claims,
-      ...(user.email === undefined ? {} : { email: user.email, email_verified: true }),
-      ...(user.groups === undefined ? {} : { groups: user.groups }),
-    });
-    const ttl = this.#accessTokenTtl;
-    return {
-      adapter: this.#storage.adapter,
-      jwks: { keys: this.#keys.map((key) => key.privateJwk) },
-      clients: [
-        {
-          client_id: rs.clientId,
-          client_secret: rs.clientSecret,
-          redirect_uris: [],
-          response_types: [],
-          grant_types: [],
-        },
-      ],
-      routes: ROUTES,
-      scopes: ["openid", "offline_access", "email", "groups"],
-      claims: { openid: ["sub"], email: ["email", "email_verified"], groups: ["groups"] },
-      async findAccount(_ctx: unknown, sub: string) {
-        const user = users.get(sub);
-        if (user === undefined) return undefined;
-        return { accountId: sub, claims: async () => ({ sub, ...claimsOf(user) }) };
-      },
-      async extraTokenClaims(_ctx: unknown, token: { accountId?: string }) {
-        const user = token.accountId === undefined ? undefined : users.get(token.accountId);
-        if (user === undefined) return undefined;
-        const { email_verified: _, ...claims } = claimsOf(user);
-        return claims;
-      },
-      // A registration's `scope` (the SDK sends the resource's scopes) is dropped, as RFC 7591
-      // §2 lets a server do: oidc-provider would refuse resource scopes there, and keeping
-      // them would bar the client from a later step-up. The validator of a custom property is
-      // the documented place to change the metadata (it runs for every registration).
-      extraClientMetadata: {
-        properties: ["urn:mcplex:test"],
-        validator: (_ctx: unknown, _key: string, _value: unknown, metadata: { scope?: string }) => {
-          delete metadata.scope;
-        },
-      },
-      interactions: {
-        url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}`,
-      },
-      pkce: { required: () => true },
-      clientBasedCORS: () => true,
-      renderError: async (ctx: { type: string; body: string }, out: Record<string, string>) => {
-        ctx.type = "html";
-        ctx.body = `<!doctype html><title>${out.error}</title><h1>${out.error}</h1><p>${out.error_description ?? ""}</p>`;
-      },
-      ttl: {
-        AccessToken: (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
-          token.resourceServer?.accessTokenTTL ?? ttl,
-        AuthorizationCode: 60,
-        ClientCredentials: 600,
-        DeviceCode: 600,
-        BackchannelAuthenticationRequest: 600,
-        PreAuthorizedCode: 600,
-        IdToken: 3600,
-        RefreshToken: 24 * 3600,
-        Interaction: 600,
-        Session: 24 * 3600,
-        Grant: 24 * 3600,
-      },
-      features: {
-        devInteractions: { enabled: false },
-        registration: { enabled: true },
-        introspection: {
-          enabled: true,
-          allowedPolicy: async (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) =>
-            client.clientId === rs.clientId || client.clientId === token.clientId,
-        },
-        revocation: {
-          enabled: true,
-          allowedPolicy: async (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) =>
-            client.clientId === rs.clientId || client.clientId === token.clientId,
-        },
-        rpInitiatedLogout: { enabled: false },
-        resourceIndicators: {
-          enabled: true,
-          defaultResource: async (_ctx: unknown, _client: unknown, oneOf?: string[]) => oneOf,
-          useGrantedResource: async () => true,
-          getResourceServerInfo: async (_ctx: unknown, indicator: string) => {
-            const settings = { ...this.#defaultResource, ...this.#resources.get(indicator) };
-            const format = settings.format ?? "jwt";
-            return {
-              scope: (settings.scopes ?? ["mcp:tools", "github:write"]).join(" "),
-              ...(settings.audience === undefined ? {} : { audience: settings.audience }),
-              accessTokenTTL: settings.ttlSeconds ?? ttl,
-              accessTokenFormat: format,
-              ...(format === "jwt" ? { jwt: { sign: { alg: settings.alg ?? "RS256" } } } : {}),
-            };
-          },
-        },
-      },
-    };
-  }
-}
-
-function resultOf(tokens: Record<string, unknown>, client: RegisteredClient, resource: string): SignInResult {
-  return {
-    accessToken: String(tokens.access_token),
-    tokenType: String(tokens.token_type),
-    expiresIn: Number(tokens.expires_in),
-    scope: typeof tokens.scope === "string" ? tokens.scope : "",
-    ...(typeof tokens.refresh_token === "string" ? { refreshToken: tokens.refresh_token } : {}),
-    ...(typeof tokens.id_token === "string" ? { idToken: tokens.id_token } : {}),
-    client,
-    resource,
-  };
 }
