@@ -12,7 +12,7 @@ export interface TestUser {
   sub: string;
   email?: string;
   groups?: string[];
-  /** More claims for the access token (and the ID token's `profile`-less claims). */
+  /** More claims for the access token (top-level in a JWT, in the introspection answer of an opaque one). */
   claims?: Record<string, unknown>;
 }
 

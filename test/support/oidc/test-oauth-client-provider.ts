@@ -37,7 +37,10 @@ export interface TestClientProviderOptions {
  * The SDK's interactive flow: the first `connect` runs discovery (401 → protected-resource
  * metadata → authorization-server metadata), registers, and "redirects", then fails with
  * `UnauthorizedError`; the test hands the redirect's query to `transport.finishAuth`, which
- * exchanges the code, and connects again. {@link connectWithSignIn} does exactly that.
+ * exchanges the code, and connects again. {@link connectWithSignIn} does exactly that. A step-up
+ * (403 `insufficient_scope`) goes the same way: the call fails with `UnauthorizedError` after
+ * the user consented, and succeeds after `finishAuth`. The v1 SDK (`@modelcontextprotocol/sdk`)
+ * takes the same object; its `finishAuth` wants the code alone (`takeCallback().get("code")`).
  *
  * @example
  * const auth = as.clientProvider({ user: "alice" });
