@@ -158,6 +158,7 @@ export class OAuthAuthenticator implements Authenticator {
         issuer: verified.issuer,
         scopes: user.scopes,
         operator: rule.operator === true,
+        expiresAt: verified.expiresAt,
       };
       if (typeof client === "string") identity.client = client;
       if (rule.profile !== undefined) identity.profile = rule.profile;

@@ -138,3 +138,24 @@ function checkTokens(tokens: readonly TokenConfig[], prefix: string): void {
       });
   });
 }
+
+/** The longest delay a timer takes (about 24.8 days); later expiries are checked again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Calls `expire` when the credential of `identity` stops being valid, for what lives longer
+ * than one request (a `/ws` connection, an SSE stream); returns what cancels it. Nothing
+ * happens for credentials without an expiry (static tokens).
+ */
+export function onExpiry(identity: Identity | undefined, expire: () => void): () => void {
+  const at = identity?.expiresAt;
+  if (at === undefined) return () => {};
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    const left = at - Date.now();
+    timer = setTimeout(left > MAX_TIMER_MS ? arm : expire, Math.max(0, Math.min(left, MAX_TIMER_MS)));
+    timer.unref();
+  };
+  arm();
+  return () => clearTimeout(timer);
+}

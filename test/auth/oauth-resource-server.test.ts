@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
@@ -113,16 +114,19 @@ afterAll(async () => {
   await issuer?.close();
 });
 
-const alice = (extra: JWTPayload = {}) =>
-  issuer.sign({
-    sub: "alice",
-    email: "alice@example.com",
-    groups: ["eng"],
-    scope: "mcp gh:write",
-    aud: `${origin}/mcp`,
-    client_id: "cli-1",
-    ...extra,
-  });
+const alice = (extra: JWTPayload = {}, expiresIn?: number) =>
+  issuer.sign(
+    {
+      sub: "alice",
+      email: "alice@example.com",
+      groups: ["eng"],
+      scope: "mcp gh:write",
+      aud: `${origin}/mcp`,
+      client_id: "cli-1",
+      ...extra,
+    },
+    expiresIn === undefined ? {} : { expiresIn },
+  );
 const sally = () =>
   issuer.sign({
     sub: "sally",
@@ -331,6 +335,25 @@ describe("admission by access token", () => {
     );
     expect(answers.every((a) => a.status === 401)).toBe(true);
     expect(issuer.jwksFetches - before).toBe(0);
+  });
+
+  it("closes a /ws connection and an SSE stream when the token they opened with expires", async () => {
+    const soon = Math.floor(Date.now() / 1000) + 2;
+    const token = await alice({}, soon);
+    const ws = new WebSocket(running.http!.wsUrl, "mcp", { headers: { authorization: `Bearer ${token}` } });
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    const stream = await fetch(`${origin}/sse`, { headers: { authorization: `Bearer ${token}` } });
+    expect(stream.status).toBe(200);
+    const ended = stream.text();
+    expect(await closed).toEqual({
+      code: 1008,
+      reason: "the access token expired; reconnect with a fresh one",
+    });
+    expect(await ended).toContain("event: endpoint");
+    expect(Date.now()).toBeGreaterThanOrEqual(soon * 1000);
   });
 
   it("keeps the static tokens of the config working beside sign-in", async () => {
