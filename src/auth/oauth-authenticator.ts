@@ -70,6 +70,11 @@ export class OAuthAuthenticator implements Authenticator {
     return this.#verifier.keyFetches;
   }
 
+  /** Tokens kept as verified now (a refused token is never kept), for tests and metrics. */
+  get cachedTokens(): number {
+    return this.#cache.size;
+  }
+
   async authenticate(request: AuthRequest): Promise<AuthOutcome> {
     const bearer = parseBearer(headerOf(request, "authorization"));
     if (bearer.kind === "none")
