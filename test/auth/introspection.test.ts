@@ -66,6 +66,19 @@ describe("opaque tokens, introspected", () => {
     expect(events).toEqual([]);
   });
 
+  it("asks the issuer once about a refused token that comes back, not once per request", async () => {
+    const before = as.introspections;
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await present("a-refused-opaque-token-sent-again"));
+    expect(as.introspections).toBe(before + 1);
+    for (const outcome of answers)
+      expect(outcome).toMatchObject({
+        ok: false,
+        status: 401,
+        message: expect.stringContaining("not active"),
+      });
+  });
+
   it("still says the issuer could not be reached when it does not answer, and logs it", async () => {
     const logged = events.length;
     await as.stop();
