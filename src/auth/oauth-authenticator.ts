@@ -86,6 +86,12 @@ export class OAuthAuthenticator implements Authenticator {
         request,
         "Unauthorized: sign in, and send the access token as `Authorization: Bearer <token>`",
       );
+    if (request.repeatedAuthorization === true)
+      return this.#unauthorized(
+        request,
+        "Unauthorized: several Authorization headers; send one",
+        "invalid_request",
+      );
     if (bearer.kind === "malformed")
       return this.#unauthorized(
         request,

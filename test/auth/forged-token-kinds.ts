@@ -549,12 +549,15 @@ export const FORGERIES: readonly Forgery[] = [
     },
   },
   {
-    kind: "duplicated: a forged token first, or two forged",
+    kind: "duplicated: a forged token first or last, or two forged",
+    refusal: /several Authorization headers|malformed|not for this resource/,
     async make(ctx) {
       const { random, valid } = ctx;
       const forged = await signed(ctx, { aud: `http://127.0.0.1:${int(random, 1, 65535)}/mcp` });
       return pick(random, [
         { headers: { authorization: [`Bearer ${forged}`, `Bearer ${valid}`] }, secrets: [forged, valid] },
+        // The valid one first: Node would read it alone; several are refused whatever their order.
+        { headers: { authorization: [`Bearer ${valid}`, `Bearer ${forged}`] }, secrets: [forged, valid] },
         {
           headers: { authorization: [`Bearer ${forged}`, `Bearer ${randomText(random, 40)}`] },
           secrets: [forged],
