@@ -163,6 +163,7 @@ export class SseFront {
       mode: caller.mode,
       caller: caller.key,
       identity: caller.identity,
+      front: "sse",
     });
     channel.onClose = () => this.#sessions.delete(id);
     this.#sessions.set(id, { session, channel, profile });
