@@ -9,6 +9,7 @@ import { isServerMap, readServerMap } from "./dialects/server-map.js";
 import type { SecretResolver } from "./expand-variables.js";
 import { readOrigin } from "./origin-rules.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
+import { readAudit } from "./read-audit.js";
 import { readCluster } from "./read-cluster.js";
 import { readInterceptorModules } from "./read-interceptors.js";
 import { checkName, type ReadContext, readMcplexServer, readToolFilter } from "./read-server.js";
@@ -57,6 +58,7 @@ const TOP_LEVEL_KEYS = [
   "telemetry",
   "cluster",
   "interceptors",
+  "audit",
 ];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
@@ -149,6 +151,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (cluster !== undefined) config.cluster = cluster;
     if (doc.interceptors !== undefined && doc.interceptors !== null)
       config.interceptors = readInterceptorModules(ctx, doc.interceptors);
+    const audit = readAudit(ctx, doc.audit);
+    if (audit !== undefined) config.audit = audit;
   } else if (DIALECTS[format] !== undefined) {
     const { servers, profiles, disabledBlock } = DIALECTS[format](ctx, doc);
     Object.assign(config, { servers, profiles }, disabledBlock && { disabledBlock });
