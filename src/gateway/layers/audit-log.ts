@@ -106,19 +106,8 @@ export function auditLog(options: AuditLogOptions): Interceptor {
       outcome = error instanceof McplexError ? error.code : (CODE_NAMES.get(wire.code) ?? String(wire.code));
       throw error;
     } finally {
-      const record: AuditRecord = {
-        time: new Date(time).toISOString(),
-        ...callerOf(request, redact),
-        method: request.method,
-        ...targetOf(request, redact),
-        outcome,
-        ...(wire === undefined ? {} : { code: wire.code }),
-        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-        // Client-chosen: a client may have put a secret of the config in its id.
-        requestId: typeof request.id === "string" ? redact(request.id) : request.id,
-      };
-      if (traceId !== undefined) record.traceId = traceId;
-      if (request.context.sessionId !== undefined) record.sessionId = request.context.sessionId;
+      const ms = Math.round((performance.now() - started) * 1000) / 1000;
+      const record = recordOf(request, time, outcome, wire, ms, traceId, redact);
       if (content) {
         const args = request.params.arguments ?? request.params.argument;
         if (args !== undefined) record.arguments = redactValue(args, redact);
@@ -130,29 +119,44 @@ export function auditLog(options: AuditLogOptions): Interceptor {
   }
 }
 
-/** Who made the request, and on which front. */
-function callerOf(
+/**
+ * The record's fields in the order of a line, each set only when it has a value (assigned one
+ * by one: spreading small objects cost a third of the layer's time per call).
+ */
+function recordOf(
   request: CallRequest,
+  time: number,
+  outcome: string,
+  wire: WireError | undefined,
+  durationMs: number,
+  traceId: string | undefined,
   redact: (text: string) => string,
-): RequestCaller & { front?: FrontKind } {
-  const { context } = request;
-  const caller: RequestCaller & { front?: FrontKind } = requestCaller(context);
+): AuditRecord {
+  const { context, target } = request;
+  const caller = requestCaller(context);
+  const record: Partial<AuditRecord> = {
+    time: new Date(time).toISOString(),
+    subject: caller.subject,
+    via: caller.via,
+  };
+  if (caller.issuer !== undefined) record.issuer = caller.issuer;
   // The MCP client's name is its own choice, like any text it sends.
-  if (caller.client !== undefined) caller.client = redact(caller.client);
-  if (context.front !== undefined) caller.front = context.front;
-  return caller;
-}
-
-/** What the request names, as the client sent it, and the server that answers it. */
-function targetOf(
-  request: CallRequest,
-  redact: (text: string) => string,
-): { target?: string; server?: string } {
-  const { target } = request;
-  if (target === undefined) return {};
-  // A resource URI may carry a credential in its query.
-  const named = { target: redact(targetName(target)) };
-  return target.server === undefined ? named : { ...named, server: target.server };
+  if (caller.client !== undefined) record.client = redact(caller.client);
+  if (context.front !== undefined) record.front = context.front;
+  record.method = request.method;
+  if (target !== undefined) {
+    // A resource URI may carry a credential in its query.
+    record.target = redact(targetName(target));
+    if (target.server !== undefined) record.server = target.server;
+  }
+  record.outcome = outcome;
+  if (wire !== undefined) record.code = wire.code;
+  record.durationMs = durationMs;
+  // Client-chosen: a client may have put a secret of the config in its id.
+  record.requestId = typeof request.id === "string" ? redact(request.id) : request.id;
+  if (traceId !== undefined) record.traceId = traceId;
+  if (context.sessionId !== undefined) record.sessionId = context.sessionId;
+  return record as AuditRecord;
 }
 
 /** The record as one line; content that cannot be written as JSON is left out, saying so. */
