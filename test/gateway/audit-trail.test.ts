@@ -91,18 +91,25 @@ describe("the audit trail", () => {
   }, 60_000);
   afterAll(() => running?.close(0));
 
-  it("writes one line per tool call, resource read and prompt get, with who, what and how it ended", async () => {
+  it("writes one line per tool call, resource read, prompt get and completion, with who, what and how it ended", async () => {
     const client = await connectHttp(running.http!.url, { token: TOKENS.reader, name: "audit-reader" });
     try {
       await client.listTools();
       await client.callTool({ name: "fx__echo", arguments: { message: `hi ${SECRET}` } });
       await client.readResource({ uri: "fixture://readme" });
       await client.getPrompt({ name: "fx__greet", arguments: { who: "Ada" } });
+      // The fixture has no completions: the server's own error is the outcome.
+      await expect(
+        client.complete({
+          ref: { type: "ref/prompt", name: "fx__greet" },
+          argument: { name: "who", value: "A" },
+        }),
+      ).rejects.toThrow(/Method not found/);
     } finally {
       await client.close();
     }
-    const lines = await written(file, 3, (r) => r.client === "audit-reader");
-    const [call, read, prompt] = lines;
+    const lines = await written(file, 4, (r) => r.client === "audit-reader");
+    const [call, read, prompt, completion] = lines;
     expect(call).toEqual({
       time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       subject: "token#0",
@@ -124,8 +131,20 @@ describe("the audit trail", () => {
       outcome: "ok",
     });
     expect(prompt).toMatchObject({ method: "prompts/get", target: "fx__greet", server: "fx", outcome: "ok" });
+    expect(completion).toMatchObject({
+      method: "completion/complete",
+      target: "fx__greet",
+      server: "fx",
+      outcome: "MethodNotFound",
+      code: -32601,
+    });
     // Lists are not audited; no content without `content: true`; no token, no secret.
-    expect(lines.map((r) => r.method)).toEqual(["tools/call", "resources/read", "prompts/get"]);
+    expect(lines.map((r) => r.method)).toEqual([
+      "tools/call",
+      "resources/read",
+      "prompts/get",
+      "completion/complete",
+    ]);
     expect(call).not.toHaveProperty("arguments");
     const text = await readFile(file, "utf8");
     expect(text).not.toContain(TOKENS.reader);
