@@ -15,7 +15,7 @@ export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 
 /** One line of `mcplex doctor`. */
 export interface Check {
-  area: "node" | "config" | "server" | "catalog" | "serve" | "llm";
+  area: "node" | "config" | "server" | "catalog" | "serve" | "sign-in" | "llm";
   status: CheckStatus;
   message: string;
   /** What to do about it. */
@@ -106,8 +106,25 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
     );
   }
   checks.push(await portCheck(options.host ?? "127.0.0.1", options.port ?? DEFAULT_PORT));
+  if (config?.auth !== undefined) checks.push(...(await signInChecks(config.auth)));
   checks.push(await llmCheck(config, options, env));
   return checks;
+}
+
+/** Each issuer of `auth:` asked what the gateway will ask it: metadata, keys, introspection. */
+async function signInChecks(auth: NonNullable<McplexConfig["auth"]>): Promise<Check[]> {
+  const { checkIssuer } = await import("../auth/issuer-check.js");
+  return Promise.all(
+    auth.issuers.map(async (issuer) => {
+      const report = await checkIssuer(issuer);
+      return {
+        area: "sign-in" as const,
+        status: report.ok ? ("ok" as const) : ("fail" as const),
+        message: report.message,
+        ...(report.hint === undefined ? {} : { hint: report.hint }),
+      };
+    }),
+  );
 }
 
 function nodeCheck(): Check {

@@ -10,6 +10,7 @@ import type { SecretResolver } from "./expand-variables.js";
 import { readOrigin } from "./origin-rules.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
 import { readAudit } from "./read-audit.js";
+import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
 import { readInterceptorModules } from "./read-interceptors.js";
 import { checkName, type ReadContext, readMcplexServer, readToolFilter } from "./read-server.js";
@@ -58,6 +59,7 @@ const TOP_LEVEL_KEYS = [
   "telemetry",
   "cluster",
   "interceptors",
+  "auth",
   "audit",
 ];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
@@ -151,6 +153,13 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (cluster !== undefined) config.cluster = cluster;
     if (doc.interceptors !== undefined && doc.interceptors !== null)
       config.interceptors = readInterceptorModules(ctx, doc.interceptors);
+    const auth = readAuth(reader, doc.auth, Object.keys(config.profiles));
+    if (auth !== undefined) config.auth = auth;
+    if (auth !== undefined && cluster !== undefined && auth.resource === undefined && doc.auth !== null)
+      reader.fail(
+        "auth.resource",
+        'is required with cluster: every replica must name the URL clients reach them at (the load balancer\'s), such as "https://mcp.example.com"',
+      );
     const audit = readAudit(ctx, doc.audit);
     if (audit !== undefined) config.audit = audit;
   } else if (DIALECTS[format] !== undefined) {

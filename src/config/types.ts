@@ -356,6 +356,85 @@ export interface AuditConfig {
   content: boolean;
 }
 
+/**
+ * The `auth:` block: the gateway as an OAuth 2.1 resource server (README "Sign-in"). Clients
+ * sign their users in at one of `issuers` and present the access token; its claims decide the
+ * user's profile (`access`) and the scopes a call needs (`require`). Static `tokens:` keep
+ * working beside it.
+ */
+export interface AuthConfig {
+  /**
+   * The URL clients reach this gateway at, without the endpoint path (`https://mcp.example.com`,
+   * or with the path prefix a proxy adds). Each endpoint is a resource of its own
+   * (`<resource>/mcp`, `/sse`, `/ws`), the audience a token must name. Required off loopback;
+   * on loopback, default: the request's Host (`http://127.0.0.1:8420`).
+   */
+  resource?: string;
+  /** `aud` values accepted besides the resource's URLs (an IdP that names APIs otherwise). */
+  audience?: string[];
+  /** The authorization servers whose tokens are accepted. At least one. */
+  issuers: AuthIssuerConfig[];
+  /**
+   * Scopes every signed-in call needs: asked for in the 401 challenge and listed in the
+   * protected-resource metadata, with those of `require`. Default none.
+   */
+  scopes: string[];
+  /** Leeway for `exp` and `nbf` (ms). Default 30 s. */
+  clockTolerance: number;
+  /**
+   * The least time between two fetches of an issuer's JWKS (ms): a token with an unknown `kid`
+   * fetches the keys again at most once per this interval. Default 60 s.
+   */
+  jwksCooldown: number;
+  /** Where the claims the rules read are found, as dotted paths (`realm_access.roles`). */
+  claims: { groups: string; email: string };
+  /**
+   * Who gets what, first match wins. Absent: every signed-in user gets the front's default
+   * profile (and no operator rights). Present: a user no rule matches is refused (403).
+   */
+  access?: AccessRuleConfig[];
+  /** The scopes calls need, per tool, resource, prompt or server (step-up: 403 insufficient_scope). */
+  require: ScopeRuleConfig[];
+}
+
+/** One entry of `auth.issuers`: an authorization server. */
+export interface AuthIssuerConfig {
+  /** Its issuer identifier, exactly as the tokens' `iss` says (`https://login.example.com/realms/team`). */
+  issuer: string;
+  /** Where its signing keys are; default: `jwks_uri` of its metadata (RFC 8414, then OpenID discovery). */
+  jwksUri?: string;
+  /** Signature algorithms accepted. Default: RS256-512, PS256-512, ES256-512, EdDSA (never `none` or HS*). */
+  algorithms: string[];
+  /** For opaque (non-JWT) tokens: RFC 7662 introspection with this client's credentials. */
+  introspection?: { endpoint?: string; clientId: string; clientSecret?: string };
+}
+
+/** One entry of `auth.access`: users whose claims match `when` get `profile` (and `operator`, `mode`). */
+export interface AccessRuleConfig {
+  /** All given conditions must hold; a list matches any of its entries (globs for `sub`, `email`). */
+  when: { sub?: string[]; email?: string[]; groups?: string[]; scope?: string[] };
+  /** The profile they see; absent: the front's default (everything). */
+  profile?: string;
+  /** May read `/metrics` and `/readyz` and act on servers in the dashboard. Default false. */
+  operator?: boolean;
+  /** How they see the tools, over their profile's mode. */
+  mode?: CatalogMode;
+}
+
+/** One entry of `auth.require`: what the matching calls need. At least one selector. */
+export interface ScopeRuleConfig {
+  /** Globs over exposed tool names (`github__*`). */
+  tools?: string[];
+  /** Globs over resource URIs. */
+  resources?: string[];
+  /** Globs over exposed prompt names. */
+  prompts?: string[];
+  /** Server names: every tool, resource and prompt of theirs. */
+  servers?: string[];
+  /** Scopes the token must all carry. */
+  scopes: string[];
+}
+
 export interface McplexConfig {
   /** Where the config came from: a file path, or `"<default>"` for the embedded default. */
   source: string;
@@ -393,6 +472,8 @@ export interface McplexConfig {
   audit?: AuditConfig;
   /** Modules of interceptors that every call goes through (see {@link InterceptorModuleConfig}). */
   interceptors?: InterceptorModuleConfig[];
+  /** OAuth sign-in: the gateway as a resource server (off unless present). */
+  auth?: AuthConfig;
   /**
    * Values that came from `${secret:...}` references (and `apiKey`/token fields);
    * used to redact them from every log line and error message.

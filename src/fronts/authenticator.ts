@@ -11,6 +11,8 @@ export type { Identity };
 export interface AuthRequest {
   readonly headers: IncomingHttpHeaders;
   readonly remoteAddress: string | undefined;
+  /** The path asked for, without its query (`/mcp`, `/sse`, `/messages`, `/ws`, `/dashboard/api/...`). */
+  readonly path?: string;
 }
 
 /** A request turned away by an {@link Authenticator}: 401 with a challenge, or 403. */
@@ -46,6 +48,22 @@ export interface Authenticator {
   /** Whether callers must present a credential (a non-loopback address needs one). */
   readonly required: boolean;
   authenticate(request: AuthRequest, signal?: AbortSignal): Promise<AuthOutcome>;
+  /**
+   * The static tokens it accepts, replaceable while serving (a reloaded config's `tokens:`);
+   * absent when it takes none.
+   */
+  readonly statics?: StaticTokenAuthenticator;
+  /**
+   * A document it publishes at `/.well-known/<name><suffix>` (OAuth protected-resource
+   * metadata, RFC 9728: `name` is `oauth-protected-resource`, `suffix` the endpoint's path or
+   * ""), or `undefined` for none. Public: served without a credential, to any origin.
+   */
+  wellKnown?(name: string, suffix: string, request: AuthRequest): Record<string, unknown> | undefined;
+  /**
+   * The `WWW-Authenticate` value of a 403 for a caller whose token lacks `scope`
+   * (space-separated): the challenge a client steps up with.
+   */
+  insufficientScope?(request: AuthRequest, scope: string): string;
 }
 
 /**
@@ -64,6 +82,10 @@ export class StaticTokenAuthenticator implements Authenticator {
 
   get required(): boolean {
     return this.#tokens.length > 0;
+  }
+
+  get statics(): StaticTokenAuthenticator {
+    return this;
   }
 
   /** The tokens now in force. */
@@ -115,4 +137,25 @@ function checkTokens(tokens: readonly TokenConfig[], prefix: string): void {
         path: `tokens[${i}].token`,
       });
   });
+}
+
+/** The longest delay a timer takes (about 24.8 days); later expiries are checked again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Calls `expire` when the credential of `identity` stops being valid, for what lives longer
+ * than one request (a `/ws` connection, an SSE stream); returns what cancels it. Nothing
+ * happens for credentials without an expiry (static tokens).
+ */
+export function onExpiry(identity: Identity | undefined, expire: () => void): () => void {
+  const at = identity?.expiresAt;
+  if (at === undefined) return () => {};
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    const left = at - Date.now();
+    timer = setTimeout(left > MAX_TIMER_MS ? arm : expire, Math.max(0, Math.min(left, MAX_TIMER_MS)));
+    timer.unref();
+  };
+  arm();
+  return () => clearTimeout(timer);
 }

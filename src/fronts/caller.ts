@@ -27,6 +27,11 @@ export interface Caller {
   openStream?: () => string | undefined;
   /** What its message holds of the memory budget; its answer is charged to it too. */
   lease?: BudgetLease;
+  /**
+   * For a signed-in caller: the `WWW-Authenticate` challenge of a 403 when its token lacks
+   * `scope` (a call refused with `ErrorCode.Forbidden`, `insufficient_scope`).
+   */
+  challenge?: (scope: string) => string;
 }
 
 /** A caller let in: its identity, its rate-limit key, whether it is the operator, and its profile. */

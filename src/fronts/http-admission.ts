@@ -77,14 +77,26 @@ export class HttpAdmission {
    * some other way.
    */
   setTokens(next: TokenConfig[]): void {
-    if (!(this.#authenticator instanceof StaticTokenAuthenticator))
+    const statics = this.#authenticator.statics;
+    if (statics === undefined)
       throw new McplexError("INVALID_ARGUMENT", "tokens not changed: this front does not use static tokens");
-    const refused = checkNonLoopbackBind(this.#host, next.length);
+    // Another way of signing in (OAuth) keeps a non-loopback address guarded without tokens.
+    const refused =
+      this.#authenticator === statics ? checkNonLoopbackBind(this.#host, next.length) : undefined;
     if (refused !== undefined)
       throw new McplexError("INVALID_ARGUMENT", `tokens not changed: ${refused}`, {
         hint: "keep at least one token while serving on this address",
       });
-    this.#authenticator.setTokens(next);
+    statics.setTokens(next);
+  }
+
+  /** A document the authenticator publishes at `/.well-known/<name><suffix>`, if any (see `Authenticator.wellKnown`). */
+  wellKnown(name: string, suffix: string, req: IncomingMessage): Record<string, unknown> | undefined {
+    return this.#authenticator.wellKnown?.(name, suffix, {
+      headers: req.headers,
+      remoteAddress: req.socket.remoteAddress,
+      path: pathOf(req),
+    });
   }
 
   /** The Host/Origin check alone (pages and liveness), or why it fails. */
@@ -107,11 +119,12 @@ export class HttpAdmission {
   ): Promise<Admitted | Refusal> {
     const page = from === "replica" ? undefined : this.checkPage(req);
     if (page !== undefined) return page;
-    const request = { headers: req.headers, remoteAddress: req.socket.remoteAddress };
+    const authenticator = this.#authenticator;
+    const request = { headers: req.headers, remoteAddress: req.socket.remoteAddress, path: pathOf(req) };
     const auth =
-      this.#authenticator instanceof StaticTokenAuthenticator
-        ? this.#authenticator.authenticateNow(request)
-        : await this.#authenticator.authenticate(request);
+      authenticator instanceof StaticTokenAuthenticator
+        ? authenticator.authenticateNow(request)
+        : await authenticator.authenticate(request);
     if (!auth.ok)
       return {
         status: auth.status,
@@ -125,15 +138,21 @@ export class HttpAdmission {
     }
     const profile = identity.profile ?? this.#profile;
     const mode = identity.mode ?? this.#mode;
-    return {
+    const admitted: Admitted = {
       key: identity.key,
       identity,
-      // A front bound to no profile serves everything: its callers are operators, as before.
-      operator: identity.operator || profile === undefined,
+      // A front bound to no profile serves everything: its callers are operators, as before
+      // (a signed-in user only when a rule says so: an identity provider admits many).
+      operator: identity.operator || (profile === undefined && identity.via !== "oauth"),
       sseAllowed: true,
       ...(profile === undefined ? {} : { profile }),
       ...(mode === undefined ? {} : { mode }),
     };
+    if (authenticator.insufficientScope !== undefined && identity.via === "oauth") {
+      const challenge = authenticator.insufficientScope.bind(authenticator);
+      admitted.challenge = (scope) => challenge(request, scope);
+    }
+    return admitted;
   }
 
   /**
@@ -200,6 +219,13 @@ export class HttpAdmission {
       })
     );
   }
+}
+
+/** The path of a request, without its query. */
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? "/";
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /** The answer to a caller past its rate limit. */

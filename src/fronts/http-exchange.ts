@@ -20,21 +20,30 @@ export class HttpExchange {
   readonly #sseAllowed: boolean;
   readonly #headers: Record<string, string>;
   readonly #lease: BudgetLease | undefined;
+  readonly #challenge: ((scope: string) => string) | undefined;
   #streaming = false;
   #done = false;
 
   /**
    * `lease`: what the request holds of the memory budget; what is written is charged to it too
    * (it waits in the socket while the client reads slowly), until the response closes.
+   * `challenge`: a signed-in caller's step-up challenge; a final answer refusing the call for
+   * want of a scope goes out as 403 with it, as OAuth clients expect (when nothing was streamed).
    */
   constructor(
     res: ServerResponse,
-    options: { sseAllowed: boolean; headers?: Record<string, string>; lease?: BudgetLease },
+    options: {
+      sseAllowed: boolean;
+      headers?: Record<string, string>;
+      lease?: BudgetLease;
+      challenge?: ((scope: string) => string) | undefined;
+    },
   ) {
     this.#res = res;
     this.#sseAllowed = options.sseAllowed;
     this.#headers = options.headers ?? {};
     this.#lease = options.lease;
+    this.#challenge = options.challenge;
   }
 
   get done(): boolean {
@@ -65,8 +74,10 @@ export class HttpExchange {
       this.#res.end(`event: message\ndata: ${body}\n\n`);
       return;
     }
-    this.#res.writeHead(status, {
+    const scope = this.#challenge === undefined ? undefined : missingScope(message);
+    this.#res.writeHead(scope === undefined ? status : 403, {
       ...this.#headers,
+      ...(scope === undefined ? {} : { "www-authenticate": this.#challenge!(scope) }),
       "content-type": "application/json",
       "content-length": Buffer.byteLength(body),
     });
@@ -97,6 +108,13 @@ export class HttpExchange {
     this.#done = true;
     this.#res.end();
   }
+}
+
+/** The scopes an answer says the caller lacks (`ErrorCode.Forbidden`, `insufficient_scope`), if it does. */
+function missingScope(message: WireMessage): string | undefined {
+  const error = message.error as { code?: unknown; data?: { reason?: unknown; scope?: unknown } } | undefined;
+  if (error?.code !== ErrorCode.Forbidden || error.data?.reason !== "insufficient_scope") return undefined;
+  return typeof error.data.scope === "string" ? error.data.scope : undefined;
 }
 
 /** Writes a plain JSON body with a status. */

@@ -25,6 +25,8 @@ import { attachWebSocketFront } from "./ws-front.js";
 
 export { DEFAULT_PORT } from "./http-guard.js";
 
+const WELL_KNOWN = "/.well-known/";
+
 /** Options of {@link startHttpFront}. */
 export interface HttpFrontOptions {
   /** Default 127.0.0.1. Any other address requires tokens. */
@@ -258,6 +260,33 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
     res.writeHead(200, { "content-type": contentType }).end(body);
   };
 
+  /**
+   * `/.well-known/...` documents the authenticator publishes (OAuth protected-resource
+   * metadata): public by design, so no credential and any origin; nothing else is there.
+   */
+  const serveWellKnown = (req: IncomingMessage, res: ServerResponse, path: string) => {
+    const cors = { "access-control-allow-origin": "*" };
+    if (req.method === "OPTIONS") {
+      res
+        .writeHead(204, {
+          ...cors,
+          "access-control-allow-methods": "GET",
+          "access-control-allow-headers": "*",
+        })
+        .end();
+      return;
+    }
+    const rest = path.slice(WELL_KNOWN.length);
+    const slash = rest.indexOf("/");
+    const name = slash === -1 ? rest : rest.slice(0, slash);
+    const suffix = slash === -1 ? "" : rest.slice(slash);
+    const document = admission.wellKnown(name, suffix, req);
+    if (document === undefined) return sendJson(res, 404, { error: `no such document ${path}` }, cors);
+    if (req.method !== "GET" && req.method !== "HEAD")
+      return sendJson(res, 405, { error: "use GET" }, { ...cors, allow: "GET" });
+    sendJson(res, 200, document, { ...cors, "cache-control": "max-age=300" });
+  };
+
   const serveRequest = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (!connections.admit(req, res, path)) return;
@@ -296,6 +325,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
         });
         return;
       default:
+        if (path.startsWith(WELL_KNOWN)) return serveWellKnown(req, res, path);
         if (options.mcp !== false && SseFront.owns(path)) {
           sse.handle(req, res, path).catch(() => res.destroy());
           return;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Channel, ClientSession, WireMessage } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { onExpiry } from "./authenticator.js";
 import type { Caller } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
@@ -211,6 +212,7 @@ export class Rev2025HttpSessions {
       sseAllowed: caller.sseAllowed,
       headers,
       ...(caller.lease === undefined ? {} : { lease: caller.lease }),
+      challenge: caller.challenge,
     });
     entry.channel.exchanges.set(id, exchange);
     res.on("close", () => {
@@ -310,7 +312,10 @@ export class Rev2025HttpSessions {
     });
     res.flushHeaders();
     entry.channel.stream = res;
+    // A signed-in client's stream lasts as long as its token (each POST is checked on its own).
+    const unexpire = onExpiry(caller.identity, () => res.end());
     res.on("close", () => {
+      unexpire();
       if (entry.channel.stream === res) entry.channel.stream = undefined;
     });
   }

@@ -7,6 +7,7 @@ import { ErrorCode } from "../protocol/error-codes.js";
 import { readMessage, type WireRequest } from "../protocol/messages.js";
 import { readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
+import { onExpiry } from "./authenticator.js";
 import type { Caller } from "./caller.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
 import { checkParamHeaders, checkRev2026Headers } from "./rev2026-headers.js";
@@ -72,6 +73,7 @@ export async function serveRev2026Post(
   const exchange = new HttpExchange(res, {
     sseAllowed: caller.sseAllowed,
     ...(caller.lease === undefined ? {} : { lease: caller.lease }),
+    challenge: caller.challenge,
   });
   res.on("close", () => {
     if (!exchange.done) controller.abort("the client closed the request");
@@ -117,11 +119,14 @@ export async function serveRev2026Post(
     exchange.open();
     const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
     keepAlive.unref();
+    // A signed-in client's listen lasts as long as its token: then it listens again with a fresh one.
+    const unexpire = onExpiry(caller.identity, () => controller.abort("the access token expired"));
     try {
       await gateway.listen(id, params ?? {}, ctx, (m, p) =>
         exchange.event({ jsonrpc: "2.0", method: m, params: p }),
       );
     } finally {
+      unexpire();
       clearInterval(keepAlive);
       exchange.end();
       controllers.give(controller);

@@ -3,6 +3,7 @@ import type { Channel, ClientSession, WireMessage } from "../gateway/client-sess
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
+import { onExpiry } from "./authenticator.js";
 import type { Caller } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
 import type { Refusal } from "./http-admission.js";
@@ -174,7 +175,12 @@ export class SseFront {
     });
     // Relative, as the SDK's clients resolve it against the stream's URL (proxies keep working).
     res.write(`event: endpoint\ndata: ${SSE_MESSAGES_PATH}?sessionId=${id}\n\n`);
-    res.on("close", () => session.close());
+    // A signed-in client's stream lasts as long as its token: then it reconnects with a fresh one.
+    const unexpire = onExpiry(caller.identity, () => res.end());
+    res.on("close", () => {
+      unexpire();
+      session.close();
+    });
   }
 
   async #post(

@@ -4,6 +4,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
+import { onExpiry } from "./authenticator.js";
 import type { Caller, Refusal } from "./caller.js";
 import type { ConnectionLimits } from "./connection-limits.js";
 import { type BudgetLease, budgetRefusal, type MemoryBudget } from "./memory-budget.js";
@@ -120,7 +121,12 @@ export function attachWebSocketFront(
         // Only a request waits for an answer; anything else has been passed on.
         if (lease !== undefined && !inFlight.holds(lease)) lease.release();
       });
+      // A signed-in client's connection lasts as long as its token: then it reconnects with a fresh one.
+      const unexpire = onExpiry(caller.identity, () =>
+        ws.close(1008, "the access token expired; reconnect with a fresh one"),
+      );
       ws.on("close", () => {
+        unexpire();
         inFlight.clear();
         session.close();
       });

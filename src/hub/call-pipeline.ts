@@ -48,6 +48,11 @@ export interface Identity {
   readonly client?: string;
   /** The scopes the access token grants (`scope`), for per-tool scope checks. */
   readonly scopes?: readonly string[];
+  /**
+   * When the credential stops being valid (ms since the epoch): a connection it opened (`/ws`,
+   * an SSE stream) is closed then, and the client reconnects with a fresh one.
+   */
+  readonly expiresAt?: number;
   /** The catalog view it may see; absent: the front's default (everything without one). */
   readonly profile?: string;
   /** How it sees the tools, when its credential says (a token's `mode`). */

@@ -17,6 +17,12 @@ export const ErrorCode = {
   ServerError: -32000,
   /** A 2025 HTTP session id the gateway does not know (the client must initialize again). */
   SessionNotFound: -32001,
+  /**
+   * mcplex: the caller is known but may not make this request: its access token lacks scopes
+   * (`data: { reason: "insufficient_scope", scope }`). The HTTP fronts answer it 403 with a
+   * `WWW-Authenticate` challenge naming the scopes (step-up).
+   */
+  Forbidden: -32003,
   /** MCP: resource not found. */
   ResourceNotFound: -32002,
   /** MCP 2026: an `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` header disagrees with the body. */

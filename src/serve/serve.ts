@@ -91,7 +91,9 @@ export type ServeEvent =
   /** A server declares a list it does not implement ("method not found"): served as empty. */
   | { type: "list-not-implemented"; server: string; method: string }
   /** The audit trail (`audit:`) cannot write, writes again, refused calls, or lost lines at the end. */
-  | AuditSinkEvent;
+  | AuditSinkEvent
+  /** Sign-in (`auth:`): the identity provider could not be reached; what still works is said. */
+  | { type: "auth"; message: string };
 
 /** A gateway {@link serve} started. */
 export interface RunningGateway {
@@ -309,11 +311,21 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         ...(config.serve?.allowedOrigins ?? []),
         ...(options.http?.allowedOrigins ?? []),
       ];
+      // Sign-in (`auth:`): its code, and jose's, loaded only then.
+      const authenticator =
+        config.auth === undefined
+          ? undefined
+          : (await import("../auth/gateway-sign-in.js")).gatewaySignIn(config.auth, gateway, {
+              tokens,
+              host: options.http?.host ?? "127.0.0.1",
+              onEvent: (message) => emit({ type: "auth", message }),
+            });
       front = await startHttpFront(gateway, {
         ...frontLimits(config.serve),
         ...options.http,
         dashboard,
         ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
+        ...(authenticator === undefined ? {} : { authenticator }),
         tokens,
         ...(profileName === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),

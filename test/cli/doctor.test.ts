@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
 import { startMockLlm } from "../support/mock-llm.js";
+import { startAuthServer } from "../support/oidc-provider.js";
 
 const TSX = resolve("node_modules/.bin/tsx");
 const FIXTURE = resolve("test/fixtures/servers/fixture-server.ts");
@@ -167,6 +168,42 @@ describe("mcplex doctor", { timeout: 90_000 }, () => {
       message: `${llm.url} answers, but does not list the model "gpt-9"`,
       hint: expect.stringContaining("It lists: mock"),
     });
+  });
+
+  it("asks each sign-in issuer for its metadata and keys, and says what is wrong", async () => {
+    const server = await startAuthServer();
+    try {
+      const auth = (issuer: string, extra: string[] = []) => [
+        ...QUICK_SERVER,
+        "auth:",
+        "  issuers:",
+        `    - issuer: ${issuer}`,
+        ...extra,
+      ];
+      const good = await doctor(auth(server.issuer), ["--json", "--port", "0"]);
+      expect(bySubject(good.stdout).get("sign-in")).toMatchObject({
+        status: "ok",
+        message: `${server.issuer}: 2 signing key(s) (RS256, ES256)`,
+      });
+      const narrow = await doctor(auth(server.issuer, ["      algorithms: [EdDSA]"]), [
+        "--json",
+        "--port",
+        "0",
+      ]);
+      expect(narrow.code).toBe(3);
+      expect(bySubject(narrow.stdout).get("sign-in")).toMatchObject({
+        status: "fail",
+        message: expect.stringContaining("none for an accepted algorithm (EdDSA)"),
+      });
+      const wrong = await doctor(auth(`${server.issuer}/other`), ["--json", "--port", "0"]);
+      expect(bySubject(wrong.stdout).get("sign-in")).toMatchObject({
+        status: "fail",
+        message: expect.stringContaining(`no metadata for the issuer ${server.issuer}/other`),
+        hint: expect.stringContaining("must equal the tokens' `iss`"),
+      });
+    } finally {
+      await server.close();
+    }
   });
 
   it("on the zero-config default checks the workspace server; no LLM is only skipped", async () => {

@@ -285,6 +285,10 @@ function printEvent(event: ServeEvent): void {
     printAuditEvent(event);
     return;
   }
+  if (event.type === "auth") {
+    console.error(`mcplex: warning: ${event.message}`);
+    return;
+  }
   if (event.type === "record-failed") {
     console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
     return;

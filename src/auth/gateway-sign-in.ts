@@ -1,0 +1,29 @@
+import type { AuthConfig, TokenConfig } from "../config/types.js";
+import { McplexError } from "../errors.js";
+import type { Authenticator } from "../fronts/authenticator.js";
+import { isLoopbackHost } from "../fronts/http-guard.js";
+import type { Gateway } from "../gateway/gateway.js";
+import { OAuthAuthenticator } from "./oauth-authenticator.js";
+import { scopeCheck } from "./scope-check.js";
+
+/**
+ * The `auth:` block at work on a gateway: the OAuth authenticator its HTTP front admits callers
+ * with (the static `tokens` beside it), and the scope check of `auth.require` on its requests.
+ *
+ * @throws McplexError (`CONFIG_INVALID`) for a non-loopback `host` without `auth.resource`.
+ */
+export function gatewaySignIn(
+  auth: AuthConfig,
+  gateway: Gateway,
+  options: { tokens: readonly TokenConfig[]; host: string; onEvent: (message: string) => void },
+): Authenticator {
+  if (auth.resource === undefined && !isLoopbackHost(options.host))
+    throw new McplexError(
+      "CONFIG_INVALID",
+      `auth.resource is required when serving on ${options.host}: tokens name the URL clients reach the gateway at as their audience`,
+      { path: "auth.resource", hint: 'set it to that URL without /mcp, such as "https://mcp.example.com"' },
+    );
+  const authenticator = new OAuthAuthenticator(auth, { tokens: options.tokens, onEvent: options.onEvent });
+  if (auth.require.length > 0) gateway.use(scopeCheck(auth.require));
+  return authenticator;
+}

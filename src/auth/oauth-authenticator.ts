@@ -1,0 +1,242 @@
+import { hash } from "node:crypto";
+import type { AuthConfig, TokenConfig } from "../config/types.js";
+import {
+  type Authenticator,
+  type AuthOutcome,
+  type AuthRequest,
+  type Identity,
+  StaticTokenAuthenticator,
+} from "../fronts/authenticator.js";
+import { parseBearer } from "../fronts/bearer-auth.js";
+import { accessRules, userClaims } from "./access-rules.js";
+import { TokenRefused, TokenVerifier, type VerifiedToken } from "./token-verifier.js";
+
+/** Verified tokens kept at most; past it the oldest go first. */
+const MAX_CACHED = 10_000;
+/** The same failure of the identity provider is logged at most this often. */
+const LOG_EVERY_MS = 30_000;
+
+/** The endpoints a resource URL is published for, each with its own metadata (RFC 9728 §3.1). */
+const ENDPOINTS = ["/mcp", "/sse", "/ws"] as const;
+
+/** A verified token's outcome, kept until the token expires. */
+interface Cached {
+  readonly token: VerifiedToken;
+  readonly outcome: AuthOutcome;
+}
+
+/**
+ * The gateway as an OAuth 2.1 resource server (the `auth:` block): access tokens of the
+ * configured issuers are verified (see {@link TokenVerifier}) and their claims mapped to a profile
+ * by `auth.access`; the static `tokens:` keep working beside them. A verified token is kept by its
+ * SHA-256 until it expires, so a call pays its check once. It publishes the protected-resource
+ * metadata (RFC 9728) and answers a missing or bad token with a challenge that points to it.
+ */
+export class OAuthAuthenticator implements Authenticator {
+  readonly required = true;
+  readonly statics: StaticTokenAuthenticator;
+  readonly #config: AuthConfig;
+  readonly #verifier: TokenVerifier;
+  readonly #ruleFor: ReturnType<typeof accessRules>;
+  readonly #cache = new Map<string, Cached>();
+  readonly #pending = new Map<string, Promise<Cached>>();
+  readonly #scopesSupported: string[];
+  readonly #log: (message: string) => void;
+  readonly #logged = new Map<string, number>();
+  readonly #audienceSets = new Map<string, ReadonlySet<string>>();
+
+  constructor(
+    config: AuthConfig,
+    options: { tokens?: readonly TokenConfig[]; onEvent?: (message: string) => void } = {},
+  ) {
+    this.#config = config;
+    this.statics = new StaticTokenAuthenticator(options.tokens ?? []);
+    const onEvent = options.onEvent ?? (() => {});
+    this.#log = (message) => {
+      const now = Date.now();
+      if (now - (this.#logged.get(message) ?? Number.NEGATIVE_INFINITY) < LOG_EVERY_MS) return;
+      this.#logged.set(message, now);
+      onEvent(message);
+    };
+    this.#verifier = new TokenVerifier(config, this.#log);
+    this.#ruleFor = accessRules(config.access);
+    this.#scopesSupported = [
+      ...new Set([...config.scopes, ...config.require.flatMap((rule) => rule.scopes)]),
+    ];
+  }
+
+  /** How many times each issuer's key set was fetched (tried), in `auth.issuers` order. */
+  get keyFetches(): number[] {
+    return this.#verifier.keyFetches;
+  }
+
+  async authenticate(request: AuthRequest): Promise<AuthOutcome> {
+    const bearer = parseBearer(headerOf(request, "authorization"));
+    if (bearer.kind === "none")
+      return this.#unauthorized(
+        request,
+        "Unauthorized: sign in, and send the access token as `Authorization: Bearer <token>`",
+      );
+    if (bearer.kind === "malformed")
+      return this.#unauthorized(
+        request,
+        `Unauthorized: malformed Authorization header (${bearer.problem})`,
+        "invalid_request",
+      );
+    const token = bearer.token;
+    if (this.statics.required) {
+      const outcome = this.statics.authenticateNow(request);
+      if (outcome.ok) return outcome;
+    }
+    // One-shot hash(): a fifth of createHash()'s cost per call (a cached check is on every request).
+    const key = hash("sha256", token, "base64url");
+    const now = Date.now();
+    let cached = this.#cache.get(key);
+    if (cached !== undefined && cached.token.expiresAt <= now) {
+      this.#cache.delete(key);
+      cached = undefined;
+    }
+    if (cached === undefined) {
+      let pending = this.#pending.get(key);
+      if (pending === undefined) {
+        // One check per token at a time, however many requests carry it at once.
+        pending = this.#check(token, this.#audiences(request));
+        this.#pending.set(key, pending);
+        void pending.then(
+          () => this.#pending.delete(key),
+          () => this.#pending.delete(key),
+        );
+      }
+      try {
+        cached = await pending;
+      } catch (error) {
+        if (!(error instanceof TokenRefused)) throw error;
+        if (error.unavailable) this.#log(`sign-in: a token could not be checked: ${error.message}`);
+        return this.#unauthorized(request, `Unauthorized: ${error.message}`, "invalid_token");
+      }
+      if (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value!);
+      this.#cache.set(key, cached);
+    }
+    // The accepted audiences may follow the request's Host (no `auth.resource`): checked each time.
+    const audiences = this.#audiences(request);
+    if (!cached.token.audience.some((aud) => audiences.has(aud)))
+      return this.#unauthorized(
+        request,
+        "Unauthorized: the token is not for this resource (its audience names another)",
+        "invalid_token",
+      );
+    return cached.outcome;
+  }
+
+  async #check(token: string, audiences: ReadonlySet<string>): Promise<Cached> {
+    const verified = await this.#verifier.verify(token, [...audiences]);
+    const user = userClaims(verified.claims, this.#config);
+    const rule = this.#ruleFor(user);
+    const missing = this.#config.scopes.filter((scope) => !user.scopes.includes(scope));
+    let outcome: AuthOutcome;
+    if (rule === undefined) {
+      outcome = {
+        ok: false,
+        status: 403,
+        message:
+          "Forbidden: you are signed in, but no rule of this gateway's auth.access admits you; ask its operator for access",
+      };
+    } else if (missing.length > 0) {
+      const scope = [...new Set([...user.scopes, ...this.#config.scopes])].join(" ");
+      outcome = {
+        ok: false,
+        status: 403,
+        message: `Forbidden: the token lacks the scope(s) ${missing.join(", ")}; sign in again granting them`,
+        wwwAuthenticate: `Bearer error="insufficient_scope", scope="${scope}"`,
+      };
+    } else {
+      const client = verified.claims.client_id ?? verified.claims.azp;
+      const identity: { -readonly [K in keyof Identity]: Identity[K] } = {
+        key: `user:${verified.issuerIndex}:${user.sub}`,
+        via: "oauth",
+        subject: user.sub,
+        issuer: verified.issuer,
+        scopes: user.scopes,
+        operator: rule.operator === true,
+        expiresAt: verified.expiresAt,
+      };
+      if (typeof client === "string") identity.client = client;
+      if (rule.profile !== undefined) identity.profile = rule.profile;
+      if (rule.mode !== undefined) identity.mode = rule.mode;
+      outcome = { ok: true, identity };
+    }
+    return { token: verified, outcome };
+  }
+
+  /** RFC 9728 metadata for `/.well-known/oauth-protected-resource` and its per-endpoint forms. */
+  wellKnown(name: string, suffix: string, request: AuthRequest): Record<string, unknown> | undefined {
+    if (name !== "oauth-protected-resource") return undefined;
+    if (suffix !== "" && !(ENDPOINTS as readonly string[]).includes(suffix)) return undefined;
+    return {
+      resource: `${this.#base(request)}${suffix}`,
+      authorization_servers: this.#config.issuers.map((issuer) => issuer.issuer),
+      ...(this.#scopesSupported.length === 0 ? {} : { scopes_supported: this.#scopesSupported }),
+      bearer_methods_supported: ["header"],
+      resource_name: "mcplex",
+    };
+  }
+
+  insufficientScope(request: AuthRequest, scope: string): string {
+    return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.#metadataUrl(request)}"`;
+  }
+
+  #unauthorized(
+    request: AuthRequest,
+    message: string,
+    error?: "invalid_token" | "invalid_request",
+  ): AuthOutcome {
+    const scope = this.#config.scopes.length === 0 ? "" : `, scope="${this.#config.scopes.join(" ")}"`;
+    const code = error === undefined ? "" : `, error="${error}"`;
+    return {
+      ok: false,
+      status: 401,
+      message,
+      wwwAuthenticate: `Bearer resource_metadata="${this.#metadataUrl(request)}"${scope}${code}`,
+    };
+  }
+
+  /** Where the metadata of the endpoint a request went to is published. */
+  #metadataUrl(request: AuthRequest): string {
+    return `${this.#base(request)}/.well-known/oauth-protected-resource${endpointOf(request.path)}`;
+  }
+
+  /** `auth.resource`, or on loopback the URL of the request's own Host (the guard checked it). */
+  #base(request: AuthRequest): string {
+    return this.#config.resource ?? `http://${headerOf(request, "host") ?? "127.0.0.1"}`;
+  }
+
+  /** The `aud` values a token presented with this request may name (made once per base URL). */
+  #audiences(request: AuthRequest): ReadonlySet<string> {
+    const base = this.#base(request);
+    let audiences = this.#audienceSets.get(base);
+    if (audiences === undefined) {
+      audiences = new Set([
+        base,
+        `${base}/`,
+        ...ENDPOINTS.map((e) => `${base}${e}`),
+        ...(this.#config.audience ?? []),
+      ]);
+      // Bases follow the Host header only on loopback, where the guard admits a few names.
+      if (this.#audienceSets.size >= 64) this.#audienceSets.clear();
+      this.#audienceSets.set(base, audiences);
+    }
+    return audiences;
+  }
+}
+
+/** Which resource a path belongs to: `/mcp`, `/sse` (with its `/messages`), `/ws`, or the server (""). */
+function endpointOf(path: string | undefined): string {
+  if (path === "/mcp" || path === "/sse" || path === "/ws") return path;
+  if (path === "/messages") return "/sse";
+  return "";
+}
+
+function headerOf(request: AuthRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

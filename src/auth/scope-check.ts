@@ -1,0 +1,33 @@
+import type { ScopeRuleConfig } from "../config/types.js";
+import { RpcError } from "../errors.js";
+import type { Interceptor } from "../hub/call-pipeline.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { scopeRules } from "./access-rules.js";
+
+/**
+ * Refuses a signed-in caller's request whose target needs scopes its token lacks
+ * (`auth.require`), before it reaches a server: `ErrorCode.Forbidden` with
+ * `data: { reason: "insufficient_scope", scope }`, where `scope` is what to sign in again with
+ * (the scopes held and those missing). The HTTP fronts answer it 403 with a step-up challenge;
+ * code mode's inner calls and the other fronts get it as a JSON-RPC error. Callers that did not
+ * sign in (static tokens, stdio, the library) are not concerned: their access is their profile.
+ */
+export function scopeCheck(rules: readonly ScopeRuleConfig[]): Interceptor {
+  const missingFor = scopeRules(rules);
+  return (next) => (request) => {
+    const identity = request.context.identity;
+    const target = request.target;
+    if (identity?.via !== "oauth" || target === undefined) return next(request);
+    const granted = identity.scopes ?? [];
+    const missing = missingFor(target, granted);
+    if (missing.length === 0) return next(request);
+    const name = target.kind === "resource" ? target.uri : target.name;
+    return Promise.reject(
+      new RpcError(
+        ErrorCode.Forbidden,
+        `Forbidden: ${request.method} of ${name} needs the scope(s) ${missing.join(", ")}, which your sign-in did not grant; sign in again granting them`,
+        { reason: "insufficient_scope", scope: [...granted, ...missing].join(" ") },
+      ),
+    );
+  };
+}

@@ -1,0 +1,318 @@
+import { joinPath } from "./config-issues.js";
+import type { AccessRuleConfig, AuthConfig, AuthIssuerConfig, ScopeRuleConfig } from "./types.js";
+import type { ValueReader } from "./value-reader.js";
+
+/** Signature algorithms accepted unless an issuer lists its own: asymmetric ones only. */
+export const DEFAULT_ALGORITHMS: readonly string[] = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+];
+
+const DEFAULT_CLOCK_TOLERANCE_MS = 30_000;
+const DEFAULT_JWKS_COOLDOWN_MS = 60_000;
+
+/**
+ * The `auth:` block (see {@link AuthConfig}). Every problem is recorded at its exact path;
+ * an introspection client's secret is redacted from logs. `profiles` are the config's, for
+ * rules that name one.
+ */
+export function readAuth(
+  reader: ValueReader,
+  value: unknown,
+  profiles: readonly string[],
+): AuthConfig | undefined {
+  if (value === undefined || value === null) return undefined;
+  const node = reader.map(value, "auth");
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, "auth", [
+    "resource",
+    "audience",
+    "issuers",
+    "scopes",
+    "clockTolerance",
+    "jwksCooldown",
+    "claims",
+    "access",
+    "require",
+  ]);
+  const auth: AuthConfig = {
+    issuers: readIssuers(reader, node.issuers),
+    scopes: scopeList(reader, node.scopes, "auth.scopes") ?? [],
+    clockTolerance: DEFAULT_CLOCK_TOLERANCE_MS,
+    jwksCooldown: DEFAULT_JWKS_COOLDOWN_MS,
+    claims: { groups: "groups", email: "email" },
+    require: readRequire(reader, node.require),
+  };
+  const resource = reader.nonEmpty(node.resource, "auth.resource");
+  if (resource !== undefined) {
+    const problem = resourceProblem(reader.probe(resource));
+    if (problem !== undefined) reader.fail("auth.resource", problem);
+    else auth.resource = resource.replace(/\/+$/, "");
+  }
+  const audience = reader.stringList(node.audience, "auth.audience");
+  if (audience !== undefined) auth.audience = audience;
+  if (node.clockTolerance !== undefined) {
+    // Zero is a fair choice here (no leeway), which `duration` refuses.
+    const ms = node.clockTolerance === 0 ? 0 : reader.duration(node.clockTolerance, "auth.clockTolerance");
+    if (ms !== undefined && ms > 300_000)
+      reader.fail(
+        "auth.clockTolerance",
+        'must be at most 5 minutes; clocks that far apart need fixing (NTP), e.g. "30s"',
+      );
+    else if (ms !== undefined) auth.clockTolerance = ms;
+  }
+  const cooldown = reader.duration(node.jwksCooldown, "auth.jwksCooldown");
+  if (cooldown !== undefined) auth.jwksCooldown = cooldown;
+  const claims = reader.map(node.claims, "auth.claims");
+  if (claims !== undefined) {
+    reader.knownKeys(claims, "auth.claims", ["groups", "email"]);
+    const groups = reader.nonEmpty(claims.groups, "auth.claims.groups");
+    if (groups !== undefined) auth.claims.groups = groups;
+    const email = reader.nonEmpty(claims.email, "auth.claims.email");
+    if (email !== undefined) auth.claims.email = email;
+  }
+  if (node.access !== undefined && node.access !== null)
+    auth.access = readAccess(reader, node.access, profiles);
+  return auth;
+}
+
+/** Why `resource` cannot be the gateway's public URL, or `undefined`. */
+export function resourceProblem(resource: string): string | undefined {
+  if (!/^https?:\/\/[^/]/i.test(resource) || !URL.canParse(resource))
+    return 'must be the http(s) URL clients reach this gateway at, such as "https://mcp.example.com"';
+  const url = new URL(resource);
+  if (url.search !== "" || url.hash !== "") return "must have no query or fragment (RFC 8707)";
+  if (/\/(mcp|sse|ws)\/?$/.test(url.pathname))
+    return `names an endpoint (${url.pathname}); give the URL without it, such as "${url.origin}": /mcp, /sse and /ws are added`;
+  return undefined;
+}
+
+function readIssuers(reader: ValueReader, value: unknown): AuthIssuerConfig[] {
+  if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) {
+    reader.fail(
+      "auth.issuers",
+      'needs at least one authorization server, such as [{ issuer: "https://login.example.com" }]',
+    );
+    return [];
+  }
+  if (!Array.isArray(value)) {
+    reader.fail(
+      "auth.issuers",
+      "must be a list of { issuer, jwksUri?, algorithms?, introspection? } entries",
+    );
+    return [];
+  }
+  const issuers: AuthIssuerConfig[] = [];
+  const seen = new Set<string>();
+  value.forEach((item, i) => {
+    const path = joinPath("auth.issuers", i);
+    const node = typeof item === "string" ? { issuer: item } : reader.map(item, path);
+    if (node === undefined) return;
+    reader.knownKeys(node, path, ["issuer", "jwksUri", "algorithms", "introspection"]);
+    const issuer = reader.nonEmpty(node.issuer, joinPath(path, "issuer"));
+    if (issuer === undefined) {
+      if (node.issuer === undefined) reader.fail(path, 'needs an "issuer": the `iss` its tokens carry');
+      return;
+    }
+    const checked = reader.probe(issuer);
+    if (!httpUrl(checked))
+      reader.fail(
+        joinPath(path, "issuer"),
+        'must be the issuer URL its tokens carry in `iss`, such as "https://login.example.com"',
+      );
+    if (seen.has(checked)) reader.fail(joinPath(path, "issuer"), "is listed twice");
+    seen.add(checked);
+    const entry: AuthIssuerConfig = { issuer, algorithms: [...DEFAULT_ALGORITHMS] };
+    const jwksUri = reader.nonEmpty(node.jwksUri, joinPath(path, "jwksUri"));
+    if (jwksUri !== undefined) {
+      if (!httpUrl(reader.probe(jwksUri)))
+        reader.fail(joinPath(path, "jwksUri"), "must be the http(s) URL of the issuer's JSON Web Key Set");
+      else entry.jwksUri = jwksUri;
+    }
+    const algorithms = reader.stringList(node.algorithms, joinPath(path, "algorithms"));
+    if (algorithms !== undefined) {
+      const refused = algorithms.filter((alg) => !DEFAULT_ALGORITHMS.includes(alg));
+      if (refused.length > 0)
+        reader.fail(
+          joinPath(path, "algorithms"),
+          `${refused.join(", ")} not accepted: only asymmetric signatures are (${DEFAULT_ALGORITHMS.join(", ")}); ` +
+            "`none` and HS* would let anyone who knows the public key (or nothing) sign tokens",
+        );
+      else if (algorithms.length === 0)
+        reader.fail(joinPath(path, "algorithms"), "must name at least one algorithm");
+      else entry.algorithms = algorithms;
+    }
+    const introspection = readIntrospection(reader, node.introspection, joinPath(path, "introspection"));
+    if (introspection !== undefined) entry.introspection = introspection;
+    issuers.push(entry);
+  });
+  return issuers;
+}
+
+function readIntrospection(
+  reader: ValueReader,
+  value: unknown,
+  path: string,
+): AuthIssuerConfig["introspection"] | undefined {
+  const node = reader.map(value, path);
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, path, ["endpoint", "clientId", "clientSecret"]);
+  const clientId = reader.nonEmpty(node.clientId, joinPath(path, "clientId"));
+  if (clientId === undefined) {
+    if (node.clientId === undefined)
+      reader.fail(
+        path,
+        'needs a "clientId": the client mcplex authenticates as at the introspection endpoint',
+      );
+    return undefined;
+  }
+  const out: NonNullable<AuthIssuerConfig["introspection"]> = { clientId };
+  const endpoint = reader.nonEmpty(node.endpoint, joinPath(path, "endpoint"));
+  if (endpoint !== undefined) {
+    if (!httpUrl(reader.probe(endpoint)))
+      reader.fail(
+        joinPath(path, "endpoint"),
+        "must be the http(s) URL of the issuer's introspection endpoint (RFC 7662)",
+      );
+    else out.endpoint = endpoint;
+  }
+  const secret = reader.string(node.clientSecret, joinPath(path, "clientSecret"));
+  if (secret !== undefined) {
+    reader.secrets.add(secret);
+    out.clientSecret = secret;
+  }
+  return out;
+}
+
+function readAccess(reader: ValueReader, value: unknown, profiles: readonly string[]): AccessRuleConfig[] {
+  if (!Array.isArray(value)) {
+    reader.fail(
+      "auth.access",
+      "must be a list of { when, profile?, operator?, mode? } rules, first match wins",
+    );
+    return [];
+  }
+  const rules: AccessRuleConfig[] = [];
+  value.forEach((item, i) => {
+    const path = joinPath("auth.access", i);
+    const node = reader.map(item, path);
+    if (node === undefined) return;
+    reader.knownKeys(node, path, ["when", "profile", "operator", "mode"]);
+    const whenPath = joinPath(path, "when");
+    const when = reader.map(node.when, whenPath);
+    if (when === undefined) {
+      if (node.when === undefined)
+        reader.fail(
+          path,
+          'needs "when": the claims it matches, e.g. { groups: [admins] } ({} matches everyone)',
+        );
+      return;
+    }
+    reader.knownKeys(when, whenPath, ["sub", "email", "groups", "scope"]);
+    const rule: AccessRuleConfig = { when: {} };
+    for (const key of ["sub", "email", "groups", "scope"] as const) {
+      const list = oneOrMany(reader, when[key], joinPath(whenPath, key));
+      if (list !== undefined) rule.when[key] = list;
+    }
+    const profile = reader.nonEmpty(node.profile, joinPath(path, "profile"));
+    if (profile !== undefined) {
+      if (!profiles.includes(profile))
+        reader.fail(
+          joinPath(path, "profile"),
+          `names no profile "${profile}"; define it under profiles:${profiles.length === 0 ? "" : ` (there are ${profiles.join(", ")})`}`,
+        );
+      else rule.profile = profile;
+    }
+    const operator = reader.boolean(node.operator, joinPath(path, "operator"));
+    if (operator !== undefined) rule.operator = operator;
+    if (node.mode !== undefined && node.mode !== null) {
+      const mode = reader.choice(node.mode, joinPath(path, "mode"), ["all", "search", "code"] as const);
+      if (mode !== undefined) rule.mode = mode;
+    }
+    rules.push(rule);
+  });
+  return rules;
+}
+
+function readRequire(reader: ValueReader, value: unknown): ScopeRuleConfig[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    reader.fail(
+      "auth.require",
+      'must be a list of { tools | resources | prompts | servers, scopes } entries, such as [{ tools: ["github__*"], scopes: [github] }]',
+    );
+    return [];
+  }
+  const rules: ScopeRuleConfig[] = [];
+  value.forEach((item, i) => {
+    const path = joinPath("auth.require", i);
+    const node = reader.map(item, path);
+    if (node === undefined) return;
+    reader.knownKeys(node, path, ["tools", "resources", "prompts", "servers", "scopes"]);
+    const scopes = scopeList(reader, node.scopes, joinPath(path, "scopes"));
+    if (scopes === undefined || scopes.length === 0) {
+      if (node.scopes === undefined || scopes?.length === 0)
+        reader.fail(
+          joinPath(path, "scopes"),
+          "must name the scopes the matching calls need, such as [github]",
+        );
+      return;
+    }
+    const rule: ScopeRuleConfig = { scopes };
+    for (const key of ["tools", "resources", "prompts", "servers"] as const) {
+      const list = oneOrMany(reader, node[key], joinPath(path, key));
+      if (list !== undefined) rule[key] = list;
+    }
+    if (
+      rule.tools === undefined &&
+      rule.resources === undefined &&
+      rule.prompts === undefined &&
+      rule.servers === undefined
+    ) {
+      reader.fail(
+        path,
+        "selects nothing; give tools, resources, prompts or servers (globs; servers by name)",
+      );
+      return;
+    }
+    rules.push(rule);
+  });
+  return rules;
+}
+
+/** A string or a list of strings, as a list. */
+function oneOrMany(reader: ValueReader, value: unknown, path: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") {
+    const text = reader.nonEmpty(value, path);
+    return text === undefined ? undefined : [text];
+  }
+  return reader.stringList(value, path);
+}
+
+/** Scope names: visible ASCII without spaces or quotes (RFC 6749 §3.3), so they fit a challenge. */
+function scopeList(reader: ValueReader, value: unknown, path: string): string[] | undefined {
+  const list = oneOrMany(reader, value, path);
+  if (list === undefined) return undefined;
+  const bad = list.filter((scope) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(reader.probe(scope)));
+  if (bad.length > 0) {
+    reader.fail(
+      path,
+      `${bad.map((s) => JSON.stringify(s)).join(", ")}: a scope is one word of visible ASCII without " or \\`,
+    );
+    return undefined;
+  }
+  return list;
+}
+
+function httpUrl(text: string): boolean {
+  return /^https?:\/\/[^/]/i.test(text) && URL.canParse(text);
+}
