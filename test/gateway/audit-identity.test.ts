@@ -114,8 +114,10 @@ describe("signed-in users in the audit trail", () => {
 });
 
 describe("refusals after admission", () => {
-  it("are audited with the error's code, whichever layer refuses (here a hub interceptor's scope check)", async () => {
-    // As a per-tool scope check will: refuse before the server, with a code of its own.
+  it("are audited with the error's code, whichever layer refuses (here a hub interceptor's policy)", async () => {
+    // A policy among the hub's interceptors, which run inside the audit layer: it refuses
+    // before the server, with a code of its own (auth.require's scope check is a gateway layer,
+    // test/auth/audit-sign-in.test.ts).
     const off = gw.hub.use((next) => async (request) => {
       const scopes = request.context.identity?.scopes ?? [];
       if (
@@ -123,14 +125,14 @@ describe("refusals after admission", () => {
         request.target.name === "fx__fail" &&
         !scopes.includes("fx:fail")
       )
-        throw new RpcError(-32003, "Forbidden: insufficient_scope (fx:fail)");
+        throw new RpcError(-32099, "Forbidden by policy: fx__fail needs the scope fx:fail");
       return next(request);
     });
     try {
       const client = await connectHttp(gw.url, { token: "alice-access-token", name: "alice-scope" });
       try {
         await expect(client.callTool({ name: "fx__fail", arguments: {} })).rejects.toThrow(
-          /insufficient_scope/,
+          /Forbidden by policy/,
         );
       } finally {
         await client.close();
@@ -142,8 +144,9 @@ describe("refusals after admission", () => {
       subject: "alice@example.com",
       target: "fx__fail",
       server: "fx",
-      outcome: "-32003",
-      code: -32003,
+      // A code with no name in the table: its number.
+      outcome: "-32099",
+      code: -32099,
     });
   });
 });
