@@ -54,7 +54,14 @@ export type McplexErrorCode =
   /** Code mode: the script waits on a promise that nothing can settle any more. */
   | "CODE_STALLED"
   /** Code mode: no sandbox worker for the script within its queue's bounds; `retryAt` says when to try again. */
-  | "CODE_BUSY";
+  | "CODE_BUSY"
+  /** The audit file (`audit.to`, `--audit`) could not be opened at start. */
+  | "AUDIT_OPEN_FAILED"
+  /**
+   * A call was not run because its audit line could not be written in time (the audit trail's
+   * backlog was full for `waitMs`, or its stream is broken); retrying later may succeed.
+   */
+  | "AUDIT_BEHIND";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

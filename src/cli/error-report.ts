@@ -45,6 +45,7 @@ const USAGE_CODES = new Set<McplexErrorCode>([
   "RESOURCE_NOT_FOUND",
   "PROMPT_NOT_FOUND",
   "INVALID_ARGUMENT",
+  "AUDIT_OPEN_FAILED",
 ]);
 
 const RPC_HINTS: Record<number, string> = {

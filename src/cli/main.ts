@@ -14,6 +14,7 @@ Usage:
                [--memory-budget SIZE]
                [--record DIR] [--simulate [--seed N] [--speed N]] [--tools all|search|code]
                [--rate-limit R[:BURST]] [--allow-origin ORIGIN ...] [--cluster redis://...]
+               [--audit FILE|- (the audit trail: one JSON line per call; - for stderr)]
                                                       serve the whole catalog as one MCP server
                                                       (Streamable HTTP /mcp, WebSocket /ws, HTTP+SSE /sse,
                                                       the web dashboard /dashboard on 127.0.0.1:8420

@@ -9,6 +9,7 @@ import { isServerMap, readServerMap } from "./dialects/server-map.js";
 import type { SecretResolver } from "./expand-variables.js";
 import { readOrigin } from "./origin-rules.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
+import { readAudit } from "./read-audit.js";
 import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
 import { readInterceptorModules } from "./read-interceptors.js";
@@ -59,6 +60,7 @@ const TOP_LEVEL_KEYS = [
   "cluster",
   "interceptors",
   "auth",
+  "audit",
 ];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
@@ -158,6 +160,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
         "auth.resource",
         'is required with cluster: every replica must name the URL clients reach them at (the load balancer\'s), such as "https://mcp.example.com"',
       );
+    const audit = readAudit(ctx, doc.audit);
+    if (audit !== undefined) config.audit = audit;
   } else if (DIALECTS[format] !== undefined) {
     const { servers, profiles, disabledBlock } = DIALECTS[format](ctx, doc);
     Object.assign(config, { servers, profiles }, disabledBlock && { disabledBlock });

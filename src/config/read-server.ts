@@ -245,7 +245,7 @@ export function readStdio(ctx: ReadContext, node: RawMap, path: string) {
 }
 
 /** {@link resolvePath} of a path read by `ctx.reader`, which may stand for a kept `${...}` reference. */
-function resolveReadPath(ctx: ReadContext, path: string): string {
+export function resolveReadPath(ctx: ReadContext, path: string): string {
   const value = ctx.reader.probe(path);
   if (value !== path && resolvePath(value, ctx.baseDir) === value) return path;
   return resolvePath(path, ctx.baseDir);

@@ -342,6 +342,21 @@ export interface ClusterConfig {
 }
 
 /**
+ * The `audit:` block: one JSON line per call, resource read and prompt get, with who made it and
+ * how it ended (see README "Audit trail"). Read at start; `--audit` on `mcplex serve` overrides `to`.
+ */
+export interface AuditConfig {
+  /** `stderr`, or the audit file's absolute path (written relative to the config file). */
+  to: string;
+  /** A file is rotated before a line would take it past this many bytes. Default 10 MiB. */
+  maxSize: number;
+  /** Rotated files kept (`audit.log.1` ... `audit.log.<keep>`). Default 5. */
+  keep: number;
+  /** Add each call's arguments and its result (or error), redacted like every log. Default false. */
+  content: boolean;
+}
+
+/**
  * The `auth:` block: the gateway as an OAuth 2.1 resource server (README "Sign-in"). Clients
  * sign their users in at one of `issuers` and present the access token; its claims decide the
  * user's profile (`access`) and the scopes a call needs (`require`). Static `tokens:` keep
@@ -453,6 +468,8 @@ export interface McplexConfig {
   telemetry?: TelemetryConfig;
   /** Several replicas sharing state through Redis (off by default). */
   cluster?: ClusterConfig;
+  /** The audit trail of `mcplex serve` (off by default). */
+  audit?: AuditConfig;
   /** Modules of interceptors that every call goes through (see {@link InterceptorModuleConfig}). */
   interceptors?: InterceptorModuleConfig[];
   /** OAuth sign-in: the gateway as a resource server (off unless present). */

@@ -135,20 +135,23 @@ export class Dashboard implements FrontPage {
       return;
     }
     if (path === "/dashboard/state")
-      this.state(caller.profile).then(
+      this.state(caller.profile, caller.operator).then(
         (state) => sendJson(res, 200, state, { "cache-control": "no-store" }),
         (error: Error) => sendJson(res, 500, { error: `dashboard state failed: ${error.message}` }),
       );
-    else this.#stream(req, res, caller.profile);
+    else this.#stream(req, res, caller.profile, caller.operator);
   }
 
   /**
    * Everything the page shows, in `profile`'s view: with `available`, the servers under the
    * config's `available:` that the profile may connect (whether each runs, its known tools).
+   * Who made each call is shown to operators only (see {@link shownCall}).
    */
-  async state(profile?: string): Promise<Record<string, unknown>> {
+  async state(profile?: string, operator = true): Promise<Record<string, unknown>> {
     const hub = this.#gateway.hub;
     const visible = (call: WatchedCall) => profile === undefined || call.profile === profile;
+    const shown = <T extends WatchedCall>(calls: T[]) =>
+      calls.filter(visible).map((call) => shownCall(call, operator));
     const available = await availableServers(hub, profile);
     const servers = hub.servers(profile);
     return {
@@ -175,7 +178,7 @@ export class Dashboard implements FrontPage {
       resources: hub.resources(profile).length,
       resourceTemplates: hub.resourceTemplates(profile).length,
       prompts: hub.prompts(profile).length,
-      calls: { active: this.#feed.active().filter(visible), recent: this.#feed.recent().filter(visible) },
+      calls: { active: shown(this.#feed.active()), recent: shown(this.#feed.recent()) },
       latency: this.#latency.snapshot(
         Date.now(),
         servers.map((s) => s.name),
@@ -243,7 +246,7 @@ export class Dashboard implements FrontPage {
   }
 
   /** Sends feed events as `event: batch` messages until the client goes. */
-  #stream(req: IncomingMessage, res: ServerResponse, profile: string | undefined): void {
+  #stream(req: IncomingMessage, res: ServerResponse, profile: string | undefined, operator: boolean): void {
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-store",
@@ -267,7 +270,7 @@ export class Dashboard implements FrontPage {
         queue.shift();
         dropped++;
       }
-      queue.push(event);
+      queue.push(shownEvent(event, operator));
       timer ??= setTimeout(flush, FLUSH_MS);
     });
     const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
@@ -280,6 +283,30 @@ export class Dashboard implements FrontPage {
     };
     req.once("close", end);
     res.once("close", end);
+  }
+}
+
+/**
+ * A call as a viewer sees it: who made it (subject, client) only for operators. A token bound to
+ * a profile sees the profile's calls, which other users of the profile make too: who they are is
+ * not its business.
+ */
+function shownCall<T extends WatchedCall>(call: T, operator: boolean): T {
+  if (operator) return call;
+  const { subject: _s, client: _c, ...rest } = call;
+  return rest as T;
+}
+
+/** A feed event as a viewer sees it (see {@link shownCall}). */
+function shownEvent(event: FeedEvent, operator: boolean): FeedEvent {
+  if (operator) return event;
+  switch (event.type) {
+    case "call-started":
+      return { type: event.type, call: shownCall(event.call, false) };
+    case "call-ended":
+      return { type: event.type, call: shownCall(event.call, false) };
+    default:
+      return event;
   }
 }
 

@@ -234,6 +234,7 @@ export class Rev2025HttpSessions {
       mode: caller.mode,
       caller: key,
       identity: caller.identity,
+      front: "http",
     });
     const entry = { id, session, channel, profile, key, lastUsed: Date.now() };
     channel.onClose = () => this.#forget(entry);

@@ -164,6 +164,7 @@ export class SseFront {
       mode: caller.mode,
       caller: caller.key,
       identity: caller.identity,
+      front: "sse",
     });
     channel.onClose = () => this.#sessions.delete(id);
     this.#sessions.set(id, { session, channel, profile });

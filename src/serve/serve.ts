@@ -1,3 +1,4 @@
+import type { AuditSink, AuditSinkEvent } from "../audit/audit-sink.js";
 import type { ModeTable } from "../catalog-modes/view-resolver.js";
 import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
 import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
@@ -89,6 +90,8 @@ export type ServeEvent =
   | { type: "record-failed"; server: string; error: string }
   /** A server declares a list it does not implement ("method not found"): served as empty. */
   | { type: "list-not-implemented"; server: string; method: string }
+  /** The audit trail (`audit:`) cannot write, writes again, refused calls, or lost lines at the end. */
+  | AuditSinkEvent
   /** Sign-in (`auth:`): the identity provider could not be reached; what still works is said. */
   | { type: "auth"; message: string };
 
@@ -138,6 +141,13 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     standIns(servedConfig(exposeTools(next, expose), options.noPrefix === true, nextTokens));
   const { config, simulated } = served(options.config, tokens);
   const profileName = options.profile ?? (expose.length > 0 ? EXPOSED_PROFILE : undefined);
+  // Opened first: a file that cannot be opened stops the start before anything runs.
+  const audit: AuditSink | undefined =
+    config.audit === undefined
+      ? undefined
+      : await (await import("../audit/open-audit-sink.js")).openAuditSink(config.audit, {
+          onEvent: (event) => options.onEvent?.(event),
+        });
   const recorder = config.servers.some((s) => s.record !== undefined)
     ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
         options.onEvent?.({ type: "record-failed", server, error: error.message }),
@@ -208,6 +218,20 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   );
   const offerServers = config.serve?.serverTools === true;
   const { availableToolEntries } = await import("../catalog-modes/available-tool-entries.js");
+  // Outside every other layer, the hub's included: the SERVER span covers what any layer does,
+  // and the audit trail (inside the span, to name its trace) sees every refusal.
+  const outer: Interceptor[] = telemetry === undefined ? [] : [telemetry.gateway];
+  if (audit !== undefined) {
+    const { auditLog } = await import("../gateway/layers/audit-log.js");
+    outer.push(
+      auditLog({
+        sink: audit,
+        redact: (text) => hub.redact(text),
+        content: config.audit?.content === true,
+        ...(telemetry === undefined ? {} : { traceId: telemetry.traceId }),
+      }),
+    );
+  }
   const gateway = new Gateway(hub, {
     views,
     ...(offerServers
@@ -219,7 +243,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
-    ...(telemetry === undefined ? {} : { interceptors: [telemetry.gateway] }),
+    ...(outer.length === 0 ? {} : { outer }),
     ...(options.identity === undefined ? {} : { identity: options.identity }),
     ...(cluster === undefined ? {} : { replica: { id: cluster.replica, stateKey: cluster.stateKey } }),
   });
@@ -265,6 +289,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       await hub.close();
       uncache?.();
       recorder?.close();
+      // Every call has ended: its line is queued, and written before the process goes.
+      await audit?.close();
       await telemetry?.shutdown();
     })();
     return closing;

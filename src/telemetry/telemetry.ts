@@ -1,4 +1,4 @@
-import { context, type Meter, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { context, type Meter, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
@@ -19,7 +19,7 @@ import type { TelemetrySettings } from "./settings.js";
 
 /** Running telemetry: the interceptors that record it, and the flush on the way out. */
 export interface Telemetry {
-  /** SERVER spans and `mcp.server.operation.duration`, outermost on the gateway's pipeline. */
+  /** SERVER spans and `mcp.server.operation.duration`, outermost on the gateway's pipeline (`GatewayOptions.outer`). */
   readonly gateway: Interceptor;
   /**
    * CLIENT spans, `mcp.client.operation.duration` and trace context into upstream `_meta`
@@ -28,6 +28,8 @@ export interface Telemetry {
   readonly upstream: Interceptor;
   /** Spans of the agent loop: a run, its model requests and tool calls (`runAgent`'s `tracer`). */
   readonly agent: AgentTracer;
+  /** The trace id of the active span (inside {@link gateway}: the request's), for the audit trail. */
+  traceId(): string | undefined;
   /** Exports what is buffered, then stops. */
   shutdown(): Promise<void>;
 }
@@ -98,6 +100,7 @@ export function startTelemetry(settings: TelemetrySettings): Telemetry {
           }
         }),
     },
+    traceId: () => trace.getActiveSpan()?.spanContext().traceId,
     async shutdown() {
       await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
     },

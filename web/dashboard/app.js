@@ -224,9 +224,18 @@ function renderTools() {
   fill($("tools").tBodies[0], rows, filter === "" ? "no tools" : "no tool matches", 3);
 }
 
-/** The cells both call tables have: what was asked, of what, and which server answers. */
+/**
+ * The cells both call tables have: who asked (shown to operators: the signed-in user or token,
+ * and the client it came through), what was asked, of what, and which server answers.
+ */
 function callCells(c) {
-  return [el("td", {}, c.method), el("td", { class: "name" }, c.target ?? ""), el("td", {}, c.server ?? "")];
+  const client = c.client === undefined ? "" : el("span", { class: "muted" }, ` · ${c.client}`);
+  return [
+    el("td", { class: "caller" }, c.subject ?? "", client),
+    el("td", {}, c.method),
+    el("td", { class: "name" }, c.target ?? ""),
+    el("td", {}, c.server ?? ""),
+  ];
 }
 
 function renderCalls() {
@@ -246,7 +255,7 @@ function renderCalls() {
       ),
     ),
     "nothing running",
-    5,
+    6,
   );
   const errorsOnly = $("errors-only").checked;
   const shown = errorsOnly ? recent.filter((c) => c.outcome !== "ok") : recent;
@@ -265,7 +274,7 @@ function renderCalls() {
       ),
     ),
     errorsOnly ? "no failed calls" : "no calls yet",
-    7,
+    8,
   );
 }
 
