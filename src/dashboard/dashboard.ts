@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Identity } from "../fronts/authenticator.js";
 import type { FrontPage, FrontPageFactory, FrontPageHost } from "../fronts/front-page.js";
 import { sendJson } from "../fronts/http-exchange.js";
 import { checkContentType } from "../fronts/http-guard.js";
@@ -44,6 +45,14 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer",
   "cache-control": "no-cache",
 };
+
+/**
+ * A server action by a signed-in user without operator rights. A static token bound to a profile
+ * acts on that profile's servers, as the operator who handed it out chose; an identity provider
+ * admits many people, so acting on servers takes a rule that says so (`auth.access`).
+ */
+const NOT_OPERATOR =
+  "Forbidden: acting on servers is for operators, and no rule of this gateway's auth.access gives you operator rights; ask its operator (a rule with operator: true), or sign in as an operator";
 
 /**
  * A server action must be a request no page of another site can send without a CORS preflight
@@ -135,7 +144,7 @@ export class Dashboard implements FrontPage {
       return;
     }
     if (path === "/dashboard/state")
-      this.state(caller.profile).then(
+      this.state(caller.profile, caller).then(
         (state) => sendJson(res, 200, state, { "cache-control": "no-store" }),
         (error: Error) => sendJson(res, 500, { error: `dashboard state failed: ${error.message}` }),
       );
@@ -145,8 +154,13 @@ export class Dashboard implements FrontPage {
   /**
    * Everything the page shows, in `profile`'s view: with `available`, the servers under the
    * config's `available:` that the profile may connect (whether each runs, its known tools).
+   * `viewer` is who asks (default: the operator without a profile): only an operator without a
+   * profile sees the cluster's replicas.
    */
-  async state(profile?: string): Promise<Record<string, unknown>> {
+  async state(
+    profile?: string,
+    viewer: { operator: boolean; identity?: Identity } = { operator: profile === undefined },
+  ): Promise<Record<string, unknown>> {
     const hub = this.#gateway.hub;
     const visible = (call: WatchedCall) => profile === undefined || call.profile === profile;
     const available = await availableServers(hub, profile);
@@ -182,7 +196,9 @@ export class Dashboard implements FrontPage {
       ),
       cache: cacheOf(this.#gateway.cache.counts(), servers),
       // Replicas' addresses are the operator's business, not a profile's.
-      ...(profile === undefined && this.#host.cluster !== undefined ? { cluster: this.#host.cluster() } : {}),
+      ...(profile === undefined && viewer.operator && this.#host.cluster !== undefined
+        ? { cluster: this.#host.cluster() }
+        : {}),
     };
   }
 
@@ -212,6 +228,10 @@ export class Dashboard implements FrontPage {
     req.resume();
     if (!checkContentType(req.headers["content-type"]).ok) {
       sendJson(res, 415, { error: ACTION_TYPE });
+      return;
+    }
+    if (caller.identity?.via === "oauth" && !caller.operator) {
+      sendJson(res, 403, { error: NOT_OPERATOR });
       return;
     }
     runServerAction(this.#gateway.hub, res, action, caller.profile).catch((error: Error) => {
