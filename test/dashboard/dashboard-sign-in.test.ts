@@ -3,6 +3,7 @@ import { parseConfig } from "../../src/config/parse-config.js";
 import { Dashboard } from "../../src/dashboard/dashboard.js";
 import type { FrontPageHost } from "../../src/fronts/front-page.js";
 import { type RunningGateway, serve } from "../../src/serve/serve.js";
+import { issuesOf } from "../support/config-errors.js";
 import { COMMANDS, type RawResponse, rawHttp, yamlConfig } from "../support/gateway.js";
 import { type AuthServer, type RegisteredClient, startAuthServer } from "../support/oidc-provider.js";
 
@@ -21,7 +22,7 @@ let client: RegisteredClient;
 let running: RunningGateway;
 let origin: string;
 
-function config(issuer: string): string {
+function config(issuer: string, clientId: string): string {
   return yamlConfig(
     { fx: COMMANDS.fixture, gh: COMMANDS.fixture },
     `profiles:
@@ -39,6 +40,8 @@ auth:
       operator: true
     - when: { groups: [sales] }
       profile: sales
+  dashboard:
+    clientId: ${clientId}
 `,
   );
 }
@@ -47,7 +50,7 @@ beforeAll(async () => {
   as = await startAuthServer();
   client = await as.registerClient({ redirect_uris: [REDIRECT] });
   running = await serve({
-    config: parseConfig(config(as.issuer), { source: "test.yaml", env: {} }),
+    config: parseConfig(config(as.issuer, client.clientId), { source: "test.yaml", env: {} }),
     transport: "http",
     http: { host: "127.0.0.1", port: 0 },
     watch: false,
@@ -99,6 +102,58 @@ describe("the dashboard of a gateway with sign-in", { timeout: 60_000 }, () => {
     expect(running.hub.servers().find((s) => s.name === "fx")?.enabled).toBe(true);
   });
 
+  it("tells the page, without a credential, which provider and client to sign in with", async () => {
+    const settings = await rawHttp(`${origin}/dashboard/sign-in`, { method: "GET" });
+    expect(settings.status).toBe(200);
+    expect(settings.json).toEqual({ issuer: as.issuer, clientId: client.clientId });
+    // Another site's page may not read it (nor anything else of the dashboard's).
+    const foreign = await rawHttp(`${origin}/dashboard/sign-in`, {
+      method: "GET",
+      headers: { origin: "http://localhost:9" },
+    });
+    expect(foreign.status).toBe(403);
+  });
+
+  it("lets the page's scripts reach the identity provider, and nothing else beyond the gateway", async () => {
+    const page = await rawHttp(`${origin}/dashboard`, { method: "GET" });
+    expect(page.status).toBe(200);
+    const policy = String(page.headers["content-security-policy"]);
+    expect(policy).toContain(`connect-src 'self' ${as.issuer};`);
+    expect(policy).toContain("script-src 'self';");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(page.headers["referrer-policy"]).toBe("no-referrer");
+  });
+
+  it("names the signed-in user in the state, and shows them their profile only", async () => {
+    const alice = await rawHttp(`${origin}/dashboard/state`, {
+      method: "GET",
+      headers: bearer(await signIn("alice")),
+    });
+    expect(alice.status).toBe(200);
+    const aliceState = alice.json as {
+      gateway: Record<string, unknown>;
+      servers: { name: string }[];
+      tools: { name: string }[];
+    };
+    expect(aliceState.gateway).toMatchObject({
+      profile: "engineering",
+      user: { subject: "alice", issuer: as.issuer, operator: true },
+    });
+    expect(aliceState.servers.map((s) => s.name).sort()).toEqual(["fx", "gh"]);
+
+    const bob = await rawHttp(`${origin}/dashboard/state`, {
+      method: "GET",
+      headers: bearer(await signIn("bob")),
+    });
+    const bobState = bob.json as typeof aliceState;
+    expect(bobState.gateway).toMatchObject({
+      profile: "sales",
+      user: { subject: "bob", issuer: as.issuer, operator: false },
+    });
+    expect(bobState.servers.map((s) => s.name)).toEqual(["fx"]);
+    expect(bobState.tools.every((t) => t.name.startsWith("fx__"))).toBe(true);
+  });
+
   it("shows the cluster's replicas to an operator only, not to a signed-in user without operator rights", async () => {
     // The HTTP front's seam as a replica's front fills it (a real cluster needs Redis): the
     // dashboard over the running gateway, asked as each viewer.
@@ -140,5 +195,30 @@ describe("the dashboard of a gateway with sign-in", { timeout: 60_000 }, () => {
     const alice = await act("fx", "restart", bearer(await signIn("alice")));
     expect(alice.status).toBe(200);
     expect((alice.json as { server: { state: string } }).server.state).toBe("ready");
+  });
+});
+
+describe("auth.dashboard", () => {
+  it("names each problem at its path with the fix", () => {
+    const issues = issuesOf(
+      `servers: {}\nauth:\n  issuers:\n    - issuer: https://login.example.com\n  dashboard:\n    issuer: https://other.example.com\n    clientId: ""\n    scopes: ["a b"]\n    secret: x\n`,
+    );
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: "auth.dashboard.issuer",
+          message: expect.stringContaining("is not one of auth.issuers (https://login.example.com)"),
+        }),
+        expect.objectContaining({ path: "auth.dashboard.clientId" }),
+        expect.objectContaining({
+          path: "auth.dashboard.scopes",
+          message: expect.stringContaining("a scope is one word"),
+        }),
+        expect.objectContaining({
+          path: "auth.dashboard.secret",
+          message: expect.stringContaining('unknown key "secret"'),
+        }),
+      ]),
+    );
   });
 });
