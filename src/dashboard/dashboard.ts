@@ -29,6 +29,7 @@ const MODULES = [
   "prompt-runner.js",
   "server-controls.js",
   "cluster-panel.js",
+  "sign-in.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {
