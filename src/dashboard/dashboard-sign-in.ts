@@ -15,6 +15,10 @@ export interface SignInSettings {
 const FETCHED = ["token_endpoint", "registration_endpoint"] as const;
 /** How long origins learnt from a provider's metadata are kept before they are read again, ms. */
 const KEEP_MS = 10 * 60_000;
+/** How long the page waits for the provider's metadata before it is served without it, ms. */
+const READ_MS = 3_000;
+/** How long a provider that did not answer is left alone before it is asked again, ms. */
+const RETRY_MS = 30_000;
 
 /**
  * The dashboard's sign-in when the gateway has an `auth:` block: the page signs its user in from
@@ -24,7 +28,7 @@ const KEEP_MS = 10 * 60_000;
  */
 export class DashboardSignIn {
   readonly #settings: SignInSettings;
-  #sources: { at: number; origins: readonly string[] } | undefined;
+  #sources: { at: number; keepMs: number; origins: readonly string[] } | undefined;
   #reading: Promise<readonly string[]> | undefined;
 
   constructor(auth: AuthConfig) {
@@ -50,18 +54,19 @@ export class DashboardSignIn {
    * The origins the page's scripts may fetch besides its own: the issuer's (its metadata) and
    * those of its token and registration endpoints, read from its metadata (RFC 8414 or OpenID
    * discovery) and kept a while. While the provider cannot be reached, the issuer's origin alone
-   * (the page then says it cannot reach the provider), and the metadata is read again next time.
+   * (the page then says it cannot reach the provider), within {@link READ_MS}, and the metadata
+   * is read again after {@link RETRY_MS}.
    */
-  async connectSources(signal?: AbortSignal): Promise<readonly string[]> {
+  async connectSources(): Promise<readonly string[]> {
     const kept = this.#sources;
-    if (kept !== undefined && Date.now() - kept.at < KEEP_MS) return kept.origins;
-    this.#reading ??= this.#read(signal).finally(() => {
+    if (kept !== undefined && Date.now() - kept.at < kept.keepMs) return kept.origins;
+    this.#reading ??= this.#read(AbortSignal.timeout(READ_MS)).finally(() => {
       this.#reading = undefined;
     });
     return this.#reading;
   }
 
-  async #read(signal: AbortSignal | undefined): Promise<readonly string[]> {
+  async #read(signal: AbortSignal): Promise<readonly string[]> {
     const { issuer } = this.#settings;
     const origins = new Set([new URL(issuer).origin]);
     // Loaded only here: a gateway without sign-in never needs them.
@@ -71,8 +76,9 @@ export class DashboardSignIn {
     ]);
     for (const url of metadataUrls(issuer)) {
       let document: Record<string, unknown>;
+      if (signal.aborted) break;
       try {
-        document = await fetchJson(url, signal === undefined ? {} : { signal });
+        document = await fetchJson(url, { signal });
       } catch {
         continue;
       }
@@ -83,9 +89,11 @@ export class DashboardSignIn {
           origins.add(new URL(endpoint).origin);
       }
       const found = [...origins];
-      this.#sources = { at: Date.now(), origins: found };
+      this.#sources = { at: Date.now(), keepMs: KEEP_MS, origins: found };
       return found;
     }
-    return [...origins];
+    const alone = [...origins];
+    this.#sources = { at: Date.now(), keepMs: RETRY_MS, origins: alone };
+    return alone;
   }
 }

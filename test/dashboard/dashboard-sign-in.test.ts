@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { Dashboard } from "../../src/dashboard/dashboard.js";
@@ -195,6 +197,39 @@ describe("the dashboard of a gateway with sign-in", { timeout: 60_000 }, () => {
     const alice = await act("fx", "restart", bearer(await signIn("alice")));
     expect(alice.status).toBe(200);
     expect((alice.json as { server: { state: string } }).server.state).toBe("ready");
+  });
+});
+
+describe("the dashboard while the identity provider does not answer", { timeout: 60_000 }, () => {
+  it("serves the page with the issuer's origin alone, and leaves the provider alone a while", async () => {
+    // A provider that takes connections and never answers them.
+    const asked: string[] = [];
+    const silent = createServer((req) => asked.push(req.url ?? ""));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const issuer = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const gateway = await serve({
+      config: parseConfig(config(issuer, "dashboard-client"), { source: "test.yaml", env: {} }),
+      transport: "http",
+      http: { host: "127.0.0.1", port: 0 },
+      watch: false,
+    });
+    try {
+      const page = `${gateway.http!.url.replace(/\/mcp$/, "")}/dashboard`;
+      // Answered within rawHttp's 10 s: the metadata is waited for a few seconds, not for
+      // every discovery URL's own timeout in turn.
+      const first = await rawHttp(page, { method: "GET" });
+      expect(first.status).toBe(200);
+      expect(String(first.headers["content-security-policy"])).toContain(`connect-src 'self' ${issuer};`);
+      expect(asked.length).toBeGreaterThan(0);
+      const before = asked.length;
+      const second = await rawHttp(page, { method: "GET" });
+      expect(second.status).toBe(200);
+      expect(asked.length).toBe(before);
+    } finally {
+      await gateway.close();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 
