@@ -395,6 +395,25 @@ export interface AuthConfig {
   access?: AccessRuleConfig[];
   /** The scopes calls need, per tool, resource, prompt or server (step-up: 403 insufficient_scope). */
   require: ScopeRuleConfig[];
+  /** How the web dashboard signs its user in (see {@link DashboardSignInConfig}); default: as below. */
+  dashboard?: DashboardSignInConfig;
+}
+
+/**
+ * `auth.dashboard`: the client the dashboard page signs in with, from the browser (authorization
+ * code with PKCE S256, `resource` = the gateway). Every key is optional.
+ */
+export interface DashboardSignInConfig {
+  /** Which of `auth.issuers` the page signs in at. Default: the first. */
+  issuer?: string;
+  /**
+   * A public client registered for the page at that issuer (no secret; redirect URI
+   * `<resource>/dashboard`). Default: the page registers one itself (RFC 7591), where the
+   * provider lets a browser do so.
+   */
+  clientId?: string;
+  /** Scopes the page asks for. Default: `auth.scopes` (what the gateway's challenge names). */
+  scopes?: string[];
 }
 
 /** One entry of `auth.issuers`: an authorization server. */

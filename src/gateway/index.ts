@@ -19,7 +19,7 @@ export { CatalogView, type ViewEngines } from "../catalog-modes/catalog-view.js"
 export { viewEngines } from "../catalog-modes/view-engines.js";
 export { type ModeTable, viewResolver } from "../catalog-modes/view-resolver.js";
 export { viewToolHost } from "../catalog-modes/view-tool-host.js";
-export { dashboardPage } from "../dashboard/dashboard.js";
+export { dashboardPage, dashboardPageWith } from "../dashboard/dashboard.js";
 export {
   type Authenticator,
   type AuthOutcome,

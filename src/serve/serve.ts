@@ -305,7 +305,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
       const { startHttpFront } = await import("../fronts/http-front.js");
       const dashboard =
-        options.http?.dashboard === false ? false : (await import("../dashboard/dashboard.js")).dashboardPage;
+        options.http?.dashboard === false
+          ? false
+          : (await import("../dashboard/dashboard.js")).dashboardPageWith(
+              config.auth === undefined ? {} : { signIn: config.auth },
+            );
       // Origins the config lists and those given to this run (`--allow-origin`) alike.
       const allowedOrigins = [
         ...(config.serve?.allowedOrigins ?? []),

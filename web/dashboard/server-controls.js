@@ -66,6 +66,7 @@ async function act(server, action, button) {
       headers: { ...authHeaders(), "content-type": "application/json" },
       body: "{}",
       cache: "no-store",
+      credentials: "omit",
     });
     const body = await response.json().catch(() => ({}));
     const hint = body.hint === undefined ? "" : ` — ${body.hint}`;
