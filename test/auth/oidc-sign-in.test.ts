@@ -242,6 +242,68 @@ describe("the SDK clients sign in to mcplex through the authorization server", (
   });
 });
 
+describe("access by identity", () => {
+  it("gives bob (sales) only the sales profile's tools; a tool outside it answers like one that does not exist", async () => {
+    const auth = as.clientProvider({ user: "bob" });
+    const client = new Client({ name: "oidc-e2e-bob", version: "1.0.0" });
+    const transport = await connectWithSignIn(
+      client,
+      () => new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { authProvider: auth }),
+      auth,
+    );
+    // A wire error with the tool's name made neutral, to compare two names' answers.
+    const neutral = (error: unknown, name: string) => {
+      const { code, message, data } = error as { code?: number; message?: string; data?: unknown };
+      return JSON.parse(JSON.stringify({ code, message, data }).replaceAll(name, "NAME")) as unknown;
+    };
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain("fx__echo");
+      expect(names.filter((n) => !n.startsWith("fx__"))).toEqual([]);
+      expect(resultText(await client.callTool({ name: "fx__echo", arguments: { message: "b" } }))).toBe(
+        "echo: b",
+      );
+      const outside = await client
+        .callTool({ name: "gh__echo", arguments: { message: "b" } })
+        .catch((e: unknown) => e);
+      const missing = await client
+        .callTool({ name: "zz__echo", arguments: { message: "b" } })
+        .catch((e: unknown) => e);
+      expect(neutral(missing, "zz__echo")).toEqual({
+        code: -32602,
+        message: "Unknown tool: NAME",
+        data: { name: "NAME" },
+      });
+      expect(neutral(outside, "gh__echo")).toEqual(neutral(missing, "zz__echo"));
+      // Prompts alike: listed only from the profile's server, and another's is unknown.
+      expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(["fx__greet"]);
+      const prompt = (name: string) =>
+        client.getPrompt({ name, arguments: { who: "b" } }).catch((e: unknown) => e);
+      const unknownPrompt = neutral(await prompt("zz__greet"), "zz__greet");
+      expect(unknownPrompt).toMatchObject({
+        code: expect.any(Number),
+        message: expect.stringContaining("NAME"),
+      });
+      expect(neutral(await prompt("gh__greet"), "gh__greet")).toEqual(unknownPrompt);
+      // No sign-in was asked for on the way: gh__echo needs a scope, but bob cannot reach it.
+      expect(auth.redirects).toBe(1);
+    } finally {
+      await transport.close();
+      await client.close();
+    }
+    // On the wire (a 2026 POST): the same status, headers and body, name aside.
+    const post = (name: string) =>
+      postRev2026(`${origin}/mcp`, rev2026Request(1, "tools/call", { name, arguments: { message: "x" } }), {
+        authorization: `Bearer ${auth.accessToken}`,
+      });
+    const [outside, missing] = await Promise.all([post("gh__echo"), post("zz__echo")]);
+    expect(missing.status).toBe(200);
+    expect(outside.status).toBe(200);
+    expect(outside.headers["www-authenticate"]).toBeUndefined();
+    expect(outside.body.replaceAll("gh__echo", "NAME")).toBe(missing.body.replaceAll("zz__echo", "NAME"));
+  });
+});
+
 describe("opaque tokens and the identity on the request", () => {
   it("checks opaque tokens by introspection, keeps the answer, and sees a revocation once the kept answer is gone", async () => {
     // The gateway's base URL as the resource indicator: a token for the whole gateway, opaque.
