@@ -191,6 +191,9 @@ export class Rev2025HttpSessions {
       return;
     }
     this.#touch(entry);
+    // Each POST is admitted anew: a token the client renewed (a step-up's new scopes) counts
+    // from its first request, not only in sessions opened after it.
+    if (caller.key === entry.key && caller.identity !== undefined) entry.session.identity = caller.identity;
     if (!isRequest) {
       entry.session.receive(message);
       res.writeHead(202).end();

@@ -213,6 +213,9 @@ export class SseFront {
       sendRpcError(res, 403, null, ErrorCode.ServerError, "Forbidden: this session belongs to another token");
       return;
     }
+    // As on /mcp: a renewed token of the stream's caller counts from its first message.
+    if (entry?.session.caller === caller.key && caller.identity !== undefined)
+      entry.session.identity = caller.identity;
     const type = checkContentType(req.headers["content-type"]);
     if (!type.ok) {
       sendRpcError(res, type.status, null, ErrorCode.ServerError, type.message);

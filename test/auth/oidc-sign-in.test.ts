@@ -11,6 +11,7 @@ import {
   type FetchLike,
   SSEClientTransport,
   StreamableHTTPClientTransport,
+  UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import { UnauthorizedError as UnauthorizedErrorV1 } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -304,7 +305,95 @@ describe("access by identity", () => {
   });
 });
 
-describe("opaque tokens and the identity on the request", () => {
+describe("scopes, opaque tokens and the identity on the request", () => {
+  it.each([
+    ["a 2025 session", "legacy"],
+    ["2026 requests", "auto"],
+  ] as const)(
+    "steps up on %s: a tool under auth.require answers 403 insufficient_scope; the SDK signs in again with the scope and the call passes",
+    async (_, mode) => {
+      const sent: Sent[] = [];
+      const auth = as.clientProvider({ user: "alice" });
+      const client = new Client(
+        { name: "oidc-e2e-step-up", version: "1.0.0" },
+        { versionNegotiation: { mode } },
+      );
+      const transport = await connectWithSignIn(
+        client,
+        () =>
+          new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), {
+            authProvider: auth,
+            fetch: recording(sent),
+          }),
+        auth,
+      );
+      try {
+        expect(decodeJwt(auth.accessToken!).scope).toBe("mcp:tools");
+        // A 2025 session has an id; 2026 requests stand alone.
+        expect(transport.sessionId === undefined).toBe(mode === "auto");
+        // Within alice's profile, so listed; calling it needs github:write.
+        expect((await client.listTools()).tools.map((t) => t.name)).toContain("gh__echo");
+        const refused = await client
+          .callTool({ name: "gh__echo", arguments: { message: "up" } })
+          .catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(UnauthorizedError);
+        expect(sent.filter((s) => s.status === 403)).toEqual([
+          {
+            method: "POST",
+            url: `${origin}/mcp`,
+            status: 403,
+            wwwAuthenticate: `Bearer error="insufficient_scope", scope="mcp:tools github:write", resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`,
+          },
+        ]);
+        // The SDK sent alice to the authorization server again, asking for both scopes.
+        expect(auth.redirects).toBe(2);
+        await transport.finishAuth(auth.takeCallback());
+        expect(decodeJwt(auth.accessToken!)).toMatchObject({
+          aud: `${origin}/mcp`,
+          scope: "mcp:tools github:write",
+        });
+        const passed = await client.callTool({ name: "gh__echo", arguments: { message: "up" } });
+        expect(resultText(passed)).toBe("echo: up");
+      } finally {
+        await transport.close();
+        await client.close();
+      }
+    },
+  );
+
+  it("steps up on /sse: a token with more scopes counts from the stream's next message", async () => {
+    const auth = as.clientProvider({ user: "alice" });
+    const client = new Client({ name: "oidc-e2e-sse-step-up", version: "1.0.0" });
+    const transport = await connectWithSignIn(
+      client,
+      () => new SSEClientTransport(new URL(`${origin}/sse`), { authProvider: auth }),
+      auth,
+    );
+    try {
+      // On a stream the refusal is a JSON-RPC error (the POST was accepted before the call ran).
+      const refused = await client
+        .callTool({ name: "gh__echo", arguments: { message: "sse up" } })
+        .catch((e: unknown) => e);
+      expect(refused).toMatchObject({
+        code: -32003,
+        data: { reason: "insufficient_scope", scope: "mcp:tools github:write" },
+      });
+      // The SDK's SSE transport does not step up by itself: alice signs in again with both
+      // scopes, and the transport sends the new token with its next message.
+      const again = await as.signIn({
+        user: "alice",
+        resource: `${origin}/sse`,
+        scopes: ["mcp:tools", "github:write"],
+      });
+      auth.saveTokens({ access_token: again.accessToken, token_type: "Bearer", scope: again.scope });
+      const passed = await client.callTool({ name: "gh__echo", arguments: { message: "sse up" } });
+      expect(resultText(passed)).toBe("echo: sse up");
+    } finally {
+      await transport.close();
+      await client.close();
+    }
+  });
+
   it("checks opaque tokens by introspection, keeps the answer, and sees a revocation once the kept answer is gone", async () => {
     // The gateway's base URL as the resource indicator: a token for the whole gateway, opaque.
     as.setResource(origin, { format: "opaque" });
