@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Channel, ClientSession, WireMessage } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import type { Caller } from "./caller.js";
+import { type Caller, sessionRefusal } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
 
@@ -180,14 +180,9 @@ export class Rev2025HttpSessions {
       );
       return;
     }
-    if (entry.profile !== caller.profile) {
-      sendRpcError(
-        res,
-        403,
-        message.id,
-        ErrorCode.ServerError,
-        "Forbidden: this session belongs to another token",
-      );
+    const refusal = sessionRefusal({ ...entry, identity: entry.session.identity }, caller);
+    if (refusal !== undefined) {
+      sendRpcError(res, 403, message.id, ErrorCode.ServerError, refusal);
       return;
     }
     this.#touch(entry);
@@ -333,7 +328,10 @@ export class Rev2025HttpSessions {
       return undefined;
     }
     const entry = this.#sessions.get(sessionId);
-    if (entry === undefined || entry.profile !== caller.profile) {
+    if (
+      entry === undefined ||
+      sessionRefusal({ ...entry, identity: entry.session.identity }, caller) !== undefined
+    ) {
       sendRpcError(res, 404, null, ErrorCode.SessionNotFound, "Session not found");
       return undefined;
     }

@@ -22,8 +22,9 @@ import { parseConfig } from "../../src/config/parse-config.js";
 import type { Identity, Interceptor } from "../../src/hub/call-pipeline.js";
 import { type RunningGateway, type ServeEvent, serve } from "../../src/serve/serve.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
-import { COMMANDS, postRev2026, resultText, rev2026Request } from "../support/gateway.js";
+import { COMMANDS, postRev2026, rawHttp, resultText, rev2026Request } from "../support/gateway.js";
 import { type AuthServer, connectWithSignIn, startAuthServer } from "../support/oidc-provider.js";
+import { openStream } from "../support/sse-stream.js";
 
 /** mcplex's config: two fixture servers, a profile per group, `gh__*` needing `github:write`. */
 function configText(as: AuthServer): string {
@@ -86,7 +87,13 @@ async function serveConfig(text: string, interceptors: Interceptor[] = []): Prom
 }
 
 beforeAll(async () => {
-  as = await startAuthServer();
+  as = await startAuthServer({
+    users: [
+      { sub: "alice", email: "alice@example.com", groups: ["eng"] },
+      { sub: "bob", email: "bob@example.com", groups: ["sales"] },
+      { sub: "carol", email: "carol@example.com", groups: ["eng"] },
+    ],
+  });
   running = await serveConfig(configText(as), [seeIdentity]);
   origin = running.http!.url.replace(/\/mcp$/, "");
 }, 60_000);
@@ -302,6 +309,77 @@ describe("access by identity", () => {
     expect(outside.status).toBe(200);
     expect(outside.headers["www-authenticate"]).toBeUndefined();
     expect(outside.body.replaceAll("gh__echo", "NAME")).toBe(missing.body.replaceAll("zz__echo", "NAME"));
+  });
+
+  it("keeps a 2025 session and an /sse stream to the user who opened them: another user of the same profile cannot use their ids", async () => {
+    const resource = `${origin}/mcp`;
+    const [alice, carol] = await Promise.all([
+      as.signIn({ user: "alice", resource, scopes: ["mcp:tools", "github:write"] }),
+      as.signIn({ user: "carol", resource }),
+    ]);
+    const headers = (token: string, session?: string) => ({
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(session === undefined ? {} : { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" }),
+    });
+    const init = await rawHttp(`${origin}/mcp`, {
+      headers: headers(alice.accessToken),
+      body: {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      },
+    });
+    expect(init.status).toBe(200);
+    const session = String(init.headers["mcp-session-id"]);
+    // gh__echo needs github:write, which alice's token has and carol's (eng too) has not.
+    const call = (token: string) =>
+      rawHttp(`${origin}/mcp`, {
+        headers: headers(token, session),
+        body: {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "gh__echo", arguments: { message: "x" } },
+        },
+      });
+    const own = await call(alice.accessToken);
+    expect(own.status).toBe(200);
+    expect(own.body).toContain("echo: x");
+
+    const borrowed = await call(carol.accessToken);
+    expect(borrowed.status).toBe(403);
+    expect(borrowed.body).toContain("this session belongs to another user");
+    for (const method of ["GET", "DELETE"]) {
+      const answer = await rawHttp(`${origin}/mcp`, {
+        method,
+        headers: headers(carol.accessToken, session),
+        timeoutMs: 5000,
+      });
+      expect(answer.status, method).toBe(404);
+    }
+    // Still alice's, and still open.
+    expect((await call(alice.accessToken)).body).toContain("echo: x");
+
+    // The same on /sse: alice's stream, carol's message to it.
+    const stream = await openStream(`${origin}/sse`, { authorization: `Bearer ${alice.accessToken}` });
+    try {
+      expect(stream.status).toBe(200);
+      const endpoint = new URL(await stream.endpoint, `${origin}/sse`).href;
+      const message = (token: string) =>
+        rawHttp(endpoint, {
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+        });
+      const intruding = await message(carol.accessToken);
+      expect(intruding.status).toBe(403);
+      expect(intruding.body).toContain("this session belongs to another user");
+      expect((await message(alice.accessToken)).status).toBe(202);
+    } finally {
+      stream.close();
+    }
   });
 });
 
