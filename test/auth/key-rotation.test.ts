@@ -141,20 +141,21 @@ describe("mcplex (serve) while the provider rotates its keys and goes away", () 
   });
 
   it("fetches the keys at most once per cooldown, however many unknown kids arrive", async () => {
-    const fetched = as.jwksFetches;
-    const answers = await Promise.all(
-      Array.from({ length: 40 }, async (_, i) =>
-        callWith(
-          origin,
-          await as.sign({ sub: "alice", aud: `${origin}/mcp`, scope: "mcp:tools" }, { kid: `unknown-${i}` }),
-        ),
+    const tokens = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        as.sign({ sub: "alice", aud: `${origin}/mcp`, scope: "mcp:tools" }, { kid: `unknown-${i}` }),
       ),
     );
+    const fetched = as.jwksFetches;
+    const start = Date.now();
+    const answers = await Promise.all(tokens.map((token) => callWith(origin, token)));
+    // One fetch for the lot, or one more per cooldown the burst outlasted on a slow machine.
+    const allowed = 1 + Math.floor((Date.now() - start) / COOLDOWN_MS);
     for (const answer of answers) {
       expect(answer.status).toBe(401);
       expect(answer.challenge).toContain('error="invalid_token"');
     }
-    expect(as.jwksFetches - fetched).toBeLessThanOrEqual(1);
+    expect(as.jwksFetches - fetched).toBeLessThanOrEqual(allowed);
   });
 
   it("refuses, after the next fetch, tokens of keys the provider withdrew (tokens already verified stay until they expire)", async () => {
