@@ -75,8 +75,12 @@ export class ClientSession {
   readonly mode: CatalogMode | undefined;
   /** Who it serves (see {@link RequestContext.caller}). */
   readonly caller: string | undefined;
-  /** Who its front admitted, when its front authenticates (see `RequestContext.identity`). */
-  readonly identity: Identity | undefined;
+  /**
+   * Who its front admitted, when its front authenticates (see `RequestContext.identity`). An
+   * HTTP front replaces it when the same caller comes back with a renewed credential (a token
+   * refreshed, or signed in again with more scopes): the session's next requests carry that.
+   */
+  identity: Identity | undefined;
   protocolVersion: string | undefined;
   initialized = false;
   clientCapabilities: Record<string, unknown> = {};
