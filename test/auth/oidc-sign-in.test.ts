@@ -542,6 +542,8 @@ describe("scopes, opaque tokens and the identity on the request", () => {
       scopes: ["mcp:tools"],
       profile: "engineering",
       operator: false,
+      // The token's exp, which ends the connections it opens.
+      expiresAt: (decodeJwt(signedIn.accessToken).exp as number) * 1000,
     });
   });
 });
