@@ -132,6 +132,7 @@ describe("package exports", () => {
         "serverTools",
         "StaticTokenAuthenticator",
         "dashboardPage",
+        "dashboardPageWith",
         "startHttpFront",
         "viewEngines",
         "viewResolver",
