@@ -9,8 +9,11 @@ import type {
 
 /** A value `mcplex add` needs from the user before it can write the entry. */
 export interface EntryInput {
-  /** What the value is: an environment variable, a remote's header, a URL variable, an argument. */
-  kind: "env" | "header" | "url-variable" | "argument";
+  /**
+   * What the value is: an environment variable, a remote's header, a URL variable, an argument,
+   * or a `{variable}` inside an environment variable's or a header's fixed value.
+   */
+  kind: "env" | "header" | "url-variable" | "argument" | "variable";
   /** Its name: the variable's, the header's, the URL variable's, or an argument's value hint. */
   name: string;
   description?: string;
@@ -93,12 +96,12 @@ export function planEntry(server: ServerJson, options: PlanOptions): EntryPlan {
 function packagePlan(server: ServerJson, pkg: RegistryPackage, runtime: string): EntryPlan {
   const identifier = pkg.identifier!;
   const version = pkg.version ?? server.version;
-  const envInputs = (pkg.environmentVariables ?? []).flatMap((v) =>
-    v.name ? [toInput("env", v.name, v)] : [],
+  const env = (pkg.environmentVariables ?? []).flatMap((v) =>
+    v.name ? [[v.name, entryValue("env", v.name, v)] as const] : [],
   );
   const args = argumentParts(pkg.packageArguments ?? []);
   const runtimeArgs = argumentParts(pkg.runtimeArguments ?? []);
-  const inputs = [...envInputs, ...runtimeArgs.inputs, ...args.inputs];
+  const inputs = unique([...env.flatMap(([, v]) => v.inputs), ...runtimeArgs.inputs, ...args.inputs]);
   let target: string;
   switch (pkg.registryType) {
     case "npm":
@@ -117,10 +120,10 @@ function packagePlan(server: ServerJson, pkg: RegistryPackage, runtime: string):
     stdio: true,
     inputs,
     build(textOf) {
-      const env: Record<string, string> = {};
-      for (const input of envInputs) {
-        const value = textOf(input);
-        if (value !== undefined) env[input.name] = value;
+      const vars: Record<string, string> = {};
+      for (const [name, value] of env) {
+        const text = value.text(textOf);
+        if (text !== undefined) vars[name] = text;
       }
       const tail = args.build(textOf);
       let argv: string[];
@@ -128,38 +131,36 @@ function packagePlan(server: ServerJson, pkg: RegistryPackage, runtime: string):
       else if (pkg.registryType === "pypi") argv = [target, ...tail];
       else {
         // The container sees only the variables named with -e; their values come from mcplex's env.
-        const passEnv = Object.keys(env).flatMap((name) => ["-e", name]);
+        const passEnv = Object.keys(vars).flatMap((name) => ["-e", name]);
         argv = ["run", "--rm", "-i", ...runtimeArgs.build(textOf), ...passEnv, target, ...tail];
       }
-      return { command: runtime, args: argv, ...(Object.keys(env).length > 0 ? { env } : {}) };
+      return { command: runtime, args: argv, ...(Object.keys(vars).length > 0 ? { env: vars } : {}) };
     },
   };
 }
 
 function remotePlan(server: ServerJson, remote: RegistryTransport): EntryPlan {
-  const variables = Object.entries(remote.variables ?? {}).map(([name, v]) =>
-    toInput("url-variable", name, v),
-  );
+  const url = entryValue("url-variable", "url", {
+    value: remote.url!,
+    isRequired: true,
+    ...(remote.variables ? { variables: remote.variables } : {}),
+  });
   const headers = (remote.headers ?? []).flatMap((h) =>
-    h.name && h.value === undefined ? [toInput("header", h.name, h)] : [],
+    h.name ? [[h.name, entryValue("header", h.name, h)] as const] : [],
   );
   return {
     source: `remote ${remote.url}`,
     ...(server.version === undefined ? {} : { version: server.version }),
     stdio: false,
-    inputs: [...variables, ...headers],
+    inputs: unique([...url.inputs, ...headers.flatMap(([, h]) => h.inputs)]),
     build(textOf) {
-      let url = remote.url!;
-      for (const input of variables) url = url.replaceAll(`{${input.name}}`, textOf(input) ?? "");
       const out: Record<string, string> = {};
-      for (const header of remote.headers ?? []) {
-        if (!header.name) continue;
-        const input = headers.find((h) => h.name === header.name);
-        const value = input === undefined ? header.value : textOf(input);
-        if (value !== undefined) out[header.name] = value;
+      for (const [name, value] of headers) {
+        const text = value.text(textOf);
+        if (text !== undefined) out[name] = text;
       }
       return {
-        url,
+        url: url.text(textOf) ?? remote.url!,
         ...(remote.type === "sse" ? { transport: "sse" } : {}),
         ...(Object.keys(out).length > 0 ? { headers: out } : {}),
       };
@@ -167,36 +168,83 @@ function remotePlan(server: ServerJson, remote: RegistryTransport): EntryPlan {
   };
 }
 
-/** Arguments as argv parts; a required positional without a value becomes an input. */
+/** A value of the entry and the inputs it is made of. */
+interface EntryValue {
+  inputs: EntryInput[];
+  /** The text, or `undefined` when an input it needs has none. */
+  text(textOf: (input: EntryInput) => string | undefined): string | undefined;
+}
+
+/**
+ * A value as `server.json` gives it: fixed (`value`), a template whose `{name}` placeholders
+ * are its `variables` (each an input; a secret one becomes a `${secret:...}` inside the text),
+ * or, without `value`, an input itself.
+ */
+function entryValue(kind: EntryInput["kind"], name: string, from: RegistryInput): EntryValue {
+  if (from.value === undefined) {
+    const input = toInput(kind, name, from);
+    return { inputs: [input], text: (textOf) => textOf(input) };
+  }
+  const template = from.value;
+  const inputs = Object.entries(from.variables ?? {})
+    .filter(([variable]) => template.includes(`{${variable}}`))
+    .map(([variable, def]) =>
+      toInput(kind === "header" || kind === "env" ? "variable" : kind, variable, def),
+    );
+  return {
+    inputs,
+    text(textOf) {
+      let text = template;
+      for (const input of inputs) {
+        const part = textOf(input);
+        if (part === undefined) return undefined;
+        text = text.replaceAll(`{${input.name}}`, part);
+      }
+      return text;
+    },
+  };
+}
+
+/** Arguments as argv parts; a required one without a value becomes an input. */
 function argumentParts(list: RegistryArgument[]): {
   inputs: EntryInput[];
   build: (textOf: (input: EntryInput) => string | undefined) => string[];
 } {
-  const inputs: EntryInput[] = [];
-  const parts: Array<string | EntryInput> = [];
+  const parts: Array<{ flag?: string; value?: EntryValue }> = [];
   for (const [index, arg] of list.entries()) {
-    const value = arg.value ?? arg.default;
-    if (arg.type === "named") {
-      if (!arg.name) continue;
-      if (value !== undefined) parts.push(arg.name, value);
-      else if (arg.isRequired) {
-        const input = toInput("argument", arg.name, arg);
-        inputs.push(input);
-        parts.push(arg.name, input);
-      }
-      continue;
-    }
-    if (value !== undefined) parts.push(value);
-    else if (arg.isRequired) {
-      const input = toInput("argument", arg.valueHint ?? `arg${index + 1}`, arg);
-      inputs.push(input);
-      parts.push(input);
-    }
+    const named = arg.type === "named";
+    if (named && !arg.name) continue;
+    const fixed = arg.value ?? arg.default;
+    const value =
+      fixed !== undefined
+        ? entryValue("argument", arg.name ?? `arg${index + 1}`, { ...arg, value: fixed })
+        : arg.isRequired
+          ? entryValue("argument", named ? arg.name! : (arg.valueHint ?? `arg${index + 1}`), {
+              ...arg,
+              isRequired: true,
+            })
+          : undefined;
+    // A named flag without a value is a switch (`--verbose`); an optional one left out is omitted.
+    if (named && (value !== undefined || (arg.isRequired !== true && arg.valueHint === undefined)))
+      parts.push({ flag: arg.name!, ...(value === undefined ? {} : { value }) });
+    else if (!named && value !== undefined) parts.push({ value });
   }
   return {
-    inputs,
-    build: (textOf) => parts.flatMap((part) => (typeof part === "string" ? [part] : [textOf(part) ?? ""])),
+    inputs: parts.flatMap((part) => part.value?.inputs ?? []),
+    build: (textOf) =>
+      parts.flatMap((part) => {
+        const text = part.value?.text(textOf);
+        if (part.value !== undefined && text === undefined) return [];
+        return [...(part.flag === undefined ? [] : [part.flag]), ...(text === undefined ? [] : [text])];
+      }),
   };
+}
+
+/** One input per name: a variable two values use is asked for once. */
+function unique(inputs: EntryInput[]): EntryInput[] {
+  const seen = new Map<string, EntryInput>();
+  for (const input of inputs) if (!seen.has(input.name)) seen.set(input.name, input);
+  return [...seen.values()];
 }
 
 function toInput(kind: EntryInput["kind"], name: string, from: RegistryInput): EntryInput {
@@ -204,7 +252,7 @@ function toInput(kind: EntryInput["kind"], name: string, from: RegistryInput): E
     kind,
     name,
     ...(from.description === undefined ? {} : { description: from.description }),
-    required: from.isRequired === true || kind === "argument",
+    required: from.isRequired === true,
     secret: from.isSecret === true,
     ...(from.default === undefined ? {} : { default: from.default }),
     ...(from.choices === undefined ? {} : { choices: from.choices }),

@@ -14,6 +14,8 @@ export interface RegistryInput {
   value?: string;
   choices?: string[];
   format?: string;
+  /** The `{name}` placeholders of `value`, each a value the user supplies. */
+  variables?: Record<string, RegistryInput>;
 }
 
 /** A command-line argument of a package or of its runtime (`docker run` flags). */
