@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -6,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { SecretStore } from "../../src/config/index.js";
 import { MCPLEX_SERVER_KEYS } from "../../src/config/read-server.js";
-import { runCli } from "../support/cli.js";
+import { CLI, runCli } from "../support/cli.js";
 import { startTestRegistry, type TestRegistry, type TestRegistryEntry } from "../support/registry-server.js";
 
 /**
@@ -388,4 +389,40 @@ describe("mcplex add", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--env WEATHER_API_KEY=...");
   });
+});
+
+describe("mcplex add on a terminal", () => {
+  it("asks for the values it needs, without echoing a secret", async () => {
+    const file = join(dir, "asked.yaml");
+    const command = [process.execPath, CLI, "add", "weather", "--config", file, "--registry", registry.url]
+      .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+      .join(" ");
+    // script(1) gives the CLI a pseudo-terminal for stdin and stderr, as a person's shell does.
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      env: {
+        ...process.env,
+        MCPLEX_HOME: home,
+        MCPLEX_SECRET_KEY: SECRET_KEY,
+        PATH: `${fakeBin}:${process.env.PATH}`,
+      },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let output = "";
+    const prompted = new Promise<void>((done) => {
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        output += chunk;
+        if (output.includes("WEATHER_API_KEY (API key) [secret]: ")) done();
+      });
+    });
+    const exited = new Promise<number | null>((done) => child.on("close", done));
+    await prompted;
+    child.stdin.write("typed-secret-42\r");
+    expect(await exited, output).toBe(0);
+    expect(output).not.toContain("typed-secret-42");
+    expect(parse(await readFile(file, "utf8")).servers.weather.env).toEqual({
+      WEATHER_API_KEY: "${secret:weather.WEATHER_API_KEY}",
+    });
+    const store = new SecretStore({ env: { MCPLEX_HOME: home, MCPLEX_SECRET_KEY: SECRET_KEY } });
+    expect(await store.get("weather.WEATHER_API_KEY")).toBe("typed-secret-42");
+  }, 30_000);
 });
