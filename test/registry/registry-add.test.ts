@@ -361,6 +361,16 @@ describe("mcplex add", () => {
     expect(result.stderr).toContain("REGISTRY_NOT_FOUND");
   });
 
+  it("says when the registry URL does not answer the registry's API", async () => {
+    const result = await runCli(["search", "x", "--registry", `${registry.url}/not-here`]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain("answered 404");
+    expect(result.stderr).toContain("REGISTRY_UNAVAILABLE");
+    const bad = await runCli(["add", "x", "--registry", "ftp://registry.example"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("is not http(s)");
+  });
+
   it("lists the servers a name matches and asks for the exact one", async () => {
     const result = await mcplex(["add", "notes", "--config", join(dir, "none.yaml")]);
     expect(result.code).toBe(2);

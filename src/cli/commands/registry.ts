@@ -149,9 +149,13 @@ export async function addCommand(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
-/** Where a secret input is kept: `SERVER.NAME`, so two servers' `API_KEY`s stay apart. */
+/**
+ * Where a secret input is kept: `SERVER.NAME`, so two servers' `API_KEY`s stay apart; spelled
+ * as a secret name must be (a server name may start with a digit, a header hold any character).
+ */
 function secretName(key: string, input: EntryInput): string {
-  return `${key}.${input.name}`;
+  const name = `${key}.${input.name}`.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 127);
+  return /^[A-Za-z_]/.test(name) ? name : `_${name}`;
 }
 
 /** Asks for one input on the terminal; a secret is not echoed. */
