@@ -69,7 +69,7 @@ export class RegistryClient {
       if (words !== "") query.set("search", words);
       if (cursor !== undefined) query.set("cursor", cursor);
       const answer = await this.page(query, signal);
-      found.push(...answer.servers);
+      found.push(...answer.servers.filter(usable));
       cursor = answer.metadata?.nextCursor;
       if (cursor === undefined || cursor === "" || answer.servers.length === 0) break;
     }
@@ -83,7 +83,7 @@ export class RegistryClient {
    */
   async resolve(name: string, signal?: AbortSignal): Promise<ServerJson> {
     const items = await this.search(name, { limit: 500, ...(signal === undefined ? {} : { signal }) });
-    const servers = items.map((item) => item.server).filter((server) => typeof server?.name === "string");
+    const servers = items.map((item) => item.server);
     const exact = servers.filter((server) => server.name === name);
     const tail = servers.filter((server) => server.name.split("/").pop() === name);
     const chosen = exact.length > 0 ? exact : tail.length > 0 ? tail : servers;
@@ -139,4 +139,17 @@ export class RegistryClient {
       });
     return body as RegistryServerPage;
   }
+}
+
+/** The registry's own record of an entry, under its `_meta`. */
+const OFFICIAL_META = "io.modelcontextprotocol.registry/official";
+
+/**
+ * An item worth showing: a named `server.json`, not one the registry marks deleted (a
+ * publisher takes a server down that way; it stays listed for mirrors).
+ */
+function usable(item: RegistryServerItem): boolean {
+  if (typeof item?.server?.name !== "string") return false;
+  const official = item._meta?.[OFFICIAL_META] as { status?: unknown } | undefined;
+  return official?.status !== "deleted";
 }

@@ -119,6 +119,7 @@ const ENTRIES: TestRegistryEntry[] = [
       ],
     },
   },
+  { server: { name: "io.github.carol/notes", version: "0.0.1", packages: [] }, status: "deleted" },
   {
     server: {
       name: "io.github.alice/notes",
@@ -180,7 +181,7 @@ async function configCheck(file: string): Promise<void> {
 }
 
 describe("mcplex search", () => {
-  it("follows the cursor through every page of the latest versions", async () => {
+  it("follows the cursor through every page of the latest versions, leaving deleted servers out", async () => {
     registry.requests.length = 0;
     const result = await mcplex(["search", "io.github", "--json"]);
     expect(result.code, result.stderr).toBe(0);

@@ -5,6 +5,8 @@ import type { AddressInfo } from "node:net";
 export interface TestRegistryEntry {
   server: Record<string, unknown> & { name: string };
   isLatest?: boolean;
+  /** The registry's status of the entry; default `active`. */
+  status?: "active" | "deprecated" | "deleted";
 }
 
 /** A local MCP Registry (the `/v0.1/servers` API) on 127.0.0.1, port 0. */
@@ -49,7 +51,7 @@ export async function startTestRegistry(entries: TestRegistryEntry[], pageSize =
         server: entry.server,
         _meta: {
           "io.modelcontextprotocol.registry/official": {
-            status: "active",
+            status: entry.status ?? "active",
             publishedAt: "2026-09-01T10:00:00Z",
             updatedAt: "2026-09-01T10:00:00Z",
             isLatest: entry.isLatest !== false,
