@@ -31,9 +31,10 @@ Usage:
   mcplex doctor [--config F] [--port P] [--json]      start every server and check what mcplex needs,
                                                       saying what to fix
   mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
-  mcplex search WORDS [--registry URL] [--json]       servers of the MCP Registry whose name matches
-  mcplex add NAME [--name KEY] [--env NAME=VALUE ...] add a server from the MCP Registry to the config:
-             [--config F] [--registry URL]            version pinned, its inputs asked for, secret ones
+  mcplex search WORDS [--registry URL] [--limit N]    servers of the MCP Registry whose name matches
+                [--json]
+  mcplex add NAME [--name KEY] [--config F]           add a server from the MCP Registry to the config:
+             [--env NAME=VALUE ...] [--registry URL]  version pinned, its inputs asked for, secret ones
                                                       in the secret store
   mcplex auth login NAME | logout NAME [--config F]   authorize mcplex with an OAuth server, in a browser
               [--no-browser]                          (only print the URL to open)
