@@ -31,6 +31,9 @@ const RUNTIMES: Record<string, string[]> = {
   oci: ["docker", "podman"],
 };
 
+/** The public package registries, which npx and uvx use when told nothing. */
+const PUBLIC = { npm: /^https:\/\/registry\.npmjs\.org\/?$/, pypi: /^https:\/\/pypi\.org(\/simple)?\/?$/ };
+
 /** What to install when a runtime is missing. */
 const INSTALL_HINTS: Record<string, string> = {
   npm: "install Node.js with npm (it brings npx)",
@@ -127,8 +130,12 @@ function packagePlan(server: ServerJson, pkg: RegistryPackage, runtime: string):
       }
       const tail = args.build(textOf);
       let argv: string[];
-      if (pkg.registryType === "npm") argv = ["-y", target, ...tail];
-      else if (pkg.registryType === "pypi") argv = [target, ...tail];
+      // A package published on another registry than the public one is fetched from there.
+      const base = pkg.registryBaseUrl;
+      if (pkg.registryType === "npm")
+        argv = ["-y", ...(base && !PUBLIC.npm.test(base) ? [`--registry=${base}`] : []), target, ...tail];
+      else if (pkg.registryType === "pypi")
+        argv = [...(base && !PUBLIC.pypi.test(base) ? ["--index-url", base] : []), target, ...tail];
       else {
         // The container sees only the variables named with -e; their values come from mcplex's env.
         const passEnv = Object.keys(vars).flatMap((name) => ["-e", name]);

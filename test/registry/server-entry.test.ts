@@ -78,6 +78,34 @@ describe("planEntry", () => {
     ]);
   });
 
+  it("fetches a package from the registry it was published on when that is not the public one", () => {
+    const npm = (registryBaseUrl: string) =>
+      planEntry(
+        {
+          name: "a/b",
+          packages: [{ registryType: "npm", registryBaseUrl, identifier: "b", version: "1.0.0" }],
+        },
+        { hasProgram: on("npx") },
+      ).build(() => undefined).args;
+    expect(npm("https://registry.npmjs.org")).toEqual(["-y", "b@1.0.0"]);
+    expect(npm("https://npm.corp.example")).toEqual(["-y", "--registry=https://npm.corp.example", "b@1.0.0"]);
+    const pypi = planEntry(
+      {
+        name: "a/c",
+        packages: [
+          {
+            registryType: "pypi",
+            registryBaseUrl: "https://pypi.corp.example/simple",
+            identifier: "c",
+            version: "2",
+          },
+        ],
+      },
+      { hasProgram: on("uvx") },
+    ).build(() => undefined).args;
+    expect(pypi).toEqual(["--index-url", "https://pypi.corp.example/simple", "c==2"]);
+  });
+
   it("says what to install for packages only, and that a local HTTP package is not run", () => {
     const local = {
       name: "x/y",
