@@ -27,6 +27,14 @@ export type McplexErrorCode =
   | "PROTOCOL_ERROR"
   | "TRANSPORT_ERROR"
   | "INVALID_ARGUMENT"
+  /** `mcplex add`: no server of that name in the MCP Registry. */
+  | "REGISTRY_NOT_FOUND"
+  /** `mcplex add`: a name that several servers of the MCP Registry match; the exact name is needed. */
+  | "REGISTRY_AMBIGUOUS"
+  /** The MCP Registry could not be reached, or answered with something that is not its API. */
+  | "REGISTRY_UNAVAILABLE"
+  /** `mcplex add`: a server whose packages need a program this machine lacks (`uvx`, `docker`). */
+  | "RUNTIME_MISSING"
   /** A workspace path that does not exist (or vanished, such as a dangling symlink). */
   | "WORKSPACE_NOT_FOUND"
   /** A workspace path outside the root, refused by a rule, or denied by the file system. */
@@ -166,6 +174,9 @@ export class AbortedError extends McplexError {
     super("REQUEST_ABORTED", message, fields, options);
   }
 }
+
+/** Something `mcplex search` / `mcplex add` met in the MCP Registry or on this machine. */
+export class RegistryError extends McplexError {}
 
 /** A name that is not in the catalog (or not visible through the profile in use). */
 export class NotFoundError extends McplexError {}

@@ -31,6 +31,11 @@ Usage:
   mcplex doctor [--config F] [--port P] [--json]      start every server and check what mcplex needs,
                                                       saying what to fix
   mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
+  mcplex search WORDS [--registry URL] [--limit N]    servers of the MCP Registry whose name matches
+                [--json]
+  mcplex add NAME [--name KEY] [--config F]           add a server from the MCP Registry to the config:
+             [--env NAME=VALUE ...] [--registry URL]  version pinned, its inputs asked for, secret ones
+                                                      in the secret store
   mcplex auth login NAME | logout NAME [--config F]   authorize mcplex with an OAuth server, in a browser
               [--no-browser]                          (only print the URL to open)
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
@@ -52,6 +57,7 @@ type Command = (args: string[]) => Promise<number>;
  * every session, and start-up is felt each time (bench/startup-bench.ts).
  */
 const COMMANDS: Record<string, () => Promise<Command>> = {
+  add: async () => (await import("./commands/registry.js")).addCommand,
   auth: async () => (await import("./commands/auth.js")).authCommand,
   list: async () => (await import("./commands/list.js")).listCommand,
   replay: async () => (await import("./commands/replay.js")).replayCommand,
@@ -59,6 +65,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   chat: async () => (await import("./commands/chat.js")).chatCommand,
   config: async () => (await import("./commands/config.js")).configCommand,
   doctor: async () => (await import("./commands/doctor.js")).doctorCommand,
+  search: async () => (await import("./commands/registry.js")).searchCommand,
   secrets: async () => (await import("./commands/secrets.js")).secretsCommand,
   serve: async () => (await import("./commands/serve.js")).serveCommand,
   workspace: async () => (await import("./commands/workspace.js")).workspaceCommand,
