@@ -11,10 +11,12 @@ import type {
   CatalogResourceTemplate,
   CatalogTool,
   ResourceTarget,
+  ServerSnapshot,
 } from "../catalog/types.js";
 import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError, NotFoundError } from "../errors.js";
+import type { ToolChange } from "../pins/tool-pins.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import type { ToolListStore } from "../recording/tool-list-store.js";
 import { Upstream, type UpstreamEvent } from "../upstream/upstream.js";
@@ -71,6 +73,8 @@ export class Hub {
   readonly #availability = new WeakMap<Upstream, boolean>();
   /** What calls do with the servers: the interceptors, dispatch, retries, redaction. */
   readonly #calls: CallPath;
+  /** The unapproved tool changes of each pinned server (see `HubOptions.pins`), as last reported. */
+  readonly #pinChanges = new Map<string, { key: string; changes: ToolChange[] }>();
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -142,6 +146,8 @@ export class Hub {
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all([this.#own.close(), ...this.#pool.all().map((upstream) => upstream.close())]);
+    // First lists pinned just before are in the lock file once closed; a failed write was best effort.
+    await this.#options.pins?.flush().catch(() => {});
   }
 
   /**
@@ -156,6 +162,11 @@ export class Hub {
     ).map(({ config, upstream }) => {
       const status = serverStatus(config, upstream, tools.filter((t) => t.server === config.name).length);
       if (config.share === false) status.clientConnections = this.#own.count(config.name);
+      const changes = this.#pinChanges.get(config.name)?.changes ?? [];
+      if (changes.length > 0) {
+        status.pinChanges = changes.length;
+        status.held = changes.filter((c) => c.held).length;
+      }
       return status;
     });
   }
@@ -474,7 +485,7 @@ export class Hub {
   #add(config: ServerConfig): Entry {
     const entry: Entry = { config, upstream: this.#pool.acquire(config) };
     this.#entries.set(config.name, entry);
-    this.#catalog.setServer(serverSnapshot(entry.config, entry.upstream));
+    this.#catalog.setServer(this.#snapshot(entry));
     return entry;
   }
 
@@ -502,8 +513,74 @@ export class Hub {
   #publish(...names: string[]): void {
     for (const name of names) {
       const entry = this.#entries.get(name);
-      if (entry !== undefined) this.#catalog.setServer(serverSnapshot(entry.config, entry.upstream));
+      if (entry !== undefined) this.#catalog.setServer(this.#snapshot(entry));
     }
+  }
+
+  /**
+   * What the catalog sees of a server: with pins, a pinned server's tools that differ from those
+   * approved are left out by its policy, and a new set of differences is announced.
+   */
+  #snapshot(entry: Entry): ServerSnapshot {
+    const snapshot = serverSnapshot(entry.config, entry.upstream);
+    const { pins } = this.#options;
+    const policy = entry.config.pin;
+    // Nothing listed yet (listedAt 0) is not a list to pin.
+    if (pins === undefined || policy === undefined || policy === "off" || entry.upstream.listedAt === 0)
+      return snapshot;
+    const name = entry.config.name;
+    const { tools, changes } = pins.check(name, policy, snapshot.tools ?? []);
+    snapshot.tools = tools;
+    const key = changes.map((c) => `${c.kind}\0${c.tool}\0${c.current ?? ""}\0${c.held}`).join("\n");
+    if ((this.#pinChanges.get(name)?.key ?? "") !== key) {
+      this.#pinChanges.set(name, { key, changes });
+      queueMicrotask(() => this.#emit({ type: "pin-changes", server: name, changes }));
+    }
+    return snapshot;
+  }
+
+  /**
+   * The tool changes of pinned servers waiting for approval (all servers, or one), each with the
+   * fields that differ and a diff of their text. See {@link trustTools}.
+   */
+  pinChanges(server?: string): ToolChange[] {
+    if (server !== undefined) return this.#pinChanges.get(server)?.changes ?? [];
+    return [...this.#pinChanges.values()].flatMap((p) => p.changes);
+  }
+
+  /**
+   * Approves the changes of pinned server `server` as it lists its tools now (all of them, or
+   * the one `tool`): written to the lock file, and the tools held enter the catalog. Resolves
+   * with the tool names approved.
+   *
+   * @throws McplexError `PIN_NOTHING_TO_TRUST` when there is nothing to approve; `INVALID_ARGUMENT`
+   *   when the hub has no pins.
+   */
+  async trustTools(server: string, tool?: string): Promise<string[]> {
+    const { pins } = this.#options;
+    const entry = this.#entry(server);
+    if (pins === undefined || entry.config.pin === undefined || entry.config.pin === "off")
+      throw new McplexError("INVALID_ARGUMENT", `server "${server}" is not pinned`, {
+        server,
+        hint: 'set "pin: hold-tools" on it (or at the top of the config) to pin its tools',
+      });
+    const trusted = await pins.trust(server, tool);
+    this.#publish(server);
+    this.#emit({ type: "catalog-changed", servers: [server], kinds: ["tools"] });
+    return trusted;
+  }
+
+  /**
+   * Reads the lock file again (another process, such as `mcplex trust`, approved a change) and
+   * checks every pinned server's tools against it.
+   */
+  async reloadPins(): Promise<void> {
+    const { pins } = this.#options;
+    if (pins === undefined) return;
+    await pins.reload();
+    const names = [...this.#entries.keys()];
+    this.#publish(...names);
+    this.#emit({ type: "catalog-changed", servers: names, kinds: ["tools"] });
   }
 
   #onUpstreamEvent(upstream: Upstream, event: UpstreamEvent): void {

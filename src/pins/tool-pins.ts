@@ -1,18 +1,9 @@
 import type { Tool } from "@modelcontextprotocol/client";
+import type { PinPolicy } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import { type LockedTool, type PinLock, readPinLock, updatePinLock } from "./pin-lock-file.js";
 import { diffTool, type FieldChange } from "./tool-diff.js";
 import { pinnedTool, toolFingerprint } from "./tool-fingerprint.js";
-
-/**
- * What a changed tool list does to a pinned server: `hold-tools` keeps the changed and new tools
- * out of the catalog, `hold-server` keeps all its tools out, `warn` lists them and reports the
- * change. `off`: not pinned.
- */
-export type PinPolicy = "hold-tools" | "hold-server" | "warn" | "off";
-
-/** The policies a config may name, in the order `config check` lists them. */
-export const PIN_POLICIES = ["hold-tools", "hold-server", "warn", "off"] as const;
 
 /**
  * A tool whose listing differs from what was approved: `changed` (a pinned field differs),
@@ -139,7 +130,7 @@ export class ToolPins {
    * before it resolves. Returns the names approved.
    *
    * @throws McplexError `PIN_NOTHING_TO_TRUST` when the server has not listed its tools here,
-   *   or `tool` has no change waiting.
+   *   or has (or `tool` has) no change waiting.
    */
   async trust(server: string, tool?: string): Promise<string[]> {
     const listed = this.#listed.get(server);
@@ -162,6 +153,11 @@ export class ToolPins {
           hint: `run "mcplex list" to see what waits for approval`,
         },
       );
+    if (chosen.length === 0)
+      throw new McplexError("PIN_NOTHING_TO_TRUST", `server "${server}" has no change to trust`, {
+        server,
+        hint: "its tools are listed as they were approved",
+      });
     const apply = (lock: PinLock) => {
       lock.servers[server] ??= { tools: {} };
       const entry = lock.servers[server];
