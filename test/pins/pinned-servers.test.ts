@@ -142,7 +142,7 @@ describe("pinned servers", () => {
     expect(warned.pinChanges()).toMatchObject([{ tool: "echo", kind: "changed", held: false }]);
   });
 
-  it("mcplex list reports a held change and mcplex trust shows its diff and approves it", {
+  it("mcplex list and doctor report a held change and mcplex trust shows its diff and approves it", {
     timeout: 60_000,
   }, async () => {
     expect((await runCli(["list", "--config", configFile])).code).toBe(0);
@@ -155,6 +155,14 @@ describe("pinned servers", () => {
     expect(list.stdout).not.toContain("shifty__echo");
     const json = JSON.parse((await runCli(["list", "--config", configFile, "--json"])).stdout);
     expect(json.servers[0].pinChanges[0]).toMatchObject({ tool: "echo", kind: "changed", held: true });
+    const before = JSON.parse((await runCli(["doctor", "--config", configFile, "--json"])).stdout);
+    expect(before.checks.find((c: { server?: string }) => c.server === "shifty")).toMatchObject({
+      status: "warn",
+      message: expect.stringContaining(
+        "its tools differ from those approved (changed echo), 1 tool held out of the catalog",
+      ),
+      hint: expect.stringContaining("mcplex trust shifty"),
+    });
     const trust = await runCli(["trust", "shifty", "echo", "--config", configFile]);
     expect(trust).toMatchObject({ code: 0, stderr: "" });
     expect(trust.stdout).toContain("- Echoes its input.\n");
@@ -163,6 +171,10 @@ describe("pinned servers", () => {
     const after = await runCli(["list", "--config", configFile]);
     expect(after.stdout).toContain("shifty__echo");
     expect(after.stdout).not.toContain("warning");
+    const doctor = JSON.parse((await runCli(["doctor", "--config", configFile, "--json"])).stdout);
+    expect(doctor.checks.find((c: { server?: string }) => c.server === "shifty")).toMatchObject({
+      status: "ok",
+    });
     const again = await runCli(["trust", "shifty", "--config", configFile]);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain('server "shifty" has no change to trust');
