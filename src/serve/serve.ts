@@ -205,6 +205,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   recorder?.attach(hub);
   hub.on((event) => {
     if (event.type === "list-not-implemented" || event.type === "pin-changes") options.onEvent?.(event);
+    if (event.type === "pin-changes") telemetry?.pinChanges(event.server, event.changes);
   });
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
