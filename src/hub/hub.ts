@@ -571,13 +571,12 @@ export class Hub {
   }
 
   /**
-   * Reads the lock file again (another process, such as `mcplex trust`, approved a change) and
-   * checks every pinned server's tools against it.
+   * Reads the lock file again (another process, such as `mcplex trust`, approved a change) and,
+   * when it changed, checks every pinned server's tools against it.
    */
   async reloadPins(): Promise<void> {
     const { pins } = this.#options;
-    if (pins === undefined) return;
-    await pins.reload();
+    if (pins === undefined || !(await pins.reload())) return;
     const names = [...this.#entries.keys()];
     this.#publish(...names);
     this.#emit({ type: "catalog-changed", servers: names, kinds: ["tools"] });

@@ -3,7 +3,7 @@ import type { PinPolicy } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import { type LockedTool, type PinLock, readPinLock, updatePinLock } from "./pin-lock-file.js";
 import { diffTool, type FieldChange } from "./tool-diff.js";
-import { pinnedTool, toolFingerprint } from "./tool-fingerprint.js";
+import { canonicalJson, pinnedTool, toolFingerprint } from "./tool-fingerprint.js";
 
 /**
  * A tool whose listing differs from what was approved: `changed` (a pinned field differs),
@@ -59,9 +59,16 @@ export class ToolPins {
     return new ToolPins(path, await readPinLock(path));
   }
 
-  /** Re-reads the lock file (another process trusted a change); the caller checks its servers again. */
-  async reload(): Promise<void> {
-    this.#lock = await readPinLock(this.path);
+  /**
+   * Re-reads the lock file (another process trusted a change); `true` when it differs from what
+   * these pins hold, and the caller should check its servers again.
+   */
+  async reload(): Promise<boolean> {
+    await this.#writes;
+    const lock = await readPinLock(this.path);
+    if (canonicalJson(lock) === canonicalJson(this.#lock)) return false;
+    this.#lock = lock;
+    return true;
   }
 
   /** Whether `server` has tools pinned. */

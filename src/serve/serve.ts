@@ -93,6 +93,8 @@ export type ServeEvent =
   | { type: "list-not-implemented"; server: string; method: string }
   /** A pinned server's tools differ from those approved (`pin:`): what waits for `mcplex trust`. */
   | { type: "pin-changes"; server: string; changes: ToolChange[] }
+  /** The tool lock file changed but cannot be read: the approvals held before stay in force. */
+  | { type: "pin-lock-unreadable"; error: string }
   /** The audit trail (`audit:`) cannot write, writes again, refused calls, or lost lines at the end. */
   | AuditSinkEvent
   /** Sign-in (`auth:`): the identity provider could not be reached; what still works is said. */
@@ -264,6 +266,15 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   }
   const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
+  // Approvals made from outside (`mcplex trust` while serving) take effect at once.
+  const pinWatcher =
+    pins !== undefined && (options.watch ?? config.source !== "<default>")
+      ? (await import("../pins/watch-pins.js")).watchPins(pins.path, () => {
+          hub
+            .reloadPins()
+            .catch((error: Error) => emit({ type: "pin-lock-unreadable", error: error.message }));
+        })
+      : undefined;
   const watcher =
     (options.watch ?? config.source !== "<default>")
       ? watchConfig(
@@ -288,6 +299,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const close = (graceMs = 10_000): Promise<void> => {
     closing ??= (async () => {
       watcher?.close();
+      pinWatcher?.close();
       if (stdio !== undefined) {
         // Answers owed go out first (bounded), as on HTTP.
         await Promise.race([stdio.session.idle(), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);

@@ -3,9 +3,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { type ServeEvent, serve } from "../../src/serve/serve.js";
+import { runCli } from "../support/cli.js";
+import { nextEvent } from "../support/wait.js";
 
 // What serving reports of a held change: serve's event (the log), the metric, and a span event
 // sent over OTLP/HTTP to a receiver here.
@@ -16,8 +18,13 @@ let endpoint: string;
 const traces: unknown[] = [];
 let dir: string;
 
-beforeAll(async () => {
+beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "mcplex-pin-reports-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+beforeAll(async () => {
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -31,25 +38,23 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise<void>((r) => receiver.close(() => r()));
-  await rm(dir, { recursive: true, force: true });
 });
 
-async function serveOnce(onEvent: (event: ServeEvent) => void) {
+async function serveOnce(onEvent: (event: ServeEvent) => void, watch = false) {
   const config = await loadConfig({ config: join(dir, "mcplex.yaml") });
   const running = await serve({
     config,
     transport: "http",
     http: { port: 0, dashboard: false },
-    watch: false,
+    watch,
     onEvent,
   });
   await running.started;
   return running;
 }
 
-it("serve reports a held change in its events, mcplex_pin_changes and a span event", {
-  timeout: 60_000,
-}, async () => {
+/** Pins the fixture server's first list (serving once), then changes echo's annotations. */
+async function pinThenChange(): Promise<void> {
   const toolsFile = join(dir, "tools.json");
   const echo = { name: "echo", description: "Echoes.", inputSchema: { type: "object" } };
   await writeFile(toolsFile, JSON.stringify([echo]));
@@ -64,6 +69,12 @@ it("serve reports a held change in its events, mcplex_pin_changes and a span eve
   expect(first.filter((e) => e.type === "pin-changes")).toEqual([]);
 
   await writeFile(toolsFile, JSON.stringify([{ ...echo, annotations: { destructiveHint: true } }]));
+}
+
+it("serve reports a held change in its events, mcplex_pin_changes and a span event", {
+  timeout: 60_000,
+}, async () => {
+  await pinThenChange();
   const events: ServeEvent[] = [];
   const running = await serveOnce((e) => events.push(e));
   try {
@@ -96,4 +107,22 @@ it("serve reports a held change in its events, mcplex_pin_changes and a span eve
     "mcplex.pin.held": true,
     "mcplex.pin.fields": "annotations",
   });
+});
+
+it("a running serve lets a change in as soon as mcplex trust approves it", { timeout: 60_000 }, async () => {
+  await pinThenChange();
+  const running = await serveOnce(() => {}, true);
+  try {
+    expect(running.hub.pinChanges("shifty")).toMatchObject([{ tool: "echo", held: true }]);
+    const released = nextEvent(
+      running.hub,
+      (e) => e.type === "pin-changes" && e.server === "shifty" && e.changes.length === 0,
+    );
+    const trust = await runCli(["trust", "shifty", "--config", join(dir, "mcplex.yaml")]);
+    expect(trust.code, trust.stderr).toBe(0);
+    await released;
+    expect(running.hub.tools().map((t) => t.name)).toEqual(["shifty__echo"]);
+  } finally {
+    await running.close(0);
+  }
 });
