@@ -3,6 +3,7 @@ import type {
   CompleteResult,
   GetPromptResult,
   ReadResourceResult,
+  Tool,
 } from "@modelcontextprotocol/client";
 import { Catalog } from "../catalog/catalog.js";
 import type {
@@ -115,7 +116,10 @@ export class Hub {
         await entry.upstream.start();
       },
       remove: (name) => this.removeServer(name),
-      tools: (name) => this.#entries.get(name)?.upstream.tools,
+      tools: (name) => {
+        const entry = this.#entries.get(name);
+        return entry === undefined ? undefined : this.#approvedTools(entry);
+      },
       profile: (name) => {
         const profile = this.#profiles[name];
         if (profile === undefined) throw notFound("profile", name);
@@ -537,6 +541,19 @@ export class Hub {
       queueMicrotask(() => this.#emit({ type: "pin-changes", server: name, changes }));
     }
     return snapshot;
+  }
+
+  /**
+   * A server's tools as listed, less those its pin policy holds: what may be shown or recorded
+   * of it anywhere (a held description must not reach a model through another door).
+   */
+  #approvedTools(entry: Entry): readonly Tool[] {
+    const tools = entry.upstream.tools;
+    const held = (this.#pinChanges.get(entry.config.name)?.changes ?? []).filter((c) => c.held);
+    if (held.length === 0) return tools;
+    if (entry.config.pin === "hold-server") return [];
+    const names = new Set(held.map((c) => c.tool));
+    return tools.filter((t) => !names.has(t.name));
   }
 
   /**
