@@ -41,7 +41,7 @@ export function diffTool(before: PinnedTool | undefined, after: PinnedTool | und
 }
 
 /** Larger texts are shown whole, removed then added, rather than spending quadratic time on them. */
-const MAX_DIFF_CELLS = 4_000_000;
+const MAX_DIFF_CELLS = 1_000_000;
 
 /** A line diff by longest common subsequence: what a reviewer reads to see what changed. */
 export function lineDiff(before: string, after: string): string {

@@ -73,7 +73,7 @@ export class ToolPins {
 
   /** Whether `server` has tools pinned. */
   has(server: string): boolean {
-    return this.#lock.servers[server] !== undefined;
+    return own(this.#lock.servers, server) !== undefined;
   }
 
   /**
@@ -87,20 +87,20 @@ export class ToolPins {
       if (!now.has(tool.name))
         now.set(tool.name, { tool, fingerprint: toolFingerprint(tool as Tool & Record<string, unknown>) });
     this.#listed.set(server, now);
-    const approved = this.#lock.servers[server]?.tools;
+    const approved = own(this.#lock.servers, server)?.tools;
     if (approved === undefined) {
       const entry = { tools: Object.fromEntries([...now].map(([name, t]) => [name, locked(t)])) };
-      this.#lock.servers[server] = entry;
+      setOwn(this.#lock.servers, server, entry);
       // Another process may have pinned this server first: what it wrote stands.
       this.#write((lock) => {
-        lock.servers[server] ??= entry;
+        if (own(lock.servers, server) === undefined) setOwn(lock.servers, server, entry);
       });
       return { tools: [...listed], changes: [] };
     }
     const changes: ToolChange[] = [];
     const hold = policy !== "warn";
     for (const [name, { tool, fingerprint }] of now) {
-      const before = approved[name];
+      const before = own(approved, name);
       if (before?.fingerprint === fingerprint) continue;
       const change: ToolChange = {
         server,
@@ -146,9 +146,9 @@ export class ToolPins {
         server,
         hint: "start it first (is it enabled, pinned, and did it start?)",
       });
-    const approved = this.#lock.servers[server]?.tools ?? {};
+    const approved = own(this.#lock.servers, server)?.tools ?? {};
     const names = new Set([...listed.keys(), ...Object.keys(approved)]);
-    const differs = (name: string) => approved[name]?.fingerprint !== listed.get(name)?.fingerprint;
+    const differs = (name: string) => own(approved, name)?.fingerprint !== listed.get(name)?.fingerprint;
     const chosen = tool === undefined ? [...names].filter(differs) : [tool];
     if (tool !== undefined && (!names.has(tool) || !differs(tool)))
       throw new McplexError(
@@ -166,12 +166,12 @@ export class ToolPins {
         hint: "its tools are listed as they were approved",
       });
     const apply = (lock: PinLock) => {
-      lock.servers[server] ??= { tools: {} };
-      const entry = lock.servers[server];
+      const entry = own(lock.servers, server) ?? { tools: {} };
+      setOwn(lock.servers, server, entry);
       for (const name of chosen) {
         const now = listed.get(name);
         if (now === undefined) delete entry.tools[name];
-        else entry.tools[name] = locked(now);
+        else setOwn(entry.tools, name, locked(now));
       }
     };
     apply(this.#lock);
@@ -201,4 +201,17 @@ export class ToolPins {
 
 function locked(listed: { tool: Tool; fingerprint: string }): LockedTool {
   return { fingerprint: listed.fingerprint, tool: pinnedTool(listed.tool as Tool & Record<string, unknown>) };
+}
+
+// Tool and server names are the servers' to choose: `__proto__` or `constructor` must be a name
+// like any other, never a way to reach or replace an object's prototype.
+
+/** `record[key]` when it is the record's own property. */
+function own<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** Sets `record[key]` as an own property, whatever the key. */
+function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
 }
