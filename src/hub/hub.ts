@@ -399,6 +399,7 @@ export class Hub {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
+    this.#pinChanges.delete(name);
     this.#available.forget(name);
     this.#catalog.removeServer(name);
     await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
@@ -529,10 +530,15 @@ export class Hub {
     const snapshot = serverSnapshot(entry.config, entry.upstream);
     const { pins } = this.#options;
     const policy = entry.config.pin;
-    // Nothing listed yet (listedAt 0) is not a list to pin.
-    if (pins === undefined || policy === undefined || policy === "off" || entry.upstream.listedAt === 0)
-      return snapshot;
     const name = entry.config.name;
+    if (pins === undefined || policy === undefined || policy === "off") {
+      // Pinning turned off by a reload: what it reported is no longer in force.
+      if (this.#pinChanges.delete(name))
+        queueMicrotask(() => this.#emit({ type: "pin-changes", server: name, changes: [] }));
+      return snapshot;
+    }
+    // Nothing listed yet (listedAt 0) is not a list to pin.
+    if (entry.upstream.listedAt === 0) return snapshot;
     const { tools, changes } = pins.check(name, policy, snapshot.tools ?? []);
     snapshot.tools = tools;
     const key = changes.map((c) => `${c.kind}\0${c.tool}\0${c.current ?? ""}\0${c.held}`).join("\n");

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
+import { applyConfig } from "../../src/hub/config-reloader.js";
 import { Hub, type HubEvent } from "../../src/hub/hub.js";
 import { openPins } from "../../src/pins/open-pins.js";
 import { runCli } from "../support/cli.js";
@@ -140,6 +141,30 @@ describe("pinned servers", () => {
     const warned = await startHub();
     expect(warned.tools().map((t) => t.name)).toEqual(["shifty__echo", "shifty__add"]);
     expect(warned.pinChanges()).toMatchObject([{ tool: "echo", kind: "changed", held: false }]);
+  });
+
+  it("follows a reload that changes the policy, and forgets the changes once pinning is off", async () => {
+    await (await startHub()).close();
+    await writeFile(toolsFile, JSON.stringify([{ ...echo, title: "Echo!" }, add]));
+    const config = await loadConfig({ config: configFile });
+    const hub = new Hub({ config, pins: await openPins(config) });
+    hubs.push(hub);
+    await hub.start();
+    expect(hub.tools().map((t) => t.name)).toEqual(["shifty__add"]);
+    const reread = async (policy: string) => {
+      await writeFile(
+        configFile,
+        (await readFile(configFile, "utf8")).replace(/^pin: .*$/m, `pin: ${policy}`),
+      );
+      return loadConfig({ config: configFile });
+    };
+    const warn = await reread("warn");
+    await applyConfig(hub, config, warn);
+    expect(hub.tools().map((t) => t.name)).toEqual(["shifty__echo", "shifty__add"]);
+    expect(hub.pinChanges()).toMatchObject([{ tool: "echo", held: false }]);
+    await applyConfig(hub, warn, await reread("off"));
+    expect(hub.pinChanges()).toEqual([]);
+    expect(hub.servers()[0]?.pinChanges).toBeUndefined();
   });
 
   it("keeps held tools of an available: server out of what a server search shows", async () => {
