@@ -187,7 +187,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       ? undefined
       : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
   // Pinned servers only (loaded only then): their lock file, read before any server lists.
-  const pins = config.servers.some((s) => s.pin !== undefined && s.pin !== "off")
+  const pins = [...config.servers, ...(config.available ?? [])].some(
+    (s) => s.pin !== undefined && s.pin !== "off",
+  )
     ? await (await import("../pins/open-pins.js")).openPins(config)
     : undefined;
   // The gateway answers server requests per call, for the client that caused them.

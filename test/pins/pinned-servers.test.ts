@@ -178,6 +178,9 @@ describe("pinned servers", () => {
     expect(hub.pinChanges("shifty")).toMatchObject([{ tool: "echo", held: true }]);
     const [listed] = await hub.availableTools();
     expect(listed?.tools.map((t) => t.name)).toEqual(["add"]);
+    await hub.close();
+    const trust = await runCli(["trust", "shifty", "--config", configFile]);
+    expect(trust.stdout).toContain("trusted shifty: echo");
   });
 
   it("mcplex list and doctor report a held change and mcplex trust shows its diff and approves it", {

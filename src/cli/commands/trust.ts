@@ -24,12 +24,15 @@ export async function trustCommand(args: string[]): Promise<number> {
   return withHub(
     { ...(values.config === undefined ? {} : { config: values.config }), start: [server] },
     async (hub, config) => {
-      const entry = config.servers.find((s) => s.name === server);
-      if (entry === undefined)
+      const known = [...config.servers, ...(config.available ?? [])].map((s) => s.name);
+      if (!known.includes(server))
         throw new McplexError("INVALID_ARGUMENT", `no server "${server}" in ${config.source}`, {
           server,
-          hint: `servers: ${config.servers.map((s) => s.name).join(", ") || "none"}`,
+          hint: `servers: ${known.join(", ") || "none"}`,
         });
+      // One under `available:` is started on request: this is one.
+      if ((config.available ?? []).some((s) => s.name === server))
+        await hub.connectServer(server).catch(() => {});
       const status = hub.servers().find((s) => s.name === server);
       if (status?.state !== "ready")
         throw new McplexError(
