@@ -3,7 +3,6 @@ import type {
   CompleteResult,
   GetPromptResult,
   ReadResourceResult,
-  Tool,
 } from "@modelcontextprotocol/client";
 import { Catalog } from "../catalog/catalog.js";
 import type {
@@ -27,6 +26,7 @@ import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
+import { PinnedTools } from "./pinned-tools.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
@@ -74,12 +74,15 @@ export class Hub {
   readonly #availability = new WeakMap<Upstream, boolean>();
   /** What calls do with the servers: the interceptors, dispatch, retries, redaction. */
   readonly #calls: CallPath;
-  /** The unapproved tool changes of each pinned server (see `HubOptions.pins`), as last reported. */
-  readonly #pinChanges = new Map<string, { key: string; changes: ToolChange[] }>();
+  /** Pinned servers' tools held out of the catalog, and their changes (see `HubOptions.pins`). */
+  readonly #pinned: PinnedTools;
 
   constructor(options: HubOptions) {
     this.#options = options;
     const { config } = options;
+    this.#pinned = new PinnedTools(options.pins, (server, changes) =>
+      this.#emit({ type: "pin-changes", server, changes }),
+    );
     this.#secrets = new SecretSet(config.secrets);
     this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
     this.#own = new ClientConnections((server) => this.#createUpstream(server, false));
@@ -118,7 +121,7 @@ export class Hub {
       remove: (name) => this.removeServer(name),
       tools: (name) => {
         const entry = this.#entries.get(name);
-        return entry === undefined ? undefined : this.#approvedTools(entry);
+        return entry === undefined ? undefined : this.#pinned.approved(entry.config, entry.upstream.tools);
       },
       profile: (name) => {
         const profile = this.#profiles[name];
@@ -151,7 +154,7 @@ export class Hub {
     this.#closed = true;
     await Promise.all([this.#own.close(), ...this.#pool.all().map((upstream) => upstream.close())]);
     // First lists pinned just before are in the lock file once closed; a failed write was best effort.
-    await this.#options.pins?.flush().catch(() => {});
+    await this.#pinned.pins?.flush().catch(() => {});
   }
 
   /**
@@ -166,7 +169,7 @@ export class Hub {
     ).map(({ config, upstream }) => {
       const status = serverStatus(config, upstream, tools.filter((t) => t.server === config.name).length);
       if (config.share === false) status.clientConnections = this.#own.count(config.name);
-      const changes = this.#pinChanges.get(config.name)?.changes ?? [];
+      const changes = this.#pinned.changes(config.name);
       if (changes.length > 0) {
         status.pinChanges = changes.length;
         status.held = changes.filter((c) => c.held).length;
@@ -399,7 +402,7 @@ export class Hub {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
-    this.#pinChanges.delete(name);
+    this.#pinned.forget(name);
     this.#available.forget(name);
     this.#catalog.removeServer(name);
     await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
@@ -522,44 +525,13 @@ export class Hub {
     }
   }
 
-  /**
-   * What the catalog sees of a server: with pins, a pinned server's tools that differ from those
-   * approved are left out by its policy, and a new set of differences is announced.
-   */
+  /** What the catalog sees of a server: a pinned one's held tools left out (see {@link PinnedTools}). */
   #snapshot(entry: Entry): ServerSnapshot {
-    const snapshot = serverSnapshot(entry.config, entry.upstream);
-    const { pins } = this.#options;
-    const policy = entry.config.pin;
-    const name = entry.config.name;
-    if (pins === undefined || policy === undefined || policy === "off") {
-      // Pinning turned off by a reload: what it reported is no longer in force.
-      if (this.#pinChanges.delete(name))
-        queueMicrotask(() => this.#emit({ type: "pin-changes", server: name, changes: [] }));
-      return snapshot;
-    }
-    // Nothing listed yet (listedAt 0) is not a list to pin.
-    if (entry.upstream.listedAt === 0) return snapshot;
-    const { tools, changes } = pins.check(name, policy, snapshot.tools ?? []);
-    snapshot.tools = tools;
-    const key = changes.map((c) => `${c.kind}\0${c.tool}\0${c.current ?? ""}\0${c.held}`).join("\n");
-    if ((this.#pinChanges.get(name)?.key ?? "") !== key) {
-      this.#pinChanges.set(name, { key, changes });
-      queueMicrotask(() => this.#emit({ type: "pin-changes", server: name, changes }));
-    }
-    return snapshot;
-  }
-
-  /**
-   * A server's tools as listed, less those its pin policy holds: what may be shown or recorded
-   * of it anywhere (a held description must not reach a model through another door).
-   */
-  #approvedTools(entry: Entry): readonly Tool[] {
-    const tools = entry.upstream.tools;
-    const held = (this.#pinChanges.get(entry.config.name)?.changes ?? []).filter((c) => c.held);
-    if (held.length === 0) return tools;
-    if (entry.config.pin === "hold-server") return [];
-    const names = new Set(held.map((c) => c.tool));
-    return tools.filter((t) => !names.has(t.name));
+    return this.#pinned.filter(
+      entry.config,
+      serverSnapshot(entry.config, entry.upstream),
+      entry.upstream.listedAt,
+    );
   }
 
   /**
@@ -567,8 +539,7 @@ export class Hub {
    * fields that differ and a diff of their text. See {@link trustTools}.
    */
   pinChanges(server?: string): ToolChange[] {
-    if (server !== undefined) return this.#pinChanges.get(server)?.changes ?? [];
-    return [...this.#pinChanges.values()].flatMap((p) => p.changes);
+    return this.#pinned.changes(server);
   }
 
   /**
@@ -580,7 +551,7 @@ export class Hub {
    *   when the hub has no pins.
    */
   async trustTools(server: string, tool?: string): Promise<string[]> {
-    const { pins } = this.#options;
+    const { pins } = this.#pinned;
     const entry = this.#entry(server);
     if (pins === undefined || entry.config.pin === undefined || entry.config.pin === "off")
       throw new McplexError("INVALID_ARGUMENT", `server "${server}" is not pinned`, {
@@ -598,7 +569,7 @@ export class Hub {
    * when it changed, checks every pinned server's tools against it.
    */
   async reloadPins(): Promise<void> {
-    const { pins } = this.#options;
+    const { pins } = this.#pinned;
     if (pins === undefined || !(await pins.reload())) return;
     const names = [...this.#entries.keys()];
     this.#publish(...names);
