@@ -69,7 +69,11 @@ export type McplexErrorCode =
    * A call was not run because its audit line could not be written in time (the audit trail's
    * backlog was full for `waitMs`, or its stream is broken); retrying later may succeed.
    */
-  | "AUDIT_BEHIND";
+  | "AUDIT_BEHIND"
+  /** The tool lock file (`mcplex.lock.json`) cannot be read or is not one. */
+  | "PIN_LOCK_INVALID"
+  /** `mcplex trust` named a server or tool that has no change waiting for approval. */
+  | "PIN_NOTHING_TO_TRUST";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

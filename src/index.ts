@@ -23,6 +23,7 @@ export type {
   LlmConfig,
   LocalServerConfig,
   McplexConfig,
+  PinPolicy,
   ProfileConfig,
   RemoteServerConfig,
   ServerConfig,
@@ -57,6 +58,11 @@ export {
   type RequestTarget,
 } from "./hub/call-pipeline.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
+export { openPins } from "./pins/open-pins.js";
+export { lockFilePath, PinLockError } from "./pins/pin-lock-file.js";
+export type { FieldChange } from "./pins/tool-diff.js";
+export { toolFingerprint } from "./pins/tool-fingerprint.js";
+export { type ToolChange, ToolPins } from "./pins/tool-pins.js";
 export { ErrorCode } from "./protocol/error-codes.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";
 export type { Progress } from "./protocol/rpc-connection.js";

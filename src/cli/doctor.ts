@@ -181,6 +181,18 @@ function serverChecks(
     const ms = times.get(name);
     const limit = config.servers.find((s) => s.name === name)?.startTimeout;
     const message = `ready${ms === undefined ? "" : ` in ${ms} ms`}: ${server.protocolVersion ?? "?"} over ${server.transport}; ${counts}`;
+    const changes = hub.pinChanges(name);
+    if (changes.length > 0) {
+      const held = changes.filter((c) => c.held).length;
+      const which = changes.map((c) => `${c.kind} ${c.tool}`).join(", ");
+      return {
+        area: "server",
+        server: name,
+        status: "warn",
+        message: `${message}; its tools differ from those approved (${which})${held > 0 ? `, ${count(held, "tool")} held out of the catalog` : ""}`,
+        hint: `Review the diff with \`mcplex trust ${name}\` (it prints it) or \`mcplex list\`; trust approves it in the lock file.`,
+      };
+    }
     if (ms !== undefined && limit !== undefined && ms > limit * SLOW_START_SHARE) {
       return {
         area: "server",

@@ -23,6 +23,8 @@ Usage:
                                                       send a recording's requests to the live server and
                                                       report the answers that changed (exit 1 if any)
   mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
+  mcplex trust SERVER [TOOL] [--config F] [--json]   approve the tool changes of a pinned server (pin:)
+                                                      after reviewing them; written to the lock file
   mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
               [--config F] [--profile P] [--tools all|search|code] [--json]
@@ -68,6 +70,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   search: async () => (await import("./commands/registry.js")).searchCommand,
   secrets: async () => (await import("./commands/secrets.js")).secretsCommand,
   serve: async () => (await import("./commands/serve.js")).serveCommand,
+  trust: async () => (await import("./commands/trust.js")).trustCommand,
   workspace: async () => (await import("./commands/workspace.js")).workspaceCommand,
 };
 

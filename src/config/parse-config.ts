@@ -13,7 +13,7 @@ import { readAudit } from "./read-audit.js";
 import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
 import { readInterceptorModules } from "./read-interceptors.js";
-import { checkName, type ReadContext, readMcplexServer, readToolFilter } from "./read-server.js";
+import { checkName, type ReadContext, readMcplexServer, readPin, readToolFilter } from "./read-server.js";
 import { urlCredentials } from "./redact.js";
 import { tokenProblem } from "./token-rules.js";
 import type {
@@ -61,6 +61,7 @@ const TOP_LEVEL_KEYS = [
   "interceptors",
   "auth",
   "audit",
+  "pin",
 ];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
@@ -136,6 +137,12 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     config.servers = readServers(ctx, doc.servers, "servers", readMcplexServer);
     if (doc.available !== undefined && doc.available !== null)
       config.available = readAvailable(ctx, doc.available, config.servers);
+    const { pin } = readPin(reader, doc.pin, "pin");
+    if (pin !== undefined) {
+      config.pin = pin;
+      // The default is applied here, so a server's `pin` is all the hub needs to know.
+      for (const server of [...config.servers, ...(config.available ?? [])]) server.pin ??= pin;
+    }
     config.profiles = readProfiles(reader, doc.profiles);
     config.tokens = readTokens(reader, doc.tokens);
     const llm = readLlm(reader, doc.llm);

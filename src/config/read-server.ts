@@ -11,7 +11,7 @@ import {
   readReplay,
 } from "./read-recording.js";
 import { urlCredentials } from "./redact.js";
-import type { OAuthConfig, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
+import type { OAuthConfig, PinPolicy, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
 
 /** Defaults applied to every server. */
@@ -37,6 +37,7 @@ const COMMON_KEYS = [
   "backoff",
   ...RECORDING_SERVER_KEYS,
   "cache",
+  "pin",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const REMOTE_KEYS = ["url", "headers", "oauth", "fallback"];
@@ -84,6 +85,15 @@ export function checkName(reader: ValueReader, name: string, path: string, what:
 export function resolvePath(path: string, baseDir: string): string {
   if (path === "~" || path.startsWith("~/")) return resolve(homedir(), path.slice(2));
   return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+/** The `pin:` policies, as errors list them. */
+const PIN_POLICIES: readonly PinPolicy[] = ["hold-tools", "hold-server", "warn", "off"];
+
+/** Reads a `pin:` policy (a server's, or the top-level default). */
+export function readPin(reader: ValueReader, value: unknown, path: string): { pin?: PinPolicy } {
+  const pin = reader.choice(value, path, PIN_POLICIES);
+  return pin === undefined ? {} : { pin };
 }
 
 /** Reads `{allow: [globs], deny: [globs]}`. */
@@ -134,6 +144,7 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     ...readBackoff(reader, node.backoff, joinPath(path, "backoff")),
     ...readRecordOptions(reader, node, path, (p) => resolvePath(p, ctx.baseDir)),
     ...readCache(reader, node.cache, joinPath(path, "cache")),
+    ...readPin(reader, node.pin, joinPath(path, "pin")),
   };
   if (transport === "replay") {
     for (const key of [...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS])

@@ -66,7 +66,16 @@ interface ServerCommon {
   simulate?: boolean;
   /** Reuse results of this server's read-only tools for a while (see {@link CacheConfig}). */
   cache?: CacheConfig;
+  /**
+   * Pin its tools against silent change (`pin:`, or the top-level `pin:` default): `hold-tools`
+   * keeps changed and new tools out of the catalog until `mcplex trust`, `hold-server` all its
+   * tools, `warn` only reports. Absent or `off`: not pinned.
+   */
+  pin?: PinPolicy;
 }
+
+/** What a changed tool list of a pinned server does (see `ServerConfig.pin`). */
+export type PinPolicy = "hold-tools" | "hold-server" | "warn" | "off";
 
 /** `record:` of a server: where its traffic goes and what never reaches the disk. */
 export interface RecordConfig {
@@ -467,6 +476,8 @@ export interface McplexConfig {
     | "mcp_servers"
     | "default";
   servers: ServerConfig[];
+  /** The `pin:` policy of servers that name none (already applied to each of them). */
+  pin?: PinPolicy;
   /**
    * Servers a file turned off all at once (`mcp.client.enabled: false`, the switch at `path`):
    * checked as written, named here, and not in `servers`. Profiles may name them; `config check`

@@ -210,6 +210,8 @@ export class Dashboard implements FrontPage {
         ...(t.description === undefined ? {} : { description: t.description }),
         available: t.available,
       })),
+      // Pinned servers' tools that differ from those approved, with the diffs to review before `trust`.
+      pinChanges: hub.pinChanges().filter((c) => servers.some((s) => s.name === c.server)),
       resources: hub.resources(profile).length,
       resourceTemplates: hub.resourceTemplates(profile).length,
       prompts: hub.prompts(profile).length,

@@ -12,6 +12,7 @@ import type { Interceptor } from "../hub/call-pipeline.js";
 import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
+import type { ToolChange } from "../pins/tool-pins.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";
@@ -90,6 +91,10 @@ export type ServeEvent =
   | { type: "record-failed"; server: string; error: string }
   /** A server declares a list it does not implement ("method not found"): served as empty. */
   | { type: "list-not-implemented"; server: string; method: string }
+  /** A pinned server's tools differ from those approved (`pin:`): what waits for `mcplex trust`. */
+  | { type: "pin-changes"; server: string; changes: ToolChange[] }
+  /** The tool lock file changed but cannot be read: the approvals held before stay in force. */
+  | { type: "pin-lock-unreadable"; error: string }
   /** The audit trail (`audit:`) cannot write, writes again, refused calls, or lost lines at the end. */
   | AuditSinkEvent
   /** Sign-in (`auth:`): the identity provider could not be reached; what still works is said. */
@@ -181,9 +186,16 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     config.interceptors === undefined
       ? undefined
       : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
+  // Pinned servers only (loaded only then): their lock file, read before any server lists.
+  const pins = [...config.servers, ...(config.available ?? [])].some(
+    (s) => s.pin !== undefined && s.pin !== "off",
+  )
+    ? await (await import("../pins/open-pins.js")).openPins(config)
+    : undefined;
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({
     config,
+    ...(pins === undefined ? {} : { pins }),
     clientCapabilities: ANSWERING_CAPABILITIES,
     ...(oauth === undefined ? {} : { oauth }),
     ...(options.toolCache === undefined ? {} : { toolCache: options.toolCache }),
@@ -196,7 +208,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   });
   recorder?.attach(hub);
   hub.on((event) => {
-    if (event.type === "list-not-implemented") options.onEvent?.(event);
+    if (event.type === "list-not-implemented" || event.type === "pin-changes") options.onEvent?.(event);
+    if (event.type === "pin-changes") telemetry?.pinChanges(event.server, event.changes);
   });
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
@@ -255,6 +268,15 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   }
   const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
+  // Approvals made from outside (`mcplex trust` while serving) take effect at once.
+  const pinWatcher =
+    pins !== undefined && (options.watch ?? config.source !== "<default>")
+      ? (await import("../pins/watch-pins.js")).watchPins(pins.path, () => {
+          hub
+            .reloadPins()
+            .catch((error: Error) => emit({ type: "pin-lock-unreadable", error: error.message }));
+        })
+      : undefined;
   const watcher =
     (options.watch ?? config.source !== "<default>")
       ? watchConfig(
@@ -279,6 +301,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const close = (graceMs = 10_000): Promise<void> => {
     closing ??= (async () => {
       watcher?.close();
+      pinWatcher?.close();
       if (stdio !== undefined) {
         // Answers owed go out first (bounded), as on HTTP.
         await Promise.race([stdio.session.idle(), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);

@@ -12,7 +12,7 @@ import { McpClient } from "./mcp-client.js";
 import { mountPlayground } from "./playground.js";
 import { mountPromptRunner } from "./prompt-runner.js";
 import { mountResourceBrowser } from "./resource-browser.js";
-import { actionCell, availableRows, latencyRows } from "./server-controls.js";
+import { actionCell, availableRows, latencyRows, pinChangesView } from "./server-controls.js";
 import { beginSignIn, claimsOf, finishSignIn, markSignedOut, signedOut, signInChallenge } from "./sign-in.js";
 
 /** Finished calls kept on the page (the gateway keeps the same number). */
@@ -236,6 +236,8 @@ function renderServers() {
     if (s.lazy && (s.state === "idle" || s.state === "stopped"))
       detail.append(el("div", { class: "hint" }, "starts on first use"));
     if (s.pid !== undefined) detail.append(el("div", { class: "hint" }, `pid ${s.pid}`));
+    const pinned = (state.pinChanges ?? []).filter((c) => c.server === s.name);
+    if (pinned.length > 0) detail.append(pinChangesView(pinned));
     const cache = state.cache?.[s.name];
     if (cache !== undefined)
       detail.append(

@@ -293,6 +293,17 @@ function printEvent(event: ServeEvent): void {
     console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
     return;
   }
+  if (event.type === "pin-lock-unreadable") {
+    console.error(`mcplex: warning: ${event.error}; the approvals read before stay in force`);
+    return;
+  }
+  if (event.type === "pin-changes") {
+    // Loaded only when a pinned server changed: serve's start path stays as it was.
+    void import("../pin-report.js").then(({ pinChangeLines }) => {
+      for (const line of pinChangeLines(event.server, event.changes)) console.error(`mcplex: ${line}`);
+    });
+    return;
+  }
   if (event.type === "list-not-implemented") {
     if (isDebug())
       console.error(
