@@ -27,6 +27,8 @@ export type McplexErrorCode =
   | "PROTOCOL_ERROR"
   | "TRANSPORT_ERROR"
   | "INVALID_ARGUMENT"
+  /** A file another mcplex process holds locked (the secret store, the pin lock file, a config being edited). */
+  | "FILE_LOCKED"
   /** `mcplex add`: no server of that name in the MCP Registry. */
   | "REGISTRY_NOT_FOUND"
   /** `mcplex add`: a name that several servers of the MCP Registry match; the exact name is needed. */
