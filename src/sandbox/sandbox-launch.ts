@@ -1,0 +1,203 @@
+import {
+  accessSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readlinkSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import type { Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { SandboxConfig } from "../config/types.js";
+import { requireSandbox } from "./find-bwrap.js";
+import { startFilterProxy } from "./host-filter-proxy.js";
+import { programDirs, serverPackage } from "./server-package.js";
+
+/** A sandboxed launch: what to spawn instead, and what to undo once the process has exited. */
+export interface SandboxLaunch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Stops the host side (the filtering proxy, its socket, the pids cgroup); safe to call twice. */
+  release(): void;
+}
+
+/** What a server sees of /etc: enough to resolve names, verify TLS and know users, not the rest. */
+const ETC_FILES = [
+  "/etc/resolv.conf",
+  "/etc/hosts",
+  "/etc/host.conf",
+  "/etc/gai.conf",
+  "/etc/nsswitch.conf",
+  "/etc/passwd",
+  "/etc/group",
+  "/etc/localtime",
+  "/etc/ld.so.cache",
+  "/etc/ld.so.conf",
+  "/etc/ld.so.conf.d",
+  "/etc/alternatives",
+  "/etc/ssl",
+  "/etc/ca-certificates",
+  "/etc/pki",
+  "/etc/mime.types",
+];
+
+/** Where the filtering proxy is reached inside the sandbox's own network namespace. */
+const PROXY_PORT = 3128;
+const PROXY_DIR = "/run/mcplex-proxy";
+
+/**
+ * The in-sandbox end of the proxy: listens on the sandbox's loopback, forwards each connection to
+ * the host proxy's Unix socket, and runs the server. Plain Node, no dependencies: it is written
+ * beside the socket and bound in read-only.
+ */
+const FORWARDER = `import { connect, createServer } from "node:net";
+import { spawn } from "node:child_process";
+const [socketPath, port, command, ...args] = process.argv.slice(2);
+const server = createServer((client) => {
+  const upstream = connect(socketPath);
+  client.on("error", () => upstream.destroy());
+  upstream.on("error", () => client.destroy());
+  client.pipe(upstream).pipe(client);
+});
+server.listen(Number(port), "127.0.0.1", () => {
+  const child = spawn(command, args, { stdio: "inherit" });
+  child.on("error", (error) => { process.stderr.write(String(error) + "\\n"); process.exit(127); });
+  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, () => child.kill(signal));
+});
+`;
+
+/** The system directories, bound read-only, or recreated as the symlinks they are (merged /usr). */
+function systemArgs(): string[] {
+  const args = ["--ro-bind", "/usr", "/usr"];
+  for (const dir of ["/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"]) {
+    if (!existsSync(dir)) continue;
+    if (lstatSync(dir).isSymbolicLink()) args.push("--symlink", readlinkSync(dir), dir);
+    else args.push("--ro-bind", dir, dir);
+  }
+  for (const path of ETC_FILES) args.push("--ro-bind-try", path, path);
+  return args;
+}
+
+let cgroups = 0;
+
+/**
+ * A pids cgroup (v1, when mcplex may create one) capping processes and threads: RLIMIT_NPROC
+ * counts every process of the user, and does not bind root at all. `undefined` where cgroups are
+ * not writable; the rlimit is then what holds.
+ */
+function pidsCgroup(processes: number): string | undefined {
+  const root = "/sys/fs/cgroup/pids";
+  try {
+    accessSync(root, constants.W_OK);
+    const dir = join(root, `mcplex-${process.pid}-${++cgroups}`);
+    mkdirSync(dir);
+    writeFileSync(join(dir, "pids.max"), String(processes));
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Wraps a stdio server's launch in bubblewrap as `sandbox` says: all namespaces of its own (PID,
+ * IPC, UTS, cgroup, user where unprivileged, and network unless `all`), a new session, no new
+ * privileges, no capabilities, dying with mcplex; the system read-only, its package read-only,
+ * a private /tmp (also its HOME), the configured paths; limits set by prlimit before bwrap starts.
+ * Throws SANDBOX_UNAVAILABLE where bubblewrap cannot run here.
+ */
+export function sandboxLaunch(
+  params: { command: string; args: string[]; env: Record<string, string>; cwd?: string; server?: string },
+  sandbox: SandboxConfig,
+): SandboxLaunch {
+  const bwrap = requireSandbox(params.server);
+  const cwd = params.cwd ?? process.cwd();
+  const pkg = serverPackage(
+    params.command,
+    params.args,
+    cwd,
+    { PATH: process.env.PATH, ...params.env },
+    params.server,
+  );
+  const args = [
+    "--unshare-all",
+    ...(sandbox.network === "all" ? ["--share-net"] : []),
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    ...systemArgs(),
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--tmpfs",
+    "/tmp",
+  ];
+  for (const dir of new Set(pkg.dirs)) args.push("--ro-bind", dir, dir);
+  for (const path of sandbox.fs.read) args.push("--ro-bind-try", path, path);
+  for (const path of sandbox.fs.write) args.push("--bind-try", path, path);
+  const visible = [...pkg.dirs, ...sandbox.fs.read, ...sandbox.fs.write];
+  const inside = visible.some((dir) => cwd === dir || cwd.startsWith(`${dir}/`));
+  args.push("--chdir", inside ? cwd : "/tmp");
+  const env: Record<string, string> = { ...params.env, HOME: "/tmp", TMPDIR: "/tmp" };
+  let proxy: Server | undefined;
+  let proxyDir: string | undefined;
+  let command = [pkg.command, ...pkg.args];
+  if (Array.isArray(sandbox.network)) {
+    proxyDir = mkdtempSync(join(tmpdir(), "mcplex-proxy-"));
+    writeFileSync(join(proxyDir, "forwarder.mjs"), FORWARDER);
+    proxy = startFilterProxy(join(proxyDir, "proxy.sock"), sandbox.network);
+    args.push("--ro-bind", proxyDir, PROXY_DIR);
+    command = [
+      process.execPath,
+      `${PROXY_DIR}/forwarder.mjs`,
+      `${PROXY_DIR}/proxy.sock`,
+      String(PROXY_PORT),
+      ...command,
+    ];
+    const url = `http://127.0.0.1:${PROXY_PORT}`;
+    Object.assign(env, {
+      HTTP_PROXY: url,
+      HTTPS_PROXY: url,
+      http_proxy: url,
+      https_proxy: url,
+      NO_PROXY: "",
+      no_proxy: "",
+      NODE_USE_ENV_PROXY: "1",
+    });
+    for (const dir of programDirs(process.execPath)) args.push("--ro-bind", dir, dir);
+  }
+  // bwrap's root is a tmpfs holding the mount points; read-only, so nothing lands beside them.
+  args.push("--remount-ro", "/");
+  const cgroup = pidsCgroup(sandbox.processes);
+  const limits = [`--data=${sandbox.memory}`, `--nofile=${sandbox.files}`, `--nproc=${sandbox.processes}`];
+  const wrapped = ["prlimit", ...limits, "--", bwrap, ...args, "--", ...command];
+  let released = false;
+  return {
+    // With a cgroup, a shell puts itself in it and then becomes prlimit, bwrap and the server.
+    command: cgroup === undefined ? "prlimit" : "/bin/sh",
+    args:
+      cgroup === undefined
+        ? wrapped.slice(1)
+        : ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...wrapped],
+    env,
+    release() {
+      if (released) return;
+      released = true;
+      proxy?.close();
+      if (proxyDir !== undefined) rmSync(proxyDir, { recursive: true, force: true });
+      if (cgroup !== undefined) {
+        try {
+          rmdirSync(cgroup);
+        } catch {}
+      }
+    },
+  };
+}
