@@ -86,6 +86,21 @@ function systemArgs(): string[] {
 }
 
 let cgroups = 0;
+const PIDS_CGROUP = "/sys/fs/cgroup/pids";
+
+/**
+ * How the `processes` limit is held here: by a pids cgroup of each server's own (cgroup v1
+ * writable by mcplex), or only by RLIMIT_NPROC, which counts all of the user's processes and
+ * binds no process of root.
+ */
+export function processLimitKind(): "cgroup" | "rlimit" {
+  try {
+    accessSync(PIDS_CGROUP, constants.W_OK);
+    return "cgroup";
+  } catch {
+    return "rlimit";
+  }
+}
 
 /**
  * A pids cgroup (v1, when mcplex may create one) capping processes and threads: RLIMIT_NPROC
@@ -93,7 +108,7 @@ let cgroups = 0;
  * not writable; the rlimit is then what holds.
  */
 function pidsCgroup(processes: number): string | undefined {
-  const root = "/sys/fs/cgroup/pids";
+  const root = PIDS_CGROUP;
   try {
     accessSync(root, constants.W_OK);
     const dir = join(root, `mcplex-${process.pid}-${++cgroups}`);
