@@ -5,6 +5,7 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readlinkSync,
   rmdirSync,
   rmSync,
@@ -111,12 +112,49 @@ function pidsCgroup(processes: number): string | undefined {
   const root = PIDS_CGROUP;
   try {
     accessSync(root, constants.W_OK);
+    removeStaleCgroups(root);
     const dir = join(root, `mcplex-${process.pid}-${++cgroups}`);
     mkdirSync(dir);
     writeFileSync(join(dir, "pids.max"), String(processes));
     return dir;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Removes the empty cgroups of mcplex processes that are gone: one killed outright (SIGKILL)
+ * could not remove its own.
+ */
+function removeStaleCgroups(root: string): void {
+  for (const name of readdirSync(root)) {
+    const owner = /^mcplex-(\d+)-\d+$/.exec(name)?.[1];
+    if (owner === undefined || running(Number(owner))) continue;
+    try {
+      rmdirSync(join(root, name));
+    } catch {}
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes a server's pids cgroup once it is empty: bwrap's exit comes a moment before the
+ * kernel has reaped what ran inside it (EBUSY until then), so it tries again for about a second.
+ */
+function removeCgroup(dir: string, tries: number): void {
+  try {
+    rmdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EBUSY" && tries > 1)
+      setTimeout(() => removeCgroup(dir, tries - 1), 20).unref();
   }
 }
 
@@ -208,11 +246,7 @@ export function sandboxLaunch(
       released = true;
       proxy?.close();
       if (proxyDir !== undefined) rmSync(proxyDir, { recursive: true, force: true });
-      if (cgroup !== undefined) {
-        try {
-          rmdirSync(cgroup);
-        } catch {}
-      }
+      if (cgroup !== undefined) removeCgroup(cgroup, 50);
     },
   };
 }
