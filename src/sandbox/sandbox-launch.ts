@@ -9,6 +9,7 @@ import {
   readlinkSync,
   rmdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import type { Server } from "node:net";
@@ -123,6 +124,23 @@ function pidsCgroup(processes: number): string | undefined {
 }
 
 /**
+ * Tasks (processes and threads) the user already runs: RLIMIT_NPROC counts them all, so the
+ * server's `processes` come on top of them. 0 for root, whom RLIMIT_NPROC does not bind.
+ */
+function userTasks(): number {
+  const uid = process.getuid?.() ?? 0;
+  if (uid === 0) return 0;
+  let tasks = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (statSync(`/proc/${entry}`).uid === uid) tasks += readdirSync(`/proc/${entry}/task`).length;
+    } catch {}
+  }
+  return tasks;
+}
+
+/**
  * Removes the empty cgroups of mcplex processes that are gone: one killed outright (SIGKILL)
  * could not remove its own.
  */
@@ -230,7 +248,11 @@ export function sandboxLaunch(
   // bwrap's root is a tmpfs holding the mount points; read-only, so nothing lands beside them.
   args.push("--remount-ro", "/");
   const cgroup = pidsCgroup(sandbox.processes);
-  const limits = [`--data=${sandbox.memory}`, `--nofile=${sandbox.files}`, `--nproc=${sandbox.processes}`];
+  const limits = [
+    `--data=${sandbox.memory}`,
+    `--nofile=${sandbox.files}`,
+    `--nproc=${sandbox.processes + userTasks()}`,
+  ];
   const wrapped = ["prlimit", ...limits, "--", bwrap, ...args, "--", ...command];
   let released = false;
   return {
