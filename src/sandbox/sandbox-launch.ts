@@ -208,6 +208,9 @@ export function sandboxLaunch(
     "/proc",
     "--dev",
     "/dev",
+    // The private /tmp lives in memory that RLIMIT_DATA does not count: it gets a size of its own.
+    "--size",
+    String(sandbox.memory),
     "--tmpfs",
     "/tmp",
   ];
@@ -217,7 +220,7 @@ export function sandboxLaunch(
   const visible = [...pkg.dirs, ...sandbox.fs.read, ...sandbox.fs.write];
   const inside = visible.some((dir) => cwd === dir || cwd.startsWith(`${dir}/`));
   args.push("--chdir", inside ? cwd : "/tmp");
-  const env: Record<string, string> = { ...params.env, HOME: "/tmp", TMPDIR: "/tmp" };
+  const env: Record<string, string> = { HOME: "/tmp", TMPDIR: "/tmp", ...params.env };
   let proxy: Server | undefined;
   let proxyDir: string | undefined;
   let command = [pkg.command, ...pkg.args];

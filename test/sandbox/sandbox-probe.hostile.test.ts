@@ -133,6 +133,16 @@ describe("a sandboxed server", () => {
   );
 
   it(
+    "cannot fill its private /tmp past its memory limit",
+    async () => {
+      const outcome = await probe("fill", { path: "/tmp/filler", mib: attackSize(512, 4096) });
+      expect(outcome).toMatchObject({ ok: false, code: "ENOSPC" });
+      expect(outcome.written as number).toBeLessThanOrEqual(256);
+    },
+    attackTimeout(30_000, 120_000),
+  );
+
+  it(
     "cannot start processes past its limit",
     async () => {
       const outcome = await probe("fork", { count: attackSize(200, 2000) });
