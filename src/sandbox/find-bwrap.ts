@@ -46,12 +46,23 @@ export function probeSandbox(options: { fresh?: boolean } = {}): SandboxSupport 
     cached = { ok: false, reason: `bubblewrap (bwrap) was not found: ${BWRAP_INSTALL_HINT}` };
     return cached;
   }
+  // Through prlimit, as servers start: it is util-linux's, missing from some minimal images.
   const run = spawnSync(
-    bwrap,
-    ["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--new-session", "--", "true"],
+    "prlimit",
+    [
+      "--nofile=256",
+      "--",
+      bwrap,
+      ...["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--new-session", "--", "true"],
+    ],
     { encoding: "utf8", timeout: 10_000 },
   );
-  if (run.error !== undefined) {
+  if ((run.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
+    cached = {
+      ok: false,
+      reason: "prlimit was not found: install util-linux (Debian/Ubuntu: `sudo apt-get install util-linux`)",
+    };
+  } else if (run.error !== undefined) {
     cached = { ok: false, reason: `${bwrap} could not run (${run.error.message}): ${BWRAP_INSTALL_HINT}` };
   } else if (run.status !== 0) {
     const said = (run.stderr ?? "").trim().split("\n")[0] ?? "";
