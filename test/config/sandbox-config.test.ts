@@ -1,5 +1,6 @@
 /** `sandbox:` per server and as the top-level default: what it reads to, and the problems it names. */
 import { describe, expect, it } from "vitest";
+import { mcplexDocument } from "../../src/config/mcplex-document.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { SANDBOX_DEFAULTS } from "../../src/config/read-sandbox.js";
 import type { StdioServerConfig } from "../../src/config/types.js";
@@ -44,6 +45,25 @@ servers:
     expect(defaulted?.sandbox).toEqual({ ...SANDBOX_DEFAULTS, network: "all" });
     expect(own?.sandbox).toMatchObject({ network: "none" });
     expect(out?.sandbox).toBe(false);
+  });
+
+  it("is written back by the mcplex document (convert), reading to the same servers", () => {
+    const servers = read(`
+servers:
+  plain: { command: srv, sandbox: true }
+  tuned: { command: srv, sandbox: { fs: { read: [/srv/a] }, network: [api.github.com], memory: 256MiB } }
+  out: { command: srv, sandbox: false }
+`);
+    const doc = mcplexDocument({
+      source: "x",
+      format: "mcplex",
+      servers,
+      profiles: {},
+      tokens: [],
+      secrets: [],
+    });
+    expect((doc.servers as Record<string, { sandbox: unknown }>).plain?.sandbox).toBe(true);
+    expect(read(JSON.stringify(doc))).toEqual(servers);
   });
 
   it("names each wrong key, value and host with the fix", () => {
