@@ -99,7 +99,8 @@ export function serverPackage(
     const rest = name === "npm" && args[0] === "exec" ? args.slice(1) : [...args];
     const at = rest.findIndex((arg) => !arg.startsWith("-"));
     const spec = rest[at];
-    if (spec === undefined) throw fail(`${command} ${args.join(" ")} names no package to sandbox`);
+    if (spec === undefined)
+      throw fail(`"${command}" is given no package to run, so there is nothing to sandbox`);
     const pkg = packageName(spec);
     const dir = findInstalled(pkg, cwd);
     const bin = dir === undefined ? undefined : binOf(dir, pkg);

@@ -72,6 +72,19 @@ describe("sandboxed npm servers", () => {
     expect(refused.isError).toBe(true);
   });
 
+  it("refuses a package that is not installed, saying how to install it", async () => {
+    const hub = new Hub({
+      config: configOf([npx("missing", "@mcplex-test/not-installed@1.0.0", [], SANDBOX_DEFAULTS)]),
+    });
+    cleanups.push(() => hub.close());
+    await hub.start();
+    const [server] = hub.servers();
+    expect(server?.state).toBe("failed");
+    expect(server?.error).toMatch(
+      /runs @mcplex-test\/not-installed from where it is installed, and it is not: run `npx -y @mcplex-test\/not-installed@1\.0\.0 --help` once/,
+    );
+  });
+
   it("server-everything lists and calls as it does unsandboxed", async () => {
     const hub = await started([
       npx("everything", "@modelcontextprotocol/server-everything", [], SANDBOX_DEFAULTS),
