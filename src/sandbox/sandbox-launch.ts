@@ -163,6 +163,15 @@ function running(pid: number): boolean {
   }
 }
 
+/** Removes the proxy directories of mcplex processes that are gone (killed outright). */
+function removeStaleProxyDirs(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const owner = /^mcplex-proxy-(\d+)-/.exec(name)?.[1];
+    if (owner !== undefined && !running(Number(owner)))
+      rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
 /**
  * Removes a server's pids cgroup once it is empty: bwrap's exit comes a moment before the
  * kernel has reaped what ran inside it (EBUSY until then), so it tries again for about a second.
@@ -225,7 +234,8 @@ export function sandboxLaunch(
   let proxyDir: string | undefined;
   let command = [pkg.command, ...pkg.args];
   if (Array.isArray(sandbox.network)) {
-    proxyDir = mkdtempSync(join(tmpdir(), "mcplex-proxy-"));
+    removeStaleProxyDirs();
+    proxyDir = mkdtempSync(join(tmpdir(), `mcplex-proxy-${process.pid}-`));
     writeFileSync(join(proxyDir, "forwarder.mjs"), FORWARDER);
     proxy = startFilterProxy(join(proxyDir, "proxy.sock"), sandbox.network);
     args.push("--ro-bind", proxyDir, PROXY_DIR);

@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SANDBOX_DEFAULTS } from "../../src/config/read-sandbox.js";
@@ -70,12 +71,12 @@ describe("a sandbox's network", () => {
   });
 
   it("a host list: the proxy's socket directory and the pids cgroup are gone after the stop", async () => {
-    const before = readdirSync("/tmp").filter((name) => name.startsWith("mcplex-proxy-"));
+    const before = readdirSync(tmpdir()).filter((name) => name.startsWith("mcplex-proxy-"));
     await withProbe({ ...SANDBOX_DEFAULTS, network: [`127.0.0.1:${port}`] }, async () => {
-      const during = readdirSync("/tmp").filter((name) => name.startsWith("mcplex-proxy-"));
+      const during = readdirSync(tmpdir()).filter((name) => name.startsWith("mcplex-proxy-"));
       expect(during.length).toBe(before.length + 1);
     });
-    const after = readdirSync("/tmp").filter((name) => name.startsWith("mcplex-proxy-"));
+    const after = readdirSync(tmpdir()).filter((name) => name.startsWith("mcplex-proxy-"));
     expect(after).toEqual(before);
     if (existsSync("/sys/fs/cgroup/pids")) {
       const ours = () =>
@@ -92,7 +93,7 @@ describe("a sandbox's lifetime", () => {
       const { Hub } = await import(${JSON.stringify(resolve("dist/hub/hub.js"))});
       const server = { name: "probe", enabled: true, timeout: 10000, startTimeout: 20000, lazy: false, tools: {},
         transport: "stdio", command: "node", args: [${JSON.stringify(PROBE)}, ${JSON.stringify(marker)}], env: {},
-        sandbox: ${JSON.stringify(SANDBOX_DEFAULTS)} };
+        sandbox: ${JSON.stringify({ ...SANDBOX_DEFAULTS, network: ["127.0.0.1:9"] })} };
       const hub = new Hub({ config: { source: "t", format: "mcplex", servers: [server], profiles: {}, tokens: [], secrets: [] } });
       await hub.start();
       console.log(hub.servers()[0].state);
@@ -110,11 +111,17 @@ describe("a sandbox's lifetime", () => {
     mcplex.kill("SIGKILL");
     await reaped;
     await until(() => processesWith(marker).length === 0, 10_000, "the sandboxed tree to end");
-    // Its pids cgroup outlived it; the next mcplex to sandbox a server removes it.
+    // Its proxy directory and pids cgroup outlived it; the next mcplex to sandbox a server removes them.
+    const proxyDirs = () =>
+      readdirSync(tmpdir()).filter((name) => name.startsWith(`mcplex-proxy-${mcplex.pid}-`));
+    expect(proxyDirs()).toHaveLength(1);
+    await withProbe({ ...SANDBOX_DEFAULTS, network: ["127.0.0.1:9"] }, async () => {});
+    expect(proxyDirs()).toEqual([]);
     const leftover = `/sys/fs/cgroup/pids/mcplex-${mcplex.pid}-1`;
     if (existsSync("/sys/fs/cgroup/pids")) {
       // Empty once the killed processes are reaped too (they count until then).
-      const tasks = () => readFileSync(`${leftover}/cgroup.procs`, "utf8").trim();
+      const tasks = () =>
+        existsSync(leftover) ? readFileSync(`${leftover}/cgroup.procs`, "utf8").trim() : "";
       await until(() => tasks() === "", 10_000, "the killed tree to be reaped");
       await withProbe(SANDBOX_DEFAULTS, async () => {});
       expect(existsSync(leftover)).toBe(false);
