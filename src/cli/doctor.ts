@@ -8,6 +8,8 @@ import { DEFAULT_PORT } from "../fronts/http-front.js";
 import { hostPort, listenProblem } from "../fronts/listen-error.js";
 import type { Hub } from "../hub/hub.js";
 import type { ServerStatus } from "../hub/hub-types.js";
+import { probeSandbox } from "../sandbox/find-bwrap.js";
+import { processLimitKind } from "../sandbox/sandbox-launch.js";
 import { withHub } from "./hub-session.js";
 
 /** How one check came out: `warn` works but deserves a look; `fail` is something that does not work. */
@@ -15,7 +17,7 @@ export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 
 /** One line of `mcplex doctor`. */
 export interface Check {
-  area: "node" | "config" | "server" | "catalog" | "serve" | "sign-in" | "llm";
+  area: "node" | "config" | "sandbox" | "server" | "catalog" | "serve" | "sign-in" | "llm";
   status: CheckStatus;
   message: string;
   /** What to do about it. */
@@ -90,8 +92,9 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
     for (const warning of summary.warnings) {
       checks.push({ area: "config", status: "warn", message: `${warning.path}: ${warning.message}` });
     }
-    let times = new Map<string, number>();
     config = configured.config;
+    checks.push(sandboxCheck(config));
+    let times = new Map<string, number>();
     await withHub(
       {
         config,
@@ -137,6 +140,35 @@ function nodeCheck(): Check {
     status: "fail",
     message: `Node ${version} is too old: mcplex needs Node ${NODE_MAJOR} or newer`,
     hint: `Install Node ${NODE_MAJOR} or newer (https://nodejs.org, or nvm install ${NODE_MAJOR}).`,
+  };
+}
+
+/**
+ * Whether a sandbox starts here, tried for real (an empty bwrap with every namespace): a `fail`
+ * when the config sandboxes a server and it cannot, a `warn` when nothing asks for it.
+ */
+function sandboxCheck(config: McplexConfig): Check {
+  const sandboxed = [...config.servers, ...(config.available ?? [])]
+    .filter((server) => server.transport === "stdio" && server.sandbox)
+    .map((server) => server.name);
+  const support = probeSandbox({ fresh: true });
+  const used = sandboxed.length === 0 ? "no server asks for it" : `for ${sandboxed.join(", ")}`;
+  if (support.ok) {
+    const limit =
+      processLimitKind() === "cgroup"
+        ? "processes capped by a pids cgroup"
+        : "processes capped by RLIMIT_NPROC only (per user; root is exempt)";
+    return {
+      area: "sandbox",
+      status: "ok",
+      message: `bubblewrap (${support.bwrap}) works here, ${limit}; ${used}`,
+    };
+  }
+  return {
+    area: "sandbox",
+    status: sandboxed.length === 0 ? "warn" : "fail",
+    message: `servers cannot be sandboxed here (${used})`,
+    hint: support.reason,
   };
 }
 

@@ -27,6 +27,8 @@ export interface ServerSummary {
   target: string;
   timeout: number;
   startTimeout: number;
+  /** Present when the server runs in a sandbox (`sandbox:`, its own or the top-level default). */
+  sandboxed?: true;
 }
 
 /** What a config holds, for printing. */
@@ -131,6 +133,7 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
       target: redact(target, config.secrets),
       timeout,
       startTimeout,
+      ...(server.transport === "stdio" && server.sandbox ? { sandboxed: true as const } : {}),
     };
   });
   for (const [prefix, owners] of byPrefix) {

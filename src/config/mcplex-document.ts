@@ -1,6 +1,15 @@
+import { isDeepStrictEqual } from "node:util";
 import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_SIZE } from "./read-audit.js";
+import { SANDBOX_DEFAULTS } from "./read-sandbox.js";
 import { SERVER_DEFAULTS } from "./read-server.js";
-import type { AuditConfig, McplexConfig, ProfileConfig, ServerConfig, ToolFilter } from "./types.js";
+import type {
+  AuditConfig,
+  McplexConfig,
+  ProfileConfig,
+  SandboxConfig,
+  ServerConfig,
+  ToolFilter,
+} from "./types.js";
 import type { RawMap } from "./value-reader.js";
 
 /**
@@ -32,6 +41,12 @@ export function mcplexDocument(config: McplexConfig): RawMap {
   return doc;
 }
 
+/** `true` for the defaults, else the whole map (sizes in bytes); `false` as written. */
+function sandboxEntry(sandbox: SandboxConfig | false): RawMap | boolean {
+  if (sandbox === false) return false;
+  return isDeepStrictEqual(sandbox, SANDBOX_DEFAULTS) ? true : { ...structuredClone(sandbox) };
+}
+
 function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): RawMap {
   const entry: RawMap = {};
   switch (server.transport) {
@@ -40,6 +55,7 @@ function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): Raw
       if (server.args.length > 0) entry.args = [...server.args];
       if (Object.keys(server.env).length > 0) entry.env = { ...server.env };
       if (server.cwd !== undefined) entry.cwd = server.cwd;
+      if (server.sandbox !== undefined) entry.sandbox = sandboxEntry(server.sandbox);
       break;
     case "workspace":
       entry.type = "workspace";

@@ -13,7 +13,15 @@ import { readAudit } from "./read-audit.js";
 import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
 import { readInterceptorModules } from "./read-interceptors.js";
-import { checkName, type ReadContext, readMcplexServer, readPin, readToolFilter } from "./read-server.js";
+import { readSandbox } from "./read-sandbox.js";
+import {
+  checkName,
+  type ReadContext,
+  readMcplexServer,
+  readPin,
+  readToolFilter,
+  resolveReadPath,
+} from "./read-server.js";
 import { urlCredentials } from "./redact.js";
 import { tokenProblem } from "./token-rules.js";
 import type {
@@ -21,6 +29,7 @@ import type {
   LlmConfig,
   McplexConfig,
   ProfileConfig,
+  SandboxConfig,
   ServeConfig,
   ServerConfig,
   TelemetryConfig,
@@ -62,6 +71,7 @@ const TOP_LEVEL_KEYS = [
   "auth",
   "audit",
   "pin",
+  "sandbox",
 ];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
@@ -143,6 +153,12 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
       // The default is applied here, so a server's `pin` is all the hub needs to know.
       for (const server of [...config.servers, ...(config.available ?? [])]) server.pin ??= pin;
     }
+    const sandbox = readSandbox(reader, doc.sandbox, "sandbox", (p) => resolveReadPath(ctx, p));
+    if (sandbox) {
+      config.servers = config.servers.map((server) => withSandbox(server, sandbox));
+      if (config.available !== undefined)
+        config.available = config.available.map((server) => withSandbox(server, sandbox));
+    }
     config.profiles = readProfiles(reader, doc.profiles);
     config.tokens = readTokens(reader, doc.tokens);
     const llm = readLlm(reader, doc.llm);
@@ -182,6 +198,12 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
 }
 
 type ServerReader = typeof readMcplexServer;
+
+/** The top-level `sandbox:` default, for a stdio server that says nothing of its own. */
+function withSandbox(server: ServerConfig, sandbox: SandboxConfig): ServerConfig {
+  if (server.transport !== "stdio" || server.sandbox !== undefined) return server;
+  return { ...server, sandbox };
+}
 
 /** `available:`: servers read like `servers:` entries, under names of their own. */
 function readAvailable(ctx: ReadContext, value: unknown, servers: ServerConfig[]): ServerConfig[] {

@@ -10,6 +10,7 @@ import {
   readRecordOptions,
   readReplay,
 } from "./read-recording.js";
+import { readSandbox } from "./read-sandbox.js";
 import { urlCredentials } from "./redact.js";
 import type { OAuthConfig, PinPolicy, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
@@ -39,7 +40,7 @@ const COMMON_KEYS = [
   "cache",
   "pin",
 ];
-const STDIO_KEYS = ["command", "args", "env", "cwd"];
+const STDIO_KEYS = ["command", "args", "env", "cwd", "sandbox"];
 const REMOTE_KEYS = ["url", "headers", "oauth", "fallback"];
 /** The `oauth` keys that are plain text; `grant`, `redirectUrl` and `clientMetadataUrl` are checked apart. */
 const OAUTH_TEXT_KEYS = [
@@ -245,6 +246,9 @@ export function readStdio(ctx: ReadContext, node: RawMap, path: string) {
   const args = reader.stringList(node.args, joinPath(path, "args")) ?? [];
   const env = reader.stringMap(node.env, joinPath(path, "env")) ?? {};
   const cwd = reader.nonEmpty(node.cwd, joinPath(path, "cwd"));
+  const sandbox = readSandbox(reader, node.sandbox, joinPath(path, "sandbox"), (p) =>
+    resolveReadPath(ctx, p),
+  );
   if (command === undefined) return undefined;
   return {
     transport: "stdio" as const,
@@ -252,6 +256,7 @@ export function readStdio(ctx: ReadContext, node: RawMap, path: string) {
     args,
     env,
     ...(cwd === undefined ? {} : { cwd: resolveReadPath(ctx, cwd) }),
+    ...(sandbox === undefined ? {} : { sandbox }),
   };
 }
 

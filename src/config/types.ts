@@ -137,6 +137,28 @@ export interface StdioServerConfig extends ServerCommon {
   args: string[];
   env: Record<string, string>;
   cwd?: string;
+  /**
+   * Run the server inside bubblewrap (Linux): `false` when the config turns the top-level
+   * default off for this server, absent when neither asks for a sandbox.
+   */
+  sandbox?: SandboxConfig | false;
+}
+
+/**
+ * What a sandboxed stdio server may touch (`sandbox:` per server or at the top level). The
+ * system directories, the server's own package and a private `/tmp` are always there.
+ */
+export interface SandboxConfig {
+  /** Absolute paths the server may read (`read`) or read and write (`write`); the rest is invisible. */
+  fs: { read: string[]; write: string[] };
+  /** `none`: no network at all; `all`: the host's; a list: only these hosts, through mcplex's proxy. */
+  network: "none" | "all" | string[];
+  /** Largest data segment (RLIMIT_DATA), in bytes. */
+  memory: number;
+  /** Most processes and threads at once. */
+  processes: number;
+  /** Most open files (RLIMIT_NOFILE). */
+  files: number;
 }
 
 export interface RemoteServerConfig extends ServerCommon {

@@ -53,7 +53,13 @@ export async function configCommand(args: string[]): Promise<number> {
   console.log(`${summary.source} (${summary.format}): ${summary.servers.length} servers${offNote}`);
   console.log(`  shape: ${SHAPES[summary.format]}`);
   for (const server of summary.servers) {
-    const flags = [server.enabled ? "" : "disabled", server.lazy ? "lazy" : ""].filter(Boolean).join(", ");
+    const flags = [
+      server.enabled ? "" : "disabled",
+      server.lazy ? "lazy" : "",
+      server.sandboxed ? "sandboxed" : "",
+    ]
+      .filter(Boolean)
+      .join(", ");
     console.log(`  ${server.name}  ${server.transport}  ${server.target}${flags ? `  (${flags})` : ""}`);
   }
   for (const profile of summary.profiles) {
