@@ -71,17 +71,19 @@ describe("a sandbox's network", () => {
   });
 
   it("a host list: the proxy's socket directory and the pids cgroup are gone after the stop", async () => {
-    const before = readdirSync(tmpdir()).filter((name) => name.startsWith("mcplex-proxy-"));
+    // This process's own directories: other test files run sandboxes of their own meanwhile.
+    const ours = () =>
+      readdirSync(tmpdir()).filter((name) => name.startsWith(`mcplex-proxy-${process.pid}-`));
+    const before = ours();
     await withProbe({ ...SANDBOX_DEFAULTS, network: [`127.0.0.1:${port}`] }, async () => {
-      const during = readdirSync(tmpdir()).filter((name) => name.startsWith("mcplex-proxy-"));
-      expect(during.length).toBe(before.length + 1);
+      expect(ours().length).toBe(before.length + 1);
     });
-    const after = readdirSync(tmpdir()).filter((name) => name.startsWith("mcplex-proxy-"));
+    const after = ours();
     expect(after).toEqual(before);
     if (existsSync("/sys/fs/cgroup/pids")) {
-      const ours = () =>
+      const cgroups = () =>
         readdirSync("/sys/fs/cgroup/pids").filter((name) => name.startsWith(`mcplex-${process.pid}-`));
-      await until(() => ours().length === 0, 5_000, "the pids cgroups to be removed");
+      await until(() => cgroups().length === 0, 5_000, "the pids cgroups to be removed");
     }
   });
 });
