@@ -365,7 +365,7 @@ const ignore = (): void => {};
  * The params a server gets for a request whose target is resolved: the standard calls exactly
  * as MCP defines them (the client's `_meta` stays with the client: the connection writes its
  * own envelope and progress token), any other method as it came, less `_meta`, with its
- * target's name or URI mapped to the server's own.
+ * target's name or URI mapped to the server's own (a task handle to the server's task id).
  */
 function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObject {
   const { method, params, target } = request;
@@ -381,6 +381,7 @@ function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObjec
   if (target.kind === "tool" && target.tool !== undefined) sent[param] = target.tool.originalName;
   else if (target.kind === "prompt" && target.prompt !== undefined) sent[param] = target.prompt.originalName;
   else if (target.kind === "resource" && target.resource !== undefined) sent[param] = target.resource.uri;
+  else if (target.kind === "task" && target.taskId !== undefined) sent[param] = target.taskId;
   return sent;
 }
 

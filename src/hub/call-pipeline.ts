@@ -22,7 +22,12 @@ export type RequestTarget =
   | { kind: "tool"; name: string; server?: string; tool?: CatalogTool }
   | { kind: "prompt"; name: string; server?: string; prompt?: CatalogPrompt }
   | { kind: "resource"; uri: string; server?: string; resource?: ResourceTarget }
-  | { kind: "server"; name: string; server?: string };
+  | { kind: "server"; name: string; server?: string }
+  /**
+   * A task handle (`name`, as the client sent it), opened to its server and the id that server
+   * gave the task (`taskId`); both absent when the handle names no task this caller may reach.
+   */
+  | { kind: "task"; name: string; server?: string; taskId?: string };
 
 /**
  * Who a request comes from, as the front's `Authenticator` decided at admission. It rides on the
