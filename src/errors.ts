@@ -54,7 +54,9 @@ export type McplexErrorCode =
   /** Code mode: the script waits on a promise that nothing can settle any more. */
   | "CODE_STALLED"
   /** Code mode: no sandbox worker for the script within its queue's bounds; `retryAt` says when to try again. */
-  | "CODE_BUSY";
+  | "CODE_BUSY"
+  /** A server's task (the tasks extension) was cancelled before it gave a result. */
+  | "TASK_CANCELLED";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {
