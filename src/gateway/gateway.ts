@@ -119,7 +119,6 @@ export class Gateway {
   constructor(hub: Hub, options: GatewayOptions = {}) {
     this.hub = hub;
     this.methods = new MethodTable(options.methods);
-    this.#listens = new ListenStreams(hub);
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
     const replica = options.replica;
     this.tasks = new GatewayTasks(
@@ -128,6 +127,7 @@ export class Gateway {
         ? {}
         : { replica: replica.id, ...(replica.taskKey === undefined ? {} : { key: replica.taskKey }) },
     );
+    this.#listens = new ListenStreams(hub, this.tasks);
     this.parking = new InputParking({
       ...(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs }),
       ...(options.replica === undefined
@@ -356,6 +356,13 @@ export class Gateway {
       case "notification":
         if (event.method === "notifications/message" && event.params !== undefined) {
           this.#logRelay.relay(event.server, event.params);
+        } else if (event.method === "notifications/tasks" && event.params !== undefined) {
+          this.#listens.taskChanged(event.server, event.params);
+        } else if (
+          event.method === "notifications/subscriptions/acknowledged" &&
+          event.params !== undefined
+        ) {
+          this.#listens.acknowledged(event.server, event.params);
         }
         return;
       default:
