@@ -2,6 +2,7 @@ import { RpcError } from "../../errors.js";
 import type { CallRequest, JsonObject, RequestContext, RequestTarget } from "../../hub/call-pipeline.js";
 import type { Hub } from "../../hub/hub.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
+import type { ServerRequestHandler } from "../../protocol/server-requests.js";
 import {
   declaresTasks,
   isTaskResult,
@@ -85,9 +86,18 @@ export class GatewayTasks {
     if (context.stateless && !declaresTasks(context.clientCapabilities)) throw missingTasksCapability(method);
     if (target?.kind !== "task" || target.server === undefined || target.taskId === undefined)
       throw unknownTask(request.params.taskId);
+    let forwarded = request;
+    const handler = request.callOptions.onServerRequest;
+    if (!context.stateless && handler !== undefined) {
+      // A 2025 server's requests for the task (on `tasks/result`) name it by its own id.
+      const { taskId, name } = target;
+      const relayed: ServerRequestHandler = (asked) =>
+        handler({ ...asked, params: withHandle(asked.params, taskId, name) });
+      forwarded = { ...request, callOptions: { ...request.callOptions, onServerRequest: relayed } };
+    }
     let result: JsonObject;
     try {
-      result = await this.#hub.dispatch(request);
+      result = await this.#hub.dispatch(forwarded);
     } catch (error) {
       // The server's message may quote its own id: the client knows only the handle.
       if (error instanceof RpcError && error.message.includes(target.taskId)) {
@@ -164,7 +174,10 @@ export class GatewayTasks {
   }
 }
 
-/** `result` with `taskId` (and 2025's related-task `_meta`) naming the handle instead of the server's id. */
+/**
+ * `result` (or a server request's params) with `taskId`, and 2025's related-task `_meta`, naming
+ * the handle instead of the server's id.
+ */
 function withHandle(result: JsonObject, taskId: string, handle: string): JsonObject {
   let shaped = result;
   if (result.taskId === taskId) shaped = { ...result, taskId: handle };
