@@ -318,8 +318,9 @@ export class CallPath {
         timeout: options.timeout ?? config.timeout,
         signal: options.signal,
         onProgress: onProgress === undefined ? undefined : (p) => onProgress(this.redactNotice(p)),
+        // A 2025 server reads no capabilities per request (nor knows the extension).
         clientCapabilities:
-          waits && options.tasks !== "decline"
+          waits && options.tasks !== "decline" && !upstream.rev2025
             ? withTasksExtension(options.clientCapabilities ?? upstream.declaredCapabilities)
             : options.clientCapabilities,
         logLevel: options.logLevel,

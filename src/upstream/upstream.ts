@@ -124,6 +124,13 @@ export class Upstream {
   get capabilities(): Record<string, unknown> | undefined {
     return this.#connected?.negotiated.capabilities;
   }
+  /**
+   * Whether the connection speaks a 2025 revision: its client capabilities were given once, at
+   * `initialize`, and requests carry none (`false` while not connected: it may be 2026).
+   */
+  get rev2025(): boolean {
+    return this.#connected !== undefined && !this.#connected.negotiated.stateless;
+  }
   get instructions(): string | undefined {
     return this.#connected?.negotiated.instructions;
   }

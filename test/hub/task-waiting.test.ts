@@ -98,6 +98,23 @@ describe("hub.callTool on a tool whose server answers with a task", () => {
     expect(logged("tasks/cancel").length).toBe(cancels + 1);
   });
 
+  it("declares the extension to a server stopped when idle, on the call that starts it again", async () => {
+    const resting = new Hub({ config: configOf([{ ...jobs(), idleTimeout: 100 }]) });
+    await resting.start();
+    try {
+      expect(resultText(await resting.callTool("jobs__slow_compute", { seconds: 0, label: "first" }))).toBe(
+        "computed first in 0s",
+      );
+      await eventually(async () => (resting.servers()[0]?.state === "idle" ? true : undefined), {
+        what: "the server stopped when idle",
+      });
+      const again = await resting.callTool("jobs__slow_compute", { seconds: 0, label: "again" });
+      expect(resultText(again)).toBe("computed again in 0s");
+    } finally {
+      await resting.close();
+    }
+  });
+
   it("fails a task that asks for input when nobody can answer, and cancels it", async () => {
     const alone = new Hub({ config: configOf([jobs()]) });
     await alone.start();
