@@ -61,8 +61,11 @@ export class TaskHandles {
     if (!handle.startsWith(PREFIX)) return undefined;
     const dot = handle.lastIndexOf(".");
     const payload = handle.slice(PREFIX.length, dot);
-    const given = Buffer.from(handle.slice(dot + 1), "base64url");
-    if (dot < PREFIX.length || given.length !== MAC_BYTES) return undefined;
+    const text = handle.slice(dot + 1);
+    const given = Buffer.from(text, "base64url");
+    // Only the one spelling minted: base64url's last character has bits a decoder ignores.
+    if (dot < PREFIX.length || given.length !== MAC_BYTES || given.toString("base64url") !== text)
+      return undefined;
     if (!timingSafeEqual(given, this.#mac(payload, owner))) return undefined;
     let named: unknown;
     try {
