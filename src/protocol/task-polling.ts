@@ -33,7 +33,8 @@ export interface AwaitTaskOptions {
  * result does: polls `tasks/get` as the task's `pollIntervalMs` says, answers its input requests
  * through the handler with `tasks/update` (each key once), and resolves with the result the
  * call would have had. A failed task rejects with its JSON-RPC error, a cancelled one with
- * `TASK_CANCELLED`; aborting the signal cancels the task (`tasks/cancel`) and rejects.
+ * `TASK_CANCELLED`. A wait that ends before the task does (the signal aborted, a question the
+ * handler could not answer, a server that could not be asked) cancels it (`tasks/cancel`).
  *
  * @example
  * const result = await awaitTask(created, { server: "jobs", send: (m, p, s) => upstream.request(m, p, { signal: s }) });
@@ -53,18 +54,22 @@ export async function awaitTask(
       else await delay(pollInterval(task), undefined, signal === undefined ? {} : { signal });
       const seen = (await options.send("tasks/get", { taskId }, signal)) as unknown as DetailedTask;
       task = { ...seen, taskId };
-      if (isTerminal(task.status)) return outcome(task, server);
+      if (isTerminal(task.status)) break;
       options.onPoll?.(task, ++polls);
     }
   } catch (error) {
-    if (signal?.aborted !== true) throw error;
-    // The caller gave up: the task need not go on for nobody (the server decides, cooperatively).
-    // Waited for (within the request's timeout), so a process that ends next has sent it.
+    // Nobody waits for the task any more (the caller gave up, its answer to the task's question
+    // failed, the server could not be asked): it need not go on (the server decides). Waited
+    // for, within the request's timeout, so a process that ends next has sent it.
     await options.send("tasks/cancel", { taskId }).catch(() => {});
-    throw error instanceof AbortedError
-      ? error
-      : new AbortedError(`${server}: aborted while waiting for task ${taskId}`, { server }, { cause: error });
+    if (signal?.aborted !== true || error instanceof AbortedError) throw error;
+    throw new AbortedError(
+      `${server}: aborted while waiting for task ${taskId}`,
+      { server },
+      { cause: error },
+    );
   }
+  return outcome(task, server);
 }
 
 function pollInterval(task: DetailedTask): number {
@@ -90,7 +95,6 @@ async function answerInput(
     return;
   }
   if (handler === undefined) {
-    options.send("tasks/cancel", { taskId: task.taskId }).catch(() => {});
     const methods = asked.map(([, r]) => String(r.method)).join(", ");
     throw new McplexError(
       "PROTOCOL_ERROR",

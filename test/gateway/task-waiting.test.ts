@@ -121,6 +121,33 @@ describe("a 2025 client calling a tool whose server answers with a task", () => 
     }
   });
 
+  it("fails the call and cancels the task when the client cannot answer the task's question", async () => {
+    // No elicitation capability declared: the session cannot be asked.
+    const client = new Client(
+      { name: "no-elicitation", version: "1.0.0" },
+      { versionNegotiation: { mode: "legacy" } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gw.url), {
+        requestInit: { headers: { authorization: `Bearer ${TOKENS.plain}` } },
+      }),
+    );
+    try {
+      const cancels = readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("tasks/cancel ")).length;
+      await expect(
+        client.callTool({ name: "jobs__confirm_delete", arguments: { filename: "kept.txt" } }),
+      ).rejects.toThrow(/did not declare the elicitation capability/);
+      const after = readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("tasks/cancel ")).length;
+      expect(after).toBe(cancels + 1);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("cancels the task at the server when the client cancels the call", async () => {
     const { client } = await rev2025Client();
     try {
