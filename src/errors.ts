@@ -76,7 +76,9 @@ export type McplexErrorCode =
   /** The tool lock file (`mcplex.lock.json`) cannot be read or is not one. */
   | "PIN_LOCK_INVALID"
   /** `mcplex trust` named a server or tool that has no change waiting for approval. */
-  | "PIN_NOTHING_TO_TRUST";
+  | "PIN_NOTHING_TO_TRUST"
+  /** A server's task (the tasks extension) was cancelled before it gave a result. */
+  | "TASK_CANCELLED";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { loadConfig } from "../config/load-config.js";
 import type { McplexConfig } from "../config/types.js";
 import { Hub } from "../hub/hub.js";
@@ -11,14 +12,18 @@ import { secretOAuthStore } from "./oauth-login.js";
  */
 export type StartPlan = "enabled" | "all" | readonly string[];
 
+/** How long `run` may take to wind down (a server's task cancelled) after SIGINT/SIGTERM. */
+const WIND_DOWN_MS = 2000;
+
 /**
  * Loads the config (a `--config` path, or found; or one already loaded), starts a hub,
  * and makes sure it is closed (children stopped) on SIGINT/SIGTERM as well as after `run`
- * returns. `onHub` sees the hub before it starts.
+ * returns. `onHub` sees the hub before it starts. `run`'s signal aborts at SIGINT/SIGTERM, and
+ * `run` gets a moment to wind down (a call waiting on a task cancels it) before the hub closes.
  */
 export async function withHub<T>(
   options: { config?: string | McplexConfig; start?: StartPlan; onHub?: (hub: Hub) => void },
-  run: (hub: Hub, config: McplexConfig, telemetry: Telemetry | undefined) => Promise<T>,
+  run: (hub: Hub, config: McplexConfig, telemetry: Telemetry | undefined, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const loaded =
     typeof options.config === "object"
@@ -59,14 +64,20 @@ export async function withHub<T>(
   });
   recorder?.attach(hub);
   options.onHub?.(hub);
+  const interrupted = new AbortController();
+  let running: Promise<unknown> = Promise.resolve();
   const stop = (signal: NodeJS.Signals) => {
-    void hub.close().finally(() => process.kill(process.pid, signal));
+    interrupted.abort(new Error(`interrupted (${signal})`));
+    const woundDown = Promise.race([running.catch(() => {}), delay(WIND_DOWN_MS, undefined, { ref: false })]);
+    void woundDown.then(() => hub.close()).finally(() => process.kill(process.pid, signal));
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
     await startServers(hub, config, options.start ?? "enabled");
-    return await run(hub, config, telemetry);
+    const result = run(hub, config, telemetry, interrupted.signal);
+    running = result;
+    return await result;
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);

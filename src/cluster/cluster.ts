@@ -49,7 +49,9 @@ export type ClusterEvent =
  *
  * @example
  * const cluster = new Cluster({ url: "redis://redis:6379", secret });
- * const gateway = new Gateway(hub, { replica: { id: cluster.replica, stateKey: cluster.stateKey } });
+ * const gateway = new Gateway(hub, {
+ *   replica: { id: cluster.replica, stateKey: cluster.stateKey, taskKey: cluster.taskKey },
+ * });
  * const front = await startHttpFront(gateway, { cluster });
  * await cluster.start("http://10.0.0.5:8420", config);
  */
@@ -58,6 +60,8 @@ export class Cluster implements ClusterLink {
   readonly sessions: SessionDirectory;
   /** The key 2026 request states are signed with on every replica. */
   readonly stateKey: Buffer;
+  /** The key task handles (the tasks extension) are signed with on every replica. */
+  readonly taskKey: Buffer;
   /** The key config digests are made with. */
   readonly digestKey: Buffer;
   /** Rate limits per token across replicas. */
@@ -75,6 +79,7 @@ export class Cluster implements ClusterLink {
   constructor(options: ClusterOptions) {
     this.replica = options.id ?? randomBytes(6).toString("hex");
     this.stateKey = deriveKey(options.secret, "request-state");
+    this.taskKey = deriveKey(options.secret, "task-handle");
     this.digestKey = deriveKey(options.secret, "config-digest");
     this.#credentials = new ReplicaCredentials(deriveKey(options.secret, "replica-credential"), this.replica);
     this.#oauthKey = deriveKey(options.secret, "oauth-store");
@@ -153,7 +158,7 @@ export class Cluster implements ClusterLink {
     replica: string,
     req: IncomingMessage,
     res: ServerResponse,
-    what: "session" | "input",
+    what: "session" | "input" | "task",
     body?: Buffer,
   ): Promise<void> {
     const owner = await this.#membership?.find(replica);
@@ -180,6 +185,18 @@ export class Cluster implements ClusterLink {
         id,
         ErrorCode.InternalError,
         "Bad Gateway: the replica that held this session went away while answering; initialize again",
+      );
+    }
+    if (what === "task") {
+      // The replica's connection to the server held the task: with it gone, so is the task.
+      return sendRpcError(
+        res,
+        200,
+        id,
+        outcome === "unreachable" ? ErrorCode.InvalidParams : ErrorCode.InternalError,
+        outcome === "unreachable"
+          ? "Failed to retrieve task: the replica that held this task is gone, and the task with it; call the tool again"
+          : "the replica holding this task went away before answering; get the task again to see where it stands",
       );
     }
     if (outcome === "unreachable")

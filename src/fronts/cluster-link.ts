@@ -44,7 +44,7 @@ export interface ClusterHealth {
 /**
  * What an HTTP front needs of the replicas around it (src/cluster/ implements it with Redis):
  * session ids that name their owner, requests forwarded to the replica that holds their
- * session or parked call, and the credential replicas present to each other.
+ * session, parked call or task, and the credential replicas present to each other.
  */
 export interface ClusterLink {
   /** This replica's id. */
@@ -57,13 +57,14 @@ export interface ClusterLink {
   fromReplica(req: IncomingMessage): boolean | "forged";
   /**
    * Proxies `req` (its body already read when given, else streamed) to `replica` and relays the
-   * answer; answers itself, with an error that says what to do, when the replica is gone.
+   * answer; answers itself, with an error that says what to do, when the replica is gone. `what`
+   * the request follows: a 2025 session, a call parked on input, or a task (its handle).
    */
   forward(
     replica: string,
     req: IncomingMessage,
     res: ServerResponse,
-    what: "session" | "input",
+    what: "session" | "input" | "task",
     body?: Buffer,
   ): Promise<void>;
   /**

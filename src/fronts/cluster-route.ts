@@ -1,6 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Gateway } from "../gateway/gateway.js";
 import type { InputParking } from "../gateway/layers/input-parking.js";
+import { taskOwner } from "../gateway/tasks/task-handles.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { targetParamOf } from "../protocol/method-table.js";
+import type { Admitted } from "./caller.js";
 import type { ClusterLink } from "./cluster-link.js";
 import { sendRpcError } from "./http-exchange.js";
 import type { RequestDrain } from "./request-drain.js";
@@ -91,4 +95,44 @@ async function forwardRetry(
   if (owner === undefined || owner === cluster.replica) return false;
   await cluster.forward(owner, req, res, "input", body);
   return true;
+}
+
+/**
+ * Sends a 2026 request about tasks to the replica whose connection to the server holds them:
+ * a `task` row's handle (`tasks/get`, `tasks/update`, `tasks/cancel`), or a
+ * `subscriptions/listen` whose tasks all live on one other replica. Returns `undefined` when the
+ * request is this replica's to serve: no handle of another replica, a handle this caller cannot
+ * open (the local path answers it as an unknown task: never forwarded), a listen naming tasks of
+ * several replicas (served here, acknowledging this replica's), or a request already forwarded.
+ */
+export function routeTask(
+  cluster: ClusterLink,
+  gateway: Gateway,
+  req: IncomingMessage,
+  res: ServerResponse,
+  message: { method?: unknown; params?: unknown },
+  body: Buffer,
+  caller: Admitted,
+  internal: boolean,
+): Promise<void> | undefined {
+  if (internal || typeof message.method !== "string") return undefined;
+  const params = message.params as Record<string, unknown> | undefined;
+  const row = gateway.methods.get(message.method);
+  let handles: unknown[];
+  if (row?.target === "task") handles = [params?.[targetParamOf(row) ?? "taskId"]];
+  else if (message.method === "subscriptions/listen") {
+    const named = (params?.notifications as { taskIds?: unknown } | undefined)?.taskIds;
+    if (!Array.isArray(named) || named.length === 0) return undefined;
+    handles = named;
+  } else return undefined;
+  const owner = taskOwner({ identity: caller.identity, caller: caller.key, profile: caller.profile });
+  let replica: string | undefined;
+  for (const handle of handles) {
+    const opened = typeof handle === "string" ? gateway.tasks.handles.open(handle, owner) : undefined;
+    if (opened?.replica === undefined || (replica !== undefined && opened.replica !== replica))
+      return undefined;
+    replica = opened.replica;
+  }
+  if (replica === undefined || replica === cluster.replica) return undefined;
+  return cluster.forward(replica, req, res, "task", body);
 }

@@ -5,7 +5,7 @@ import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Admitted, Refusal } from "./caller.js";
 import type { ClusterLink } from "./cluster-link.js";
-import { routeRetry, routeSession } from "./cluster-route.js";
+import { routeRetry, routeSession, routeTask } from "./cluster-route.js";
 import { sendOverBudget, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
   BodyOverBudgetError,
@@ -154,6 +154,8 @@ export function mcpEndpoint(
       if (cluster !== undefined) {
         const routed = routeRetry(cluster, gateway.parking, req, res, m, body, internal);
         if (routed !== false && (await routed)) return;
+        const task = routeTask(cluster, gateway, req, res, m, body, caller, internal);
+        if (task !== undefined) return task;
       }
       return serveRev2026Post(gateway, req, res, message, version, caller);
     }

@@ -19,14 +19,14 @@ export function decodeHeaderValue(value: string): string | undefined {
 /**
  * The 2026 standard headers of a request POST, checked against its body:
  * `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` where the method names a
- * tool, prompt or resource. Returns the -32020 error to answer, or undefined.
+ * tool, prompt, resource or task. Returns the -32020 error to answer, or undefined.
  */
 export function checkRev2026Headers(
   headers: IncomingHttpHeaders,
   method: string,
   params: Record<string, unknown> | undefined,
   bodyVersion: string,
-  nameHeader: "name" | "uri" | undefined,
+  nameHeader: "name" | "uri" | "taskId" | undefined,
 ): { code: number; message: string } | undefined {
   const version = headers["mcp-protocol-version"];
   if (typeof version !== "string") return mismatch("the MCP-Protocol-Version header is missing");

@@ -116,15 +116,25 @@ export async function serveRev2026Post(
       controllers.give(controller);
       return;
     }
+    let listening: Promise<void>;
+    try {
+      listening = gateway.listen(id, params ?? {}, ctx, (m, p) =>
+        exchange.event({ jsonrpc: "2.0", method: m, params: p }),
+      );
+    } catch (error) {
+      // Refused before anything was sent (a missing capability): a plain JSON-RPC error.
+      const wire = toWireError(error);
+      exchange.finish({ jsonrpc: "2.0", id, error: wire }, statusOf(wire.code));
+      controllers.give(controller);
+      return;
+    }
     exchange.open();
     const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
     keepAlive.unref();
     // A signed-in client's listen lasts as long as its token: then it listens again with a fresh one.
     const unexpire = onExpiry(caller.identity, () => controller.abort("the access token expired"));
     try {
-      await gateway.listen(id, params ?? {}, ctx, (m, p) =>
-        exchange.event({ jsonrpc: "2.0", method: m, params: p }),
-      );
+      await listening;
     } finally {
       unexpire();
       clearInterval(keepAlive);

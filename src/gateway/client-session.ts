@@ -49,7 +49,7 @@ export interface SessionHost {
     context: RequestContext,
     send: (method: string, params: Record<string, unknown>) => void,
   ): Promise<void>;
-  initializeResult(protocolVersion: string): Record<string, unknown>;
+  initializeResult(protocolVersion: string, profile?: string): Record<string, unknown>;
   sessionClosed(session: ClientSession): void;
 }
 
@@ -230,7 +230,7 @@ export class ClientSession {
     if (typeof params.clientInfo === "object" && params.clientInfo !== null) {
       this.clientInfo = params.clientInfo as { name?: string; version?: string };
     }
-    return this.#gateway.initializeResult(this.protocolVersion);
+    return this.#gateway.initializeResult(this.protocolVersion, this.profile);
   }
 
   /** The context of a request of this 2025 session. */

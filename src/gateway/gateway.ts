@@ -24,6 +24,7 @@ import { ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { resolveTarget } from "./request-target.js";
 import { type GatewayIdentity, route, serverCapabilities } from "./route.js";
+import { GatewayTasks } from "./tasks/gateway-tasks.js";
 
 /** Options of a {@link Gateway}. */
 export interface GatewayOptions {
@@ -65,10 +66,11 @@ export interface GatewayOptions {
   /** Bounds of the cache of tool results (servers opt in with `cache:`). */
   cache?: ResultCacheOptions;
   /**
-   * One replica of several: the key its 2026 request states are signed with (the same on
-   * every replica) and its id, named in them so a retry that lands elsewhere comes back here.
+   * One replica of several: the keys its 2026 request states and its task handles are signed
+   * with (the same on every replica) and its id, named in both so a request that lands elsewhere
+   * comes back here.
    */
-  replica?: { id: string; stateKey: Buffer };
+  replica?: { id: string; stateKey: Buffer; taskKey?: Buffer };
   /**
    * Methods to serve beside the standard ones, one row each (see {@link MethodTable}): a
    * forwarded row is sent to the server its target names, with no other code.
@@ -96,6 +98,8 @@ export class Gateway {
   readonly cache: ResultCache;
   /** The methods this gateway knows, one row each. */
   readonly methods: MethodTable;
+  /** Tasks of the servers behind it: their ids as handles that name the server, and back. */
+  readonly tasks: GatewayTasks;
   /**
    * Settles when requests may be served: when the hub's first start is over, or
    * {@link GatewayOptions.readyWait} after the gateway was made, whichever comes first.
@@ -124,8 +128,15 @@ export class Gateway {
   constructor(hub: Hub, options: GatewayOptions = {}) {
     this.hub = hub;
     this.methods = new MethodTable(options.methods);
-    this.#listens = new ListenStreams(hub);
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
+    const replica = options.replica;
+    this.tasks = new GatewayTasks(
+      hub,
+      replica === undefined
+        ? {}
+        : { replica: replica.id, ...(replica.taskKey === undefined ? {} : { key: replica.taskKey }) },
+    );
+    this.#listens = new ListenStreams(hub, this.tasks);
     this.parking = new InputParking({
       ...(options.inputWaitMs === undefined ? {} : { parkMs: options.inputWaitMs }),
       ...(options.replica === undefined
@@ -145,7 +156,7 @@ export class Gateway {
           options.availableTools,
         ),
       );
-    this.#inner = compose(layers, route(hub, this.#identity));
+    this.#inner = compose(layers, route(hub, this.#identity, this.tasks));
     this.#interceptors = [...(options.interceptors ?? [])];
     this.#outer = options.outer ?? [];
     this.#pipeline = this.#compose();
@@ -218,7 +229,7 @@ export class Gateway {
       method,
       params: p,
       context,
-      target: resolveTarget(this.hub.catalog, row, p, context.profile),
+      target: resolveTarget(this.hub.catalog, row, p, context, this.tasks),
       row,
       callOptions: row?.forwarded === true ? callOptionsOf(context, p) : { signal: context.signal },
     };
@@ -313,11 +324,17 @@ export class Gateway {
     }
   }
 
-  /** The `initialize` result for a 2025 client. */
-  initializeResult(protocolVersion: string): Record<string, unknown> {
+  /**
+   * The `initialize` result for a 2025 client; a 2025-11-25 one hears of the experimental tasks
+   * when a server `profile` reaches takes them.
+   */
+  initializeResult(protocolVersion: string, profile?: string): Record<string, unknown> {
+    const capabilities = serverCapabilities(false);
+    if (protocolVersion === "2025-11-25" && this.tasks.takesRev2025(profile))
+      capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
     const result: Record<string, unknown> = {
       protocolVersion,
-      capabilities: serverCapabilities(false),
+      capabilities,
       serverInfo: { name: this.#identity.name, version: this.#identity.version },
     };
     if (this.#identity.instructions !== undefined) result.instructions = this.#identity.instructions;
@@ -349,6 +366,13 @@ export class Gateway {
       case "notification":
         if (event.method === "notifications/message" && event.params !== undefined) {
           this.#logRelay.relay(event.server, event.params);
+        } else if (event.method === "notifications/tasks" && event.params !== undefined) {
+          this.#listens.taskChanged(event.server, event.params);
+        } else if (
+          event.method === "notifications/subscriptions/acknowledged" &&
+          event.params !== undefined
+        ) {
+          this.#listens.acknowledged(event.server, event.params);
         }
         return;
       default:

@@ -1,23 +1,31 @@
 import type { Catalog } from "../catalog/catalog.js";
-import type { RequestTarget } from "../hub/call-pipeline.js";
+import type { RequestContext, RequestTarget } from "../hub/call-pipeline.js";
 import { type MethodRow, targetParamOf } from "../protocol/method-table.js";
 
+/** Opens the task handles a `task` row names (the gateway's tasks: see `GatewayTasks`). */
+export interface TaskTargets {
+  target(value: unknown, context: RequestContext): RequestTarget | undefined;
+}
+
 /**
- * What a request names, looked up in `profile`'s view of the catalog as its method's row says:
+ * What a request names, looked up in its caller's view of the catalog as its method's row says:
  * the one lookup of a request's path (the route, the observers and the fronts' header checks
  * all use it). `undefined` for requests that name nothing; a target without `server` when the
- * name is unknown (a tool whose server is still starting is looked up again when it is ready).
+ * name is unknown (a tool whose server is still starting is looked up again when it is ready),
+ * or when a task handle names no task this caller may reach.
  */
 export function resolveTarget(
   catalog: Catalog,
   row: MethodRow | undefined,
   params: Record<string, unknown>,
-  profile: string | undefined,
+  context: RequestContext,
+  tasks?: TaskTargets,
 ): RequestTarget | undefined {
   if (row === undefined) return undefined;
   const param = targetParamOf(row);
   if (param === undefined) return undefined;
   const value = params[param];
+  const profile = context.profile;
   switch (row.target) {
     case "tool":
       return typeof value === "string" ? toolTarget(catalog, value, profile) : undefined;
@@ -37,6 +45,8 @@ export function resolveTarget(
       if (typeof ref?.uri === "string") return resourceTarget(catalog, ref.uri, profile);
       return undefined;
     }
+    case "task":
+      return tasks?.target(value, context);
     default:
       return undefined;
   }

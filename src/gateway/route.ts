@@ -4,7 +4,9 @@ import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
+import { TASKS_EXTENSION } from "../protocol/tasks.js";
 import { targetName } from "./request-target.js";
+import type { GatewayTasks } from "./tasks/gateway-tasks.js";
 
 /** What the gateway says about itself. */
 export interface GatewayIdentity {
@@ -27,9 +29,10 @@ export function serverCapabilities(stateless: boolean): Record<string, unknown> 
 
 /**
  * The end of the pipeline: the gateway's method table. Answers from the hub's catalog, with
- * the target the request resolved to; names and URIs are mapped both ways by the hub.
+ * the target the request resolved to; names and URIs are mapped both ways by the hub, task ids
+ * to and from handles by `tasks`.
  */
-export function route(hub: Hub, identity: GatewayIdentity): Handler {
+export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handler {
   return async (request) => {
     const { method, params, target, callOptions } = request;
     const profile = request.context.profile;
@@ -37,10 +40,10 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
       case "ping":
         return {};
       case "server/discover": {
-        const result: JsonObject = {
-          supportedVersions: [...REV2026_PROTOCOL_VERSIONS],
-          capabilities: serverCapabilities(true),
-        };
+        const capabilities = serverCapabilities(true);
+        // Declared while a server the caller reaches may create tasks: the gateway carries them.
+        if (tasks.extended(profile)) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+        const result: JsonObject = { supportedVersions: [...REV2026_PROTOCOL_VERSIONS], capabilities };
         if (identity.instructions !== undefined) result.instructions = identity.instructions;
         return result;
       }
@@ -73,11 +76,16 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
         const tool = target?.kind === "tool" ? target.tool : undefined;
         if (tool === undefined)
           throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
+        let result: JsonObject;
         try {
-          return await hub.dispatch(request);
+          result = await hub.dispatch(request);
         } catch (error) {
           return toolError(error);
         }
+        // A task (2026 `resultType: "task"`, 2025-11-25 `{ task }`) goes out with a handle for its id.
+        return result.resultType === "task" || result.task !== undefined
+          ? tasks.created(request, result)
+          : result;
       }
       case "prompts/get": {
         const name = requireString(params, "name");
@@ -113,7 +121,10 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
       case "resources/unsubscribe":
         await hub.unsubscribeResource(requireString(params, "uri"), profile === undefined ? {} : { profile });
         return {};
+      case "tasks/list":
+        return await tasks.list(request);
       default:
+        if (request.row?.target === "task") return await tasks.route(request);
         if (request.row?.forwarded === true) return await forward(hub, request);
         throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }

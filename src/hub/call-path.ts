@@ -17,6 +17,8 @@ import {
 import { type MethodRow, STANDARD_METHOD_TABLE, targetParamOf } from "../protocol/method-table.js";
 import { REV2026_PROTOCOL_VERSION } from "../protocol/rev2026.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
+import { awaitTask } from "../protocol/task-polling.js";
+import { type DetailedTask, isTaskResult, withTasksExtension } from "../protocol/tasks.js";
 import { redactError } from "../upstream/error-redaction.js";
 import type { Upstream, UpstreamRequestOptions } from "../upstream/upstream.js";
 import {
@@ -311,25 +313,43 @@ export class CallPath {
     }
     try {
       const onProgress = options.onProgress;
+      // A tool call waits for the task its server may answer with, unless its caller takes it.
+      const waits = request.method === "tools/call" && options.tasks !== "return";
       const requestOptions: UpstreamRequestOptions = {
         timeout: options.timeout ?? config.timeout,
         signal: options.signal,
         onProgress: onProgress === undefined ? undefined : (p) => onProgress(this.redactNotice(p)),
-        clientCapabilities: options.clientCapabilities,
+        // A 2025 server reads no capabilities per request (nor knows the extension).
+        clientCapabilities:
+          waits && options.tasks !== "decline" && !upstream.rev2025
+            ? withTasksExtension(options.clientCapabilities ?? upstream.declaredCapabilities)
+            : options.clientCapabilities,
         logLevel: options.logLevel,
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
       const first = await this.#out(upstream, request, sent, requestOptions);
-      if (!isInputRequired(first) || options.returnInputRequired === true)
-        return redactToolError(first, redactor);
-      // A 2026 server needs input: ask the handler, then retry with the answers.
       const inputHandler: InputRequestHandler | undefined = handler ?? this.#host.onServerRequest;
+      if (!isInputRequired(first) || options.returnInputRequired === true) {
+        if (waits && isTaskResult(first))
+          return redactToolError(
+            await this.#awaitTask(upstream, request, first, requestOptions, inputHandler),
+            redactor,
+          );
+        return redactToolError(first, redactor);
+      }
+      // A 2026 server needs input: ask the handler, then retry with the answers.
       const final = await resolveInputRequired<JsonObject>(first, {
         server: config.name,
         handler: inputHandler,
         signal: options.signal,
         retry: (extra) => this.#out(upstream, request, { ...params, ...extra }, requestOptions),
       });
+      // Input first, then a task (the spec's composition of the two): waited for the same way.
+      if (waits && isTaskResult(final))
+        return redactToolError(
+          await this.#awaitTask(upstream, request, final, requestOptions, inputHandler),
+          redactor,
+        );
       return redactToolError(final, redactor);
     } catch (error) {
       // Every front and the CLI get upstream errors from here: an upstream may quote its token.
@@ -337,6 +357,45 @@ export class CallPath {
     } finally {
       if (slot !== undefined) router.unregister(upstream, slot);
     }
+  }
+
+  /**
+   * Waits for the task a server answered a tool call with (see `CallOptions.tasks`): its polls
+   * and input answers go to the same connection through the upstream interceptors, declaring
+   * the extension; while it runs, the call's progress says how it goes.
+   */
+  #awaitTask(
+    upstream: Upstream,
+    request: CallRequest,
+    created: DetailedTask,
+    options: UpstreamRequestOptions,
+    handler: InputRequestHandler | undefined,
+  ): Promise<JsonObject> {
+    const polling: UpstreamRequestOptions = {
+      timeout: options.timeout,
+      signal: options.signal,
+      onProgress: undefined,
+      clientCapabilities: withTasksExtension(options.clientCapabilities ?? upstream.declaredCapabilities),
+      logLevel: options.logLevel,
+    };
+    const progress = options.onProgress;
+    return awaitTask(created, {
+      server: upstream.name,
+      signal: options.signal,
+      handler,
+      send: (method, params, signal) =>
+        this.#out(
+          upstream,
+          { ...request, method, row: STANDARD_METHOD_TABLE.get(method) },
+          params,
+          signal === polling.signal ? polling : { ...polling, signal },
+        ),
+      onPoll:
+        progress === undefined
+          ? undefined
+          : (task, polls) =>
+              progress({ progress: polls, message: task.statusMessage ?? `task ${task.status}` }),
+    });
   }
 
   /**
@@ -366,7 +425,7 @@ const ignore = (): void => {};
  * The params a server gets for a request whose target is resolved: the standard calls exactly
  * as MCP defines them (the client's `_meta` stays with the client: the connection writes its
  * own envelope and progress token), any other method as it came, less `_meta`, with its
- * target's name or URI mapped to the server's own.
+ * target's name or URI mapped to the server's own (a task handle to the server's task id).
  */
 function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObject {
   const { method, params, target } = request;
@@ -382,6 +441,7 @@ function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObjec
   if (target.kind === "tool" && target.tool !== undefined) sent[param] = target.tool.originalName;
   else if (target.kind === "prompt" && target.prompt !== undefined) sent[param] = target.prompt.originalName;
   else if (target.kind === "resource" && target.resource !== undefined) sent[param] = target.resource.uri;
+  else if (target.kind === "task" && target.taskId !== undefined) sent[param] = target.taskId;
   return sent;
 }
 

@@ -22,7 +22,12 @@ export type RequestTarget =
   | { kind: "tool"; name: string; server?: string; tool?: CatalogTool }
   | { kind: "prompt"; name: string; server?: string; prompt?: CatalogPrompt }
   | { kind: "resource"; uri: string; server?: string; resource?: ResourceTarget }
-  | { kind: "server"; name: string; server?: string };
+  | { kind: "server"; name: string; server?: string }
+  /**
+   * A task handle (`name`, as the client sent it), opened to its server and the id that server
+   * gave the task (`taskId`); both absent when the handle names no task this caller may reach.
+   */
+  | { kind: "task"; name: string; server?: string; taskId?: string };
 
 /**
  * Who a request comes from, as the front's `Authenticator` decided at admission. It rides on the
@@ -198,6 +203,19 @@ export interface CallOptions {
   params?: Record<string, unknown>;
   /** Hand a 2026 `input_required` result back as it is instead of resolving it through the handler. */
   returnInputRequired?: boolean;
+  /**
+   * What a server's task (the tasks extension, `resultType: "task"`) means for a `tools/call`:
+   * - `"wait"` (the default): the call declares the extension to the server, waits for the
+   *   task's result (polling as the task's `pollIntervalMs` says, its input requests answered
+   *   by the call's handler, the task cancelled on abort) and resolves with it, as an ordinary
+   *   call: a model or a 2025 client sees a long-running tool as one call;
+   * - `"return"`: the caller speaks tasks itself (a gateway's 2026 client that declared the
+   *   extension): its capabilities go as they are and a task comes back as it is;
+   * - `"decline"`: the caller does not speak tasks (a 2026 client that did not declare the
+   *   extension): its capabilities go as they are, so the server answers in full or says it
+   *   needs the capability (-32021); a task that comes anyway is waited for.
+   */
+  tasks?: "wait" | "return" | "decline";
   /** The capabilities of the client the call is made for, sent to 2026 servers with the call. */
   clientCapabilities?: Record<string, unknown>;
   /** Ask 2026 servers for log messages at this level or above during the call. */

@@ -7,6 +7,7 @@ const CODES = {
   "resource template": "RESOURCE_NOT_FOUND",
   server: "INVALID_ARGUMENT",
   profile: "INVALID_ARGUMENT",
+  task: "INVALID_ARGUMENT",
 } as const;
 
 /** A name the catalog does not have (or does not show through the profile in use). */

@@ -15,8 +15,8 @@ export type RevisionFamily = "2025" | "2026";
  * - `resource`: a URI;
  * - `completion`: a `ref` to a prompt or a resource template;
  * - `server`: a server's name, as the catalog shows it;
- * - `task`: an id a server minted earlier (reserved for the tasks extension: it needs handles
- *   that name their server, which no row uses yet);
+ * - `task`: a task handle, the id a server minted for a task, wrapped by the gateway in a
+ *   handle that names the server (see the tasks extension's rows);
  * - `none`: nothing; the gateway answers itself (lists, discovery, ping).
  */
 export type TargetKind = "tool" | "prompt" | "resource" | "completion" | "server" | "task" | "none";
@@ -45,9 +45,10 @@ export interface MethodRow {
   readonly view: boolean;
   /**
    * The param a 2026 POST's `Mcp-Name` header mirrors (the spec names it for `tools/call`,
-   * `prompts/get` and `resources/read` only).
+   * `prompts/get` and `resources/read`; the tasks extension for `tasks/get`, `tasks/update` and
+   * `tasks/cancel`).
    */
-  readonly nameHeader?: "name" | "uri";
+  readonly nameHeader?: "name" | "uri" | "taskId";
 }
 
 /** A row as written: what is not said is `false` (and both families). */
@@ -99,7 +100,38 @@ export const STANDARD_METHODS: readonly MethodRow[] = [
   row({ method: "completion/complete", target: "completion", forwarded: true }),
   row({ method: "resources/subscribe", target: "resource", revisions: ["2025"] }),
   row({ method: "resources/unsubscribe", target: "resource", revisions: ["2025"] }),
+  ...taskMethods(),
 ];
+
+/**
+ * The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) and the experimental tasks of
+ * 2025-11-25: a `tools/call` may be answered with a task, whose id the gateway wraps in a handle
+ * naming its server; these methods carry that handle in `taskId` (and, in 2026, in `Mcp-Name`).
+ * 2026 dropped `tasks/result` and `tasks/list` (method not found) and added `tasks/update`;
+ * `tasks/list` is the gateway's own answer (each caller's own tasks), never forwarded whole.
+ */
+function taskMethods(): MethodRow[] {
+  return [
+    row({ method: "tasks/get", target: "task", forwarded: true, nameHeader: "taskId" }),
+    row({
+      method: "tasks/update",
+      target: "task",
+      revisions: ["2026"],
+      forwarded: true,
+      nameHeader: "taskId",
+    }),
+    row({ method: "tasks/cancel", target: "task", forwarded: true, nameHeader: "taskId" }),
+    // Blocks until the task ends; a 2025 server asks its client for input on it meanwhile.
+    row({
+      method: "tasks/result",
+      target: "task",
+      revisions: ["2025"],
+      forwarded: true,
+      inputRequired: true,
+    }),
+    row({ method: "tasks/list", target: "none", revisions: ["2025"] }),
+  ];
+}
 
 /**
  * The rows one gateway serves: the standard ones and those its embedder adds. Lookups are one

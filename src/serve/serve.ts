@@ -258,7 +258,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(readyWait === undefined ? {} : { readyWait }),
     ...(outer.length === 0 ? {} : { outer }),
     ...(options.identity === undefined ? {} : { identity: options.identity }),
-    ...(cluster === undefined ? {} : { replica: { id: cluster.replica, stateKey: cluster.stateKey } }),
+    ...(cluster === undefined
+      ? {}
+      : { replica: { id: cluster.replica, stateKey: cluster.stateKey, taskKey: cluster.taskKey } }),
   });
   if (offerServers) {
     const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import(

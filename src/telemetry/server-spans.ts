@@ -36,6 +36,9 @@ export function targetAttributes(
       return { name: target.uri, attributes: { "mcp.resource.uri": target.uri } };
     case "server":
       return { name: target.name, attributes: {} };
+    case "task":
+      // A handle is long and new for every task: not a span name.
+      return { name: undefined, attributes: {} };
   }
 }
 

@@ -25,6 +25,9 @@ import type {
   UpstreamState,
 } from "./upstream-types.js";
 
+/** What a connection declares with no handler of server requests: one object, never changed. */
+const NO_CAPABILITIES: Record<string, unknown> = Object.freeze({});
+
 /**
  * One server connection: connects, negotiates, reconnects with backoff after a crash, sends
  * requests, and answers for itself only (it knows nothing of other servers). The server's
@@ -120,6 +123,13 @@ export class Upstream {
   }
   get capabilities(): Record<string, unknown> | undefined {
     return this.#connected?.negotiated.capabilities;
+  }
+  /**
+   * Whether the connection speaks a 2025 revision: its client capabilities were given once, at
+   * `initialize`, and requests carry none (`false` while not connected: it may be 2026).
+   */
+  get rev2025(): boolean {
+    return this.#connected !== undefined && !this.#connected.negotiated.stateless;
   }
   get instructions(): string | undefined {
     return this.#connected?.negotiated.instructions;
@@ -248,11 +258,19 @@ export class Upstream {
     this.#setState("idle");
   }
 
+  /**
+   * The client capabilities this connection declares when a request brings none of its own (the
+   * hub's, or what its handler of server requests can answer).
+   */
+  get declaredCapabilities(): Record<string, unknown> {
+    return this.#capabilities();
+  }
+
   #capabilities(): Record<string, unknown> {
     if (this.#options.clientCapabilities !== undefined) return this.#options.clientCapabilities;
     const handler = this.#options.onServerRequest?.();
     // Only advertise what someone can answer: servers then never ask in vain.
-    return handler === undefined ? {} : ANSWERING_CAPABILITIES;
+    return handler === undefined ? NO_CAPABILITIES : ANSWERING_CAPABILITIES;
   }
 
   /**

@@ -25,6 +25,11 @@ export const COMMANDS = {
     command: resolve("node_modules/.bin/tsx"),
     args: [resolve("test/fixtures/servers/fixture-server.ts"), "--legacy-only"],
   },
+  /** A 2026 server of the tasks extension with the tools of the conformance suite's `tasks-*`. */
+  tasks: {
+    command: resolve("node_modules/.bin/tsx"),
+    args: [resolve("test/fixtures/servers/tasks-server.ts")],
+  },
   everything: { command: resolve("node_modules/.bin/mcp-server-everything"), args: ["stdio"] },
   memory: { command: resolve("node_modules/.bin/mcp-server-memory"), args: [] as string[] },
 };

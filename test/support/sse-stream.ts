@@ -86,3 +86,58 @@ export async function sseSession(
   await post({ jsonrpc: "2.0", method: "notifications/initialized" });
   return { stream, post };
 }
+
+/** A POST answered with an event stream (a 2026 `subscriptions/listen`), read as it comes. */
+export interface PostedStream {
+  status: number;
+  /** The whole body when the answer is not a stream (a refusal). */
+  body: Promise<string>;
+  /** The next JSON-RPC message of the stream. */
+  next(): Promise<Record<string, unknown>>;
+  close(): void;
+}
+
+/**
+ * POSTs `message` with `node:http` and reads the answer's `message` events one by one as they
+ * arrive (the stream may never end); `close()` drops the connection, which cancels the request.
+ */
+export function postStream(
+  url: string,
+  message: object,
+  headers: Record<string, string>,
+): Promise<PostedStream> {
+  return new Promise((done, fail) => {
+    const req = request(url, { method: "POST", headers }, (res: IncomingMessage) => {
+      let buffer = "";
+      let all = "";
+      const queue: Record<string, unknown>[] = [];
+      const waiting: Array<(m: Record<string, unknown>) => void> = [];
+      const body = new Promise<string>((ended) => res.once("end", () => ended(all)));
+      res.setEncoding("utf8").on("data", (chunk: string) => {
+        all += chunk;
+        buffer += chunk;
+        for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (data === undefined) continue;
+          const parsed = JSON.parse(data) as Record<string, unknown>;
+          const wake = waiting.shift();
+          if (wake !== undefined) wake(parsed);
+          else queue.push(parsed);
+        }
+      });
+      done({
+        status: res.statusCode ?? 0,
+        body,
+        next: () => {
+          const queued = queue.shift();
+          return queued !== undefined ? Promise.resolve(queued) : new Promise((wake) => waiting.push(wake));
+        },
+        close: () => req.destroy(),
+      });
+    });
+    req.on("error", fail);
+    req.end(JSON.stringify(message));
+  });
+}

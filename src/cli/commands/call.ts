@@ -50,8 +50,10 @@ export async function callCommand(args: string[]): Promise<number> {
   // Disabled servers count as owners: a name that is only theirs needs no server started.
   const owners = ownersOfName(name, config.servers);
   const plan = owners?.filter((owner) => enabled.some((s) => s.name === owner)) ?? enabled.map((s) => s.name);
-  return withHub({ config, start: plan }, async (hub) => {
+  return withHub({ config, start: plan }, async (hub, _config, _telemetry, signal) => {
+    // Ctrl-C aborts the call: a task the server runs for it is cancelled there.
     const options = {
+      signal,
       ...(values.profile === undefined ? {} : { profile: values.profile }),
       ...(timeout === undefined ? {} : { timeout }),
     };

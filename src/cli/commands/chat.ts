@@ -36,7 +36,7 @@ export async function chatCommand(args: string[]): Promise<number> {
   const maxSteps = values["max-steps"] === undefined ? undefined : Number(values["max-steps"]);
   return withHub(
     values.config === undefined ? {} : { config: values.config },
-    async (hub, config, telemetry) => {
+    async (hub, config, telemetry, interrupted) => {
       const llm = resolveLlmConfig({
         config: config.llm,
         flags: {
@@ -93,8 +93,9 @@ export async function chatCommand(args: string[]): Promise<number> {
         return code;
       };
 
-      const controller = new AbortController();
-      if (values.prompt !== undefined) return turn(values.prompt, controller.signal);
+      // Ctrl-C ends the turn: a tool's task still running at its server is cancelled there.
+      const signal = interrupted;
+      if (values.prompt !== undefined) return turn(values.prompt, signal);
       const tty = process.stdin.isTTY === true;
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: tty });
       let code: number = EXIT.ok;
@@ -102,7 +103,7 @@ export async function chatCommand(args: string[]): Promise<number> {
       if (tty) rl.prompt();
       try {
         for await (const line of rl) {
-          if (line.trim() !== "") code = await turn(line, controller.signal);
+          if (line.trim() !== "") code = await turn(line, signal);
           if (tty) rl.prompt();
         }
       } finally {

@@ -78,10 +78,13 @@ export function catalogViews(
           name === META_TOOL.call
             ? { ...req.params, name: tool, arguments: toolArgs }
             : { name: tool, arguments: toolArgs };
+        const call = request(`${req.id}/${++inner}`, "tools/call", params, context);
         try {
-          return (await run(
-            request(`${req.id}/${++inner}`, "tools/call", params, context),
-          )) as CallToolResult;
+          // A meta-tool's call is one call to its client: a task of its tool is waited for.
+          return (await run({
+            ...call,
+            callOptions: { ...call.callOptions, tasks: "wait" },
+          })) as CallToolResult;
         } catch (error) {
           if (error instanceof RpcError)
             return { isError: true, content: [{ type: "text", text: `${tool}: ${error.message}` }] };

@@ -10,6 +10,7 @@ import type {
 import type { CallOptions } from "../../hub/hub-types.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../../protocol/server-requests.js";
+import { declaresTasks } from "../../protocol/tasks.js";
 import { targetName } from "../request-target.js";
 import type { InputParking } from "./input-parking.js";
 
@@ -81,6 +82,7 @@ function principalOf(ctx: RequestContext): string {
  */
 export function callOptionsOf(ctx: RequestContext, params: Record<string, unknown>): CallOptions {
   const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  const stateless = ctx.stateless;
   return {
     signal: ctx.signal,
     timeout: undefined,
@@ -89,9 +91,12 @@ export function callOptionsOf(ctx: RequestContext, params: Record<string, unknow
         ? undefined
         : (p) => ctx.notify("notifications/progress", { ...p, progressToken: token }),
     profile: ctx.profile,
-    onServerRequest: ctx.stateless ? undefined : sessionHandler(ctx),
-    params: undefined,
+    onServerRequest: stateless ? undefined : sessionHandler(ctx),
+    // A 2025-11-25 client's experimental task request goes to its server as it came.
+    params: stateless || params.task === undefined ? undefined : { task: params.task },
     returnInputRequired: undefined,
+    // A 2026 client takes a task itself when it declared the extension; a 2025 client's call waits.
+    tasks: stateless ? (declaresTasks(ctx.clientCapabilities) ? "return" : "decline") : undefined,
     clientCapabilities: ctx.clientCapabilities,
     // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
     logLevel: ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug"),
@@ -114,6 +119,7 @@ function withOptions(
     onServerRequest: handler,
     params,
     returnInputRequired: true,
+    tasks: options.tasks,
     clientCapabilities: options.clientCapabilities,
     logLevel: options.logLevel,
     client: options.client,

@@ -109,7 +109,12 @@ export class ResultCache {
     if (entry !== undefined) this.#delete(key, entry);
     this.#count(tool, false);
     const result = await next(request);
-    if (result.isError !== true && (result.resultType === undefined || result.resultType === "complete"))
+    // Never a task (2026 `resultType: "task"`, 2025-11-25 `{ task }`): its handle is its caller's.
+    if (
+      result.isError !== true &&
+      (result.resultType === undefined || result.resultType === "complete") &&
+      result.task === undefined
+    )
       this.#store(key, tool.server, result, now, ttl);
     return result;
   }
