@@ -54,7 +54,12 @@ export type McplexErrorCode =
   /** Code mode: the script waits on a promise that nothing can settle any more. */
   | "CODE_STALLED"
   /** Code mode: no sandbox worker for the script within its queue's bounds; `retryAt` says when to try again. */
-  | "CODE_BUSY";
+  | "CODE_BUSY"
+  /**
+   * Skills: a skill file that does not match the entry it was listed with (digest, size,
+   * frontmatter), a file the entry does not list, or an entry that is not valid.
+   */
+  | "SKILL_VERIFICATION_FAILED";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

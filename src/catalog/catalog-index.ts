@@ -1,3 +1,4 @@
+import { namespacedScheme, namespaceUri } from "./namespaced-uris.js";
 import type { UriTemplateMatcher } from "./resource-routing.js";
 import { qualifyUri } from "./resource-routing.js";
 import type { ServerSlot } from "./server-slot.js";
@@ -43,6 +44,29 @@ function named<T>(
 }
 
 /**
+ * A tool's `_meta` with its app's `ui://` URI namespaced (the current `ui.resourceUri` and the
+ * older flat `ui/resourceUri`), or `meta` itself when there is nothing to change.
+ */
+function appMeta(
+  meta: Record<string, unknown>,
+  ui: { resourceUri?: unknown } | undefined,
+  namespace: string | undefined,
+): Record<string, unknown> {
+  if (namespace === undefined) return meta;
+  let out = meta;
+  if (typeof ui?.resourceUri === "string") {
+    const uri = namespaceUri(namespace, ui.resourceUri);
+    if (uri !== ui.resourceUri) out = { ...out, ui: { ...ui, resourceUri: uri } };
+  }
+  const flat = meta["ui/resourceUri"];
+  if (typeof flat === "string") {
+    const uri = namespaceUri(namespace, flat);
+    if (uri !== flat) out = { ...out, "ui/resourceUri": uri };
+  }
+  return out;
+}
+
+/**
  * Merges prepared server slots, given in server order, into one index: assigns exposed names,
  * qualifies duplicated URIs and gathers collision records. Linear in the number of entries.
  */
@@ -52,7 +76,7 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   const tools = named(slots, (s) => s.tools);
   const toolEntries = tools.items.map(({ slot, item }, i): CatalogTool => {
     const { tool } = item;
-    return {
+    const entry: CatalogTool = {
       name: tools.names[i]!,
       originalName: tool.name,
       server: slot.server,
@@ -62,6 +86,15 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
       available: slot.state === "ready",
       tool,
     };
+    if (slot.speaksUris) entry.uriNamespace = slot.namespace!;
+    const meta = tool._meta;
+    if (meta !== undefined) {
+      const ui = meta.ui as { resourceUri?: unknown; visibility?: unknown } | undefined;
+      if (Array.isArray(ui?.visibility) && !ui.visibility.includes("model")) entry.appOnly = true;
+      const exposed = appMeta(meta, ui, slot.namespace);
+      if (exposed !== meta) entry.meta = exposed;
+    }
+    return entry;
   });
   for (const c of tools.collisions) collisions.push({ kind: "tool", ...c });
 
@@ -79,15 +112,25 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   });
   for (const c of prompts.collisions) collisions.push({ kind: "prompt", ...c });
 
+  // A skill or app URI of a server with a namespace is its own (`skill://<server>/...`), never
+  // shared: only the others are counted, and qualified when several servers list them.
+  const namespaced = (slot: ServerSlot, uri: string) =>
+    slot.namespace !== undefined && namespacedScheme(uri) !== undefined;
   const uriCount = new Map<string, number>();
   for (const slot of slots)
-    for (const r of slot.resources) uriCount.set(r.uri, (uriCount.get(r.uri) ?? 0) + 1);
+    for (const r of slot.resources)
+      if (!namespaced(slot, r.uri)) uriCount.set(r.uri, (uriCount.get(r.uri) ?? 0) + 1);
   const resourcesByOriginalUri = new Map<string, CatalogResource[]>();
   const resourceEntries = slots.flatMap((slot) =>
     slot.resources.map((resource): CatalogResource => {
+      const own = namespaced(slot, resource.uri);
       const shared = (uriCount.get(resource.uri) ?? 0) > 1;
       const entry: CatalogResource = {
-        uri: shared ? qualifyUri(slot.server, resource.uri) : resource.uri,
+        uri: own
+          ? namespaceUri(slot.namespace, resource.uri)
+          : shared
+            ? qualifyUri(slot.server, resource.uri)
+            : resource.uri,
         originalUri: resource.uri,
         server: slot.server,
         name: resource.name,
@@ -95,6 +138,7 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
         available: slot.state === "ready",
         resource,
       };
+      if (own) return entry;
       const owners = resourcesByOriginalUri.get(resource.uri);
       if (owners === undefined) resourcesByOriginalUri.set(resource.uri, [entry]);
       else owners.push(entry);

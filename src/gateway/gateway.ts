@@ -23,7 +23,7 @@ import { LogRelay } from "./layers/log-relay.js";
 import { ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { resolveTarget } from "./request-target.js";
-import { type GatewayIdentity, route, serverCapabilities } from "./route.js";
+import { type GatewayIdentity, route, servedExtensions, serverCapabilities } from "./route.js";
 
 /** Options of a {@link Gateway}. */
 export interface GatewayOptions {
@@ -307,7 +307,7 @@ export class Gateway {
   initializeResult(protocolVersion: string): Record<string, unknown> {
     const result: Record<string, unknown> = {
       protocolVersion,
-      capabilities: serverCapabilities(false),
+      capabilities: serverCapabilities(false, servedExtensions(this.hub.catalog)),
       serverInfo: { name: this.#identity.name, version: this.#identity.version },
     };
     if (this.#identity.instructions !== undefined) result.instructions = this.#identity.instructions;

@@ -1,8 +1,10 @@
 import type { Tool } from "@modelcontextprotocol/client";
+import type { Catalog } from "../catalog/catalog.js";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
 import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { SKILLS_EXTENSION, UI_EXTENSION } from "../protocol/extensions.js";
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { targetName } from "./request-target.js";
 
@@ -13,8 +15,14 @@ export interface GatewayIdentity {
   instructions?: string;
 }
 
-/** The capabilities the gateway serves (the catalog may change; the capabilities do not). */
-export function serverCapabilities(stateless: boolean): Record<string, unknown> {
+/**
+ * The capabilities the gateway serves: the core ones are fixed (the catalog may change; they do
+ * not), the extensions are those its servers declare (see {@link servedExtensions}).
+ */
+export function serverCapabilities(
+  stateless: boolean,
+  extensions?: Record<string, unknown>,
+): Record<string, unknown> {
   const capabilities: Record<string, unknown> = {
     tools: { listChanged: true },
     resources: { subscribe: true, listChanged: true },
@@ -22,7 +30,26 @@ export function serverCapabilities(stateless: boolean): Record<string, unknown> 
     completions: {},
   };
   if (!stateless) capabilities.logging = {};
+  if (extensions !== undefined) capabilities.extensions = extensions;
   return capabilities;
+}
+
+/**
+ * The extensions the gateway declares, from those of the servers `profile` reaches: skills
+ * when one of them serves skills (with `directoryRead` only when every one of them reads
+ * directories, since `resources/directory/read` may go to any), and MCP Apps with the first
+ * declaring server's settings. `undefined` when none declares either.
+ */
+export function servedExtensions(catalog: Catalog, profile?: string): Record<string, unknown> | undefined {
+  const served: Record<string, unknown> = {};
+  const skills = catalog.extensionServers(SKILLS_EXTENSION, profile);
+  if (skills.length > 0)
+    served[SKILLS_EXTENSION] = skills.every((s) => s.settings.directoryRead === true)
+      ? { directoryRead: true }
+      : {};
+  const apps = catalog.extensionServers(UI_EXTENSION, profile);
+  if (apps.length > 0) served[UI_EXTENSION] = apps[0]!.settings;
+  return Object.keys(served).length === 0 ? undefined : served;
 }
 
 /**
@@ -39,7 +66,7 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
       case "server/discover": {
         const result: JsonObject = {
           supportedVersions: [...REV2026_PROTOCOL_VERSIONS],
-          capabilities: serverCapabilities(true),
+          capabilities: serverCapabilities(true, servedExtensions(hub.catalog, profile)),
         };
         if (identity.instructions !== undefined) result.instructions = identity.instructions;
         return result;
@@ -48,7 +75,14 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
         return {
           tools: hub
             .tools(profile)
-            .map((t): Tool => (t.name === t.tool.name ? t.tool : { ...t.tool, name: t.name })),
+            .map(
+              (t): Tool =>
+                t.meta !== undefined
+                  ? { ...t.tool, name: t.name, _meta: t.meta }
+                  : t.name === t.tool.name
+                    ? t.tool
+                    : { ...t.tool, name: t.name },
+            ),
         };
       case "prompts/list":
         return {
@@ -62,6 +96,19 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
             .resources(profile)
             .map((r) => (r.uri === r.resource.uri ? r.resource : { ...r.resource, uri: r.uri })),
         };
+      case "skills/list": {
+        const cursor = params.cursor;
+        if (cursor !== undefined && typeof cursor !== "string")
+          throw new RpcError(ErrorCode.InvalidParams, "Invalid params: cursor must be a string");
+        const page = await hub.listSkills({
+          signal: callOptions.signal,
+          ...(profile === undefined ? {} : { profile }),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        return page.nextCursor === undefined
+          ? { skills: page.skills }
+          : { skills: page.skills, nextCursor: page.nextCursor };
+      }
       case "resources/templates/list":
         return { resourceTemplates: hub.resourceTemplates(profile).map((t) => t.resourceTemplate) };
       case "tools/call": {

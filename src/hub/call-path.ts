@@ -5,6 +5,7 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/client";
 import type { Catalog } from "../catalog/catalog.js";
+import { carriesUris, namespaceResult } from "../catalog/namespaced-uris.js";
 import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
@@ -125,6 +126,24 @@ export class CallPath {
     )) as ReadResourceResult;
   }
 
+  /**
+   * A request of `method` that names a resource by `params.uri` (`skills/get`,
+   * `resources/directory/read`): resolved in the catalog, then run like a read.
+   */
+  async aboutResource(method: string, params: JsonObject, options: CallOptions): Promise<JsonObject> {
+    const uri = String(params.uri);
+    const target = this.#host.catalog.resolveResource(uri, options.profile);
+    if (target === undefined) throw notFound("resource", uri, options.profile);
+    return await this.#pipeline(
+      this.#libraryRequest(
+        method,
+        params,
+        { kind: "resource", uri, server: target.server, resource: target },
+        options,
+      ),
+    );
+  }
+
   /** See `Hub.getPrompt`. */
   async getPrompt(
     name: string | CatalogPrompt,
@@ -226,7 +245,16 @@ export class CallPath {
         throw notFound(target.kind, name, request.context.profile);
       }
       const entry = this.#host.entry(target.server);
-      return this.#request(entry, request, sentParams(request, row), callOptions);
+      const answer = this.#request(entry, request, sentParams(request, row), callOptions);
+      // Skill and app URIs in what comes back get the server's namespace, as clients know them.
+      const namespace =
+        target.kind === "tool"
+          ? target.tool?.uriNamespace
+          : target.kind === "resource"
+            ? target.resource?.namespace
+            : undefined;
+      if (namespace === undefined || !carriesUris(method)) return answer;
+      return answer.then((result) => namespaceResult(method, result, namespace));
     } catch (error) {
       return Promise.reject(error);
     }

@@ -99,7 +99,22 @@ export const STANDARD_METHODS: readonly MethodRow[] = [
   row({ method: "completion/complete", target: "completion", forwarded: true }),
   row({ method: "resources/subscribe", target: "resource", revisions: ["2025"] }),
   row({ method: "resources/unsubscribe", target: "resource", revisions: ["2025"] }),
+  ...skillsMethods(),
 ];
+
+/**
+ * The skills extension (SEP-2640, `io.modelcontextprotocol/skills`): `skills/list` is answered
+ * by the gateway from every server that declares the extension (a merged cursor pages through
+ * each in turn); `skills/get` and `resources/directory/read` name a `skill://` URI and go to the
+ * server it belongs to. In both revisions: a 2025 server declares the extension in `initialize`.
+ */
+function skillsMethods(): MethodRow[] {
+  return [
+    row({ method: "skills/list", target: "none", cacheable: true }),
+    row({ method: "skills/get", target: "resource", forwarded: true, cacheable: true }),
+    row({ method: "resources/directory/read", target: "resource", forwarded: true }),
+  ];
+}
 
 /**
  * The rows one gateway serves: the standard ones and those its embedder adds. Lookups are one
