@@ -341,13 +341,12 @@ export class Hub {
   /**
    * Loads a skill for a model as a host must (SEP-2640): reads its `SKILL.md` only now, checks
    * its size, digest and frontmatter against the entry, and refuses it on any difference. A
-   * URI is looked up with `skills/get` first.
+   * skill known only by its URI is looked up first with {@link getSkill}.
    *
    * @throws McplexError `SKILL_VERIFICATION_FAILED`.
    */
-  async loadSkill(skill: HubSkill | string, options: LoadSkillOptions = {}): Promise<LoadedSkill> {
-    const known = typeof skill === "string" ? await this.getSkill(skill, options) : skill;
-    return await loadSkill(this, known, options);
+  loadSkill(skill: HubSkill, options: LoadSkillOptions = {}): Promise<LoadedSkill> {
+    return loadSkill(this, skill, options);
   }
 
   /**
