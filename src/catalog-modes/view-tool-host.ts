@@ -12,6 +12,12 @@ export interface CatalogHost {
   ): Promise<CallToolResult>;
 }
 
+/** The host's tools a model may see: none that only an MCP App calls. */
+function modelTools(host: CatalogHost, profile: string | undefined): readonly CatalogTool[] {
+  const tools = host.tools(profile);
+  return tools.some((t) => t.appOnly === true) ? tools.filter((t) => t.appOnly !== true) : tools;
+}
+
 /** A tool as an agent loop's `ToolHost` lists it. */
 export interface ListedTool {
   name: string;
@@ -30,7 +36,7 @@ export interface ListedTool {
 export function viewToolHost(host: CatalogHost, view: CatalogView) {
   return {
     tools(profile?: string): ListedTool[] {
-      return view.listTools(host.tools(profile)).map((tool) => {
+      return view.listTools(modelTools(host, profile)).map((tool) => {
         const listed: ListedTool = {
           name: tool.name,
           inputSchema: tool.inputSchema as Record<string, unknown>,
@@ -48,7 +54,7 @@ export function viewToolHost(host: CatalogHost, view: CatalogView) {
       const { profile } = options;
       const signal = options.signal ?? new AbortController().signal;
       return view.call(name, args, {
-        tools: host.tools(profile),
+        tools: modelTools(host, profile),
         signal,
         callTool: (tool, toolArgs, callSignal) =>
           host.callTool(

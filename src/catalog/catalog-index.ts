@@ -15,6 +15,8 @@ import type {
 export interface CatalogIndex {
   tools: CatalogTool[];
   toolsByName: Map<string, CatalogTool>;
+  /** Tools of servers with MCP Apps, by the server's own name (an app calls them by it). */
+  appToolsByOriginalName: Map<string, CatalogTool[]>;
   prompts: CatalogPrompt[];
   promptsByName: Map<string, CatalogPrompt>;
   resources: CatalogResource[];
@@ -41,6 +43,15 @@ function named<T>(
   const items = slots.flatMap((slot) => pick(slot).map((item) => ({ slot, item })));
   const assignment = assignNames(items.map(({ item }) => item.candidate));
   return { items, ...assignment };
+}
+
+/** Whether a tool has an MCP App (`_meta.ui.resourceUri`, or the older `_meta["ui/resourceUri"]`). */
+function hasApp(tool: CatalogTool["tool"]): boolean {
+  const meta = tool._meta;
+  return (
+    typeof (meta?.ui as { resourceUri?: unknown } | undefined)?.resourceUri === "string" ||
+    typeof meta?.["ui/resourceUri"] === "string"
+  );
 }
 
 /**
@@ -97,6 +108,14 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
     return entry;
   });
   for (const c of tools.collisions) collisions.push({ kind: "tool", ...c });
+  const appServers = new Set(toolEntries.filter((t) => hasApp(t.tool)).map((t) => t.server));
+  const appToolsByOriginalName = new Map<string, CatalogTool[]>();
+  for (const t of toolEntries) {
+    if (!appServers.has(t.server)) continue;
+    const same = appToolsByOriginalName.get(t.originalName);
+    if (same === undefined) appToolsByOriginalName.set(t.originalName, [t]);
+    else same.push(t);
+  }
 
   const prompts = named(slots, (s) => s.prompts);
   const promptEntries = prompts.items.map(({ slot, item }, i): CatalogPrompt => {
@@ -184,6 +203,7 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   return {
     tools: toolEntries,
     toolsByName: new Map(toolEntries.map((t) => [t.name, t])),
+    appToolsByOriginalName,
     prompts: promptEntries,
     promptsByName: new Map(promptEntries.map((p) => [p.name, p])),
     resources: resourceEntries,

@@ -26,6 +26,8 @@ import type {
 
 interface Listings {
   tools: readonly CatalogTool[];
+  /** {@link tools} less those only an MCP App calls, made on first use (the same array when none is). */
+  modelTools?: readonly CatalogTool[];
   prompts: readonly CatalogPrompt[];
   resources: readonly CatalogResource[];
   resourceTemplates: readonly CatalogResourceTemplate[];
@@ -141,6 +143,19 @@ export class Catalog {
     return this.#list(profile).tools;
   }
 
+  /**
+   * The tools a model may see through `profile`: {@link tools} less those whose MCP Apps
+   * `visibility` leaves out the model (`appOnly`), which only an app calls. The same array as
+   * {@link tools} when there are none.
+   */
+  modelTools(profile?: string): readonly CatalogTool[] {
+    const listings = this.#list(profile);
+    listings.modelTools ??= listings.tools.some((t) => t.appOnly === true)
+      ? listings.tools.filter((t) => t.appOnly !== true)
+      : listings.tools;
+    return listings.modelTools;
+  }
+
   /** Prompts visible through `profile`, in server order then listing order. */
   prompts(profile?: string): readonly CatalogPrompt[] {
     return this.#list(profile).prompts;
@@ -176,6 +191,22 @@ export class Catalog {
     const scope = this.#scope(profile);
     const tool = this.#view().toolsByName.get(name);
     return tool !== undefined && scope.tool(tool.server, tool.name) ? tool : undefined;
+  }
+
+  /**
+   * The tool an MCP App means by `originalName`, its own server's name for it: apps call their
+   * server's tools unprefixed, through a host that passes the name on as it is. Among the
+   * servers that have apps (and that `profile` reaches), the one tool of that original name;
+   * `undefined` when none has it or several do (a host that knows the app's server maps the
+   * name itself, as the dashboard does).
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  resolveAppTool(originalName: string, profile?: string): CatalogTool | undefined {
+    const scope = this.#scope(profile);
+    const candidates = this.#view().appToolsByOriginalName.get(originalName);
+    const reachable = candidates?.filter((t) => scope.tool(t.server, t.name));
+    return reachable?.length === 1 ? reachable[0] : undefined;
   }
 
   /**

@@ -4,7 +4,7 @@ import { McplexError, NotFoundError, RpcError } from "../errors.js";
 import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { SKILLS_EXTENSION, UI_EXTENSION } from "../protocol/extensions.js";
+import { declaredExtension, SKILLS_EXTENSION, UI_EXTENSION } from "../protocol/extensions.js";
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { targetName } from "./request-target.js";
 
@@ -72,17 +72,19 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
         return result;
       }
       case "tools/list":
+        // Tools only an MCP App calls go to clients that render apps, never to a model's.
         return {
-          tools: hub
-            .tools(profile)
-            .map(
-              (t): Tool =>
-                t.meta !== undefined
-                  ? { ...t.tool, name: t.name, _meta: t.meta }
-                  : t.name === t.tool.name
-                    ? t.tool
-                    : { ...t.tool, name: t.name },
-            ),
+          tools: (rendersApps(request.context.clientCapabilities)
+            ? hub.tools(profile)
+            : hub.modelTools(profile)
+          ).map(
+            (t): Tool =>
+              t.meta !== undefined
+                ? { ...t.tool, name: t.name, _meta: t.meta }
+                : t.name === t.tool.name
+                  ? t.tool
+                  : { ...t.tool, name: t.name },
+          ),
         };
       case "prompts/list":
         return {
@@ -180,6 +182,11 @@ async function forward(hub: Hub, request: CallRequest): Promise<JsonObject> {
     throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${method} names no known target (${what})`);
   }
   return await hub.dispatch(request);
+}
+
+/** Whether a client declared the MCP Apps extension (it renders `ui://` apps). */
+function rendersApps(capabilities: Record<string, unknown>): boolean {
+  return declaredExtension(capabilities, UI_EXTENSION) !== undefined;
 }
 
 function requireString(params: JsonObject, key: string): string {

@@ -221,6 +221,14 @@ export class Hub {
     this.#refreshStale();
     return this.#catalog.tools(profile);
   }
+  /**
+   * The tools a model may see: {@link tools} less those only an MCP App calls (its
+   * `_meta.ui.visibility` leaves out `"model"`). Such tools stay callable by name.
+   */
+  modelTools(profile?: string): readonly CatalogTool[] {
+    this.#refreshStale();
+    return this.#catalog.modelTools(profile);
+  }
   resources(profile?: string): readonly CatalogResource[] {
     this.#refreshStale();
     return this.#catalog.resources(profile);

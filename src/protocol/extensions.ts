@@ -22,3 +22,12 @@ export function declaredExtension(
     ? (settings as Record<string, unknown>)
     : {};
 }
+
+/** The MIME type of an MCP App's HTML (`ui://` resources). */
+export const APP_MIME_TYPE = "text/html;profile=mcp-app";
+
+/**
+ * The extensions a gateway declares to its servers as a client: MCP Apps, since it passes apps
+ * on to the clients that render them (servers often list their app tools only to such clients).
+ */
+export const RELAYED_EXTENSIONS: Record<string, unknown> = { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } };

@@ -11,6 +11,7 @@ import type { Interceptor } from "../hub/call-pipeline.js";
 import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
+import { RELAYED_EXTENSIONS } from "../protocol/extensions.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";
@@ -174,7 +175,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({
     config,
-    clientCapabilities: ANSWERING_CAPABILITIES,
+    clientCapabilities: { ...ANSWERING_CAPABILITIES, extensions: RELAYED_EXTENSIONS },
     ...(oauth === undefined ? {} : { oauth }),
     ...(options.toolCache === undefined ? {} : { toolCache: options.toolCache }),
     interceptors: [...(modules?.interceptors ?? []), ...(options.interceptors ?? [])],

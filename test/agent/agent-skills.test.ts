@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runAgent } from "../../src/agent/run-agent.js";
 import { Hub } from "../../src/hub/hub.js";
+import { RELAYED_EXTENSIONS } from "../../src/protocol/extensions.js";
 import type { MockTurn } from "../../src/testing/mock-llm-server.js";
 import { configOf, stdio } from "../support/config.js";
 import { collect, startMockLlm, toolMessages } from "../support/mock-llm.js";
@@ -23,6 +24,8 @@ beforeAll(async () => {
       stdio("beta", process.execPath, [SERVER, "--origin", "beta", "--legacy"]),
       stdio("forged", process.execPath, [SERVER, "--origin", "forged", "--tamper"]),
     ]),
+    // The fixture lists its app tools only to a client that renders apps, as a gateway's hub does.
+    clientCapabilities: { extensions: RELAYED_EXTENSIONS },
     upstreamInterceptors: [
       (next) => (request) => {
         const uri = request.params.uri;
