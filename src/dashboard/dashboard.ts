@@ -7,6 +7,7 @@ import type { Gateway } from "../gateway/gateway.js";
 import type { WatchedCall } from "../gateway/layers/call-watch.js";
 import { healthReport } from "../gateway/layers/metrics.js";
 import type { CacheCounts } from "../gateway/layers/result-cache.js";
+import { APP_FRAME_HTML, appFramePolicy, cspFromQuery } from "./app-frame.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
 import { availableServers, parseActionPath, runServerAction } from "./server-actions.js";
@@ -26,6 +27,7 @@ const MODULES = [
   "prompt-runner.js",
   "server-controls.js",
   "cluster-panel.js",
+  "app-view.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {
@@ -36,10 +38,13 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 };
 const ASSET_DIR = new URL("../../web/dashboard/", import.meta.url);
 
-/** Nothing but the page's own files, no framing by other sites, no referrer. */
+/**
+ * Nothing but the page's own files, no framing by other sites, no referrer. The one frame the
+ * page holds is its own `/dashboard/app-frame`, where the playground runs an MCP App sandboxed.
+ */
 const PAGE_HEADERS = {
   "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src data:; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-cache",
@@ -125,6 +130,10 @@ export class Dashboard implements FrontPage {
       this.#serveAsset(req, res, asset);
       return;
     }
+    if (path === "/dashboard/app-frame") {
+      this.#serveAppFrame(req, res);
+      return;
+    }
     if (path !== "/dashboard/state" && path !== "/dashboard/events") {
       sendJson(res, 404, { error: `no such endpoint ${path}; the dashboard is at /dashboard` });
       return;
@@ -168,6 +177,8 @@ export class Dashboard implements FrontPage {
       tools: hub.tools(profile).map((t) => ({
         name: t.name,
         server: t.server,
+        // The playground maps an MCP App's calls (its server's own names) to exposed ones.
+        originalName: t.originalName,
         ...(t.title === undefined ? {} : { title: t.title }),
         ...(t.description === undefined ? {} : { description: t.description }),
         available: t.available,
@@ -217,6 +228,26 @@ export class Dashboard implements FrontPage {
     runServerAction(this.#gateway.hub, res, action, caller.profile).catch((error: Error) => {
       if (!res.headersSent) sendJson(res, 500, { error: `server action failed: ${error.message}` });
     });
+  }
+
+  /** The playground's frame for an MCP App (see `app-frame.ts`); it holds no data and needs no token. */
+  #serveAppFrame(req: IncomingMessage, res: ServerResponse): void {
+    const refused = this.#host.checkPage(req);
+    if (refused !== undefined) {
+      sendJson(res, refused.status, { error: refused.message });
+      return;
+    }
+    const csp = cspFromQuery(new URL(req.url ?? "/", "http://frame").searchParams.get("csp"));
+    const body = Buffer.from(APP_FRAME_HTML);
+    res.writeHead(200, {
+      "content-security-policy": appFramePolicy(csp),
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+      "cache-control": "no-store",
+      "content-type": "text/html; charset=utf-8",
+      "content-length": body.length,
+    });
+    res.end(req.method === "HEAD" ? undefined : body);
   }
 
   #serveAsset(req: IncomingMessage, res: ServerResponse, asset: { file: string; type: string }): void {
