@@ -41,6 +41,8 @@ import { hubToolLists } from "./tool-lists.js";
 import { UpstreamPool } from "./upstream-pool.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
+/** Most pages {@link Hub.skills} reads (the bound of every list the hub reads whole). */
+const MAX_SKILL_PAGES = 1000;
 
 type Entry = ServerEntry;
 
@@ -322,15 +324,19 @@ export class Hub {
    */
   async skills(options: CallOptions = {}): Promise<HubSkill[]> {
     const skills: HubSkill[] = [];
+    const seen = new Set<string>();
     let cursor: string | undefined;
-    do {
+    // A server that hands out cursors forever gets a thousand pages, as its other lists do.
+    for (let pages = 0; pages < MAX_SKILL_PAGES; pages++) {
       const page = await this.listSkills(cursor === undefined ? options : { ...options, cursor });
       page.skills.forEach((entry, i) => {
         const skill = hubSkill(page.servers[i]!, entry);
         if (skill !== undefined) skills.push(skill);
       });
       cursor = page.nextCursor;
-    } while (cursor !== undefined);
+      if (cursor === undefined || seen.has(cursor)) break;
+      seen.add(cursor);
+    }
     return skills;
   }
 
