@@ -5,6 +5,10 @@ import type { CatalogView } from "./catalog-view.js";
 /** What a {@link viewToolHost} reads and calls: the hub, or anything shaped like it. */
 export interface CatalogHost {
   tools(profile?: string): readonly CatalogTool[];
+  /** The host's skills (the agent loop's `ToolHost` members), passed on as they are. */
+  skills?: (...args: never[]) => unknown;
+  loadSkill?: (...args: never[]) => unknown;
+  readSkillFile?: (...args: never[]) => unknown;
   callTool(
     name: string,
     args: Record<string, unknown>,
@@ -16,6 +20,16 @@ export interface CatalogHost {
 function modelTools(host: CatalogHost, profile: string | undefined): readonly CatalogTool[] {
   const tools = host.tools(profile);
   return tools.some((t) => t.appOnly === true) ? tools.filter((t) => t.appOnly !== true) : tools;
+}
+
+/** A view's tools and calls, as the agent loop's `ToolHost` takes them. */
+interface ViewedHost {
+  tools(profile?: string): ListedTool[];
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options?: { signal?: AbortSignal; profile?: string },
+  ): Promise<CallToolResult>;
 }
 
 /** A tool as an agent loop's `ToolHost` lists it. */
@@ -33,8 +47,11 @@ export interface ListedTool {
  * @example
  * runAgent({ hub: viewToolHost(hub, new CatalogView({ mode: "code" }, viewEngines())), llm, messages });
  */
-export function viewToolHost(host: CatalogHost, view: CatalogView) {
-  return {
+export function viewToolHost<H extends CatalogHost>(
+  host: H,
+  view: CatalogView,
+): ViewedHost & Pick<H, "skills" | "loadSkill" | "readSkillFile"> {
+  const viewed: ViewedHost = {
     tools(profile?: string): ListedTool[] {
       return view.listTools(modelTools(host, profile)).map((tool) => {
         const listed: ListedTool = {
@@ -65,4 +82,11 @@ export function viewToolHost(host: CatalogHost, view: CatalogView) {
       });
     },
   };
+  // Skills are not the view's business: a model in search or code mode loads them as in `all`.
+  const skills: Record<string, unknown> = {};
+  for (const member of ["skills", "loadSkill", "readSkillFile"] as const) {
+    const fn = host[member];
+    if (typeof fn === "function") skills[member] = fn.bind(host);
+  }
+  return Object.assign(viewed, skills) as ViewedHost & Pick<H, "skills" | "loadSkill" | "readSkillFile">;
 }

@@ -5,6 +5,7 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/client";
 import { Catalog } from "../catalog/catalog.js";
+import { namespaceUri } from "../catalog/namespaced-uris.js";
 import type {
   CatalogPrompt,
   CatalogResource,
@@ -613,7 +614,13 @@ export class Hub {
         if (upstream.available) this.#emit({ type: "catalog-changed", servers, kinds: event.kinds });
         return;
       case "resource-updated":
-        for (const server of servers) this.#emit({ type: "resource-updated", server, uri: event.uri });
+        // A skill's or app's URI as clients know it, under the server's name.
+        for (const server of servers)
+          this.#emit({
+            type: "resource-updated",
+            server,
+            uri: namespaceUri(this.#catalog.uriNamespace(server), event.uri),
+          });
         return;
       case "notification": {
         const { type: _, params, ...rest } = event;

@@ -1,5 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runAgent } from "../../src/agent/run-agent.js";
+import { CatalogView } from "../../src/catalog-modes/catalog-view.js";
+import { viewEngines } from "../../src/catalog-modes/view-engines.js";
+import { viewToolHost } from "../../src/catalog-modes/view-tool-host.js";
 import { Hub } from "../../src/hub/hub.js";
 import { RELAYED_EXTENSIONS } from "../../src/protocol/extensions.js";
 import type { MockTurn } from "../../src/testing/mock-llm-server.js";
@@ -108,6 +111,27 @@ describe("skills in the agent loop", () => {
       'load the skill first: call load_skill with name "forged/pdf-processing"',
     );
     expect(reads().map((r) => r.uri)).toEqual(["skill://pdf-processing/SKILL.md"]);
+  });
+
+  it("offers the skills in search and code mode too, where the view's tool host passes them on", async () => {
+    for (const mode of ["search", "code"] as const) {
+      llm = await startMockLlm({
+        turns: [{ toolCalls: [{ name: "load_skill", arguments: { name: "refunds" } }] }, { text: "ok" }],
+      });
+      const view = viewToolHost(hub, new CatalogView({ mode, pin: [] }, viewEngines()));
+      const agent = runAgent({ hub: view, llm: llm.llm, messages: [{ role: "user", content: "Refund." }] });
+      await collect(agent);
+      const done = await agent.result;
+      const names = (llm.requests[0]!.body.tools ?? []).map((t) => t.function.name);
+      expect(names).toContain("load_skill");
+      expect(names.filter((n) => n.endsWith("refresh_report"))).toEqual([]);
+      // Three servers serve a "refunds": the model must say which.
+      const answer = toolMessages({ messages: done.messages })[0]?.content;
+      expect(answer).toContain('there is no skill named "refunds"');
+      expect(answer).toContain("alpha/refunds, beta/pdf-processing");
+      await llm.close();
+      llm = undefined;
+    }
   });
 
   it("never offers the model a tool only an app calls", async () => {
