@@ -176,7 +176,8 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   for (const slot of slots) {
     for (const { template, match } of slot.templates) {
       const entry: CatalogResourceTemplate = {
-        uriTemplate: template.uriTemplate,
+        // A skill or app template expands to URIs under the server's name, as its resources do.
+        uriTemplate: namespaceUri(slot.namespace, template.uriTemplate),
         server: slot.server,
         name: template.name,
         ...defined(template, ["title", "description", "mimeType"] as const),
@@ -185,8 +186,8 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
       };
       templateEntries.push(entry);
       templateMatchers.push(match);
-      const owners = templateOwners.get(template.uriTemplate);
-      if (owners === undefined) templateOwners.set(template.uriTemplate, [entry]);
+      const owners = templateOwners.get(entry.uriTemplate);
+      if (owners === undefined) templateOwners.set(entry.uriTemplate, [entry]);
       else owners.push(entry);
     }
   }

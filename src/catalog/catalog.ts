@@ -229,7 +229,7 @@ export class Catalog {
   resolveResourceTemplate(uriTemplate: string, profile?: string): CatalogResourceTemplate | undefined {
     const scope = this.#scope(profile);
     return this.#view().resourceTemplates.find(
-      (t) => t.uriTemplate === uriTemplate && scope.resource(t.server, t.uriTemplate),
+      (t) => t.uriTemplate === uriTemplate && scope.resource(t.server, t.resourceTemplate.uriTemplate),
     );
   }
 
@@ -265,6 +265,8 @@ export class Catalog {
     const templates = index.resourceTemplates;
     for (let i = 0; i < templates.length; i++) {
       const t = templates[i]!;
+      // A skill or app template of a namespaced server expands under its name (routed above).
+      if (t.uriTemplate !== t.resourceTemplate.uriTemplate) continue;
       if (scope.resource(t.server, uri) && index.templateMatchers[i]!(uri))
         return this.#target(t, uri, "template");
     }
@@ -388,7 +390,7 @@ export class Catalog {
       prompts: index.prompts.filter((p) => shown(p) && scope.prompt(p.server, p.name)),
       resources: index.resources.filter((r) => shown(r) && scope.resource(r.server, r.originalUri)),
       resourceTemplates: index.resourceTemplates.filter(
-        (t) => shown(t) && scope.resource(t.server, t.uriTemplate),
+        (t) => shown(t) && scope.resource(t.server, t.resourceTemplate.uriTemplate),
       ),
     };
     this.#listings.set(key, listings);

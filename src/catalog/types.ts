@@ -116,8 +116,9 @@ export interface CatalogResource {
   resource: Resource;
 }
 
-/** A resource template as the catalog exposes it (templates keep their text). */
+/** A resource template as the catalog exposes it (templates keep their text, but for skill and app ones). */
 export interface CatalogResourceTemplate {
+  /** As clients see it: the server's text, with a `skill://` or `ui://` one under the server's name. */
   uriTemplate: string;
   server: string;
   name: string;

@@ -112,7 +112,15 @@ export function route(hub: Hub, identity: GatewayIdentity): Handler {
           : { skills: page.skills, nextCursor: page.nextCursor };
       }
       case "resources/templates/list":
-        return { resourceTemplates: hub.resourceTemplates(profile).map((t) => t.resourceTemplate) };
+        return {
+          resourceTemplates: hub
+            .resourceTemplates(profile)
+            .map((t) =>
+              t.uriTemplate === t.resourceTemplate.uriTemplate
+                ? t.resourceTemplate
+                : { ...t.resourceTemplate, uriTemplate: t.uriTemplate },
+            ),
+        };
       case "tools/call": {
         const name = requireString(params, "name");
         const args = params.arguments ?? {};

@@ -305,7 +305,7 @@ export class CallPath {
     if (template === undefined) throw notFound("resource template", String(ref?.uri), profile);
     return {
       server: template.server,
-      sent: completionParams(params, { type: "ref/resource", uri: ref?.uri }),
+      sent: completionParams(params, { type: "ref/resource", uri: template.resourceTemplate.uriTemplate }),
     };
   }
 
