@@ -57,10 +57,13 @@ export {
   type RequestTarget,
 } from "./hub/call-pipeline.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
+export type { SkillsPage } from "./hub/skill-listing.js";
+export type { HubSkill, LoadedSkill, LoadSkillOptions } from "./hub/skill-reader.js";
 export { ErrorCode } from "./protocol/error-codes.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";
 export type { Progress } from "./protocol/rpc-connection.js";
 export type { ServerRequest, ServerRequestHandler } from "./protocol/server-requests.js";
+export type { SkillEntry, SkillFile } from "./protocol/skills.js";
 export type { StoredToolList, ToolListStore } from "./recording/tool-list-store.js";
 export type { BackoffOptions } from "./upstream/backoff.js";
 export { LocalServer, type LocalTool } from "./upstream/local-server.js";
