@@ -96,6 +96,25 @@ describe("the playground renders a tool's MCP App", { timeout: 90_000 }, () => {
       return { origin: window.origin, parentDocument, storage };
     });
     expect(seen).toEqual({ origin: "null", parentDocument: "blocked", storage: "blocked" });
+    // Through the bridge it reaches its own server only, whatever name or URI it asks for.
+    const ask = (method: string, params: Record<string, unknown>) =>
+      inner.evaluate(
+        ([m, p]) =>
+          new Promise<{ error?: { code: number; message: string } }>((done) => {
+            const id = `probe-${Math.random()}`;
+            addEventListener("message", (event) => {
+              if (event.data?.id === id) done(event.data);
+            });
+            parent.postMessage({ jsonrpc: "2.0", id, method: m, params: p }, "*");
+          }),
+        [method, params] as const,
+      );
+    expect((await ask("tools/call", { name: "beta__refresh_report", arguments: {} })).error).toEqual({
+      code: -32602,
+      message: "the app may call only the tools of alpha: beta__refresh_report is not one",
+    });
+    expect((await ask("resources/read", { uri: "ui://beta/report/view.html" })).error?.code).toBe(-32602);
+    expect((await ask("sampling/createMessage", {})).error?.code).toBe(-32601);
     // The frame's policy is the app's CSP: no origin asked for, so no network at all.
     const policy = await page.evaluate(async () => {
       const response = await fetch("/dashboard/app-frame");
