@@ -14,6 +14,7 @@ export type McplexErrorCode =
   | "SECRET_KEY_INVALID"
   | "UPSTREAM_UNAVAILABLE"
   | "UPSTREAM_START_FAILED"
+  | "SANDBOX_UNAVAILABLE"
   | "UPSTREAM_CLOSED"
   | "UPSTREAM_UNAUTHORIZED"
   | "UPSTREAM_QUEUE_FULL"
@@ -27,6 +28,16 @@ export type McplexErrorCode =
   | "PROTOCOL_ERROR"
   | "TRANSPORT_ERROR"
   | "INVALID_ARGUMENT"
+  /** A file another mcplex process holds locked (the secret store, the pin lock file, a config being edited). */
+  | "FILE_LOCKED"
+  /** `mcplex add`: no server of that name in the MCP Registry. */
+  | "REGISTRY_NOT_FOUND"
+  /** `mcplex add`: a name that several servers of the MCP Registry match; the exact name is needed. */
+  | "REGISTRY_AMBIGUOUS"
+  /** The MCP Registry could not be reached, or answered with something that is not its API. */
+  | "REGISTRY_UNAVAILABLE"
+  /** `mcplex add`: a server whose packages need a program this machine lacks (`uvx`, `docker`). */
+  | "RUNTIME_MISSING"
   /** A workspace path that does not exist (or vanished, such as a dangling symlink). */
   | "WORKSPACE_NOT_FOUND"
   /** A workspace path outside the root, refused by a rule, or denied by the file system. */
@@ -55,6 +66,17 @@ export type McplexErrorCode =
   | "CODE_STALLED"
   /** Code mode: no sandbox worker for the script within its queue's bounds; `retryAt` says when to try again. */
   | "CODE_BUSY"
+  /** The audit file (`audit.to`, `--audit`) could not be opened at start. */
+  | "AUDIT_OPEN_FAILED"
+  /**
+   * A call was not run because its audit line could not be written in time (the audit trail's
+   * backlog was full for `waitMs`, or its stream is broken); retrying later may succeed.
+   */
+  | "AUDIT_BEHIND"
+  /** The tool lock file (`mcplex.lock.json`) cannot be read or is not one. */
+  | "PIN_LOCK_INVALID"
+  /** `mcplex trust` named a server or tool that has no change waiting for approval. */
+  | "PIN_NOTHING_TO_TRUST"
   /**
    * Skills: a skill file that does not match the entry it was listed with (digest, size,
    * frontmatter), a file the entry does not list, or an entry that is not valid.
@@ -164,6 +186,9 @@ export class AbortedError extends McplexError {
     super("REQUEST_ABORTED", message, fields, options);
   }
 }
+
+/** Something `mcplex search` / `mcplex add` met in the MCP Registry or on this machine. */
+export class RegistryError extends McplexError {}
 
 /** A name that is not in the catalog (or not visible through the profile in use). */
 export class NotFoundError extends McplexError {}

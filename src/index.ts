@@ -23,6 +23,7 @@ export type {
   LlmConfig,
   LocalServerConfig,
   McplexConfig,
+  PinPolicy,
   ProfileConfig,
   RemoteServerConfig,
   ServerConfig,
@@ -59,6 +60,11 @@ export {
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
 export type { SkillsPage } from "./hub/skill-listing.js";
 export type { HubSkill, LoadedSkill, LoadSkillOptions } from "./hub/skill-reader.js";
+export { openPins } from "./pins/open-pins.js";
+export { lockFilePath, PinLockError } from "./pins/pin-lock-file.js";
+export type { FieldChange } from "./pins/tool-diff.js";
+export { toolFingerprint } from "./pins/tool-fingerprint.js";
+export { type ToolChange, ToolPins } from "./pins/tool-pins.js";
 export { ErrorCode } from "./protocol/error-codes.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";
 export type { Progress } from "./protocol/rpc-connection.js";

@@ -6,6 +6,14 @@ const MAX_BYTES = 512 * 1024;
 /** Why a request to the identity provider failed, in words for a log line (never a credential). */
 export class ProviderUnreachable extends Error {
   override readonly name = "ProviderUnreachable";
+
+  constructor(
+    message: string,
+    /** The HTTP status the provider answered with, when it answered (not 200). */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -36,7 +44,7 @@ export async function fetchJson(
   }
   if (response.status !== 200) {
     await response.body?.cancel();
-    throw new ProviderUnreachable(`${url}: answered HTTP ${response.status}`);
+    throw new ProviderUnreachable(`${url}: answered HTTP ${response.status}`, response.status);
   }
   const declared = Number(response.headers.get("content-length") ?? 0);
   if (declared > MAX_BYTES) {

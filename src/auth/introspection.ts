@@ -1,4 +1,4 @@
-import { fetchJson } from "./fetch-json.js";
+import { fetchJson, ProviderUnreachable } from "./fetch-json.js";
 
 /** What introspection needs of an issuer: where, and as which client. */
 export interface IntrospectionClient {
@@ -9,8 +9,9 @@ export interface IntrospectionClient {
 
 /**
  * Asks the issuer about an opaque token (RFC 7662): its claims when it is active, `undefined`
- * when the issuer says it is not (expired, revoked, unknown). The client authenticates with
- * HTTP Basic (`client_secret_basic`), or names itself in the body when it has no secret.
+ * when the issuer says it is not (expired, revoked, unknown) or refuses to look at it (400).
+ * The client authenticates with HTTP Basic (`client_secret_basic`), or names itself in the
+ * body when it has no secret.
  *
  * @throws ProviderUnreachable when the issuer does not answer as RFC 7662 says.
  */
@@ -26,6 +27,14 @@ export async function introspect(
     const basic = `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`;
     headers.authorization = `Basic ${Buffer.from(basic).toString("base64")}`;
   }
-  const answer = await fetchJson(await client.endpoint(), { body, headers });
+  let answer: Record<string, unknown>;
+  try {
+    answer = await fetchJson(await client.endpoint(), { body, headers });
+  } catch (error) {
+    // A 400 refuses this token, not the request: the issuer answered (oidc-provider says
+    // `unsupported_token_type` to a JWE-shaped one). It is not active; the issuer is not away.
+    if (error instanceof ProviderUnreachable && error.status === 400) return undefined;
+    throw error;
+  }
   return answer.active === true ? answer : undefined;
 }

@@ -13,6 +13,8 @@ import { TokenRefused, TokenVerifier, type VerifiedToken } from "./token-verifie
 
 /** Verified tokens kept at most; past it the oldest go first. */
 const MAX_CACHED = 10_000;
+/** How long a token the issuer refused when asked is refused again without asking. */
+const REFUSED_FOR_MS = 30_000;
 /** The same failure of the identity provider is logged at most this often. */
 const LOG_EVERY_MS = 30_000;
 
@@ -40,6 +42,8 @@ export class OAuthAuthenticator implements Authenticator {
   readonly #ruleFor: ReturnType<typeof accessRules>;
   readonly #cache = new Map<string, Cached>();
   readonly #pending = new Map<string, Promise<Cached>>();
+  /** Tokens the issuer refused when asked (introspection), by hash: not asked again for a while. */
+  readonly #refused = new Map<string, { until: number; message: string }>();
   readonly #scopesSupported: string[];
   readonly #log: (message: string) => void;
   readonly #logged = new Map<string, number>();
@@ -70,12 +74,23 @@ export class OAuthAuthenticator implements Authenticator {
     return this.#verifier.keyFetches;
   }
 
+  /** Tokens kept as verified now (a refused token is never kept), for tests and metrics. */
+  get cachedTokens(): number {
+    return this.#cache.size;
+  }
+
   async authenticate(request: AuthRequest): Promise<AuthOutcome> {
     const bearer = parseBearer(headerOf(request, "authorization"));
     if (bearer.kind === "none")
       return this.#unauthorized(
         request,
         "Unauthorized: sign in, and send the access token as `Authorization: Bearer <token>`",
+      );
+    if (request.repeatedAuthorization === true)
+      return this.#unauthorized(
+        request,
+        "Unauthorized: several Authorization headers; send one",
+        "invalid_request",
       );
     if (bearer.kind === "malformed")
       return this.#unauthorized(
@@ -97,6 +112,9 @@ export class OAuthAuthenticator implements Authenticator {
       cached = undefined;
     }
     if (cached === undefined) {
+      const refused = this.#refused.get(key);
+      if (refused !== undefined && refused.until > now)
+        return this.#unauthorized(request, `Unauthorized: ${refused.message}`, "invalid_token");
       let pending = this.#pending.get(key);
       if (pending === undefined) {
         // One check per token at a time, however many requests carry it at once.
@@ -112,6 +130,10 @@ export class OAuthAuthenticator implements Authenticator {
       } catch (error) {
         if (!(error instanceof TokenRefused)) throw error;
         if (error.unavailable) this.#log(`sign-in: a token could not be checked: ${error.message}`);
+        if (error.answered) {
+          if (this.#refused.size >= MAX_CACHED) this.#refused.delete(this.#refused.keys().next().value!);
+          this.#refused.set(key, { until: now + REFUSED_FOR_MS, message: error.message });
+        }
         return this.#unauthorized(request, `Unauthorized: ${error.message}`, "invalid_token");
       }
       if (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value!);

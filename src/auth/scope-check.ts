@@ -17,7 +17,9 @@ export function scopeCheck(rules: readonly ScopeRuleConfig[]): Interceptor {
   return (next) => (request) => {
     const identity = request.context.identity;
     const target = request.target;
-    if (identity?.via !== "oauth" || target === undefined) return next(request);
+    // A target the caller's profile does not reach has no server: it goes on to be answered as
+    // unknown, as a name that exists nowhere is; asking for a scope first would reveal it exists.
+    if (identity?.via !== "oauth" || target?.server === undefined) return next(request);
     const granted = identity.scopes ?? [];
     const missing = missingFor(target, granted);
     if (missing.length === 0) return next(request);

@@ -13,10 +13,17 @@ export class TokenRefused extends Error {
   override readonly name = "TokenRefused";
   /** Set when the token could not be checked because the identity provider did not answer. */
   readonly unavailable: boolean;
+  /**
+   * Set when the issuer itself was asked (introspection) and its answer refused the token: the
+   * same token is refused again without asking for a while, so that a client repeating a bad
+   * opaque token cannot make the gateway call the issuer once per request.
+   */
+  readonly answered: boolean;
 
-  constructor(message: string, unavailable = false) {
+  constructor(message: string, unavailable = false, answered = false) {
     super(message);
     this.unavailable = unavailable;
+    this.answered = answered;
   }
 }
 
@@ -168,16 +175,22 @@ export class TokenVerifier {
       }
       if (claims === undefined) continue;
       if (claims.iss !== undefined && claims.iss !== issuer.issuer)
-        throw new TokenRefused("the token's issuer is not one this gateway accepts");
+        throw new TokenRefused("the token's issuer is not one this gateway accepts", false, true);
       const audience = audienceOf(claims.aud);
       if (!audience.some((aud) => audiences.includes(aud)))
-        throw new TokenRefused("the token is not for this resource (its audience names another, or none)");
+        throw new TokenRefused(
+          "the token is not for this resource (its audience names another, or none)",
+          false,
+          true,
+        );
       const exp = typeof claims.exp === "number" ? claims.exp : undefined;
-      if (exp !== undefined && exp + this.#toleranceS <= now) throw new TokenRefused("the token has expired");
+      if (exp !== undefined && exp + this.#toleranceS <= now)
+        throw new TokenRefused("the token has expired", false, true);
       if (typeof claims.nbf === "number" && claims.nbf - this.#toleranceS > now)
-        throw new TokenRefused("the token is not valid yet");
+        throw new TokenRefused("the token is not valid yet", false, true);
       const subject = claims.sub ?? claims.client_id;
-      if (typeof subject !== "string") throw new TokenRefused("the token names no subject (sub)");
+      if (typeof subject !== "string")
+        throw new TokenRefused("the token names no subject (sub)", false, true);
       return {
         issuerIndex: issuer.index,
         issuer: issuer.issuer,
@@ -189,7 +202,11 @@ export class TokenVerifier {
     }
     if (unavailable !== undefined)
       throw new TokenRefused(`the token could not be checked: ${unavailable}`, true);
-    throw new TokenRefused("the token is not active (expired, revoked or unknown to the issuer)");
+    throw new TokenRefused(
+      "the token is not active (expired, revoked or unknown to the issuer)",
+      false,
+      true,
+    );
   }
 }
 

@@ -8,6 +8,8 @@ import { DEFAULT_PORT } from "../fronts/http-front.js";
 import { hostPort, listenProblem } from "../fronts/listen-error.js";
 import type { Hub } from "../hub/hub.js";
 import type { ServerStatus } from "../hub/hub-types.js";
+import { probeSandbox } from "../sandbox/find-bwrap.js";
+import { processLimitKind } from "../sandbox/sandbox-launch.js";
 import { withHub } from "./hub-session.js";
 
 /** How one check came out: `warn` works but deserves a look; `fail` is something that does not work. */
@@ -15,7 +17,7 @@ export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 
 /** One line of `mcplex doctor`. */
 export interface Check {
-  area: "node" | "config" | "server" | "catalog" | "serve" | "sign-in" | "llm";
+  area: "node" | "config" | "sandbox" | "server" | "catalog" | "serve" | "sign-in" | "llm";
   status: CheckStatus;
   message: string;
   /** What to do about it. */
@@ -90,8 +92,9 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
     for (const warning of summary.warnings) {
       checks.push({ area: "config", status: "warn", message: `${warning.path}: ${warning.message}` });
     }
-    let times = new Map<string, number>();
     config = configured.config;
+    checks.push(sandboxCheck(config));
+    let times = new Map<string, number>();
     await withHub(
       {
         config,
@@ -140,6 +143,35 @@ function nodeCheck(): Check {
   };
 }
 
+/**
+ * Whether a sandbox starts here, tried for real (an empty bwrap with every namespace): a `fail`
+ * when the config sandboxes a server and it cannot, a `warn` when nothing asks for it.
+ */
+function sandboxCheck(config: McplexConfig): Check {
+  const sandboxed = [...config.servers, ...(config.available ?? [])]
+    .filter((server) => server.transport === "stdio" && server.sandbox)
+    .map((server) => server.name);
+  const support = probeSandbox({ fresh: true });
+  const used = sandboxed.length === 0 ? "no server asks for it" : `for ${sandboxed.join(", ")}`;
+  if (support.ok) {
+    const limit =
+      processLimitKind() === "cgroup"
+        ? "processes capped by a pids cgroup"
+        : "processes capped by RLIMIT_NPROC only (per user; root is exempt)";
+    return {
+      area: "sandbox",
+      status: "ok",
+      message: `bubblewrap (${support.bwrap}) works here, ${limit}; ${used}`,
+    };
+  }
+  return {
+    area: "sandbox",
+    status: sandboxed.length === 0 ? "warn" : "fail",
+    message: `servers cannot be sandboxed here (${used})`,
+    hint: support.reason,
+  };
+}
+
 /** Milliseconds from the hub's start to each server's first `ready`, filled in as they come. */
 function readyTimes(hub: Hub): Map<string, number> {
   const start = performance.now();
@@ -181,6 +213,18 @@ function serverChecks(
     const ms = times.get(name);
     const limit = config.servers.find((s) => s.name === name)?.startTimeout;
     const message = `ready${ms === undefined ? "" : ` in ${ms} ms`}: ${server.protocolVersion ?? "?"} over ${server.transport}; ${counts}`;
+    const changes = hub.pinChanges(name);
+    if (changes.length > 0) {
+      const held = changes.filter((c) => c.held).length;
+      const which = changes.map((c) => `${c.kind} ${c.tool}`).join(", ");
+      return {
+        area: "server",
+        server: name,
+        status: "warn",
+        message: `${message}; its tools differ from those approved (${which})${held > 0 ? `, ${count(held, "tool")} held out of the catalog` : ""}`,
+        hint: `Review the diff with \`mcplex trust ${name}\` (it prints it) or \`mcplex list\`; trust approves it in the lock file.`,
+      };
+    }
     if (ms !== undefined && limit !== undefined && ms > limit * SLOW_START_SHARE) {
       return {
         area: "server",

@@ -45,6 +45,10 @@ const USAGE_CODES = new Set<McplexErrorCode>([
   "RESOURCE_NOT_FOUND",
   "PROMPT_NOT_FOUND",
   "INVALID_ARGUMENT",
+  "AUDIT_OPEN_FAILED",
+  "REGISTRY_NOT_FOUND",
+  "REGISTRY_AMBIGUOUS",
+  "RUNTIME_MISSING",
 ]);
 
 const RPC_HINTS: Record<number, string> = {

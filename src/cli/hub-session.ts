@@ -40,8 +40,15 @@ export async function withHub<T>(
     config.interceptors === undefined
       ? undefined
       : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
+  // Pinned servers only (loaded only then): `list` and `call` see what `serve` would hold.
+  const pins = [...config.servers, ...(config.available ?? [])].some(
+    (s) => s.pin !== undefined && s.pin !== "off",
+  )
+    ? await (await import("../pins/open-pins.js")).openPins(config)
+    : undefined;
   const hub = new Hub({
     config,
+    ...(pins === undefined ? {} : { pins }),
     oauth: { store: secretOAuthStore() },
     interceptors: modules?.interceptors ?? [],
     upstreamInterceptors: [

@@ -14,6 +14,7 @@ Usage:
                [--memory-budget SIZE]
                [--record DIR] [--simulate [--seed N] [--speed N]] [--tools all|search|code]
                [--rate-limit R[:BURST]] [--allow-origin ORIGIN ...] [--cluster redis://...]
+               [--audit FILE|- (the audit trail: one JSON line per call; - for stderr)]
                                                       serve the whole catalog as one MCP server
                                                       (Streamable HTTP /mcp, WebSocket /ws, HTTP+SSE /sse,
                                                       the web dashboard /dashboard on 127.0.0.1:8420
@@ -22,6 +23,8 @@ Usage:
                                                       send a recording's requests to the live server and
                                                       report the answers that changed (exit 1 if any)
   mcplex list [--config F] [--profile P] [--json]     servers, their state and their tools
+  mcplex trust SERVER [TOOL] [--config F] [--json]   approve the tool changes of a pinned server (pin:)
+                                                      after reviewing them; written to the lock file
   mcplex call TOOL [JSON_ARGS] [--config F] [--json]  call one tool by its exposed name
   mcplex chat [-p PROMPT] [--model M] [--base-url U]  talk to an OpenAI-compatible LLM that uses the tools
               [--config F] [--profile P] [--tools all|search|code] [--json]
@@ -30,6 +33,11 @@ Usage:
   mcplex doctor [--config F] [--port P] [--json]      start every server and check what mcplex needs,
                                                       saying what to fix
   mcplex secrets set NAME [VALUE] | list | rm NAME    manage the encrypted secret store
+  mcplex search WORDS [--registry URL] [--limit N]    servers of the MCP Registry whose name matches
+                [--json]
+  mcplex add NAME [--name KEY] [--config F]           add a server from the MCP Registry to the config:
+             [--env NAME=VALUE ...] [--registry URL]  version pinned, its inputs asked for, secret ones
+                                                      in the secret store
   mcplex auth login NAME | logout NAME [--config F]   authorize mcplex with an OAuth server, in a browser
               [--no-browser]                          (only print the URL to open)
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
@@ -51,6 +59,7 @@ type Command = (args: string[]) => Promise<number>;
  * every session, and start-up is felt each time (bench/startup-bench.ts).
  */
 const COMMANDS: Record<string, () => Promise<Command>> = {
+  add: async () => (await import("./commands/registry.js")).addCommand,
   auth: async () => (await import("./commands/auth.js")).authCommand,
   list: async () => (await import("./commands/list.js")).listCommand,
   replay: async () => (await import("./commands/replay.js")).replayCommand,
@@ -58,8 +67,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   chat: async () => (await import("./commands/chat.js")).chatCommand,
   config: async () => (await import("./commands/config.js")).configCommand,
   doctor: async () => (await import("./commands/doctor.js")).doctorCommand,
+  search: async () => (await import("./commands/registry.js")).searchCommand,
   secrets: async () => (await import("./commands/secrets.js")).secretsCommand,
   serve: async () => (await import("./commands/serve.js")).serveCommand,
+  trust: async () => (await import("./commands/trust.js")).trustCommand,
   workspace: async () => (await import("./commands/workspace.js")).workspaceCommand,
 };
 

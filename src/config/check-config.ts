@@ -1,12 +1,13 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import picomatch from "picomatch";
 import { ConfigError, type ConfigIssue, McplexError } from "../errors.js";
 import { joinPath } from "./config-issues.js";
 import { type LoadConfigOptions, loadConfig } from "./load-config.js";
+import { AUDIT_TO_STDERR } from "./read-audit.js";
 import { redact } from "./redact.js";
-import type { McplexConfig, ToolFilter, TransportKind } from "./types.js";
+import type { AuditConfig, McplexConfig, ToolFilter, TransportKind } from "./types.js";
 
 /** Something legal but probably not what the user meant; `path` as in {@link ConfigIssue}. */
 export interface ConfigWarning {
@@ -26,6 +27,8 @@ export interface ServerSummary {
   target: string;
   timeout: number;
   startTimeout: number;
+  /** Present when the server runs in a sandbox (`sandbox:`, its own or the top-level default). */
+  sandboxed?: true;
 }
 
 /** What a config holds, for printing. */
@@ -38,6 +41,8 @@ export interface ConfigSummary {
   disabledBlock?: { path: string; servers: string[] };
   tokens: number;
   llm?: { baseUrl?: string; model?: string; provider?: string; apiKey: boolean };
+  /** The audit trail (`audit:`): where it goes, its rotation, whether it holds content. */
+  audit?: AuditConfig;
   warnings: ConfigWarning[];
 }
 
@@ -128,6 +133,7 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
       target: redact(target, config.secrets),
       timeout,
       startTimeout,
+      ...(server.transport === "stdio" && server.sandbox ? { sandboxed: true as const } : {}),
     };
   });
   for (const [prefix, owners] of byPrefix) {
@@ -174,6 +180,7 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
     tokens: config.tokens.length,
     warnings,
   };
+  if (config.audit !== undefined) summary.audit = { ...config.audit };
   if (config.llm !== undefined) {
     const { baseUrl, model, provider, apiKey } = config.llm;
     summary.llm = {
@@ -220,6 +227,8 @@ export async function checkConfig(options: LoadConfigOptions = {}): Promise<Conf
   }
   const summary = summarizeConfig(config);
   const env = options.env ?? process.env;
+  const audit = config.audit === undefined ? undefined : await auditFileProblem(config.audit.to);
+  if (audit !== undefined) summary.warnings.push({ path: "audit.to", message: audit });
   for (const server of config.servers) {
     const path = serverPath(config, server.name);
     if (server.transport === "workspace" && !(await isDirectory(server.root))) {
@@ -244,6 +253,16 @@ export async function checkConfig(options: LoadConfigOptions = {}): Promise<Conf
     }
   }
   return { ok: true, summary, config };
+}
+
+/** Why `mcplex serve` could not open the audit file `to` (never opened here), or `undefined`. */
+async function auditFileProblem(to: string): Promise<string | undefined> {
+  if (to === AUDIT_TO_STDERR) return undefined;
+  const file = await stat(to).catch(() => undefined);
+  if (file !== undefined) return file.isFile() ? undefined : `${to} is not a regular file`;
+  if (!(await isDirectory(dirname(to))))
+    return `directory ${dirname(to)} does not exist, so the audit file cannot be created`;
+  return undefined;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
-import { SecretStoreError } from "../errors.js";
+import { McplexError } from "../errors.js";
 
 export interface FileLockOptions {
   /** How long to wait for another holder before giving up. Default 10 s. */
@@ -12,7 +12,10 @@ export interface FileLockOptions {
 /**
  * Runs `operation` while holding `path` as a lock between processes: the file is created
  * exclusively and removed afterwards. For read-modify-write of a shared file (the secret
- * store: a `serve` refreshing OAuth tokens while `mcplex secrets set` runs).
+ * store: a `serve` refreshing OAuth tokens while `mcplex secrets set` runs; the pin lock file;
+ * a config `mcplex add` edits).
+ *
+ * @throws McplexError (`FILE_LOCKED`) when another process holds it past `waitMs`.
  */
 export async function withFileLock<T>(
   path: string,
@@ -39,8 +42,10 @@ export async function withFileLock<T>(
         continue;
       }
       if (Date.now() > deadline) {
-        throw new SecretStoreError("SECRET_STORE_INVALID", `${path} is held by another mcplex process`, {
+        throw new McplexError("FILE_LOCKED", `${path} is held by another mcplex process`, {
+          path,
           hint: `if no other mcplex is running, delete ${path}`,
+          retryable: true,
         });
       }
       await new Promise((resolve) => setTimeout(resolve, delay));

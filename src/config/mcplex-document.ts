@@ -1,10 +1,20 @@
+import { isDeepStrictEqual } from "node:util";
+import { DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_SIZE } from "./read-audit.js";
+import { SANDBOX_DEFAULTS } from "./read-sandbox.js";
 import { SERVER_DEFAULTS } from "./read-server.js";
-import type { McplexConfig, ProfileConfig, ServerConfig, ToolFilter } from "./types.js";
+import type {
+  AuditConfig,
+  McplexConfig,
+  ProfileConfig,
+  SandboxConfig,
+  ServerConfig,
+  ToolFilter,
+} from "./types.js";
 import type { RawMap } from "./value-reader.js";
 
 /**
  * A config as an mcplex file's data (`servers`, `available`, `profiles`, `tokens`, `llm`,
- * `serve`, `telemetry`): loading it gives the same servers and profiles. Defaults are left out; durations
+ * `serve`, `telemetry`, `interceptors`, `audit`): loading it gives the same servers and profiles. Defaults are left out; durations
  * are written in milliseconds. Servers given in code (`transport: "local"`) cannot be written
  * and are left out.
  *
@@ -27,7 +37,14 @@ export function mcplexDocument(config: McplexConfig): RawMap {
   for (const key of ["llm", "serve", "telemetry", "interceptors"] as const) {
     if (config[key] !== undefined) doc[key] = structuredClone(config[key]);
   }
+  if (config.audit !== undefined) doc.audit = auditEntry(config.audit);
   return doc;
+}
+
+/** `true` for the defaults, else the whole map (sizes in bytes); `false` as written. */
+function sandboxEntry(sandbox: SandboxConfig | false): RawMap | boolean {
+  if (sandbox === false) return false;
+  return isDeepStrictEqual(sandbox, SANDBOX_DEFAULTS) ? true : { ...structuredClone(sandbox) };
 }
 
 function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): RawMap {
@@ -38,6 +55,7 @@ function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): Raw
       if (server.args.length > 0) entry.args = [...server.args];
       if (Object.keys(server.env).length > 0) entry.env = { ...server.env };
       if (server.cwd !== undefined) entry.cwd = server.cwd;
+      if (server.sandbox !== undefined) entry.sandbox = sandboxEntry(server.sandbox);
       break;
     case "workspace":
       entry.type = "workspace";
@@ -100,4 +118,12 @@ function filterEntry(filter: ToolFilter | undefined): RawMap | undefined {
     ...(filter.allow === undefined ? {} : { allow: [...filter.allow] }),
     ...(filter.deny === undefined ? {} : { deny: [...filter.deny] }),
   };
+}
+
+function auditEntry(audit: AuditConfig): RawMap {
+  const entry: RawMap = { to: audit.to };
+  if (audit.maxSize !== DEFAULT_AUDIT_MAX_SIZE) entry.maxSize = audit.maxSize;
+  if (audit.keep !== DEFAULT_AUDIT_KEEP) entry.keep = audit.keep;
+  if (audit.content) entry.content = true;
+  return entry;
 }

@@ -9,10 +9,19 @@ import { isServerMap, readServerMap } from "./dialects/server-map.js";
 import type { SecretResolver } from "./expand-variables.js";
 import { readOrigin } from "./origin-rules.js";
 import { type ConfigSyntax, parseDocument } from "./parse-document.js";
+import { readAudit } from "./read-audit.js";
 import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
 import { readInterceptorModules } from "./read-interceptors.js";
-import { checkName, type ReadContext, readMcplexServer, readToolFilter } from "./read-server.js";
+import { readSandbox } from "./read-sandbox.js";
+import {
+  checkName,
+  type ReadContext,
+  readMcplexServer,
+  readPin,
+  readToolFilter,
+  resolveReadPath,
+} from "./read-server.js";
 import { urlCredentials } from "./redact.js";
 import { tokenProblem } from "./token-rules.js";
 import type {
@@ -20,6 +29,7 @@ import type {
   LlmConfig,
   McplexConfig,
   ProfileConfig,
+  SandboxConfig,
   ServeConfig,
   ServerConfig,
   TelemetryConfig,
@@ -59,6 +69,9 @@ const TOP_LEVEL_KEYS = [
   "cluster",
   "interceptors",
   "auth",
+  "audit",
+  "pin",
+  "sandbox",
 ];
 const VSCODE_TYPES = new Set(["stdio", "http", "sse"]);
 
@@ -134,6 +147,18 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     config.servers = readServers(ctx, doc.servers, "servers", readMcplexServer);
     if (doc.available !== undefined && doc.available !== null)
       config.available = readAvailable(ctx, doc.available, config.servers);
+    const { pin } = readPin(reader, doc.pin, "pin");
+    if (pin !== undefined) {
+      config.pin = pin;
+      // The default is applied here, so a server's `pin` is all the hub needs to know.
+      for (const server of [...config.servers, ...(config.available ?? [])]) server.pin ??= pin;
+    }
+    const sandbox = readSandbox(reader, doc.sandbox, "sandbox", (p) => resolveReadPath(ctx, p));
+    if (sandbox) {
+      config.servers = config.servers.map((server) => withSandbox(server, sandbox));
+      if (config.available !== undefined)
+        config.available = config.available.map((server) => withSandbox(server, sandbox));
+    }
     config.profiles = readProfiles(reader, doc.profiles);
     config.tokens = readTokens(reader, doc.tokens);
     const llm = readLlm(reader, doc.llm);
@@ -158,6 +183,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
         "auth.resource",
         'is required with cluster: every replica must name the URL clients reach them at (the load balancer\'s), such as "https://mcp.example.com"',
       );
+    const audit = readAudit(ctx, doc.audit);
+    if (audit !== undefined) config.audit = audit;
   } else if (DIALECTS[format] !== undefined) {
     const { servers, profiles, disabledBlock } = DIALECTS[format](ctx, doc);
     Object.assign(config, { servers, profiles }, disabledBlock && { disabledBlock });
@@ -171,6 +198,12 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
 }
 
 type ServerReader = typeof readMcplexServer;
+
+/** The top-level `sandbox:` default, for a stdio server that says nothing of its own. */
+function withSandbox(server: ServerConfig, sandbox: SandboxConfig): ServerConfig {
+  if (server.transport !== "stdio" || server.sandbox !== undefined) return server;
+  return { ...server, sandbox };
+}
 
 /** `available:`: servers read like `servers:` entries, under names of their own. */
 function readAvailable(ctx: ReadContext, value: unknown, servers: ServerConfig[]): ServerConfig[] {

@@ -1,5 +1,11 @@
 import { joinPath } from "./config-issues.js";
-import type { AccessRuleConfig, AuthConfig, AuthIssuerConfig, ScopeRuleConfig } from "./types.js";
+import type {
+  AccessRuleConfig,
+  AuthConfig,
+  AuthIssuerConfig,
+  DashboardSignInConfig,
+  ScopeRuleConfig,
+} from "./types.js";
 import type { ValueReader } from "./value-reader.js";
 
 /** Signature algorithms accepted unless an issuer lists its own: asymmetric ones only. */
@@ -42,6 +48,7 @@ export function readAuth(
     "claims",
     "access",
     "require",
+    "dashboard",
   ]);
   const auth: AuthConfig = {
     issuers: readIssuers(reader, node.issuers),
@@ -81,7 +88,36 @@ export function readAuth(
   }
   if (node.access !== undefined && node.access !== null)
     auth.access = readAccess(reader, node.access, profiles);
+  const dashboard = readDashboard(reader, node.dashboard, auth.issuers);
+  if (dashboard !== undefined) auth.dashboard = dashboard;
   return auth;
+}
+
+/** `auth.dashboard`: the issuer and client the web dashboard signs in with, and its scopes. */
+function readDashboard(
+  reader: ValueReader,
+  value: unknown,
+  issuers: readonly AuthIssuerConfig[],
+): DashboardSignInConfig | undefined {
+  const node = reader.map(value, "auth.dashboard");
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, "auth.dashboard", ["issuer", "clientId", "scopes"]);
+  const out: DashboardSignInConfig = {};
+  const issuer = reader.nonEmpty(node.issuer, "auth.dashboard.issuer");
+  if (issuer !== undefined) {
+    const known = issuers.map((entry) => reader.probe(entry.issuer));
+    if (issuers.length > 0 && !known.includes(reader.probe(issuer)))
+      reader.fail(
+        "auth.dashboard.issuer",
+        `is not one of auth.issuers (${known.join(", ")}); the page signs in where the gateway accepts tokens from`,
+      );
+    else out.issuer = issuer;
+  }
+  const clientId = reader.nonEmpty(node.clientId, "auth.dashboard.clientId");
+  if (clientId !== undefined) out.clientId = clientId;
+  const scopes = scopeList(reader, node.scopes, "auth.dashboard.scopes");
+  if (scopes !== undefined) out.scopes = scopes;
+  return out;
 }
 
 /** Why `resource` cannot be the gateway's public URL, or `undefined`. */

@@ -10,8 +10,9 @@ import {
   readRecordOptions,
   readReplay,
 } from "./read-recording.js";
+import { readSandbox } from "./read-sandbox.js";
 import { urlCredentials } from "./redact.js";
-import type { OAuthConfig, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
+import type { OAuthConfig, PinPolicy, ServerConfig, ToolFilter, WorkspaceRule } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
 
 /** Defaults applied to every server. */
@@ -37,8 +38,9 @@ const COMMON_KEYS = [
   "backoff",
   ...RECORDING_SERVER_KEYS,
   "cache",
+  "pin",
 ];
-const STDIO_KEYS = ["command", "args", "env", "cwd"];
+const STDIO_KEYS = ["command", "args", "env", "cwd", "sandbox"];
 const REMOTE_KEYS = ["url", "headers", "oauth", "fallback"];
 /** The `oauth` keys that are plain text; `grant`, `redirectUrl` and `clientMetadataUrl` are checked apart. */
 const OAUTH_TEXT_KEYS = [
@@ -84,6 +86,15 @@ export function checkName(reader: ValueReader, name: string, path: string, what:
 export function resolvePath(path: string, baseDir: string): string {
   if (path === "~" || path.startsWith("~/")) return resolve(homedir(), path.slice(2));
   return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+/** The `pin:` policies, as errors list them. */
+const PIN_POLICIES: readonly PinPolicy[] = ["hold-tools", "hold-server", "warn", "off"];
+
+/** Reads a `pin:` policy (a server's, or the top-level default). */
+export function readPin(reader: ValueReader, value: unknown, path: string): { pin?: PinPolicy } {
+  const pin = reader.choice(value, path, PIN_POLICIES);
+  return pin === undefined ? {} : { pin };
 }
 
 /** Reads `{allow: [globs], deny: [globs]}`. */
@@ -134,6 +145,7 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     ...readBackoff(reader, node.backoff, joinPath(path, "backoff")),
     ...readRecordOptions(reader, node, path, (p) => resolvePath(p, ctx.baseDir)),
     ...readCache(reader, node.cache, joinPath(path, "cache")),
+    ...readPin(reader, node.pin, joinPath(path, "pin")),
   };
   if (transport === "replay") {
     for (const key of [...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS])
@@ -234,6 +246,9 @@ export function readStdio(ctx: ReadContext, node: RawMap, path: string) {
   const args = reader.stringList(node.args, joinPath(path, "args")) ?? [];
   const env = reader.stringMap(node.env, joinPath(path, "env")) ?? {};
   const cwd = reader.nonEmpty(node.cwd, joinPath(path, "cwd"));
+  const sandbox = readSandbox(reader, node.sandbox, joinPath(path, "sandbox"), (p) =>
+    resolveReadPath(ctx, p),
+  );
   if (command === undefined) return undefined;
   return {
     transport: "stdio" as const,
@@ -241,11 +256,12 @@ export function readStdio(ctx: ReadContext, node: RawMap, path: string) {
     args,
     env,
     ...(cwd === undefined ? {} : { cwd: resolveReadPath(ctx, cwd) }),
+    ...(sandbox === undefined ? {} : { sandbox }),
   };
 }
 
 /** {@link resolvePath} of a path read by `ctx.reader`, which may stand for a kept `${...}` reference. */
-function resolveReadPath(ctx: ReadContext, path: string): string {
+export function resolveReadPath(ctx: ReadContext, path: string): string {
   const value = ctx.reader.probe(path);
   if (value !== path && resolvePath(value, ctx.baseDir) === value) return path;
   return resolvePath(path, ctx.baseDir);

@@ -3,6 +3,9 @@ import { encodedForms } from "./secret-encodings.js";
 /** What a redacted secret is replaced with. */
 export const REDACTED = "***";
 
+/** How deep a cause chain or a JSON value is redacted; deeper parts are replaced whole. */
+export const MAX_REDACT_DEPTH = 32;
+
 /**
  * Below this length a secret is only replaced where it stands as a whole token, so that a
  * three-character secret does not turn every "abc" inside longer words into `***`.
@@ -130,4 +133,24 @@ function safeDecode(text: string): string {
   } catch {
     return text;
   }
+}
+
+/** `value` with `redact` applied to every string (keys too); the same object when nothing changed. */
+export function redactValue<T>(value: T, redact: (text: string) => string, depth = 0): T {
+  if (typeof value === "string") return redact(value) as T;
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= MAX_REDACT_DEPTH) return REDACTED as T;
+  if (Array.isArray(value)) {
+    const items = value.map((item) => redactValue(item, redact, depth + 1));
+    return (items.some((item, i) => item !== value[i]) ? items : value) as T;
+  }
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const cleanKey = redact(key);
+    const clean = redactValue(item, redact, depth + 1);
+    if (cleanKey !== key || clean !== item) changed = true;
+    out[cleanKey] = clean;
+  }
+  return (changed ? out : value) as T;
 }

@@ -66,7 +66,16 @@ interface ServerCommon {
   simulate?: boolean;
   /** Reuse results of this server's read-only tools for a while (see {@link CacheConfig}). */
   cache?: CacheConfig;
+  /**
+   * Pin its tools against silent change (`pin:`, or the top-level `pin:` default): `hold-tools`
+   * keeps changed and new tools out of the catalog until `mcplex trust`, `hold-server` all its
+   * tools, `warn` only reports. Absent or `off`: not pinned.
+   */
+  pin?: PinPolicy;
 }
+
+/** What a changed tool list of a pinned server does (see `ServerConfig.pin`). */
+export type PinPolicy = "hold-tools" | "hold-server" | "warn" | "off";
 
 /** `record:` of a server: where its traffic goes and what never reaches the disk. */
 export interface RecordConfig {
@@ -128,6 +137,28 @@ export interface StdioServerConfig extends ServerCommon {
   args: string[];
   env: Record<string, string>;
   cwd?: string;
+  /**
+   * Run the server inside bubblewrap (Linux): `false` when the config turns the top-level
+   * default off for this server, absent when neither asks for a sandbox.
+   */
+  sandbox?: SandboxConfig | false;
+}
+
+/**
+ * What a sandboxed stdio server may touch (`sandbox:` per server or at the top level). The
+ * system directories, the server's own package and a private `/tmp` are always there.
+ */
+export interface SandboxConfig {
+  /** Absolute paths the server may read (`read`) or read and write (`write`); the rest is invisible. */
+  fs: { read: string[]; write: string[] };
+  /** `none`: no network at all; `all`: the host's; a list: only these hosts, through mcplex's proxy. */
+  network: "none" | "all" | string[];
+  /** Largest data segment (RLIMIT_DATA), in bytes. */
+  memory: number;
+  /** Most processes and threads at once. */
+  processes: number;
+  /** Most open files (RLIMIT_NOFILE). */
+  files: number;
 }
 
 export interface RemoteServerConfig extends ServerCommon {
@@ -342,6 +373,21 @@ export interface ClusterConfig {
 }
 
 /**
+ * The `audit:` block: one JSON line per call, resource read and prompt get, with who made it and
+ * how it ended (see README "Audit trail"). Read at start; `--audit` on `mcplex serve` overrides `to`.
+ */
+export interface AuditConfig {
+  /** `stderr`, or the audit file's absolute path (written relative to the config file). */
+  to: string;
+  /** A file is rotated before a line would take it past this many bytes. Default 10 MiB. */
+  maxSize: number;
+  /** Rotated files kept (`audit.log.1` ... `audit.log.<keep>`). Default 5. */
+  keep: number;
+  /** Add each call's arguments and its result (or error), redacted like every log. Default false. */
+  content: boolean;
+}
+
+/**
  * The `auth:` block: the gateway as an OAuth 2.1 resource server (README "Sign-in"). Clients
  * sign their users in at one of `issuers` and present the access token; its claims decide the
  * user's profile (`access`) and the scopes a call needs (`require`). Static `tokens:` keep
@@ -380,6 +426,25 @@ export interface AuthConfig {
   access?: AccessRuleConfig[];
   /** The scopes calls need, per tool, resource, prompt or server (step-up: 403 insufficient_scope). */
   require: ScopeRuleConfig[];
+  /** How the web dashboard signs its user in (see {@link DashboardSignInConfig}); default: as below. */
+  dashboard?: DashboardSignInConfig;
+}
+
+/**
+ * `auth.dashboard`: the client the dashboard page signs in with, from the browser (authorization
+ * code with PKCE S256, `resource` = the gateway). Every key is optional.
+ */
+export interface DashboardSignInConfig {
+  /** Which of `auth.issuers` the page signs in at. Default: the first. */
+  issuer?: string;
+  /**
+   * A public client registered for the page at that issuer (no secret; redirect URI
+   * `<resource>/dashboard`). Default: the page registers one itself (RFC 7591), where the
+   * provider lets a browser do so.
+   */
+  clientId?: string;
+  /** Scopes the page asks for. Default: `auth.scopes` (what the gateway's challenge names). */
+  scopes?: string[];
 }
 
 /** One entry of `auth.issuers`: an authorization server. */
@@ -433,6 +498,8 @@ export interface McplexConfig {
     | "mcp_servers"
     | "default";
   servers: ServerConfig[];
+  /** The `pin:` policy of servers that name none (already applied to each of them). */
+  pin?: PinPolicy;
   /**
    * Servers a file turned off all at once (`mcp.client.enabled: false`, the switch at `path`):
    * checked as written, named here, and not in `servers`. Profiles may name them; `config check`
@@ -453,6 +520,8 @@ export interface McplexConfig {
   telemetry?: TelemetryConfig;
   /** Several replicas sharing state through Redis (off by default). */
   cluster?: ClusterConfig;
+  /** The audit trail of `mcplex serve` (off by default). */
+  audit?: AuditConfig;
   /** Modules of interceptors that every call goes through (see {@link InterceptorModuleConfig}). */
   interceptors?: InterceptorModuleConfig[];
   /** OAuth sign-in: the gateway as a resource server (off unless present). */

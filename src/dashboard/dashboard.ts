@@ -1,5 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AuthConfig } from "../config/types.js";
+import type { Identity } from "../fronts/authenticator.js";
 import type { FrontPage, FrontPageFactory, FrontPageHost } from "../fronts/front-page.js";
 import { sendJson } from "../fronts/http-exchange.js";
 import { checkContentType } from "../fronts/http-guard.js";
@@ -9,6 +11,7 @@ import { healthReport } from "../gateway/layers/metrics.js";
 import type { CacheCounts } from "../gateway/layers/result-cache.js";
 import { APP_FRAME_HTML, appFramePolicy, cspFromQuery } from "./app-frame.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
+import { DashboardSignIn } from "./dashboard-sign-in.js";
 import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
 import { availableServers, parseActionPath, runServerAction } from "./server-actions.js";
 
@@ -27,6 +30,7 @@ const MODULES = [
   "prompt-runner.js",
   "server-controls.js",
   "cluster-panel.js",
+  "sign-in.js",
   "app-view.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
@@ -39,16 +43,28 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 const ASSET_DIR = new URL("../../web/dashboard/", import.meta.url);
 
 /**
- * Nothing but the page's own files, no framing by other sites, no referrer. The one frame the
- * page holds is its own `/dashboard/app-frame`, where the playground runs an MCP App sandboxed.
+ * Nothing but the page's own files, no framing by other sites, no referrer (the address of a
+ * page back from sign-in holds a code until the page removes it). `connect` adds the origins the
+ * scripts may fetch besides the page's own: the identity provider's, with sign-in. The one frame
+ * the page holds is its own `/dashboard/app-frame`, where the playground runs an MCP App sandboxed.
  */
-const PAGE_HEADERS = {
-  "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src data:; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-cache",
-};
+function pageHeaders(connect: readonly string[] = []): Record<string, string> {
+  return {
+    "content-security-policy": `default-src 'none'; script-src 'self'; style-src 'self'; connect-src ${["'self'", ...connect].join(" ")}; img-src 'self' data:; media-src data:; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-cache",
+  };
+}
+const PAGE_HEADERS = pageHeaders();
+
+/**
+ * A server action by a signed-in user without operator rights. A static token bound to a profile
+ * acts on that profile's servers, as the operator who handed it out chose; an identity provider
+ * admits many people, so acting on servers takes a rule that says so (`auth.access`).
+ */
+const NOT_OPERATOR =
+  "Forbidden: acting on servers is for operators, and no rule of this gateway's auth.access gives you operator rights; ask its operator (a rule with operator: true), or sign in as an operator";
 
 /**
  * A server action must be a request no page of another site can send without a CORS preflight
@@ -74,6 +90,9 @@ const HEARTBEAT_MS = 20_000;
  * (which another site's page cannot send without a preflight), and only for servers the
  * token's profile has.
  * The page calls tools, reads resources and gets prompts as an MCP client of `/mcp` itself.
+ * With sign-in (`auth:`), the page signs its user in at the identity provider from the browser
+ * (`/dashboard/sign-in` says where and with which client) and sends the access token like any
+ * client; a signed-in user acts on servers only with operator rights.
  */
 export class Dashboard implements FrontPage {
   readonly #gateway: Gateway;
@@ -84,17 +103,20 @@ export class Dashboard implements FrontPage {
   readonly #startedAt = Date.now();
   readonly #streams = new Set<ServerResponse>();
   readonly #assets = new Map<string, Promise<Buffer>>();
+  readonly #signIn: DashboardSignIn | undefined;
 
   /**
    * `options.mcp: false` says MCP is not served at the page's origin (a gateway on stdio):
-   * the page then has no tools, resources and prompts views, which call `/mcp`.
+   * the page then has no tools, resources and prompts views, which call `/mcp`. `options.signIn`:
+   * the gateway's `auth:` block, when it has one (the page then signs its user in).
    */
   constructor(
     gateway: Gateway,
     host: FrontPageHost,
-    options: { latency?: LatencyHistoryOptions; mcp?: boolean } = {},
+    options: { latency?: LatencyHistoryOptions; mcp?: boolean; signIn?: AuthConfig } = {},
   ) {
     this.#gateway = gateway;
+    this.#signIn = options.signIn === undefined ? undefined : new DashboardSignIn(options.signIn);
     this.#mcp = options.mcp ?? true;
     this.#host = host;
     this.#feed = new CallFeed(gateway);
@@ -127,7 +149,11 @@ export class Dashboard implements FrontPage {
     }
     const asset = ASSETS[path];
     if (asset !== undefined) {
-      this.#serveAsset(req, res, asset);
+      await this.#serveAsset(req, res, asset);
+      return;
+    }
+    if (path === "/dashboard/sign-in") {
+      this.#serveSignIn(req, res);
       return;
     }
     if (path === "/dashboard/app-frame") {
@@ -144,20 +170,29 @@ export class Dashboard implements FrontPage {
       return;
     }
     if (path === "/dashboard/state")
-      this.state(caller.profile).then(
+      this.state(caller.profile, caller).then(
         (state) => sendJson(res, 200, state, { "cache-control": "no-store" }),
         (error: Error) => sendJson(res, 500, { error: `dashboard state failed: ${error.message}` }),
       );
-    else this.#stream(req, res, caller.profile);
+    else this.#stream(req, res, caller.profile, caller.operator);
   }
 
   /**
    * Everything the page shows, in `profile`'s view: with `available`, the servers under the
    * config's `available:` that the profile may connect (whether each runs, its known tools).
+   * `viewer` is who asks (default: the operator without a profile): a signed-in user is named
+   * (`gateway.user`), and only an operator without a profile sees the cluster's replicas. Who
+   * made each call is shown to operators only (see {@link shownCall}).
    */
-  async state(profile?: string): Promise<Record<string, unknown>> {
+  async state(
+    profile?: string,
+    viewer: { operator: boolean; identity?: Identity } = { operator: profile === undefined },
+  ): Promise<Record<string, unknown>> {
+    const operator = viewer.operator;
     const hub = this.#gateway.hub;
     const visible = (call: WatchedCall) => profile === undefined || call.profile === profile;
+    const shown = <T extends WatchedCall>(calls: T[]) =>
+      calls.filter(visible).map((call) => shownCall(call, operator));
     const available = await availableServers(hub, profile);
     const servers = hub.servers(profile);
     return {
@@ -169,6 +204,7 @@ export class Dashboard implements FrontPage {
         authenticated: this.#host.authenticated(),
         mcpHere: this.#mcp,
         ...(profile === undefined ? {} : { profile }),
+        ...userOf(viewer),
       },
       // Only the servers the profile can use: others' names, pids and errors are not its business.
       health: healthReport({ servers: () => servers }),
@@ -183,17 +219,21 @@ export class Dashboard implements FrontPage {
         ...(t.description === undefined ? {} : { description: t.description }),
         available: t.available,
       })),
+      // Pinned servers' tools that differ from those approved, with the diffs to review before `trust`.
+      pinChanges: hub.pinChanges().filter((c) => servers.some((s) => s.name === c.server)),
       resources: hub.resources(profile).length,
       resourceTemplates: hub.resourceTemplates(profile).length,
       prompts: hub.prompts(profile).length,
-      calls: { active: this.#feed.active().filter(visible), recent: this.#feed.recent().filter(visible) },
+      calls: { active: shown(this.#feed.active()), recent: shown(this.#feed.recent()) },
       latency: this.#latency.snapshot(
         Date.now(),
         servers.map((s) => s.name),
       ),
       cache: cacheOf(this.#gateway.cache.counts(), servers),
       // Replicas' addresses are the operator's business, not a profile's.
-      ...(profile === undefined && this.#host.cluster !== undefined ? { cluster: this.#host.cluster() } : {}),
+      ...(profile === undefined && viewer.operator && this.#host.cluster !== undefined
+        ? { cluster: this.#host.cluster() }
+        : {}),
     };
   }
 
@@ -225,6 +265,10 @@ export class Dashboard implements FrontPage {
       sendJson(res, 415, { error: ACTION_TYPE });
       return;
     }
+    if (caller.identity?.via === "oauth" && !caller.operator) {
+      sendJson(res, 403, { error: NOT_OPERATOR });
+      return;
+    }
     runServerAction(this.#gateway.hub, res, action, caller.profile).catch((error: Error) => {
       if (!res.headersSent) sendJson(res, 500, { error: `server action failed: ${error.message}` });
     });
@@ -250,12 +294,37 @@ export class Dashboard implements FrontPage {
     res.end(req.method === "HEAD" ? undefined : body);
   }
 
-  #serveAsset(req: IncomingMessage, res: ServerResponse, asset: { file: string; type: string }): void {
+  /** Where and how the page signs in: public (a public client's id), for the page before it has a token. */
+  #serveSignIn(req: IncomingMessage, res: ServerResponse): void {
     const refused = this.#host.checkPage(req);
     if (refused !== undefined) {
       sendJson(res, refused.status, { error: refused.message });
       return;
     }
+    if (this.#signIn === undefined) {
+      sendJson(res, 404, {
+        error: "this gateway has no sign-in (no auth: block in its config); use a token, if it asks for one",
+      });
+      return;
+    }
+    sendJson(res, 200, this.#signIn.settings(), { "cache-control": "no-store" });
+  }
+
+  async #serveAsset(
+    req: IncomingMessage,
+    res: ServerResponse,
+    asset: { file: string; type: string },
+  ): Promise<void> {
+    const refused = this.#host.checkPage(req);
+    if (refused !== undefined) {
+      sendJson(res, refused.status, { error: refused.message });
+      return;
+    }
+    // The document's policy is the one in force: only it needs the provider's origins.
+    const headers =
+      this.#signIn !== undefined && asset.file === "index.html"
+        ? pageHeaders(await this.#signIn.connectSources())
+        : PAGE_HEADERS;
     let body = this.#assets.get(asset.file);
     if (body === undefined) {
       body = readFile(new URL(asset.file, ASSET_DIR));
@@ -263,7 +332,7 @@ export class Dashboard implements FrontPage {
     }
     body.then(
       (bytes) => {
-        res.writeHead(200, { ...PAGE_HEADERS, "content-type": asset.type, "content-length": bytes.length });
+        res.writeHead(200, { ...headers, "content-type": asset.type, "content-length": bytes.length });
         res.end(req.method === "HEAD" ? undefined : bytes);
       },
       (error: Error) => {
@@ -274,7 +343,7 @@ export class Dashboard implements FrontPage {
   }
 
   /** Sends feed events as `event: batch` messages until the client goes. */
-  #stream(req: IncomingMessage, res: ServerResponse, profile: string | undefined): void {
+  #stream(req: IncomingMessage, res: ServerResponse, profile: string | undefined, operator: boolean): void {
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-store",
@@ -298,7 +367,7 @@ export class Dashboard implements FrontPage {
         queue.shift();
         dropped++;
       }
-      queue.push(event);
+      queue.push(shownEvent(event, operator));
       timer ??= setTimeout(flush, FLUSH_MS);
     });
     const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
@@ -311,6 +380,30 @@ export class Dashboard implements FrontPage {
     };
     req.once("close", end);
     res.once("close", end);
+  }
+}
+
+/**
+ * A call as a viewer sees it: who made it (subject, client) only for operators. A token bound to
+ * a profile sees the profile's calls, which other users of the profile make too: who they are is
+ * not its business.
+ */
+function shownCall<T extends WatchedCall>(call: T, operator: boolean): T {
+  if (operator) return call;
+  const { subject: _s, client: _c, ...rest } = call;
+  return rest as T;
+}
+
+/** A feed event as a viewer sees it (see {@link shownCall}). */
+function shownEvent(event: FeedEvent, operator: boolean): FeedEvent {
+  if (operator) return event;
+  switch (event.type) {
+    case "call-started":
+      return { type: event.type, call: shownCall(event.call, false) };
+    case "call-ended":
+      return { type: event.type, call: shownCall(event.call, false) };
+    default:
+      return event;
   }
 }
 
@@ -327,11 +420,35 @@ function cacheOf(
   return shown;
 }
 
+/** `gateway.user` of the state: who a signed-in viewer is, as the gateway verified it. */
+function userOf(viewer: { operator: boolean; identity?: Identity }): Record<string, unknown> {
+  const identity = viewer.identity;
+  if (identity?.via !== "oauth" || identity.subject === undefined) return {};
+  return {
+    user: {
+      subject: identity.subject,
+      ...(identity.issuer === undefined ? {} : { issuer: identity.issuer }),
+      operator: viewer.operator,
+    },
+  };
+}
+
 /**
- * The dashboard as a page of the HTTP front, at `/dashboard` (and `/`, which leads there):
- * `startHttpFront(gateway, { dashboard: dashboardPage })`, as `serve()` does.
+ * The dashboard as a page of the HTTP front, at `/dashboard` (and `/`, which leads there), with
+ * the gateway's `auth:` block when it has one (the page then signs its user in):
+ * `startHttpFront(gateway, { dashboard: dashboardPageWith({ signIn: config.auth }) })`, as
+ * `serve()` does.
  */
-export const dashboardPage: FrontPageFactory = {
-  path: "/dashboard",
-  create: (gateway, host) => new Dashboard(gateway, host, { mcp: host.mcp }),
-};
+export function dashboardPageWith(options: { signIn?: AuthConfig }): FrontPageFactory {
+  return {
+    path: "/dashboard",
+    create: (gateway, host) =>
+      new Dashboard(gateway, host, {
+        mcp: host.mcp,
+        ...(options.signIn === undefined ? {} : { signIn: options.signIn }),
+      }),
+  };
+}
+
+/** The dashboard without sign-in: `startHttpFront(gateway, { dashboard: dashboardPage })`. */
+export const dashboardPage: FrontPageFactory = dashboardPageWith({});

@@ -5,7 +5,7 @@ import type { Hub } from "../hub/hub.js";
 import { notFound } from "../hub/hub-errors.js";
 
 /** What the dashboard's buttons can do to one server. */
-export const SERVER_ACTIONS = ["restart", "start", "stop", "enable", "disable"] as const;
+export const SERVER_ACTIONS = ["restart", "start", "stop", "enable", "disable", "trust"] as const;
 export type ServerAction = (typeof SERVER_ACTIONS)[number];
 
 /** An `available:` server as the dashboard shows it (`available` in `/dashboard/state`). */
@@ -49,7 +49,9 @@ export async function availableServers(
  *
  * `start` connects an `available:` server that is not connected (as `connect_server` does,
  * within the caller's profile); `stop` disconnects one, and is for those servers only (others
- * are turned off with `disable`).
+ * are turned off with `disable`). `trust` approves a pinned server's tool changes as it lists
+ * its tools now (as `mcplex trust SERVER` does); it is for callers without a profile only (an
+ * approval holds for every profile), and answers 409 when nothing waits for approval.
  */
 export async function runServerAction(
   hub: Hub,
@@ -71,6 +73,14 @@ export async function runServerAction(
       error:
         `Forbidden: this token is bound to profile "${profile}", which has no server "${server}"; ` +
         "a profile-bound token acts only on its profile's servers",
+    });
+    return;
+  }
+  if (action === "trust" && profile !== undefined) {
+    sendJson(res, 403, {
+      error:
+        `Forbidden: this token is bound to profile "${profile}"; approving a server's changed tools holds for ` +
+        "every profile, so it is for operators (a token bound to no profile)",
     });
     return;
   }
@@ -131,11 +141,15 @@ async function act(
       return hub.setServerEnabled(server, true);
     case "disable":
       return hub.setServerEnabled(server, false);
+    case "trust":
+      await hub.trustTools(server);
+      return;
   }
 }
 
 /** The HTTP status of an action that failed. */
 function statusOf(error: unknown): number {
+  if (error instanceof McplexError && error.code === "PIN_NOTHING_TO_TRUST") return 409;
   if (error instanceof NotFoundError || (error instanceof McplexError && error.code === "INVALID_ARGUMENT"))
     return 404;
   return 502;

@@ -13,6 +13,8 @@ export interface AuthRequest {
   readonly remoteAddress: string | undefined;
   /** The path asked for, without its query (`/mcp`, `/sse`, `/messages`, `/ws`, `/dashboard/api/...`). */
   readonly path?: string;
+  /** Set when the request carries several `Authorization` headers (`headers` holds the first). */
+  readonly repeatedAuthorization?: true;
 }
 
 /** A request turned away by an {@link Authenticator}: 401 with a challenge, or 403. */

@@ -36,3 +36,19 @@ export interface Caller {
 
 /** A caller let in: its identity, its rate-limit key, whether it is the operator, and its profile. */
 export type Admitted = Caller & { key: string; operator: boolean; identity: Identity };
+
+/**
+ * Why `caller` may not use a session its front opened for another request, or `undefined` when
+ * it may. A session serves one profile; static tokens of that profile share it, as they always
+ * have. A signed-in user's session is theirs alone: many users share a profile, and the session
+ * carries its user's identity (scopes included) into every request made on it.
+ */
+export function sessionRefusal(
+  session: { profile: string | undefined; key: string | undefined; identity: Identity | undefined },
+  caller: Caller,
+): string | undefined {
+  if (session.profile !== caller.profile) return "Forbidden: this session belongs to another token";
+  const signedIn = session.identity?.via === "oauth" || caller.identity?.via === "oauth";
+  if (signedIn && session.key !== caller.key) return "Forbidden: this session belongs to another user";
+  return undefined;
+}

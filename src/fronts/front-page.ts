@@ -1,14 +1,19 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Gateway } from "../gateway/gateway.js";
+import type { Identity } from "./authenticator.js";
 import type { Refusal } from "./caller.js";
 
 /** What the HTTP front lends a page it serves (the dashboard): its admission and what it serves. */
 export interface FrontPageHost {
   /**
    * Host/Origin and credential checks of a data request, through the front's `Authenticator`:
-   * the caller's profile, or a refusal. With `limited`, the caller's rate limit too (actions).
+   * the caller's profile, operator rights and identity, or a refusal. With `limited`, the
+   * caller's rate limit too (actions).
    */
-  admit(req: IncomingMessage, limited?: boolean): Promise<{ profile?: string; operator: boolean } | Refusal>;
+  admit(
+    req: IncomingMessage,
+    limited?: boolean,
+  ): Promise<{ profile?: string; operator: boolean; identity?: Identity } | Refusal>;
   /** Host/Origin check alone, for a page's own files (they hold no data). */
   checkPage(req: IncomingMessage): Refusal | undefined;
   /** The endpoints the front serves, to show on the page. */

@@ -3,7 +3,7 @@ import type { Channel, ClientSession, WireMessage } from "../gateway/client-sess
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { onExpiry } from "./authenticator.js";
-import type { Caller } from "./caller.js";
+import { type Caller, sessionRefusal } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
 import { HttpExchange, sendRpcError } from "./http-exchange.js";
 
@@ -181,17 +181,15 @@ export class Rev2025HttpSessions {
       );
       return;
     }
-    if (entry.profile !== caller.profile) {
-      sendRpcError(
-        res,
-        403,
-        message.id,
-        ErrorCode.ServerError,
-        "Forbidden: this session belongs to another token",
-      );
+    const refusal = sessionRefusal({ ...entry, identity: entry.session.identity }, caller);
+    if (refusal !== undefined) {
+      sendRpcError(res, 403, message.id, ErrorCode.ServerError, refusal);
       return;
     }
     this.#touch(entry);
+    // Each POST is admitted anew: a token the client renewed (a step-up's new scopes) counts
+    // from its first request, not only in sessions opened after it.
+    if (caller.key === entry.key && caller.identity !== undefined) entry.session.identity = caller.identity;
     if (!isRequest) {
       entry.session.receive(message);
       res.writeHead(202).end();
@@ -234,6 +232,7 @@ export class Rev2025HttpSessions {
       mode: caller.mode,
       caller: key,
       identity: caller.identity,
+      front: "http",
     });
     const entry = { id, session, channel, profile, key, lastUsed: Date.now() };
     channel.onClose = () => this.#forget(entry);
@@ -334,7 +333,10 @@ export class Rev2025HttpSessions {
       return undefined;
     }
     const entry = this.#sessions.get(sessionId);
-    if (entry === undefined || entry.profile !== caller.profile) {
+    if (
+      entry === undefined ||
+      sessionRefusal({ ...entry, identity: entry.session.identity }, caller) !== undefined
+    ) {
       sendRpcError(res, 404, null, ErrorCode.SessionNotFound, "Session not found");
       return undefined;
     }

@@ -86,6 +86,7 @@ export async function serveRev2026Post(
     caller: caller.key,
     identity: caller.identity,
     headers: req.headers,
+    front: "http",
   });
   const request = gateway.request(id, method, params, ctx);
   const tool = request.target?.kind === "tool" ? request.target.tool : undefined;

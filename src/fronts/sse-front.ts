@@ -4,7 +4,7 @@ import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { onExpiry } from "./authenticator.js";
-import type { Caller } from "./caller.js";
+import { type Caller, sessionRefusal } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
 import type { Refusal } from "./http-admission.js";
 import { sendOverBudget, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
@@ -164,6 +164,7 @@ export class SseFront {
       mode: caller.mode,
       caller: caller.key,
       identity: caller.identity,
+      front: "sse",
     });
     channel.onClose = () => this.#sessions.delete(id);
     this.#sessions.set(id, { session, channel, profile });
@@ -215,10 +216,20 @@ export class SseFront {
       );
       return;
     }
-    if (entry !== undefined && entry.profile !== caller.profile) {
-      sendRpcError(res, 403, null, ErrorCode.ServerError, "Forbidden: this session belongs to another token");
+    const refusal =
+      entry === undefined
+        ? undefined
+        : sessionRefusal(
+            { profile: entry.profile, key: entry.session.caller, identity: entry.session.identity },
+            caller,
+          );
+    if (refusal !== undefined) {
+      sendRpcError(res, 403, null, ErrorCode.ServerError, refusal);
       return;
     }
+    // As on /mcp: a renewed token of the stream's caller counts from its first message.
+    if (entry?.session.caller === caller.key && caller.identity !== undefined)
+      entry.session.identity = caller.identity;
     const type = checkContentType(req.headers["content-type"]);
     if (!type.ok) {
       sendRpcError(res, type.status, null, ErrorCode.ServerError, type.message);

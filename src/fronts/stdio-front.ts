@@ -68,7 +68,7 @@ export function serveGatewayStdio(
       },
       close() {},
     },
-    { profile: options.profile, mode: options.mode },
+    { profile: options.profile, mode: options.mode, front: "stdio" },
   );
 
   const onLine = (line: string) => {

@@ -90,7 +90,13 @@ export function attachWebSocketFront(
             ws.close(1000);
           },
         },
-        { profile: caller.profile, mode: caller.mode, caller: caller.key, identity: caller.identity },
+        {
+          profile: caller.profile,
+          mode: caller.mode,
+          caller: caller.key,
+          identity: caller.identity,
+          front: "ws",
+        },
       );
       ws.on("message", (data, isBinary) => {
         const text = isBinary ? Buffer.from(data as Buffer).toString("utf8") : data.toString();

@@ -1,6 +1,6 @@
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import { RpcError } from "../errors.js";
-import type { CallRequest, Identity, RequestContext } from "../hub/call-pipeline.js";
+import type { CallRequest, FrontKind, Identity, RequestContext } from "../hub/call-pipeline.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import {
@@ -64,6 +64,8 @@ export interface SessionOptions {
   /** Who its front admitted (see `RequestContext.identity`). */
   identity?: Identity | undefined;
   id?: string;
+  /** The front the session's connection came in on (see `RequestContext.front`). */
+  front?: FrontKind | undefined;
 }
 
 /**
@@ -76,8 +78,12 @@ export class ClientSession {
   readonly mode: CatalogMode | undefined;
   /** Who it serves (see {@link RequestContext.caller}). */
   readonly caller: string | undefined;
-  /** Who its front admitted, when its front authenticates (see `RequestContext.identity`). */
-  readonly identity: Identity | undefined;
+  /**
+   * Who its front admitted, when its front authenticates (see `RequestContext.identity`). An
+   * HTTP front replaces it when the same caller comes back with a renewed credential (a token
+   * refreshed, or signed in again with more scopes): the session's next requests carry that.
+   */
+  identity: Identity | undefined;
   protocolVersion: string | undefined;
   initialized = false;
   clientCapabilities: Record<string, unknown> = {};
@@ -101,6 +107,8 @@ export class ClientSession {
 
   /** The session's id on the wire, where it has one (`Mcp-Session-Id`, the SSE `sessionId`). */
   readonly id: string | undefined;
+  /** The front its connection came in on (see `RequestContext.front`). */
+  readonly front: FrontKind | undefined;
 
   constructor(gateway: SessionHost, channel: Channel, options: SessionOptions = {}) {
     this.#gateway = gateway;
@@ -110,6 +118,7 @@ export class ClientSession {
     this.caller = options.caller;
     this.identity = options.identity;
     this.id = options.id;
+    this.front = options.front;
   }
 
   get closed(): boolean {
@@ -164,6 +173,7 @@ export class ClientSession {
           caller: this.caller,
           identity: this.identity,
           client: this,
+          front: this.front,
         });
         if (method === "subscriptions/listen") {
           // Ends when the client cancels it (no answer then) or the session closes.
@@ -246,6 +256,8 @@ export class ClientSession {
     if (this.identity !== undefined) ctx.identity = this.identity;
     if (this.logLevel !== undefined) ctx.logLevel = this.logLevel;
     if (this.id !== undefined) ctx.sessionId = this.id;
+    if (this.front !== undefined) ctx.front = this.front;
+    if (this.clientInfo.name !== undefined) ctx.clientInfo = this.clientInfo;
     return ctx;
   }
 

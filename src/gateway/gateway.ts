@@ -46,6 +46,13 @@ export interface GatewayOptions {
    */
   interceptors?: readonly Interceptor[];
   /**
+   * Layers outside all others, the hub's included, the first one outermost: they see each
+   * request of this gateway's clients as it came, and how it ended whichever layer answered or
+   * refused it (telemetry's SERVER span, then the audit trail, in `serve()`). Fixed for the
+   * gateway's life.
+   */
+  outer?: readonly Interceptor[];
+  /**
    * The catalog view of each caller (`search` and `code` mode; see `viewResolver`): absent, or
    * answering `undefined`, serves every tool as it is.
    */
@@ -103,6 +110,8 @@ export class Gateway {
   readonly #logRelay = new LogRelay();
   /** The gateway's own interceptors: the embedder's, the metrics, the logs, the dashboard. */
   readonly #interceptors: Interceptor[];
+  /** Layers outside the hub's (see {@link GatewayOptions.outer}). */
+  readonly #outer: readonly Interceptor[];
   /** The hub's {@link Hub.interceptorRevision} the pipeline was composed with. */
   #hubRevision = -1;
   /** The layers every request goes through, then the method table. */
@@ -138,6 +147,7 @@ export class Gateway {
       );
     this.#inner = compose(layers, route(hub, this.#identity));
     this.#interceptors = [...(options.interceptors ?? [])];
+    this.#outer = options.outer ?? [];
     this.#pipeline = this.#compose();
     this.#offHub = hub.on((event) => this.#onHubEvent(event));
     const started = (options.ready ?? Promise.resolve()).catch(() => {});
@@ -267,12 +277,12 @@ export class Gateway {
   }
 
   /**
-   * The pipeline: the hub's interceptors (every caller's), then the gateway's own, then its
-   * layers and the route. Composed again only when either list changes, never per request.
+   * The pipeline: the outer layers, the hub's interceptors (every caller's), then the gateway's
+   * own, then its layers and the route. Composed again only when a list changes, never per request.
    */
   #compose(): Handler {
     this.#hubRevision = this.hub.interceptorRevision;
-    return compose([...this.hub.interceptors, ...this.#interceptors], this.#inner);
+    return compose([...this.#outer, ...this.hub.interceptors, ...this.#interceptors], this.#inner);
   }
 
   /** Sessions open now. */

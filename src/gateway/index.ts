@@ -11,12 +11,15 @@
  * it each parsed message.
  */
 
+export type { AuditBacklog, AuditSink, AuditSinkEvent } from "../audit/audit-sink.js";
+export { RotatingFile, type RotatingFileOptions } from "../audit/rotating-file.js";
+export { StreamSink } from "../audit/stream-sink.js";
 export type { CatalogMode, ModeSettings } from "../catalog-modes/catalog-mode.js";
 export { CatalogView, type ViewEngines } from "../catalog-modes/catalog-view.js";
 export { viewEngines } from "../catalog-modes/view-engines.js";
 export { type ModeTable, viewResolver } from "../catalog-modes/view-resolver.js";
 export { viewToolHost } from "../catalog-modes/view-tool-host.js";
-export { dashboardPage } from "../dashboard/dashboard.js";
+export { dashboardPage, dashboardPageWith } from "../dashboard/dashboard.js";
 export {
   type Authenticator,
   type AuthOutcome,
@@ -53,9 +56,11 @@ export {
 } from "../serve/serve.js";
 export { type Channel, ClientSession } from "./client-session.js";
 export { Gateway, type GatewayOptions } from "./gateway.js";
+export { type AuditLogOptions, type AuditRecord, auditLog } from "./layers/audit-log.js";
 export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "./layers/call-watch.js";
 export { GatewayMetrics, healthReport } from "./layers/metrics.js";
 export { type CacheCounts, ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
 export { serverTools } from "./layers/server-tools.js";
 export type { SubscriptionFilter } from "./listen-streams.js";
+export type { RequestCaller } from "./request-caller.js";
 export type { GatewayIdentity } from "./route.js";

@@ -9,7 +9,7 @@ export function statelessContext(
   envelope: Envelope,
   front: Pick<
     RequestContext,
-    "signal" | "notify" | "profile" | "mode" | "caller" | "identity" | "client" | "headers"
+    "signal" | "notify" | "profile" | "mode" | "caller" | "identity" | "client" | "headers" | "front"
   >,
 ): RequestContext {
   const ctx: RequestContext = {
@@ -25,6 +25,8 @@ export function statelessContext(
   if (front.identity !== undefined) ctx.identity = front.identity;
   if (front.client !== undefined) ctx.client = front.client;
   if (front.headers !== undefined) ctx.headers = front.headers;
+  if (front.front !== undefined) ctx.front = front.front;
+  if (envelope.clientInfo !== undefined) ctx.clientInfo = envelope.clientInfo;
   if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;
   return ctx;
 }

@@ -7,6 +7,7 @@ import type {
 import type { Catalog } from "../catalog/catalog.js";
 import { carriesUris, namespaceResult } from "../catalog/namespaced-uris.js";
 import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
+import { redactValue } from "../config/redact.js";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import {
@@ -17,7 +18,7 @@ import {
 import { type MethodRow, STANDARD_METHOD_TABLE, targetParamOf } from "../protocol/method-table.js";
 import { REV2026_PROTOCOL_VERSION } from "../protocol/rev2026.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
-import { redactError, redactValue } from "../upstream/error-redaction.js";
+import { redactError } from "../upstream/error-redaction.js";
 import type { Upstream, UpstreamRequestOptions } from "../upstream/upstream.js";
 import {
   type CallOptions,

@@ -62,6 +62,12 @@ export interface Identity {
 }
 
 /**
+ * The front a request came in on: `stdio`, `http` (Streamable HTTP `/mcp`, 2025 sessions and
+ * 2026 requests alike), `sse` (the legacy HTTP+SSE `/sse`) or `ws` (WebSocket `/ws`).
+ */
+export type FrontKind = "stdio" | "http" | "sse" | "ws";
+
+/**
  * What the pipeline knows about whoever made a request, whatever the front (stdio, HTTP,
  * WebSocket) and the protocol revision; for the library's own calls, `library` is `true`.
  */
@@ -76,6 +82,13 @@ export interface RequestContext {
   clientCapabilities: Record<string, unknown>;
   /** Set on calls the process makes itself (`hub.callTool`, the CLI, the agent loop). */
   library?: true;
+  /** The front the request came in on (absent for library calls and a gateway driven in code). */
+  front?: FrontKind;
+  /**
+   * The MCP client's own name for itself, where it gave one: a 2025 session's `initialize`
+   * `clientInfo`, a 2026 request's envelope. Client-chosen: for logs and audit, never for rights.
+   */
+  clientInfo?: Readonly<{ name?: string; version?: string }>;
   /** The catalog view this client may see. */
   profile?: string;
   /**

@@ -5,6 +5,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/client";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
+import type { ToolChange, ToolPins } from "../pins/tool-pins.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import type { Implementation } from "../protocol/rev2026.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
@@ -58,6 +59,13 @@ export interface HubOptions {
    * only; `false`: memory only.
    */
   toolCache?: string | false;
+  /**
+   * The approved tools of servers with `pin:` (see `ToolPins`, `lockFilePath`): their tools that
+   * differ from those approved are held out of the catalog by their policy, reported by
+   * `hub.pinChanges()` and `pin-changes` events, and let in by `hub.trustTools()`. Without it,
+   * `pin:` does nothing (the CLI opens the lock file beside the config).
+   */
+  pins?: ToolPins;
 }
 
 /** What `hub.servers()` reports for each configured server. */
@@ -90,6 +98,9 @@ export interface ServerStatus {
   idleStops: number;
   /** With `share: false`: client sessions holding a connection of their own now. */
   clientConnections?: number;
+  /** With `pin:`: tool changes waiting for approval (`mcplex trust`), and how many tools they hold out. */
+  pinChanges?: number;
+  held?: number;
   /** Served from a recording, or by a simulator built from its tool list, not by the server itself. */
   simulated?: "recording" | "tool-list";
   stats: UpstreamStatsSnapshot;
@@ -121,6 +132,11 @@ export type HubEvent =
   | { type: "resource-updated"; server: string; uri: string }
   | { type: "notification"; server: string; method: string; params?: Record<string, unknown> }
   | { type: "slow-call"; server: string; method: string; name?: string; ms: number }
+  /**
+   * The tools of pinned server `server` differ from those approved (again, or differently): the
+   * changes now waiting for approval, held or not by its policy; empty once all are trusted.
+   */
+  | { type: "pin-changes"; server: string; changes: ToolChange[] }
   /** `server` declares a list but answers `method` with "method not found": it is read as empty. */
   | { type: "list-not-implemented"; server: string; method: string };
 

@@ -12,10 +12,12 @@ import type {
   CatalogResourceTemplate,
   CatalogTool,
   ResourceTarget,
+  ServerSnapshot,
 } from "../catalog/types.js";
 import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError, NotFoundError } from "../errors.js";
+import type { ToolChange } from "../pins/tool-pins.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import type { SkillEntry } from "../protocol/skills.js";
 import type { ToolListStore } from "../recording/tool-list-store.js";
@@ -26,6 +28,7 @@ import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
+import { PinnedTools } from "./pinned-tools.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
@@ -83,10 +86,15 @@ export class Hub {
   readonly #availability = new WeakMap<Upstream, boolean>();
   /** What calls do with the servers: the interceptors, dispatch, retries, redaction. */
   readonly #calls: CallPath;
+  /** Pinned servers' tools held out of the catalog, and their changes (see `HubOptions.pins`). */
+  readonly #pinned: PinnedTools;
 
   constructor(options: HubOptions) {
     this.#options = options;
     const { config } = options;
+    this.#pinned = new PinnedTools(options.pins, (server, changes) =>
+      this.#emit({ type: "pin-changes", server, changes }),
+    );
     this.#secrets = new SecretSet(config.secrets);
     this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
     this.#own = new ClientConnections((server) => this.#createUpstream(server, false));
@@ -123,7 +131,10 @@ export class Hub {
         await entry.upstream.start();
       },
       remove: (name) => this.removeServer(name),
-      tools: (name) => this.#entries.get(name)?.upstream.tools,
+      tools: (name) => {
+        const entry = this.#entries.get(name);
+        return entry === undefined ? undefined : this.#pinned.approved(entry.config, entry.upstream.tools);
+      },
       profile: (name) => {
         const profile = this.#profiles[name];
         if (profile === undefined) throw notFound("profile", name);
@@ -154,6 +165,8 @@ export class Hub {
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all([this.#own.close(), ...this.#pool.all().map((upstream) => upstream.close())]);
+    // First lists pinned just before are in the lock file once closed; a failed write was best effort.
+    await this.#pinned.pins?.flush().catch(() => {});
   }
 
   /**
@@ -168,6 +181,11 @@ export class Hub {
     ).map(({ config, upstream }) => {
       const status = serverStatus(config, upstream, tools.filter((t) => t.server === config.name).length);
       if (config.share === false) status.clientConnections = this.#own.count(config.name);
+      const changes = this.#pinned.changes(config.name);
+      if (changes.length > 0) {
+        status.pinChanges = changes.length;
+        status.held = changes.filter((c) => c.held).length;
+      }
       return status;
     });
   }
@@ -468,6 +486,7 @@ export class Hub {
     const entry = this.#entries.get(name);
     if (entry === undefined) throw notFound("server", name);
     this.#entries.delete(name);
+    this.#pinned.forget(name);
     this.#available.forget(name);
     this.#catalog.removeServer(name);
     await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
@@ -558,7 +577,7 @@ export class Hub {
   #add(config: ServerConfig): Entry {
     const entry: Entry = { config, upstream: this.#pool.acquire(config) };
     this.#entries.set(config.name, entry);
-    this.#catalog.setServer(serverSnapshot(entry.config, entry.upstream));
+    this.#catalog.setServer(this.#snapshot(entry));
     return entry;
   }
 
@@ -586,8 +605,59 @@ export class Hub {
   #publish(...names: string[]): void {
     for (const name of names) {
       const entry = this.#entries.get(name);
-      if (entry !== undefined) this.#catalog.setServer(serverSnapshot(entry.config, entry.upstream));
+      if (entry !== undefined) this.#catalog.setServer(this.#snapshot(entry));
     }
+  }
+
+  /** What the catalog sees of a server: a pinned one's held tools left out (see {@link PinnedTools}). */
+  #snapshot(entry: Entry): ServerSnapshot {
+    return this.#pinned.filter(
+      entry.config,
+      serverSnapshot(entry.config, entry.upstream),
+      entry.upstream.listedAt,
+    );
+  }
+
+  /**
+   * The tool changes of pinned servers waiting for approval (all servers, or one), each with the
+   * fields that differ and a diff of their text. See {@link trustTools}.
+   */
+  pinChanges(server?: string): ToolChange[] {
+    return this.#pinned.changes(server);
+  }
+
+  /**
+   * Approves the changes of pinned server `server` as it lists its tools now (all of them, or
+   * the one `tool`): written to the lock file, and the tools held enter the catalog. Resolves
+   * with the tool names approved.
+   *
+   * @throws McplexError `PIN_NOTHING_TO_TRUST` when there is nothing to approve; `INVALID_ARGUMENT`
+   *   when the hub has no pins.
+   */
+  async trustTools(server: string, tool?: string): Promise<string[]> {
+    const { pins } = this.#pinned;
+    const entry = this.#entry(server);
+    if (pins === undefined || entry.config.pin === undefined || entry.config.pin === "off")
+      throw new McplexError("INVALID_ARGUMENT", `server "${server}" is not pinned`, {
+        server,
+        hint: 'set "pin: hold-tools" on it (or at the top of the config) to pin its tools',
+      });
+    const trusted = await pins.trust(server, tool);
+    this.#publish(server);
+    this.#emit({ type: "catalog-changed", servers: [server], kinds: ["tools"] });
+    return trusted;
+  }
+
+  /**
+   * Reads the lock file again (another process, such as `mcplex trust`, approved a change) and,
+   * when it changed, checks every pinned server's tools against it.
+   */
+  async reloadPins(): Promise<void> {
+    const { pins } = this.#pinned;
+    if (pins === undefined || !(await pins.reload())) return;
+    const names = [...this.#entries.keys()];
+    this.#publish(...names);
+    this.#emit({ type: "catalog-changed", servers: names, kinds: ["tools"] });
   }
 
   #onUpstreamEvent(upstream: Upstream, event: UpstreamEvent): void {

@@ -1,4 +1,4 @@
-import { redactValue } from "../upstream/error-redaction.js";
+import { redactValue } from "../config/redact.js";
 
 /**
  * A tool result with secrets taken out of every string in it, when it is an error

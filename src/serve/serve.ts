@@ -1,3 +1,4 @@
+import type { AuditSink, AuditSinkEvent } from "../audit/audit-sink.js";
 import type { ModeTable } from "../catalog-modes/view-resolver.js";
 import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
 import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
@@ -11,6 +12,7 @@ import type { Interceptor } from "../hub/call-pipeline.js";
 import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
+import type { ToolChange } from "../pins/tool-pins.js";
 import { RELAYED_EXTENSIONS } from "../protocol/extensions.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
@@ -90,6 +92,12 @@ export type ServeEvent =
   | { type: "record-failed"; server: string; error: string }
   /** A server declares a list it does not implement ("method not found"): served as empty. */
   | { type: "list-not-implemented"; server: string; method: string }
+  /** A pinned server's tools differ from those approved (`pin:`): what waits for `mcplex trust`. */
+  | { type: "pin-changes"; server: string; changes: ToolChange[] }
+  /** The tool lock file changed but cannot be read: the approvals held before stay in force. */
+  | { type: "pin-lock-unreadable"; error: string }
+  /** The audit trail (`audit:`) cannot write, writes again, refused calls, or lost lines at the end. */
+  | AuditSinkEvent
   /** Sign-in (`auth:`): the identity provider could not be reached; what still works is said. */
   | { type: "auth"; message: string };
 
@@ -139,6 +147,13 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     standIns(servedConfig(exposeTools(next, expose), options.noPrefix === true, nextTokens));
   const { config, simulated } = served(options.config, tokens);
   const profileName = options.profile ?? (expose.length > 0 ? EXPOSED_PROFILE : undefined);
+  // Opened first: a file that cannot be opened stops the start before anything runs.
+  const audit: AuditSink | undefined =
+    config.audit === undefined
+      ? undefined
+      : await (await import("../audit/open-audit-sink.js")).openAuditSink(config.audit, {
+          onEvent: (event) => options.onEvent?.(event),
+        });
   const recorder = config.servers.some((s) => s.record !== undefined)
     ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
         options.onEvent?.({ type: "record-failed", server, error: error.message }),
@@ -172,9 +187,16 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     config.interceptors === undefined
       ? undefined
       : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
+  // Pinned servers only (loaded only then): their lock file, read before any server lists.
+  const pins = [...config.servers, ...(config.available ?? [])].some(
+    (s) => s.pin !== undefined && s.pin !== "off",
+  )
+    ? await (await import("../pins/open-pins.js")).openPins(config)
+    : undefined;
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({
     config,
+    ...(pins === undefined ? {} : { pins }),
     clientCapabilities: { ...ANSWERING_CAPABILITIES, extensions: RELAYED_EXTENSIONS },
     ...(oauth === undefined ? {} : { oauth }),
     ...(options.toolCache === undefined ? {} : { toolCache: options.toolCache }),
@@ -187,7 +209,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   });
   recorder?.attach(hub);
   hub.on((event) => {
-    if (event.type === "list-not-implemented") options.onEvent?.(event);
+    if (event.type === "list-not-implemented" || event.type === "pin-changes") options.onEvent?.(event);
+    if (event.type === "pin-changes") telemetry?.pinChanges(event.server, event.changes);
   });
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
@@ -209,6 +232,20 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   );
   const offerServers = config.serve?.serverTools === true;
   const { availableToolEntries } = await import("../catalog-modes/available-tool-entries.js");
+  // Outside every other layer, the hub's included: the SERVER span covers what any layer does,
+  // and the audit trail (inside the span, to name its trace) sees every refusal.
+  const outer: Interceptor[] = telemetry === undefined ? [] : [telemetry.gateway];
+  if (audit !== undefined) {
+    const { auditLog } = await import("../gateway/layers/audit-log.js");
+    outer.push(
+      auditLog({
+        sink: audit,
+        redact: (text) => hub.redact(text),
+        content: config.audit?.content === true,
+        ...(telemetry === undefined ? {} : { traceId: telemetry.traceId }),
+      }),
+    );
+  }
   const gateway = new Gateway(hub, {
     views,
     ...(offerServers
@@ -220,7 +257,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
     ready: started,
     ...(readyWait === undefined ? {} : { readyWait }),
-    ...(telemetry === undefined ? {} : { interceptors: [telemetry.gateway] }),
+    ...(outer.length === 0 ? {} : { outer }),
     ...(options.identity === undefined ? {} : { identity: options.identity }),
     ...(cluster === undefined ? {} : { replica: { id: cluster.replica, stateKey: cluster.stateKey } }),
   });
@@ -232,6 +269,15 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   }
   const emit = options.onEvent ?? (() => {});
   let front: HttpFront | undefined;
+  // Approvals made from outside (`mcplex trust` while serving) take effect at once.
+  const pinWatcher =
+    pins !== undefined && (options.watch ?? config.source !== "<default>")
+      ? (await import("../pins/watch-pins.js")).watchPins(pins.path, () => {
+          hub
+            .reloadPins()
+            .catch((error: Error) => emit({ type: "pin-lock-unreadable", error: error.message }));
+        })
+      : undefined;
   const watcher =
     (options.watch ?? config.source !== "<default>")
       ? watchConfig(
@@ -256,6 +302,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const close = (graceMs = 10_000): Promise<void> => {
     closing ??= (async () => {
       watcher?.close();
+      pinWatcher?.close();
       if (stdio !== undefined) {
         // Answers owed go out first (bounded), as on HTTP.
         await Promise.race([stdio.session.idle(), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
@@ -266,6 +313,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       await hub.close();
       uncache?.();
       recorder?.close();
+      // Every call has ended: its line is queued, and written before the process goes.
+      await audit?.close();
       await telemetry?.shutdown();
     })();
     return closing;
@@ -280,7 +329,11 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
       const { startHttpFront } = await import("../fronts/http-front.js");
       const dashboard =
-        options.http?.dashboard === false ? false : (await import("../dashboard/dashboard.js")).dashboardPage;
+        options.http?.dashboard === false
+          ? false
+          : (await import("../dashboard/dashboard.js")).dashboardPageWith(
+              config.auth === undefined ? {} : { signIn: config.auth },
+            );
       // Origins the config lists and those given to this run (`--allow-origin`) alike.
       const allowedOrigins = [
         ...(config.serve?.allowedOrigins ?? []),

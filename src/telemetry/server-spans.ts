@@ -8,7 +8,7 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import type { Interceptor, RequestTarget } from "../hub/call-pipeline.js";
+import type { Identity, Interceptor, RequestTarget } from "../hub/call-pipeline.js";
 import { measured } from "./span-outcome.js";
 import { metaGetter } from "./trace-context.js";
 
@@ -42,8 +42,9 @@ export function targetAttributes(
 /**
  * The gateway's SERVER spans: one per request, named `{mcp.method.name} {target}`, a child of
  * the trace context the client sent in `params._meta` (or its HTTP headers), active while the
- * request runs so that the hub's CLIENT spans are its children. Records
- * `mcp.server.operation.duration`.
+ * request runs so that the hub's CLIENT spans are its children. Names the caller (`enduser.id`,
+ * see {@link endUser}). Records `mcp.server.operation.duration`, whose attributes never name
+ * the caller.
  */
 export function serverSpans(options: {
   tracer: Tracer;
@@ -67,6 +68,8 @@ export function serverSpans(options: {
       ...named.attributes,
     };
     if (!ctx.stateless && ctx.sessionId !== undefined) attributes["mcp.session.id"] = ctx.sessionId;
+    const user = endUser(ctx.identity);
+    if (user !== undefined) attributes["enduser.id"] = user;
     if (captureContent && method === "tools/call" && params.arguments !== undefined)
       attributes["gen_ai.tool.call.arguments"] = JSON.stringify(params.arguments);
     const span = tracer.startSpan(
@@ -74,6 +77,7 @@ export function serverSpans(options: {
       { kind: SpanKind.SERVER, attributes },
       parent,
     );
+    // Never the user: a metric's labels stay few (bounded cardinality); spans may name one.
     const metric: Record<string, string> = {
       "mcp.method.name": method,
       "mcp.protocol.version": ctx.protocolVersion,
@@ -94,4 +98,14 @@ export function serverSpans(options: {
         : undefined,
     );
   };
+}
+
+/**
+ * `enduser.id` of a request: the signed-in user, else a static token's key (`token#0`, never the
+ * token). An anonymous caller's key is its address, which names no user: none then.
+ */
+export function endUser(identity: Identity | undefined): string | undefined {
+  if (identity === undefined) return undefined;
+  if (identity.subject !== undefined) return identity.subject;
+  return identity.via === "token" ? identity.key : undefined;
 }

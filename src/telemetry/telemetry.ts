@@ -1,4 +1,4 @@
-import { context, type Meter, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { context, type Meter, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
@@ -13,13 +13,14 @@ import {
 } from "@opentelemetry/sdk-trace";
 import type { AgentTracer } from "../agent/run-agent.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
+import type { ToolChange } from "../pins/tool-pins.js";
 import { clientSpans } from "./client-spans.js";
 import { serverSpans } from "./server-spans.js";
 import type { TelemetrySettings } from "./settings.js";
 
 /** Running telemetry: the interceptors that record it, and the flush on the way out. */
 export interface Telemetry {
-  /** SERVER spans and `mcp.server.operation.duration`, outermost on the gateway's pipeline. */
+  /** SERVER spans and `mcp.server.operation.duration`, outermost on the gateway's pipeline (`GatewayOptions.outer`). */
   readonly gateway: Interceptor;
   /**
    * CLIENT spans, `mcp.client.operation.duration` and trace context into upstream `_meta`
@@ -28,6 +29,14 @@ export interface Telemetry {
   readonly upstream: Interceptor;
   /** Spans of the agent loop: a run, its model requests and tool calls (`runAgent`'s `tracer`). */
   readonly agent: AgentTracer;
+  /**
+   * Records that a pinned server's tools differ from those approved (a hub `pin-changes` event):
+   * a span `mcplex pin-changes` with one `mcplex.pin.change` event per tool changed, added or
+   * removed (its name, kind, whether it is held, the fields that differ, the fingerprints).
+   */
+  pinChanges(server: string, changes: readonly ToolChange[]): void;
+  /** The trace id of the active span (inside {@link gateway}: the request's), for the audit trail. */
+  traceId(): string | undefined;
   /** Exports what is buffered, then stops. */
   shutdown(): Promise<void>;
 }
@@ -98,6 +107,31 @@ export function startTelemetry(settings: TelemetrySettings): Telemetry {
           }
         }),
     },
+    pinChanges(server, changes) {
+      const held = changes.filter((c) => c.held).length;
+      const span = tracer.startSpan("mcplex pin-changes", {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          "mcplex.server": server,
+          "mcplex.pin.changes": changes.length,
+          "mcplex.pin.held": held,
+        },
+      });
+      for (const change of changes) {
+        const attributes: Record<string, string | boolean> = {
+          "gen_ai.tool.name": change.tool,
+          "mcplex.pin.kind": change.kind,
+          "mcplex.pin.held": change.held,
+          "mcplex.pin.fields": change.fields.map((f) => f.field).join(","),
+        };
+        if (change.pinned !== undefined) attributes["mcplex.pin.fingerprint.approved"] = change.pinned;
+        if (change.current !== undefined) attributes["mcplex.pin.fingerprint.listed"] = change.current;
+        span.addEvent("mcplex.pin.change", attributes);
+      }
+      // Held tools are a state to look at, not a failed operation: the span's status stays unset.
+      span.end();
+    },
+    traceId: () => trace.getActiveSpan()?.spanContext().traceId,
     async shutdown() {
       await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
     },

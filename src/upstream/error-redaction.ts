@@ -1,7 +1,4 @@
-import { REDACTED } from "../config/redact.js";
-
-/** How deep a cause chain or a JSON value is followed; deeper parts are replaced whole. */
-const MAX_DEPTH = 32;
+import { MAX_REDACT_DEPTH, REDACTED, redactValue } from "../config/redact.js";
 
 /**
  * `error` with secrets taken out of its message, stack, `hint`, JSON-RPC `data` and causes
@@ -25,7 +22,7 @@ export function redactError(error: unknown, redact: (text: string) => string, de
     if (data !== fields.data) changes.data = data;
   }
   if (error.cause !== undefined) {
-    const cause = depth < MAX_DEPTH ? redactError(error.cause, redact, depth + 1) : REDACTED;
+    const cause = depth < MAX_REDACT_DEPTH ? redactError(error.cause, redact, depth + 1) : REDACTED;
     if (cause !== error.cause) changes.cause = cause;
   }
   if (Object.keys(changes).length === 0) return error;
@@ -44,24 +41,4 @@ export function redactError(error: unknown, redact: (text: string) => string, de
   if (error.stack !== undefined)
     Object.defineProperty(copy, "stack", { value: redact(error.stack), writable: true, configurable: true });
   return copy;
-}
-
-/** `value` with `redact` applied to every string (keys too); the same object when nothing changed. */
-export function redactValue<T>(value: T, redact: (text: string) => string, depth = 0): T {
-  if (typeof value === "string") return redact(value) as T;
-  if (value === null || typeof value !== "object") return value;
-  if (depth >= MAX_DEPTH) return REDACTED as T;
-  if (Array.isArray(value)) {
-    const items = value.map((item) => redactValue(item, redact, depth + 1));
-    return (items.some((item, i) => item !== value[i]) ? items : value) as T;
-  }
-  let changed = false;
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    const cleanKey = redact(key);
-    const clean = redactValue(item, redact, depth + 1);
-    if (cleanKey !== key || clean !== item) changed = true;
-    out[cleanKey] = clean;
-  }
-  return (changed ? out : value) as T;
 }

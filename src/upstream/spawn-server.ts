@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import type { ServerConfig, StdioServerConfig } from "../config/types.js";
+import type { SandboxConfig, ServerConfig, StdioServerConfig } from "../config/types.js";
+import { sandboxLaunch } from "../sandbox/sandbox-launch.js";
 import { signalGroup, trackChild } from "./child-processes.js";
 
 /** What to run. */
@@ -18,6 +19,8 @@ export interface StdioServerParams {
   maxQueuedBytes?: number;
   /** Server name for error messages. */
   server?: string;
+  /** Run it inside bubblewrap, confined as this says (src/sandbox/). */
+  sandbox?: SandboxConfig;
 }
 
 /**
@@ -68,13 +71,29 @@ export interface ServerProcess {
 
 /** What a stdio server's config runs: the one translation, for the transport and {@link spawnAhead} alike. */
 export function stdioParams(config: StdioServerConfig): StdioServerParams {
-  const params = { command: config.command, args: config.args, env: config.env, server: config.name };
-  return config.cwd === undefined ? params : { ...params, cwd: config.cwd };
+  return {
+    command: config.command,
+    args: config.args,
+    env: config.env,
+    server: config.name,
+    ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+    ...(config.sandbox ? { sandbox: config.sandbox } : {}),
+  };
 }
 
-/** Starts a stdio server's process, tracked so that it ends with this one. */
+/**
+ * Starts a stdio server's process, tracked so that it ends with this one. A sandboxed server
+ * starts inside bubblewrap; that throws SANDBOX_UNAVAILABLE where the sandbox cannot run.
+ */
 export function spawnServer(params: StdioServerParams): ServerProcess {
-  const { command, args = [], env = {}, cwd } = params;
+  const { cwd, sandbox } = params;
+  const launch =
+    sandbox === undefined
+      ? undefined
+      : sandboxLaunch({ ...params, args: params.args ?? [], env: params.env ?? {} }, sandbox);
+  const command = launch?.command ?? params.command;
+  const args = launch?.args ?? params.args ?? [];
+  const env = launch?.env ?? params.env ?? {};
   const child = spawn(command, args, {
     env: { ...defaultEnvironment(), ...env },
     cwd,
@@ -85,6 +104,10 @@ export function spawnServer(params: StdioServerParams): ServerProcess {
     detached: process.platform !== "win32",
   });
   trackChild(child);
+  if (launch !== undefined) {
+    child.once("exit", () => launch.release());
+    child.once("error", () => launch.release());
+  }
   const spawned = new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
     child.once("error", reject);
@@ -114,6 +137,8 @@ export function spawnAhead(servers: readonly ServerConfig[]): ChildProcess[] {
   for (const server of servers) {
     if (server.transport !== "stdio" || !server.enabled || server.lazy) continue;
     if (server.share === false || server.simulate === true) continue;
+    // A sandbox's start can fail with advice; the transport's start reports it where it belongs.
+    if (server.sandbox) continue;
     const params = stdioParams(server);
     const key = keyOf(params);
     if (ahead.has(key)) continue;

@@ -206,6 +206,15 @@ describe("mcplex doctor", { timeout: 90_000 }, () => {
     }
   });
 
+  it("reports that a sandbox starts here, and starts the sandboxed server in it", async () => {
+    const { code, stdout } = await doctor([...QUICK_SERVER, "    sandbox: true"], ["--json", "--port", "0"]);
+    expect(code).toBe(0);
+    const checks = bySubject(stdout);
+    expect(checks.get("sandbox")).toMatchObject({ status: "ok" });
+    expect(checks.get("sandbox")!.message).toMatch(/^bubblewrap \(\S+bwrap\) works here, .*; for quick$/);
+    expect(checks.get("server quick")).toMatchObject({ status: "ok" });
+  });
+
   it("on the zero-config default checks the workspace server; no LLM is only skipped", async () => {
     const { code, stdout } = await runCli(["doctor", "--port", "0"], { cwd: dir, env: NO_LLM });
     expect(code).toBe(0);

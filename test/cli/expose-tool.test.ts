@@ -75,6 +75,9 @@ describe("mcplex serve --transport stdio --expose-tool", () => {
         config,
         "--transport",
         "stdio",
+        // The list waits for the server (a loaded machine takes more than the default 1 s).
+        "--ready-wait",
+        "1m",
         "--expose-tool",
         "memory__read_graph",
         "--expose-tool",

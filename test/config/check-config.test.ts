@@ -43,6 +43,17 @@ describe("config check", () => {
     expect(result.warnings).toEqual([]);
   });
 
+  it("marks the servers that run in a sandbox, by their own key or the top-level default", () => {
+    const result = summary(
+      "sandbox: true\nservers:\n  boxed:\n    command: srv\n  own:\n    command: srv\n    sandbox: false\n  api:\n    url: https://h/mcp\n",
+    );
+    expect(result.servers.map((s) => [s.name, s.sandboxed ?? false])).toEqual([
+      ["boxed", true],
+      ["own", false],
+      ["api", false],
+    ]);
+  });
+
   it("warns about profiles and tokens naming what does not exist", () => {
     const result = summary(
       "servers:\n  a:\n    command: x\nprofiles:\n  dev:\n    servers: [a, ghost]\ntokens:\n  - token: a-long-enough-token\n    profile: nobody\n",

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { withFileLock } from "../../src/config/file-lock.js";
 import { defaultSecretStorePath, loadConfig, SecretStore } from "../../src/config/index.js";
-import { SecretStoreError } from "../../src/errors.js";
+import { McplexError, SecretStoreError } from "../../src/errors.js";
 
 const TSX = resolve("node_modules/.bin/tsx");
 
@@ -236,7 +236,11 @@ describe("secret store", () => {
     expect(await store.list()).toEqual(["first", "second"]);
 
     await writeFile(lock, "1\n"); // fresh: held by someone alive
-    const held = await failure(withFileLock(lock, async () => undefined, { waitMs: 50 }));
+    const held = (await withFileLock(lock, async () => undefined, { waitMs: 50 }).catch(
+      (e: unknown) => e,
+    )) as McplexError;
+    expect(held).toBeInstanceOf(McplexError);
+    expect(held.code).toBe("FILE_LOCKED");
     expect(held.message).toBe(`${lock} is held by another mcplex process`);
     expect(held.hint).toBe(`if no other mcplex is running, delete ${lock}`);
   });

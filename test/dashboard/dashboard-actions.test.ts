@@ -202,7 +202,7 @@ describe("server actions of the dashboard", { timeout: 60_000 }, () => {
     const action = await act("fx", "explode");
     expect(action.status).toBe(404);
     expect(action.json).toEqual({
-      error: 'no such server action "explode"; use one of restart, start, stop, enable, disable',
+      error: 'no such server action "explode"; use one of restart, start, stop, enable, disable, trust',
     });
     const server = await act("nope", "restart");
     expect(server.status).toBe(404);

@@ -74,12 +74,15 @@ describe("the dashboard page", { timeout: 60_000 }, () => {
     const slow = slowCallUntilAborted(gw.url, 1);
     const running = page.locator("#active tbody tr[data-call]", { hasText: "fx__slow" });
     await running.waitFor();
-    expect(await running.locator("td").nth(3).textContent()).toBe("fx");
+    expect(await running.locator("td").nth(4).textContent()).toBe("fx");
+    // Who called: no credential is asked here, so the client's address, and its own name.
+    expect(await running.locator("td.caller").textContent()).toBe("127.0.0.1 · gateway-test");
 
     await postRev2026(gw.url, rev2026Request(2, "tools/call", { name: "html__markup", arguments: {} }));
     const failed = page.locator("#recent tbody tr[data-call]", { hasText: "html__markup" });
     await failed.waitFor();
     expect(await failed.locator(".badge").textContent()).toBe("tool_error");
+    expect(await failed.locator("td.caller").textContent()).toBe("127.0.0.1 · gateway-test");
     expect(await failed.locator("td.detail").textContent()).toBe(MARKUP);
     expect(await page.locator("#recent img").count()).toBe(0);
 

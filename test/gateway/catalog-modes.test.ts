@@ -230,7 +230,8 @@ describe("catalog modes on the other fronts", () => {
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [CLI, "serve", "--stdio", "--tools", "search", "--config", file],
+        // The list waits for the server (a loaded machine takes more than the default 1 s).
+        args: [CLI, "serve", "--stdio", "--tools", "search", "--ready-wait", "1m", "--config", file],
         stderr: "ignore",
         env: { ...getDefaultEnvironment(), MCPLEX_CHECK_SIGNALS: process.env.MCPLEX_CHECK_SIGNALS ?? "" },
       }),

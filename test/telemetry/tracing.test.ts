@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,6 +6,8 @@ import { join, resolve } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAgent } from "../../src/agent/run-agent.js";
+import type { Authenticator } from "../../src/fronts/authenticator.js";
+import type { Identity } from "../../src/hub/call-pipeline.js";
 import { Hub } from "../../src/hub/hub.js";
 import { serve } from "../../src/serve/serve.js";
 import { telemetrySettings } from "../../src/telemetry/settings.js";
@@ -168,6 +170,66 @@ describe("OpenTelemetry tracing", () => {
     const upstream = spans().find((s) => s.name === "tools/call meta");
     expect(upstream?.parentSpanId).toBeUndefined();
     expect(seen!.traceparent).toBe(`00-${upstream!.traceId}-${upstream!.spanId}-01`);
+  });
+});
+
+describe("who calls, in traces", () => {
+  it("names the signed-in user on the SERVER span (enduser.id), never in a metric, and the audit line carries its trace", async () => {
+    received.length = 0;
+    const dir = await mkdtemp(join(tmpdir(), "mcplex-otel-audit-"));
+    const alice: Identity = {
+      key: "oauth:alice",
+      via: "oauth",
+      subject: "alice@example.com",
+      client: "claude-code",
+      scopes: ["mcp:tools"],
+      operator: true,
+    };
+    const signedIn: Authenticator = {
+      required: true,
+      authenticate: async (request) =>
+        request.headers.authorization === "Bearer alice-access-token"
+          ? { ok: true, identity: alice }
+          : { ok: false, status: 401, message: "Unauthorized", wwwAuthenticate: "Bearer" },
+    };
+    const running = await serve({
+      config: configOf([stdio("meta", "node_modules/.bin/tsx", META_SERVER)], {
+        telemetry: { enabled: true, endpoint },
+        audit: { to: join(dir, "audit.log"), maxSize: 1 << 20, keep: 1, content: false },
+      }),
+      transport: "http",
+      http: { port: 0, dashboard: false, authenticator: signedIn },
+      watch: false,
+    });
+    try {
+      await running.started;
+      const client = new Client({ name: "signed-in", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(running.http!.url), {
+          requestInit: { headers: { authorization: "Bearer alice-access-token" } },
+        }),
+      );
+      try {
+        // No traceparent: the gateway's span starts the trace, and the audit line names it.
+        await client.callTool({ name: "meta__meta", arguments: {} });
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await running.close(0); // flushes spans, metrics and the audit file
+    }
+    const server = spans().find((s) => s.name === "tools/call meta__meta");
+    expect(server?.attributes["enduser.id"]).toBe("alice@example.com");
+    const [line] = (await readFile(join(dir, "audit.log"), "utf8")).trim().split("\n");
+    expect(JSON.parse(line!)).toMatchObject({ subject: "alice@example.com", traceId: server!.traceId });
+    // Metrics stay of bounded cardinality: no attribute names the caller.
+    const metrics = received.filter((r) => r.path === "/v1/metrics").map((r) => JSON.stringify(r.body));
+    expect(metrics.join("")).toContain("mcp.server.operation.duration");
+    for (const body of metrics) {
+      expect(body).not.toContain("alice");
+      expect(body).not.toContain("enduser");
+    }
+    await rm(dir, { recursive: true, force: true });
   });
 });
 

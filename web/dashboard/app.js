@@ -2,16 +2,18 @@
 // server-sent event stream read with fetch, so that a bearer token can go with it).
 // Everything from the gateway is shown with textContent: tool names and descriptions
 // come from servers and are never parsed as HTML. The tools, resources and prompts views
-// are an MCP client of the gateway's own /mcp (mcp-client.js).
+// are an MCP client of the gateway's own /mcp (mcp-client.js). With sign-in on the gateway
+// (`auth:`), the page signs its user in at the identity provider first (sign-in.js).
 
-import { authHeaders, currentToken, setToken } from "./auth.js";
+import { authHeaders, currentToken, forgetTokens, setAccessToken, setToken, signedInToken } from "./auth.js";
 import { renderCluster } from "./cluster-panel.js";
 import { badge, clock, el, ms } from "./dom.js";
 import { McpClient } from "./mcp-client.js";
 import { mountPlayground } from "./playground.js";
 import { mountPromptRunner } from "./prompt-runner.js";
 import { mountResourceBrowser } from "./resource-browser.js";
-import { actionCell, availableRows, latencyRows } from "./server-controls.js";
+import { actionCell, availableRows, latencyRows, pinChangesView } from "./server-controls.js";
+import { beginSignIn, claimsOf, finishSignIn, markSignedOut, signedOut, signInChallenge } from "./sign-in.js";
 
 /** Finished calls kept on the page (the gateway keeps the same number). */
 const RECENT_MAX = 200;
@@ -48,12 +50,26 @@ function duration(totalMs) {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
-/** Reads the state; false when the page must ask for a token first. */
+/** Why the last sign-in did not work, while the page waits for the user to try again. */
+let signInProblem;
+/** Whether the gateway accepted the signed-in user's token at least once (a later 401: it expired). */
+let tokenAccepted = false;
+/** How the Sign in button signs in: the gateway's challenge, and a step-up's scope or a prompt. */
+let signInRequest;
+
+/** Reads the state; false when the page must ask for a token, or sign its user in, first. */
 async function load() {
-  const response = await fetch("/dashboard/state", { headers: authHeaders(), cache: "no-store" });
+  const response = await fetch("/dashboard/state", {
+    headers: authHeaders(),
+    cache: "no-store",
+    credentials: "omit",
+  });
   if (response.status === 401 || response.status === 403) {
     const body = await response.json().catch(() => ({}));
-    askForToken(currentToken() === undefined ? "" : (body.error ?? "this token is not accepted"));
+    // A signed-in user no rule admits gets a 403 without a challenge: still the sign-in's business.
+    const challenge = signInChallenge(response) ?? (signedInToken() === undefined ? undefined : {});
+    if (challenge !== undefined) await needSignIn(challenge, response.status, body.error);
+    else askForToken(currentToken() === undefined ? "" : (body.error ?? "this token is not accepted"));
     return false;
   }
   if (!response.ok) throw new Error(`the gateway answered ${response.status}`);
@@ -62,7 +78,9 @@ async function load() {
   state = next;
   mergeSeenEnded();
   clockOffset = state.gateway.now - Date.now();
+  if (signedInToken() !== undefined) tokenAccepted = true;
   $("login").hidden = true;
+  $("sign-in").hidden = true;
   $("problem").hidden = true;
   $("main").hidden = false;
   // The tools, resources and prompts views call /mcp: not there when the gateway serves stdio.
@@ -106,7 +124,58 @@ function showTab(id) {
   }
 }
 
+/**
+ * The gateway wants a signed-in user. A first visit, or a token that worked and has expired, goes
+ * to the identity provider at once (its session makes that quick); otherwise the page says why
+ * (a refused sign-in, a user no rule admits, a scope missing, a sign-out) and waits for a click.
+ */
+async function needSignIn(challenge, status, message) {
+  const held = signedInToken();
+  if (held !== undefined && status === 401) forgetTokens();
+  if (
+    status === 401 &&
+    signInProblem === undefined &&
+    !signedOut() &&
+    (held === undefined || tokenAccepted)
+  ) {
+    try {
+      await beginSignIn(challenge);
+      return;
+    } catch (error) {
+      signInProblem = error.message;
+    }
+  }
+  // A missing scope asks for it; anyone else may want to sign in as someone else.
+  signInRequest =
+    challenge.error === "insufficient_scope"
+      ? { challenge, options: { scope: challenge.scope } }
+      : { challenge, options: { prompt: "login" } };
+  const why = signInProblem ?? (held !== undefined || status === 403 ? message : undefined);
+  showSignIn(why === undefined ? "" : `Not signed in: ${why}`);
+}
+
+function showSignIn(message) {
+  $("main").hidden = true;
+  $("tabs").hidden = true;
+  $("login").hidden = true;
+  $("user").hidden = true;
+  $("sign-in").hidden = false;
+  $("sign-in-error").textContent = message;
+}
+
+function renderUser() {
+  const user = state.gateway.user;
+  const token = signedInToken();
+  $("user").hidden = user === undefined || token === undefined;
+  if ($("user").hidden) return;
+  const claims = claimsOf(token);
+  $("user-name").textContent = typeof claims.email === "string" ? claims.email : user.subject;
+  $("user-name").title = `${user.subject} at ${user.issuer ?? "the identity provider"}`;
+  $("user-role").textContent = user.operator ? "(operator)" : "";
+}
+
 function askForToken(message) {
+  $("sign-in").hidden = true;
   $("main").hidden = true;
   $("tabs").hidden = true;
   $("login").hidden = false;
@@ -121,6 +190,7 @@ function render() {
   $("identity").textContent = `${name}${gateway.version}${profile}`;
   $("health").replaceWith(Object.assign(badge(health.status), { id: "health" }));
   $("endpoint").textContent = [gateway.mcp, gateway.ws].filter(Boolean).join("   ");
+  renderUser();
   renderServers();
   renderCluster(state.cluster);
   if (state.latency !== undefined) {
@@ -166,6 +236,8 @@ function renderServers() {
     if (s.lazy && (s.state === "idle" || s.state === "stopped"))
       detail.append(el("div", { class: "hint" }, "starts on first use"));
     if (s.pid !== undefined) detail.append(el("div", { class: "hint" }, `pid ${s.pid}`));
+    const pinned = (state.pinChanges ?? []).filter((c) => c.server === s.name);
+    if (pinned.length > 0) detail.append(pinChangesView(pinned));
     const cache = state.cache?.[s.name];
     if (cache !== undefined)
       detail.append(
@@ -224,9 +296,18 @@ function renderTools() {
   fill($("tools").tBodies[0], rows, filter === "" ? "no tools" : "no tool matches", 3);
 }
 
-/** The cells both call tables have: what was asked, of what, and which server answers. */
+/**
+ * The cells both call tables have: who asked (shown to operators: the signed-in user or token,
+ * and the client it came through), what was asked, of what, and which server answers.
+ */
 function callCells(c) {
-  return [el("td", {}, c.method), el("td", { class: "name" }, c.target ?? ""), el("td", {}, c.server ?? "")];
+  const client = c.client === undefined ? "" : el("span", { class: "muted" }, ` · ${c.client}`);
+  return [
+    el("td", { class: "caller" }, c.subject ?? "", client),
+    el("td", {}, c.method),
+    el("td", { class: "name" }, c.target ?? ""),
+    el("td", {}, c.server ?? ""),
+  ];
 }
 
 function renderCalls() {
@@ -246,7 +327,7 @@ function renderCalls() {
       ),
     ),
     "nothing running",
-    5,
+    6,
   );
   const errorsOnly = $("errors-only").checked;
   const shown = errorsOnly ? recent.filter((c) => c.outcome !== "ok") : recent;
@@ -265,7 +346,7 @@ function renderCalls() {
       ),
     ),
     errorsOnly ? "no failed calls" : "no calls yet",
-    7,
+    8,
   );
 }
 
@@ -326,7 +407,11 @@ function setLive(text, kind) {
 
 /** Follows the event stream; resolves when it ends. */
 async function follow() {
-  const response = await fetch("/dashboard/events", { headers: authHeaders(), cache: "no-store" });
+  const response = await fetch("/dashboard/events", {
+    headers: authHeaders(),
+    cache: "no-store",
+    credentials: "omit",
+  });
   if (!response.ok || response.body === null) throw new Error(`the event stream answered ${response.status}`);
   setLive("live", "ok");
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -368,6 +453,17 @@ $("login").addEventListener("submit", (event) => {
   setToken($("token").value.trim());
   run();
 });
+$("sign-in-button").addEventListener("click", () => {
+  signInProblem = undefined;
+  const { challenge, options } = signInRequest;
+  beginSignIn(challenge, options).catch((error) => showSignIn(`Not signed in: ${error.message}`));
+});
+// Signing out forgets the token; the page starts over, and waits for the user to sign in again.
+$("sign-out").addEventListener("click", () => {
+  forgetTokens();
+  markSignedOut();
+  location.reload();
+});
 $("tool-filter").addEventListener("input", () => renderTools());
 $("tabs").addEventListener("click", (event) => {
   const tab = event.target.closest("button[data-tab]");
@@ -377,4 +473,15 @@ $("errors-only").addEventListener("change", () => renderCalls());
 setInterval(() => {
   if (state !== undefined && state.calls.active.length > 0) renderCalls();
 }, 500);
-run();
+
+/** Back from the identity provider: takes the token (or the reason there is none), then runs. */
+async function start() {
+  try {
+    const signedIn = await finishSignIn();
+    if (signedIn !== undefined) setAccessToken(signedIn.accessToken);
+  } catch (error) {
+    signInProblem = error.message;
+  }
+  await run();
+}
+start();

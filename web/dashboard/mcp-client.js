@@ -143,6 +143,8 @@ export class McpClient {
       body: JSON.stringify(message),
       signal,
       cache: "no-store",
+      // The token goes in a header; cookies (another site's on this host, say) never go along.
+      credentials: "omit",
     });
     const type = response.headers.get("content-type") ?? "";
     if (type.startsWith("text/event-stream") && response.body !== null) {

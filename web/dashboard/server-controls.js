@@ -11,7 +11,47 @@ import { sparkline } from "./sparkline.js";
 function actionsOf(server, isAvailable) {
   if (!server.enabled) return ["enable"];
   const idle = server.state === "idle" || server.state === "stopped";
-  return [idle ? "start" : "restart", isAvailable ? "stop" : "disable"];
+  const actions = [idle ? "start" : "restart", isAvailable ? "stop" : "disable"];
+  // A pinned server whose tools changed: approving is one click, after reading the diff beside it.
+  if ((server.pinChanges ?? 0) > 0) actions.push("trust");
+  return actions;
+}
+
+/**
+ * What changed in a pinned server's tools since they were approved: a line per tool (changed,
+ * added, removed; held or not), each with the line diff of every field that differs, folded.
+ */
+export function pinChangesView(changes) {
+  const held = changes.filter((c) => c.held).length;
+  const view = el(
+    "div",
+    { class: "pin-changes" },
+    el(
+      "div",
+      { class: "error" },
+      `${changes.length} tool change${changes.length === 1 ? "" : "s"} since approved` +
+        (held > 0 ? `, ${held} held out of the catalog` : "") +
+        "; review, then trust",
+    ),
+  );
+  for (const change of changes) {
+    const fields = change.fields.map((f) => f.field).join(", ");
+    const details = el(
+      "details",
+      { "data-tool": change.tool },
+      el("summary", {}, `${change.kind} ${change.tool}${change.held ? " (held)" : ""}: ${fields}`),
+    );
+    for (const field of change.fields) {
+      const pre = el("pre", { class: "diff" });
+      for (const line of field.diff.split("\n")) {
+        const kind = line.startsWith("+ ") ? "added" : line.startsWith("- ") ? "removed" : "kept";
+        pre.append(el("span", { class: kind }, `${line}\n`));
+      }
+      details.append(el("div", { class: "hint" }, field.field), pre);
+    }
+    view.append(details);
+  }
+  return view;
 }
 
 /**
@@ -66,6 +106,7 @@ async function act(server, action, button) {
       headers: { ...authHeaders(), "content-type": "application/json" },
       body: "{}",
       cache: "no-store",
+      credentials: "omit",
     });
     const body = await response.json().catch(() => ({}));
     const hint = body.hint === undefined ? "" : ` — ${body.hint}`;

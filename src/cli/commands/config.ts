@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { checkConfig } from "../../config/check-config.js";
 import { configErrorFrom } from "../../config/config-issues.js";
 import { convertConfig } from "../../config/convert-config.js";
+import { AUDIT_TO_STDERR } from "../../config/read-audit.js";
 import type { McplexConfig } from "../../config/types.js";
 import { EXIT, printError, UsageError } from "../output.js";
 
@@ -52,12 +53,23 @@ export async function configCommand(args: string[]): Promise<number> {
   console.log(`${summary.source} (${summary.format}): ${summary.servers.length} servers${offNote}`);
   console.log(`  shape: ${SHAPES[summary.format]}`);
   for (const server of summary.servers) {
-    const flags = [server.enabled ? "" : "disabled", server.lazy ? "lazy" : ""].filter(Boolean).join(", ");
+    const flags = [
+      server.enabled ? "" : "disabled",
+      server.lazy ? "lazy" : "",
+      server.sandboxed ? "sandboxed" : "",
+    ]
+      .filter(Boolean)
+      .join(", ");
     console.log(`  ${server.name}  ${server.transport}  ${server.target}${flags ? `  (${flags})` : ""}`);
   }
   for (const profile of summary.profiles) {
     const servers = profile.servers === "all" ? "all servers" : profile.servers.join(", ");
     console.log(`  profile ${profile.name}: ${servers}`);
+  }
+  if (summary.audit !== undefined) {
+    const { to, maxSize, keep, content } = summary.audit;
+    const rotation = to === AUDIT_TO_STDERR ? "" : `, rotated at ${maxSize} bytes, ${keep} kept`;
+    console.log(`  audit: ${to}${rotation}${content ? ", with arguments and results (redacted)" : ""}`);
   }
   for (const warning of summary.warnings) console.log(`warning: ${warning.path}: ${warning.message}`);
   console.log(summary.warnings.length === 0 ? "ok" : `ok, with ${summary.warnings.length} warnings`);

@@ -29,6 +29,8 @@ export async function listCommand(args: string[]): Promise<number> {
         error: s.error ?? null,
         // Only while open, so that the usual shape stays as it was.
         ...(s.breaker === undefined ? {} : { breaker: s.breaker }),
+        // Only for a pinned server whose tools differ from those approved.
+        ...(s.pinChanges === undefined ? {} : { pinChanges: hub.pinChanges(s.name) }),
         tools: tools
           .filter((t) => t.server === s.name)
           .map((t) => ({ name: t.name, originalName: t.originalName, description: t.description ?? null })),
@@ -49,6 +51,11 @@ export async function listCommand(args: string[]): Promise<number> {
           for (const line of server.error.split("\n")) console.log(`    ${line}`);
           const hint = hints.get(server.name);
           if (hint !== undefined) console.log(`    hint: ${hint}`);
+        }
+        if (server.pinChanges !== undefined) {
+          const { pinChangeLines } = await import("../pin-report.js");
+          for (const line of pinChangeLines(server.name, server.pinChanges, false))
+            console.log(`    ${line}`);
         }
         const width = Math.min(48, Math.max(0, ...server.tools.map((t) => t.name.length)));
         for (const tool of server.tools) {

@@ -1,11 +1,13 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import type { AuditSinkEvent } from "../../audit/audit-sink.js";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import { disabledBlockWarning } from "../../config/check-config.js";
 import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
 import { readOrigin } from "../../config/origin-rules.js";
 import { parseDuration } from "../../config/parse-duration.js";
+import { AUDIT_TO_STDERR, DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_SIZE } from "../../config/read-audit.js";
 import { clusterUrlProblem } from "../../config/read-cluster.js";
 import { tokenProblem } from "../../config/token-rules.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.js";
@@ -54,6 +56,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       cluster: { type: "string" },
       "rate-limit": { type: "string" },
       "allow-origin": { type: "string", multiple: true },
+      audit: { type: "string" },
       ...LIMIT_FLAGS,
     },
   });
@@ -86,7 +89,8 @@ export async function serveCommand(args: string[]): Promise<number> {
   const readyWaitFlag = values["ready-wait"] === undefined ? undefined : parseReadyWait(values["ready-wait"]);
   const mode = values.tools === undefined ? undefined : toolsMode(values.tools);
   const loaded = await loadConfig(values.config === undefined ? {} : { config: values.config });
-  const config = values.cluster === undefined ? loaded : withClusterUrl(loaded, values.cluster);
+  const clustered = values.cluster === undefined ? loaded : withClusterUrl(loaded, values.cluster);
+  const config = values.audit === undefined ? clustered : withAuditTo(clustered, values.audit);
   const off = disabledBlockWarning(config);
   if (off !== undefined) console.error(`mcplex: note: ${off.path} ${off.message}`);
   if (config.cluster !== undefined && values.stdio === true)
@@ -277,12 +281,27 @@ function printEvent(event: ServeEvent): void {
     else console.error(`mcplex: warning: replicas ${e.replicas.join(", ")} serve a different config`);
     return;
   }
+  if (isAuditEvent(event)) {
+    printAuditEvent(event);
+    return;
+  }
   if (event.type === "auth") {
     console.error(`mcplex: warning: ${event.message}`);
     return;
   }
   if (event.type === "record-failed") {
     console.error(`mcplex: recording of ${event.server} stopped: ${event.error}`);
+    return;
+  }
+  if (event.type === "pin-lock-unreadable") {
+    console.error(`mcplex: warning: ${event.error}; the approvals read before stay in force`);
+    return;
+  }
+  if (event.type === "pin-changes") {
+    // Loaded only when a pinned server changed: serve's start path stays as it was.
+    void import("../pin-report.js").then(({ pinChangeLines }) => {
+      for (const line of pinChangeLines(event.server, event.changes)) console.error(`mcplex: ${line}`);
+    });
     return;
   }
   if (event.type === "list-not-implemented") {
@@ -311,6 +330,34 @@ function printEvent(event: ServeEvent): void {
   if (event.tokens !== undefined) parts.push(event.tokens);
   if (outcome.serve) parts.push("serve: mode and pin applied, other settings at the next start");
   console.error(`mcplex: config reloaded: ${parts.join("; ")}`);
+}
+
+function isAuditEvent(event: ServeEvent): event is AuditSinkEvent {
+  return event.type.startsWith("audit-");
+}
+
+/** Says what goes wrong (and right again) with the audit trail. */
+function printAuditEvent(event: AuditSinkEvent): void {
+  switch (event.type) {
+    case "audit-write-failed":
+      console.error(
+        `mcplex: warning: cannot write the audit trail to ${event.to} (${event.error}); its lines are kept and written again every second, and calls are refused while too many wait`,
+      );
+      return;
+    case "audit-write-resumed":
+      console.error(`mcplex: the audit trail is written to ${event.to} again`);
+      return;
+    case "audit-calls-refused":
+      console.error(
+        `mcplex: warning: ${event.count} call${event.count === 1 ? "" : "s"} refused (AUDIT_BEHIND): the audit trail to ${event.to} cannot keep up`,
+      );
+      return;
+    case "audit-lines-lost":
+      console.error(
+        `mcplex: error: ${event.count} audit line${event.count === 1 ? "" : "s"} could not be written to ${event.to} before stopping: ${event.error}`,
+      );
+      return;
+  }
 }
 
 /** `--transport stdio | http | websocket` (http and websocket are one front: /mcp and /ws), or the older flags. */
@@ -348,6 +395,23 @@ function withClusterUrl(config: McplexConfig, url: string): McplexConfig {
   const problem = clusterUrlProblem(url);
   if (problem !== undefined) throw new UsageError(`--cluster ${problem}`);
   return { ...config, cluster: { ...config.cluster, url } };
+}
+
+/**
+ * `--audit FILE|-`: the config's `audit:` block (or the defaults) writing to this file (relative
+ * to the working directory) or, for `-`, to stderr.
+ */
+function withAuditTo(config: McplexConfig, flag: string): McplexConfig {
+  if (flag === "")
+    throw new UsageError('--audit needs a file to write the audit trail to, or "-" for stderr');
+  const to = flag === "-" ? AUDIT_TO_STDERR : resolve(flag);
+  const audit = config.audit ?? {
+    to,
+    maxSize: DEFAULT_AUDIT_MAX_SIZE,
+    keep: DEFAULT_AUDIT_KEEP,
+    content: false,
+  };
+  return { ...config, audit: { ...audit, to } };
 }
 
 /** `--rate-limit RATE[:BURST]`: requests per second per token (or client address), and the burst. */

@@ -1,4 +1,5 @@
 import type { Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import { requestCaller } from "../request-caller.js";
 import { targetName } from "../request-target.js";
 
 /** A forwarded request while it runs, as a dashboard shows it. */
@@ -12,6 +13,10 @@ export interface WatchedCall {
   server?: string;
   /** The catalog view of the client (its token's profile). */
   profile?: string;
+  /** Who called (see `RequestCaller.subject`): the signed-in user, a token's key, `stdio`. */
+  subject: string;
+  /** The client it came through, where known (see `RequestCaller.client`). */
+  client?: string;
   protocolVersion: string;
   /** Epoch ms. */
   startedAt: number;
@@ -75,12 +80,16 @@ export function watching(watcher: CallWatcher, redact: (text: string) => string)
   return (next) => async (request) => {
     if (request.row?.forwarded !== true) return next(request);
     const ctx = request.context;
+    const caller = requestCaller(ctx);
     const call: WatchedCall = {
       id: ++ids,
       method: request.method,
+      subject: caller.subject,
       protocolVersion: ctx.protocolVersion,
       startedAt: Date.now(),
     };
+    // The client's own name for itself is text it chose.
+    if (caller.client !== undefined) call.client = redact(caller.client);
     const target = request.target;
     if (target !== undefined) {
       call.target = redact(targetName(target));

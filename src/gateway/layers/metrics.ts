@@ -90,6 +90,7 @@ export class GatewayMetrics {
   readonly #duration: Histogram<"method" | "server" | "tool">;
   readonly #state: Gauge<"server" | "state">;
   readonly #reconnects: Counter<"server">;
+  readonly #pinChanges: Gauge<"server" | "held">;
   readonly #sessions: Gauge<"transport">;
   readonly #sessionLimits: Counter<"transport" | "outcome">;
   readonly #listenStreams: Gauge;
@@ -137,6 +138,12 @@ export class GatewayMetrics {
       name: "mcplex_upstream_reconnects_total",
       help: "Times an upstream server came back (reconnecting to ready).",
       labelNames: ["server"],
+      registers,
+    });
+    this.#pinChanges = new Gauge({
+      name: "mcplex_pin_changes",
+      help: "Tools of a pinned server (pin:) that differ from those approved, held out of the catalog (held=true) or only reported (held=false), until mcplex trust.",
+      labelNames: ["server", "held"],
       registers,
     });
     this.#sessions = new Gauge({
@@ -290,7 +297,7 @@ export class GatewayMetrics {
    * Follows a hub: `mcplex_upstream_state` from every `server-state` event, and from
    * `hub.servers()` at once, on `catalog-changed` and before each render (so servers
    * added or removed at run time are picked up); `mcplex_upstream_reconnects_total` on
-   * each reconnecting → ready transition. Returns the function that stops following.
+   * each reconnecting → ready transition; `mcplex_pin_changes` of pinned servers. Returns the function that stops following.
    */
   trackHub(hub: Hub): () => void {
     let known = new Set<string>();
@@ -300,18 +307,25 @@ export class GatewayMetrics {
         now.add(status.name);
         this.#setState(status.name, status.state);
         if (!known.has(status.name)) this.#reconnects.inc({ server: status.name }, 0);
+        const pin = hub.serverConfig(status.name)?.pin;
+        if (pin !== undefined && pin !== "off") {
+          const held = status.held ?? 0;
+          this.#pinChanges.set({ server: status.name, held: "true" }, held);
+          this.#pinChanges.set({ server: status.name, held: "false" }, (status.pinChanges ?? 0) - held);
+        }
       }
       for (const server of known) {
         if (now.has(server)) continue;
         for (const state of STATES) this.#state.remove({ server, state });
         this.#reconnects.remove({ server });
+        for (const held of ["true", "false"]) this.#pinChanges.remove({ server, held });
       }
       known = now;
     };
     sync();
     this.#syncs.add(sync);
     const off = hub.on((event) => {
-      if (event.type === "catalog-changed") sync();
+      if (event.type === "catalog-changed" || event.type === "pin-changes") sync();
       if (event.type !== "server-state") return;
       this.#setState(event.server, event.state);
       if (event.state === "ready" && event.previous === "reconnecting") {

@@ -31,6 +31,21 @@ export interface ModelAdapter {
   revokeByGrantId(grantId: string): Promise<void>;
 }
 
+/**
+ * The models a grant's revocation takes with it (as in `oidc-provider`'s own memory adapter).
+ * Others carry a `grantId` too: an interaction started in a session that had a grant would go
+ * with it, and a user who signs in as someone else (the session's grants revoked at the
+ * logout) would come back to "interaction session not found".
+ */
+const GRANTABLE = new Set([
+  "AccessToken",
+  "AuthorizationCode",
+  "RefreshToken",
+  "DeviceCode",
+  "BackchannelAuthenticationRequest",
+  "PreAuthorizedCode",
+]);
+
 /** The storage of one test server; its `adapter` goes into the provider's `adapter` option. */
 export class MemoryStorage {
   readonly #entries = new Map<string, Entry>();
@@ -49,7 +64,7 @@ export class MemoryStorage {
         this.#entries.set(key(id), { payload, expiresAt });
         if (model === "Session" && payload.uid !== undefined) this.#index.set(`uid:${payload.uid}`, id);
         if (payload.userCode !== undefined) this.#index.set(`userCode:${payload.userCode}`, id);
-        if (payload.grantId !== undefined) {
+        if (GRANTABLE.has(model) && payload.grantId !== undefined) {
           const members = this.#grants.get(payload.grantId) ?? new Set();
           members.add(key(id));
           this.#grants.set(payload.grantId, members);

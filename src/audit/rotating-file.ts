@@ -1,0 +1,251 @@
+import { type FileHandle, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname } from "node:path";
+import { McplexError } from "../errors.js";
+import { type AuditBacklog, type AuditSink, DEFAULT_BACKLOG_BYTES, DEFAULT_WAIT_MS } from "./audit-sink.js";
+import { BacklogWaiters } from "./backlog-waiters.js";
+
+/** Options of {@link RotatingFile.open}. */
+export interface RotatingFileOptions extends AuditBacklog {
+  /** A file is rotated before a write would take it past this many bytes. */
+  maxSize: number;
+  /** Rotated files kept (`audit.log.1` ... `audit.log.<keep>`); 0 keeps none. */
+  keep: number;
+}
+
+/** Most bytes of lines written at once: whole lines only, so a line is never split. */
+const BATCH_BYTES = 64 * 1024;
+/** How long a failed write waits before it is tried again (the file reopened). */
+const RETRY_MS = 1000;
+/** Tries of a failing write while closing, before its lines are given up as lost. */
+const CLOSING_TRIES = 3;
+
+/**
+ * An append-only file of lines with rotation, written off the call path: {@link write} queues a
+ * line, and one loop writes queued lines in order, whole lines per `write` (never a part of one),
+ * so lines never interleave or split, also across rotations. Before a write would take the file
+ * past `maxSize` it is rotated: `audit.log` becomes `audit.log.1`, `.1` becomes `.2`, ... up to
+ * `.<keep>` (the oldest is dropped), and a new `audit.log` is created with mode 0600. A failed
+ * write keeps its lines and is tried again every second (the file reopened), and the calls wait
+ * for room as `AuditSink` says.
+ *
+ * @example
+ * const file = await RotatingFile.open("/var/log/mcplex/audit.log", { maxSize: 10 << 20, keep: 5 });
+ * file.write(`${JSON.stringify(record)}\n`);
+ * await file.close(); // flushes
+ */
+export class RotatingFile implements AuditSink {
+  readonly path: string;
+  readonly #maxSize: number;
+  readonly #keep: number;
+  readonly #backlogBytes: number;
+  readonly #waiters: BacklogWaiters;
+  readonly #onEvent: AuditBacklog["onEvent"];
+  #handle: FileHandle | undefined;
+  /** Bytes in the current file. */
+  #size: number;
+  /** The highest `<path>.<n>` there is (up to `keep`): a rotation renames those, not `keep` names. */
+  #rotated: number;
+  /** Lines waiting, oldest first, and their sizes in bytes. */
+  #lines: string[] = [];
+  #sizes: number[] = [];
+  #queuedBytes = 0;
+  #flushing: Promise<void> | undefined;
+  /** The error of the write that keeps failing, while it does. */
+  #failure: string | undefined;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  private constructor(
+    path: string,
+    [handle, size]: [FileHandle, number],
+    rotated: number,
+    options: RotatingFileOptions,
+  ) {
+    this.path = path;
+    this.#handle = handle;
+    this.#size = size;
+    this.#rotated = rotated;
+    this.#maxSize = options.maxSize;
+    this.#keep = options.keep;
+    this.#backlogBytes = options.backlogBytes ?? DEFAULT_BACKLOG_BYTES;
+    this.#onEvent = options.onEvent;
+    this.#waiters = new BacklogWaiters(path, options.waitMs ?? DEFAULT_WAIT_MS, options.onEvent);
+  }
+
+  /**
+   * Opens `path` for appending (created with mode 0600). Throws `AUDIT_OPEN_FAILED` naming the
+   * path and the reason when it cannot: a missing directory, no permission, not a regular file.
+   */
+  static async open(path: string, options: RotatingFileOptions): Promise<RotatingFile> {
+    try {
+      const opened = await openAppend(path);
+      return new RotatingFile(path, opened, await highestRotated(path, options.keep), options);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new McplexError(
+        "AUDIT_OPEN_FAILED",
+        `cannot open the audit file ${path}: ${reason}`,
+        {
+          path: "audit.to",
+          hint: "create its directory and let mcplex write there, or set audit.to (or --audit) to another file",
+        },
+        { cause: error },
+      );
+    }
+  }
+
+  write(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    this.#lines.push(line);
+    this.#sizes.push(bytes);
+    this.#queuedBytes += bytes;
+    this.#flushing ??= this.#flush();
+  }
+
+  room(signal: AbortSignal): Promise<void> | undefined {
+    if (this.#queuedBytes <= this.#backlogBytes) return undefined;
+    return this.#waiters.wait(signal, () => this.#behind());
+  }
+
+  /** Writes what is queued (giving up after a few tries if writing keeps failing), then closes the file. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#closing = true;
+      while (this.#flushing !== undefined) await this.#flushing;
+      await this.#handle?.close().catch(() => {});
+      this.#handle = undefined;
+    })();
+    return this.#closed;
+  }
+
+  #behind(): string {
+    const waiting = `${this.#queuedBytes} bytes wait to be written`;
+    return this.#failure === undefined ? waiting : `${waiting}; the last write failed: ${this.#failure}`;
+  }
+
+  /** The one writer: batches of whole lines, in order, until nothing is queued. */
+  async #flush(): Promise<void> {
+    try {
+      while (this.#lines.length > 0) {
+        // Rotated before the first line that would not fit (a file holds at least one line).
+        if (this.#size > 0 && this.#size + this.#sizes[0]! > this.#maxSize) await this.#rotate();
+        let count = 0;
+        let bytes = 0;
+        while (count < this.#lines.length) {
+          const next = this.#sizes[count]!;
+          if (count > 0 && (bytes + next > BATCH_BYTES || this.#size + bytes + next > this.#maxSize)) break;
+          bytes += next;
+          count++;
+        }
+        const batch = Buffer.from(count === 1 ? this.#lines[0]! : this.#lines.slice(0, count).join(""));
+        if (!(await this.#writeAll(batch))) {
+          this.#lost(this.#lines.length);
+          break;
+        }
+        this.#lines.splice(0, count);
+        this.#sizes.splice(0, count);
+        this.#queuedBytes -= bytes;
+        this.#size += bytes;
+        if (this.#queuedBytes <= this.#backlogBytes) this.#waiters.wake();
+      }
+    } finally {
+      this.#flushing = undefined;
+    }
+  }
+
+  /**
+   * Writes `batch` whole, trying again (the file reopened) every second while it fails; `false`
+   * when it still fails after a few tries once the file is closing.
+   */
+  async #writeAll(batch: Buffer): Promise<boolean> {
+    let offset = 0;
+    let tries = 0;
+    for (;;) {
+      try {
+        if (this.#handle === undefined) [this.#handle, this.#size] = await openAppend(this.path);
+        // A short write goes on where it stopped: the rest of the line follows it at once.
+        while (offset < batch.length) {
+          const { bytesWritten } = await this.#handle.write(batch, offset, batch.length - offset);
+          offset += bytesWritten;
+        }
+        if (this.#failure !== undefined) {
+          this.#failure = undefined;
+          this.#onEvent?.({ type: "audit-write-resumed", to: this.path });
+        }
+        return true;
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        if (this.#failure === undefined)
+          this.#onEvent?.({
+            type: "audit-write-failed",
+            to: this.path,
+            error: reason,
+            pendingBytes: this.#queuedBytes,
+          });
+        this.#failure = reason;
+        await this.#handle?.close().catch(() => {});
+        this.#handle = undefined;
+        if (this.#closing && ++tries >= CLOSING_TRIES) return false;
+        await new Promise<void>((resolve) => setTimeout(resolve, RETRY_MS).unref());
+      }
+    }
+  }
+
+  /** `audit.log` → `audit.log.1` → ... → `audit.log.<keep>`, and a new empty `audit.log`. */
+  async #rotate(): Promise<void> {
+    await this.#handle?.close().catch(() => {});
+    this.#handle = undefined;
+    try {
+      if (this.#keep === 0) await unlink(this.path);
+      else {
+        // `.<keep>` is replaced by the rename onto it: the oldest goes.
+        for (let n = Math.min(this.#rotated, this.#keep - 1); n >= 1; n--)
+          await rename(`${this.path}.${n}`, `${this.path}.${n + 1}`).catch(ignoreMissing);
+        await rename(this.path, `${this.path}.1`);
+        this.#rotated = Math.min(this.#rotated + 1, this.#keep);
+      }
+    } catch {
+      // Not rotated (the directory refuses a rename): the lines go on in the same file, past
+      // maxSize, rather than nowhere. Its size is read again when it is reopened.
+    }
+    this.#size = 0;
+  }
+
+  #lost(count: number): void {
+    this.#onEvent?.({ type: "audit-lines-lost", to: this.path, count, error: this.#failure ?? "" });
+    this.#lines = [];
+    this.#sizes = [];
+    this.#queuedBytes = 0;
+    this.#waiters.wake();
+  }
+}
+
+/** Opens `path` to append (mode 0600 when created) and its size; refuses what is not a regular file. */
+async function openAppend(path: string): Promise<[FileHandle, number]> {
+  // Checked first: opening a FIFO for writing would wait for a reader.
+  const before = await stat(path).catch(() => undefined);
+  if (before !== undefined && !before.isFile()) throw new Error("it is not a regular file");
+  const handle = await open(path, "a", 0o600);
+  try {
+    return [handle, (await handle.stat()).size];
+  } catch (error) {
+    await handle.close().catch(() => {});
+    throw error;
+  }
+}
+
+/** The highest `n` (at most `keep`) of the `<path>.<n>` files there are now. */
+async function highestRotated(path: string, keep: number): Promise<number> {
+  const prefix = `${basename(path)}.`;
+  let highest = 0;
+  for (const name of await readdir(dirname(path)).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix)) continue;
+    const n = Number(name.slice(prefix.length));
+    if (Number.isSafeInteger(n) && n > highest) highest = n;
+  }
+  return Math.min(highest, keep);
+}
+
+function ignoreMissing(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+}

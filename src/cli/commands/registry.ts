@@ -1,0 +1,185 @@
+import { resolve } from "node:path";
+import { createInterface } from "node:readline/promises";
+import { Writable } from "node:stream";
+import { parseArgs } from "node:util";
+import { addServerEntry } from "../../config/add-server-entry.js";
+import { resolveConfigPath } from "../../config/load-config.js";
+import { MCPLEX_SERVER_KEYS, SERVER_NAME } from "../../config/read-server.js";
+import { SecretStore } from "../../config/secret-store.js";
+import { hasProgram } from "../../registry/find-program.js";
+import { RegistryClient } from "../../registry/registry-client.js";
+import { type EntryInput, planEntry } from "../../registry/server-entry.js";
+import type { ServerJson } from "../../registry/server-json.js";
+import { EXIT, UsageError } from "../output.js";
+
+/** `mcplex search WORDS [--registry URL] [--limit N] [--json]`: servers of the MCP Registry. */
+export async function searchCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { registry: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } },
+  });
+  const limit = values.limit === undefined ? 30 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit takes a whole number above 0");
+  const client = new RegistryClient(values.registry === undefined ? {} : { url: values.registry });
+  const items = await client.search(positionals.join(" "), { limit });
+  if (values.json === true) {
+    console.log(JSON.stringify(items.map((item) => item.server)));
+    return EXIT.ok;
+  }
+  if (items.length === 0) {
+    console.error(`mcplex: no server in ${client.url} matches "${positionals.join(" ")}"`);
+    return EXIT.ok;
+  }
+  for (const { server } of items) {
+    console.log(`${server.name}  ${server.version ?? ""}  ${kinds(server)}`);
+    if (server.description) console.log(`    ${server.description}`);
+  }
+  console.error(`${items.length} servers; add one with: mcplex add NAME`);
+  return EXIT.ok;
+}
+
+/** How a server can be installed, as `search` lists it: `npm, oci, remote`. */
+function kinds(server: ServerJson): string {
+  const list = (server.packages ?? []).map((pkg) => pkg.registryType ?? "?");
+  if ((server.remotes ?? []).length > 0) list.push("remote");
+  return [...new Set(list)].join(", ");
+}
+
+/**
+ * `mcplex add NAME [--name KEY] [--env NAME=VALUE ...] [--config F] [--registry URL]`: finds the
+ * server in the registry and writes its config entry (version pinned, sandboxed where this
+ * build sandboxes), asking for the values it declares; secret ones go to the secret store.
+ */
+export async function addCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      registry: { type: "string" },
+      config: { type: "string", short: "c" },
+      name: { type: "string" },
+      env: { type: "string", multiple: true },
+    },
+  });
+  const [wanted, ...extra] = positionals;
+  if (wanted === undefined || extra.length > 0)
+    throw new UsageError(
+      "usage: mcplex add NAME [--name KEY] [--env NAME=VALUE ...] [--config F] [--registry URL]",
+    );
+  const given = new Map<string, string>();
+  for (const pair of values.env ?? []) {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw new UsageError(`--env takes NAME=VALUE, not "${pair}"`);
+    given.set(pair.slice(0, at), pair.slice(at + 1));
+  }
+  const client = new RegistryClient(values.registry === undefined ? {} : { url: values.registry });
+  const server = await client.resolve(wanted);
+  const plan = planEntry(server, { hasProgram: (name) => hasProgram(name) });
+  const key =
+    values.name ??
+    server.name
+      .split("/")
+      .pop()!
+      .replace(/[^A-Za-z0-9_.-]/g, "-");
+  if (!SERVER_NAME.test(key))
+    throw new UsageError(
+      `"${key}" cannot name a server; pass --name with letters, digits, _ . - (64 at most)`,
+    );
+  console.error(
+    `found ${server.name} ${server.version ?? ""}${server.description ? `: ${server.description}` : ""}`,
+  );
+  console.error(`  runs as ${plan.source}`);
+
+  const unknown = [...given.keys()].filter((name) => !plan.inputs.some((input) => input.name === name));
+  if (unknown.length > 0) {
+    const known = plan.inputs.map((input) => input.name).join(", ") || "none";
+    throw new UsageError(`${server.name} declares no input ${unknown.join(", ")}; it declares: ${known}`);
+  }
+  const answers = new Map<EntryInput, string>();
+  const missing: EntryInput[] = [];
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
+  for (const input of plan.inputs) {
+    let value = given.get(input.name);
+    if (value === undefined && interactive) value = (await ask(input)) || undefined;
+    value ??= input.default;
+    if (value !== undefined) answers.set(input, value);
+    else if (input.required) missing.push(input);
+  }
+  if (missing.length > 0) {
+    const list = missing.map((input) => `${input.name}${input.description ? ` (${input.description})` : ""}`);
+    throw new UsageError(
+      `${server.name} needs ${list.join(", ")}; pass ${missing.map((input) => `--env ${input.name}=...`).join(" ")}`,
+    );
+  }
+  const secrets = [...answers].filter(([input]) => input.secret);
+  if (secrets.length > 0) {
+    const store = new SecretStore();
+    for (const [input, value] of secrets) await store.set(secretName(key, input), value);
+    console.error(`  stored ${secrets.map(([input]) => secretName(key, input)).join(", ")} in ${store.file}`);
+  }
+  const entry = plan.build((input) => {
+    const value = answers.get(input);
+    return value === undefined ? undefined : input.secret ? `\${secret:${secretName(key, input)}}` : value;
+  });
+  const file =
+    values.config === undefined
+      ? ((await resolveConfigPath({ cwd: process.cwd() })) ?? resolve("mcplex.yaml"))
+      : resolve(values.config);
+  // The sandbox key exists once this build has the sandbox (issue 27, part 1); until then the
+  // entry is written without it rather than with a key `config check` refuses.
+  const sandbox = plan.stdio && MCPLEX_SERVER_KEYS.includes("sandbox");
+  const added = await addServerEntry(
+    file,
+    key,
+    (map) => {
+      if (map === "mcpServers") {
+        const { transport, ...rest } = entry;
+        return transport === undefined ? rest : { type: transport, ...rest };
+      }
+      return sandbox ? { ...entry, sandbox: true } : entry;
+    },
+    {
+      comment: `${server.name}${plan.version === undefined ? "" : ` ${plan.version}`}, from the MCP Registry`,
+    },
+  );
+  console.error(
+    `added ${key} to ${file}${added.created ? " (created)" : ""}; check it with: mcplex config check`,
+  );
+  return EXIT.ok;
+}
+
+/**
+ * Where a secret input is kept: `SERVER.NAME`, so two servers' `API_KEY`s stay apart; spelled
+ * as a secret name must be (a server name may start with a digit, a header hold any character).
+ */
+function secretName(key: string, input: EntryInput): string {
+  const name = `${key}.${input.name}`.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 127);
+  return /^[A-Za-z_]/.test(name) ? name : `_${name}`;
+}
+
+/** Asks for one input on the terminal; a secret is not echoed. */
+async function ask(input: EntryInput): Promise<string> {
+  let muted = false;
+  const output = new Writable({
+    write(chunk, _encoding, done) {
+      if (!muted) process.stderr.write(chunk);
+      done();
+    },
+  });
+  const rl = createInterface({ input: process.stdin, output, terminal: true });
+  try {
+    const about = [input.description, input.default === undefined ? "" : `default ${input.default}`]
+      .filter(Boolean)
+      .join("; ");
+    const question = rl.question(
+      `${input.name}${about ? ` (${about})` : ""}${input.secret ? " [secret]" : ""}: `,
+    );
+    muted = input.secret;
+    const answer = await question;
+    if (input.secret) process.stderr.write("\n");
+    return answer;
+  } finally {
+    rl.close();
+  }
+}

@@ -1,0 +1,97 @@
+import { readFile } from "node:fs/promises";
+import { basename, dirname, extname, join } from "node:path";
+import { withFileLock } from "../config/file-lock.js";
+import { writeFileAtomic } from "../config/write-file-atomic.js";
+import { McplexError } from "../errors.js";
+import { canonicalJson, type PinnedTool } from "./tool-fingerprint.js";
+
+/** One pinned tool in the lock file: its fingerprint and the fields it was taken over (for diffs). */
+export interface LockedTool {
+  fingerprint: string;
+  tool: PinnedTool;
+}
+
+/** The lock file: format version, and per server the tools approved, by their original name. */
+export interface PinLock {
+  lockfileVersion: 1;
+  servers: Record<string, { tools: Record<string, LockedTool> }>;
+}
+
+/** A lock file that is not one: a read error names the file and how to start again. */
+export class PinLockError extends McplexError {}
+
+/**
+ * Where a config's lock file goes: beside it, named after it (`mcplex.yaml` →
+ * `mcplex.lock.json`, `.cursor/mcp.json` → `.cursor/mcp.lock.json`).
+ */
+export function lockFilePath(configPath: string): string {
+  const name = basename(configPath, extname(configPath));
+  return join(dirname(configPath), `${name}.lock.json`);
+}
+
+/** An empty lock. */
+export function emptyLock(): PinLock {
+  return { lockfileVersion: 1, servers: {} };
+}
+
+/** Reads a lock file; a missing one is empty. */
+export async function readPinLock(path: string): Promise<PinLock> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyLock();
+    throw new PinLockError(
+      "PIN_LOCK_INVALID",
+      `cannot read the tool lock file ${path}`,
+      {
+        path,
+        hint: "check its permissions",
+      },
+      { cause: error },
+    );
+  }
+  const invalid = (why: string) =>
+    new PinLockError("PIN_LOCK_INVALID", `the tool lock file ${path} ${why}`, {
+      path,
+      hint: "restore it from version control, or delete it to pin every server's tools as they are now",
+    });
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw invalid("is not JSON");
+  }
+  const lock = data as Partial<PinLock>;
+  if (typeof lock !== "object" || lock === null || lock.lockfileVersion !== 1)
+    throw invalid('has no "lockfileVersion": 1 (written by another version of mcplex?)');
+  if (typeof lock.servers !== "object" || lock.servers === null) throw invalid('has no "servers" map');
+  for (const [server, entry] of Object.entries(lock.servers)) {
+    if (typeof entry?.tools !== "object" || entry.tools === null)
+      throw invalid(`has no "tools" map for "${server}"`);
+    for (const [name, locked] of Object.entries(entry.tools))
+      if (typeof locked?.fingerprint !== "string" || typeof locked.tool !== "object" || locked.tool === null)
+        throw invalid(`has no fingerprint and tool for "${server}" tool "${name}"`);
+  }
+  return lock as PinLock;
+}
+
+/** The text of a lock: canonical (sorted keys) and indented, so that it diffs well under version control. */
+export function pinLockText(lock: PinLock): string {
+  return `${JSON.stringify(JSON.parse(canonicalJson(lock)), null, 2)}\n`;
+}
+
+/**
+ * Changes the lock file as one step between processes: under a lock file (`PATH.lock`), reads
+ * it as it is now, lets `change` edit it, and writes it atomically (a reader sees the old file
+ * or the new one). Two `serve`s pinning different servers, or a `serve` and `mcplex trust`,
+ * each keep what the other wrote. Returns the lock as written.
+ */
+export async function updatePinLock(path: string, change: (lock: PinLock) => void): Promise<PinLock> {
+  return withFileLock(`${path}.lock`, async () => {
+    const lock = await readPinLock(path);
+    change(lock);
+    await writeFileAtomic(path, pinLockText(lock), { mode: 0o644 });
+    return lock;
+  });
+}
