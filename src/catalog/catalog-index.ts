@@ -120,7 +120,7 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   const prompts = named(slots, (s) => s.prompts);
   const promptEntries = prompts.items.map(({ slot, item }, i): CatalogPrompt => {
     const { prompt } = item;
-    return {
+    const entry: CatalogPrompt = {
       name: prompts.names[i]!,
       originalName: prompt.name,
       server: slot.server,
@@ -128,6 +128,8 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
       available: slot.state === "ready",
       prompt,
     };
+    if (slot.speaksUris) entry.uriNamespace = slot.namespace!;
+    return entry;
   });
   for (const c of prompts.collisions) collisions.push({ kind: "prompt", ...c });
 

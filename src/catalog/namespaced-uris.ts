@@ -92,8 +92,8 @@ export function namespaceSkillEntry<T>(entry: T, namespace: string): T {
 
 /**
  * A server's result with the skill and app URIs it carries namespaced, by method: resource
- * reads' contents, call results' resource links and embedded resources, skill entries,
- * directory listings. Results of other methods, and results with nothing to rewrite, are
+ * reads' contents, call results' and prompt messages' resource links and embedded resources,
+ * skill entries, directory listings. Results of other methods, and results with nothing to rewrite, are
  * returned as they are (the same object).
  */
 export function namespaceResult(method: string, result: Json, namespace: string): Json {
@@ -103,6 +103,27 @@ export function namespaceResult(method: string, result: Json, namespace: string)
         item.type === "resource_link" ? item : item.type === "resource" ? (item.resource as Json) : undefined,
       );
       return content === result.content ? result : { ...result, content };
+    }
+    case "prompts/get": {
+      const messages = result.messages;
+      if (!Array.isArray(messages)) return result;
+      let changed = false;
+      const out = messages.map((message: unknown) => {
+        const m = message as Json | null;
+        const content = m?.content as Json | undefined;
+        if (content === undefined || typeof content !== "object") return message;
+        const [rewritten] = withUris([content], namespace, (item) =>
+          item.type === "resource_link"
+            ? item
+            : item.type === "resource"
+              ? (item.resource as Json)
+              : undefined,
+        );
+        if (rewritten === content) return message;
+        changed = true;
+        return { ...m, content: rewritten };
+      });
+      return changed ? { ...result, messages: out } : result;
     }
     case "resources/read": {
       const contents = withUris(result.contents, namespace);
@@ -125,6 +146,7 @@ export function namespaceResult(method: string, result: Json, namespace: string)
 export function carriesUris(method: string): boolean {
   return (
     method === "tools/call" ||
+    method === "prompts/get" ||
     method === "resources/read" ||
     method === "resources/directory/read" ||
     method === "skills/get"

@@ -99,6 +99,8 @@ export interface CatalogPrompt {
   available: boolean;
   /** The prompt exactly as the server listed it. */
   prompt: Prompt;
+  /** The namespace of the server's `skill://` and `ui://` URIs, when its messages may carry some. */
+  uriNamespace?: string;
 }
 
 /** A resource as the catalog exposes it. */

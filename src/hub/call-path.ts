@@ -253,7 +253,9 @@ export class CallPath {
           ? target.tool?.uriNamespace
           : target.kind === "resource"
             ? target.resource?.namespace
-            : undefined;
+            : target.kind === "prompt"
+              ? target.prompt?.uriNamespace
+              : undefined;
       if (namespace === undefined || !carriesUris(method)) return answer;
       return answer.then((result) => namespaceResult(method, result, namespace));
     } catch (error) {

@@ -127,6 +127,22 @@ describe("skill and app URIs per server", () => {
       { type: "resource_link", uri: "ui://alpha/report/view.html", name: "r" },
       { type: "resource", resource: { uri: "skill://alpha/refunds/SKILL.md", text: "t" } },
     ]);
+    const prompt = {
+      messages: [
+        { role: "user", content: { type: "text", text: "x" } },
+        {
+          role: "user",
+          content: { type: "resource", resource: { uri: "ui://report/view.html", text: "<p>" } },
+        },
+      ],
+    };
+    expect(namespaceResult("prompts/get", prompt, "alpha").messages).toEqual([
+      { role: "user", content: { type: "text", text: "x" } },
+      {
+        role: "user",
+        content: { type: "resource", resource: { uri: "ui://alpha/report/view.html", text: "<p>" } },
+      },
+    ]);
     const plain = { content: [{ type: "text", text: "x" }] };
     expect(namespaceResult("tools/call", plain, "alpha")).toBe(plain);
     expect(
