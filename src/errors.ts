@@ -78,7 +78,12 @@ export type McplexErrorCode =
   /** `mcplex trust` named a server or tool that has no change waiting for approval. */
   | "PIN_NOTHING_TO_TRUST"
   /** A server's task (the tasks extension) was cancelled before it gave a result. */
-  | "TASK_CANCELLED";
+  | "TASK_CANCELLED"
+  /**
+   * Skills: a skill file that does not match the entry it was listed with (digest, size,
+   * frontmatter), a file the entry does not list, or an entry that is not valid.
+   */
+  | "SKILL_VERIFICATION_FAILED";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

@@ -23,8 +23,8 @@ export interface ExecuteToolCallContext {
   known: ReadonlySet<string>;
   /** Names to suggest when the model asks for one that does not exist. */
   suggestions: readonly string[];
-  /** Tools the loop answers itself (e.g. `search_tools`). */
-  local?: ReadonlyMap<string, (input: Record<string, unknown>) => ToolCallOutcome>;
+  /** Tools the loop answers itself (e.g. `search_tools`, `load_skill`). */
+  local?: ReadonlyMap<string, (input: Record<string, unknown>) => ToolCallOutcome | Promise<ToolCallOutcome>>;
   profile?: string;
   signal?: AbortSignal;
 }
@@ -50,7 +50,7 @@ export async function executeToolCall(
       output: `Error: ${call.argumentsError ?? "the arguments are missing"}. Call "${call.name}" again with a JSON object that matches its schema.`,
     };
   }
-  if (local) return local(call.input);
+  if (local) return await local(call.input);
   try {
     const options: { signal?: AbortSignal; profile?: string } = {};
     if (ctx.signal) options.signal = ctx.signal;

@@ -36,4 +36,4 @@ export {
   TextToolCallParser,
 } from "./text-tool-call-parser.js";
 export { type ParsedToolCall, ToolCallAccumulator } from "./tool-call-accumulator.js";
-export type { AgentTool, ToolHost } from "./tool-host.js";
+export type { AgentSkill, AgentTool, LoadedAgentSkill, ToolHost } from "./tool-host.js";

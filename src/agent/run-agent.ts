@@ -108,6 +108,7 @@ async function drive(options: RunAgentOptions, emit: EmitAgentEvent, tracer: Age
       schemaProfile: options.schemaProfile ?? resolveSchemaProfile(options.llm),
       toolMode: options.toolMode ?? "auto",
       maxTools: options.maxTools ?? 128,
+      ...(signal === undefined ? {} : { signal }),
     });
     for (const notice of tools.notices) emit(notice);
     while (true) {

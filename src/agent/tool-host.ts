@@ -8,6 +8,25 @@ export interface AgentTool {
   name: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  /** A tool only an MCP App calls (`_meta.ui.visibility` without `"model"`): never offered to the model. */
+  appOnly?: boolean;
+}
+
+/** A skill a host offers (SEP-2640), as its listing describes it: nothing of it is read yet. */
+export interface AgentSkill {
+  /** The server it comes from, told to the model with its content. */
+  server: string;
+  name: string;
+  description: string;
+  /** Its `SKILL.md`. */
+  uri: string;
+  /** Its entry's files (`resources`), when the listing gave them. */
+  entry?: { resources: ReadonlyArray<{ uri: string }> | "dynamic" };
+}
+
+/** A skill whose `SKILL.md` the host read and verified. */
+export interface LoadedAgentSkill extends AgentSkill {
+  text: string;
 }
 
 /**
@@ -19,6 +38,22 @@ export interface AgentTool {
 export interface ToolHost {
   /** Tools visible to the agent (LLM-safe names matching ^[A-Za-z0-9_-]{1,64}$). */
   tools(profile?: string): readonly AgentTool[] | Promise<readonly AgentTool[]>;
+  /**
+   * The skills the model may load, listed only (optional: a host without skills leaves the
+   * three skill members out). `Hub` lists those of every server that declares the extension.
+   */
+  skills?(options?: { signal?: AbortSignal; profile?: string }): Promise<readonly AgentSkill[]>;
+  /** Reads and verifies a skill's `SKILL.md`, when the model asks for it. */
+  loadSkill?(
+    skill: AgentSkill,
+    options?: { signal?: AbortSignal; profile?: string },
+  ): Promise<LoadedAgentSkill>;
+  /** Reads and verifies a file a loaded skill lists (a path relative to its root). */
+  readSkillFile?(
+    skill: LoadedAgentSkill,
+    path: string,
+    options?: { signal?: AbortSignal; profile?: string },
+  ): Promise<Uint8Array>;
   /** Calls a tool by exposed name. Resolves with the MCP CallToolResult (isError for tool errors); rejects for unknown tools / unavailable servers. */
   callTool(
     name: string,

@@ -9,6 +9,7 @@ import type { AgentEvent } from "./agent-events.js";
 import type { ChatTool } from "./chat-types.js";
 import type { ExecuteToolCallContext, ToolCallOutcome } from "./execute-tool-call.js";
 import { type SchemaProfile, toChatTools } from "./schema-sanitizer.js";
+import { SkillTools } from "./skill-tools.js";
 import type { AgentTool, ToolHost } from "./tool-host.js";
 import { createToolSearch } from "./tool-search.js";
 
@@ -29,18 +30,35 @@ export class ToolSet {
   readonly #options: ToolSetOptions;
   /** In search mode, the tools found so far (in order found); undefined when all tools are offered. */
   readonly #found: AgentTool[] | undefined;
+  /** `load_skill` and `read_skill_file`, when the host has skills. */
+  readonly #skills: SkillTools | undefined;
 
-  private constructor(all: readonly AgentTool[], options: ToolSetOptions, search: boolean) {
+  private constructor(
+    all: readonly AgentTool[],
+    options: ToolSetOptions,
+    search: boolean,
+    skills: SkillTools | undefined,
+  ) {
     this.#all = all;
     this.#byName = new Map(all.map((tool) => [tool.name, tool]));
     this.#options = options;
     this.#found = search ? [] : undefined;
+    this.#skills = skills;
   }
 
-  /** Lists the host's tools and decides between offering all and search-then-call. */
-  static async load(hub: ToolHost, options: ToolSetOptions): Promise<ToolSet> {
-    const listed = await hub.tools(options.profile);
-    const over = listed.length > options.maxTools;
+  /**
+   * Lists the host's tools (less those only an MCP App calls) and its skills, and decides
+   * between offering all tools and search-then-call. Skills are offered through `load_skill`
+   * either way; none is read before the model asks.
+   */
+  static async load(hub: ToolHost, options: ToolSetOptions & { signal?: AbortSignal }): Promise<ToolSet> {
+    const listed = (await hub.tools(options.profile)).filter((tool) => tool.appOnly !== true);
+    const skills = await SkillTools.load(hub, {
+      ...(options.profile === undefined ? {} : { profile: options.profile }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+    // The skill tools take two of the provider's places.
+    const over = listed.length > options.maxTools - (skills === undefined ? 0 : 2);
     if (over && options.toolMode === "all") {
       throw new McplexError(
         "INVALID_ARGUMENT",
@@ -49,7 +67,7 @@ export class ToolSet {
       );
     }
     const search = options.toolMode === "search" || over;
-    const set = new ToolSet(listed, options, search);
+    const set = new ToolSet(listed, options, search, skills);
     if (over) {
       set.notices.push({
         type: "notice",
@@ -69,7 +87,8 @@ export class ToolSet {
     const size = this.#found?.length ?? -1;
     if (this.#cache?.size !== size) {
       const offered = this.#found === undefined ? this.#all : [searchToolsTool, ...this.#found];
-      this.#cache = { size, tools: toChatTools(offered, this.#options.schemaProfile) };
+      const withSkills = this.#skills === undefined ? offered : [...offered, ...this.#skills.tools];
+      this.#cache = { size, tools: toChatTools(withSkills, this.#options.schemaProfile) };
     }
     return this.#cache.tools;
   }
@@ -82,10 +101,15 @@ export class ToolSet {
   ): ExecuteToolCallContext {
     const names = this.#all.map((tool) => tool.name);
     const context: ExecuteToolCallContext = { hub, known: new Set(names), suggestions: names };
+    const local = new Map<
+      string,
+      (input: Record<string, unknown>) => ToolCallOutcome | Promise<ToolCallOutcome>
+    >(this.#skills?.handlers() ?? []);
     if (this.#found !== undefined) {
-      context.local = new Map([[SEARCH_TOOLS_NAME, (input: Record<string, unknown>) => this.#search(input)]]);
+      local.set(SEARCH_TOOLS_NAME, (input) => this.#search(input));
       context.suggestions = [SEARCH_TOOLS_NAME, ...this.#found.map((tool) => tool.name)];
     }
+    if (local.size > 0) context.local = local;
     if (profile !== undefined) context.profile = profile;
     if (signal) context.signal = signal;
     return context;

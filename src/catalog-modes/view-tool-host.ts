@@ -5,6 +5,26 @@ import type { CatalogView } from "./catalog-view.js";
 /** What a {@link viewToolHost} reads and calls: the hub, or anything shaped like it. */
 export interface CatalogHost {
   tools(profile?: string): readonly CatalogTool[];
+  /** The host's skills (the agent loop's `ToolHost` members), passed on as they are. */
+  skills?: (...args: never[]) => unknown;
+  loadSkill?: (...args: never[]) => unknown;
+  readSkillFile?: (...args: never[]) => unknown;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options?: { signal?: AbortSignal; profile?: string },
+  ): Promise<CallToolResult>;
+}
+
+/** The host's tools a model may see: none that only an MCP App calls. */
+function modelTools(host: CatalogHost, profile: string | undefined): readonly CatalogTool[] {
+  const tools = host.tools(profile);
+  return tools.some((t) => t.appOnly === true) ? tools.filter((t) => t.appOnly !== true) : tools;
+}
+
+/** A view's tools and calls, as the agent loop's `ToolHost` takes them. */
+interface ViewedHost {
+  tools(profile?: string): ListedTool[];
   callTool(
     name: string,
     args: Record<string, unknown>,
@@ -27,10 +47,13 @@ export interface ListedTool {
  * @example
  * runAgent({ hub: viewToolHost(hub, new CatalogView({ mode: "code" }, viewEngines())), llm, messages });
  */
-export function viewToolHost(host: CatalogHost, view: CatalogView) {
-  return {
+export function viewToolHost<H extends CatalogHost>(
+  host: H,
+  view: CatalogView,
+): ViewedHost & Pick<H, "skills" | "loadSkill" | "readSkillFile"> {
+  const viewed: ViewedHost = {
     tools(profile?: string): ListedTool[] {
-      return view.listTools(host.tools(profile)).map((tool) => {
+      return view.listTools(modelTools(host, profile)).map((tool) => {
         const listed: ListedTool = {
           name: tool.name,
           inputSchema: tool.inputSchema as Record<string, unknown>,
@@ -48,7 +71,7 @@ export function viewToolHost(host: CatalogHost, view: CatalogView) {
       const { profile } = options;
       const signal = options.signal ?? new AbortController().signal;
       return view.call(name, args, {
-        tools: host.tools(profile),
+        tools: modelTools(host, profile),
         signal,
         callTool: (tool, toolArgs, callSignal) =>
           host.callTool(
@@ -59,4 +82,11 @@ export function viewToolHost(host: CatalogHost, view: CatalogView) {
       });
     },
   };
+  // Skills are not the view's business: a model in search or code mode loads them as in `all`.
+  const skills: Record<string, unknown> = {};
+  for (const member of ["skills", "loadSkill", "readSkillFile"] as const) {
+    const fn = host[member];
+    if (typeof fn === "function") skills[member] = fn.bind(host);
+  }
+  return Object.assign(viewed, skills) as ViewedHost & Pick<H, "skills" | "loadSkill" | "readSkillFile">;
 }

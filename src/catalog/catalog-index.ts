@@ -1,3 +1,4 @@
+import { namespacedScheme, namespaceUri } from "./namespaced-uris.js";
 import type { UriTemplateMatcher } from "./resource-routing.js";
 import { qualifyUri } from "./resource-routing.js";
 import type { ServerSlot } from "./server-slot.js";
@@ -14,6 +15,8 @@ import type {
 export interface CatalogIndex {
   tools: CatalogTool[];
   toolsByName: Map<string, CatalogTool>;
+  /** Tools of servers with MCP Apps, by the server's own name (an app calls them by it). */
+  appToolsByOriginalName: Map<string, CatalogTool[]>;
   prompts: CatalogPrompt[];
   promptsByName: Map<string, CatalogPrompt>;
   resources: CatalogResource[];
@@ -42,6 +45,38 @@ function named<T>(
   return { items, ...assignment };
 }
 
+/** Whether a tool has an MCP App (`_meta.ui.resourceUri`, or the older `_meta["ui/resourceUri"]`). */
+function hasApp(tool: CatalogTool["tool"]): boolean {
+  const meta = tool._meta;
+  return (
+    typeof (meta?.ui as { resourceUri?: unknown } | undefined)?.resourceUri === "string" ||
+    typeof meta?.["ui/resourceUri"] === "string"
+  );
+}
+
+/**
+ * A tool's `_meta` with its app's `ui://` URI namespaced (the current `ui.resourceUri` and the
+ * older flat `ui/resourceUri`), or `meta` itself when there is nothing to change.
+ */
+function appMeta(
+  meta: Record<string, unknown>,
+  ui: { resourceUri?: unknown } | undefined,
+  namespace: string | undefined,
+): Record<string, unknown> {
+  if (namespace === undefined) return meta;
+  let out = meta;
+  if (typeof ui?.resourceUri === "string") {
+    const uri = namespaceUri(namespace, ui.resourceUri);
+    if (uri !== ui.resourceUri) out = { ...out, ui: { ...ui, resourceUri: uri } };
+  }
+  const flat = meta["ui/resourceUri"];
+  if (typeof flat === "string") {
+    const uri = namespaceUri(namespace, flat);
+    if (uri !== flat) out = { ...out, "ui/resourceUri": uri };
+  }
+  return out;
+}
+
 /**
  * Merges prepared server slots, given in server order, into one index: assigns exposed names,
  * qualifies duplicated URIs and gathers collision records. Linear in the number of entries.
@@ -52,7 +87,7 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   const tools = named(slots, (s) => s.tools);
   const toolEntries = tools.items.map(({ slot, item }, i): CatalogTool => {
     const { tool } = item;
-    return {
+    const entry: CatalogTool = {
       name: tools.names[i]!,
       originalName: tool.name,
       server: slot.server,
@@ -62,13 +97,30 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
       available: slot.state === "ready",
       tool,
     };
+    if (slot.speaksUris) entry.uriNamespace = slot.namespace!;
+    const meta = tool._meta;
+    if (meta !== undefined) {
+      const ui = meta.ui as { resourceUri?: unknown; visibility?: unknown } | undefined;
+      if (Array.isArray(ui?.visibility) && !ui.visibility.includes("model")) entry.appOnly = true;
+      const exposed = appMeta(meta, ui, slot.namespace);
+      if (exposed !== meta) entry.meta = exposed;
+    }
+    return entry;
   });
   for (const c of tools.collisions) collisions.push({ kind: "tool", ...c });
+  const appServers = new Set(toolEntries.filter((t) => hasApp(t.tool)).map((t) => t.server));
+  const appToolsByOriginalName = new Map<string, CatalogTool[]>();
+  for (const t of toolEntries) {
+    if (!appServers.has(t.server)) continue;
+    const same = appToolsByOriginalName.get(t.originalName);
+    if (same === undefined) appToolsByOriginalName.set(t.originalName, [t]);
+    else same.push(t);
+  }
 
   const prompts = named(slots, (s) => s.prompts);
   const promptEntries = prompts.items.map(({ slot, item }, i): CatalogPrompt => {
     const { prompt } = item;
-    return {
+    const entry: CatalogPrompt = {
       name: prompts.names[i]!,
       originalName: prompt.name,
       server: slot.server,
@@ -76,18 +128,30 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
       available: slot.state === "ready",
       prompt,
     };
+    if (slot.speaksUris) entry.uriNamespace = slot.namespace!;
+    return entry;
   });
   for (const c of prompts.collisions) collisions.push({ kind: "prompt", ...c });
 
+  // A skill or app URI of a server with a namespace is its own (`skill://<server>/...`), never
+  // shared: only the others are counted, and qualified when several servers list them.
+  const namespaced = (slot: ServerSlot, uri: string) =>
+    slot.namespace !== undefined && namespacedScheme(uri) !== undefined;
   const uriCount = new Map<string, number>();
   for (const slot of slots)
-    for (const r of slot.resources) uriCount.set(r.uri, (uriCount.get(r.uri) ?? 0) + 1);
+    for (const r of slot.resources)
+      if (!namespaced(slot, r.uri)) uriCount.set(r.uri, (uriCount.get(r.uri) ?? 0) + 1);
   const resourcesByOriginalUri = new Map<string, CatalogResource[]>();
   const resourceEntries = slots.flatMap((slot) =>
     slot.resources.map((resource): CatalogResource => {
+      const own = namespaced(slot, resource.uri);
       const shared = (uriCount.get(resource.uri) ?? 0) > 1;
       const entry: CatalogResource = {
-        uri: shared ? qualifyUri(slot.server, resource.uri) : resource.uri,
+        uri: own
+          ? namespaceUri(slot.namespace, resource.uri)
+          : shared
+            ? qualifyUri(slot.server, resource.uri)
+            : resource.uri,
         originalUri: resource.uri,
         server: slot.server,
         name: resource.name,
@@ -95,6 +159,7 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
         available: slot.state === "ready",
         resource,
       };
+      if (own) return entry;
       const owners = resourcesByOriginalUri.get(resource.uri);
       if (owners === undefined) resourcesByOriginalUri.set(resource.uri, [entry]);
       else owners.push(entry);
@@ -113,7 +178,8 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   for (const slot of slots) {
     for (const { template, match } of slot.templates) {
       const entry: CatalogResourceTemplate = {
-        uriTemplate: template.uriTemplate,
+        // A skill or app template expands to URIs under the server's name, as its resources do.
+        uriTemplate: namespaceUri(slot.namespace, template.uriTemplate),
         server: slot.server,
         name: template.name,
         ...defined(template, ["title", "description", "mimeType"] as const),
@@ -122,8 +188,8 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
       };
       templateEntries.push(entry);
       templateMatchers.push(match);
-      const owners = templateOwners.get(template.uriTemplate);
-      if (owners === undefined) templateOwners.set(template.uriTemplate, [entry]);
+      const owners = templateOwners.get(entry.uriTemplate);
+      if (owners === undefined) templateOwners.set(entry.uriTemplate, [entry]);
       else owners.push(entry);
     }
   }
@@ -140,6 +206,7 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   return {
     tools: toolEntries,
     toolsByName: new Map(toolEntries.map((t) => [t.name, t])),
+    appToolsByOriginalName,
     prompts: promptEntries,
     promptsByName: new Map(promptEntries.map((p) => [p.name, p])),
     resources: resourceEntries,

@@ -1,6 +1,8 @@
 import type { ProfileConfig } from "../config/types.js";
 import { ConfigError } from "../errors.js";
+import { SKILLS_EXTENSION } from "../protocol/extensions.js";
 import { buildCatalogIndex, type CatalogIndex } from "./catalog-index.js";
+import { namespacedScheme, parseNamespacedUri } from "./namespaced-uris.js";
 import {
   type CompiledProfile,
   compileProfile,
@@ -24,6 +26,8 @@ import type {
 
 interface Listings {
   tools: readonly CatalogTool[];
+  /** {@link tools} less those only an MCP App calls, made on first use (the same array when none is). */
+  modelTools?: readonly CatalogTool[];
   prompts: readonly CatalogPrompt[];
   resources: readonly CatalogResource[];
   resourceTemplates: readonly CatalogResourceTemplate[];
@@ -139,6 +143,19 @@ export class Catalog {
     return this.#list(profile).tools;
   }
 
+  /**
+   * The tools a model may see through `profile`: {@link tools} less those whose MCP Apps
+   * `visibility` leaves out the model (`appOnly`), which only an app calls. The same array as
+   * {@link tools} when there are none.
+   */
+  modelTools(profile?: string): readonly CatalogTool[] {
+    const listings = this.#list(profile);
+    listings.modelTools ??= listings.tools.some((t) => t.appOnly === true)
+      ? listings.tools.filter((t) => t.appOnly !== true)
+      : listings.tools;
+    return listings.modelTools;
+  }
+
   /** Prompts visible through `profile`, in server order then listing order. */
   prompts(profile?: string): readonly CatalogPrompt[] {
     return this.#list(profile).prompts;
@@ -177,6 +194,22 @@ export class Catalog {
   }
 
   /**
+   * The tool an MCP App means by `originalName`, its own server's name for it: apps call their
+   * server's tools unprefixed, through a host that passes the name on as it is. Among the
+   * servers that have apps (and that `profile` reaches), the one tool of that original name;
+   * `undefined` when none has it or several do (a host that knows the app's server maps the
+   * name itself, as the dashboard does).
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  resolveAppTool(originalName: string, profile?: string): CatalogTool | undefined {
+    const scope = this.#scope(profile);
+    const candidates = this.#view().appToolsByOriginalName.get(originalName);
+    const reachable = candidates?.filter((t) => scope.tool(t.server, t.name));
+    return reachable?.length === 1 ? reachable[0] : undefined;
+  }
+
+  /**
    * Where an exposed prompt name goes; `undefined` when unknown or outside `profile`.
    *
    * @throws ConfigError when `profile` is not defined.
@@ -196,15 +229,18 @@ export class Catalog {
   resolveResourceTemplate(uriTemplate: string, profile?: string): CatalogResourceTemplate | undefined {
     const scope = this.#scope(profile);
     return this.#view().resourceTemplates.find(
-      (t) => t.uriTemplate === uriTemplate && scope.resource(t.server, t.uriTemplate),
+      (t) => t.uriTemplate === uriTemplate && scope.resource(t.server, t.resourceTemplate.uriTemplate),
     );
   }
 
   /**
-   * Where a resource read goes. Tried in order: a listed URI (as exposed), a qualified
-   * `mcplex://server/uri` naming a known server, a raw URI listed by several servers (the first in
-   * server order), then the resource templates in server and listing order. Only servers and URIs
-   * in `profile`'s reach take part, so a URI out of reach is as unknown as a missing one.
+   * Where a resource read goes. Tried in order: a listed URI (as exposed), a `skill://` or
+   * `ui://` URI whose first segment names a server (`skill://<server>/...`, listed or not: skills
+   * need not be listed), a qualified `mcplex://server/uri` naming a known server, a raw URI
+   * listed by several servers (the first in server order), the resource templates in server and
+   * listing order, and last a `skill://` or `ui://` URI no namespace claims, to the first server
+   * with prefix `""` (whose URIs pass unchanged) that may serve it. Only servers and URIs in
+   * `profile`'s reach take part, so a URI out of reach is as unknown as a missing one.
    *
    * @throws ConfigError when `profile` is not defined.
    */
@@ -213,20 +249,80 @@ export class Catalog {
     const index = this.#view();
     const listed = index.resourcesByUri.get(uri);
     if (listed !== undefined && scope.resource(listed.server, listed.originalUri))
-      return target(listed, listed.originalUri, "listed");
+      return this.#target(listed, listed.originalUri, "listed");
+    const own = parseNamespacedUri(uri);
+    const owner = own === undefined ? undefined : this.#slots.get(own.namespace);
+    if (own !== undefined && owner?.namespace === own.namespace) {
+      return scope.resource(owner.server, own.uri) ? this.#target(owner, own.uri, "namespaced") : undefined;
+    }
     const qualified = parseQualifiedUri(uri);
     const slot = qualified === undefined ? undefined : this.#slots.get(qualified.server);
     if (qualified !== undefined && slot !== undefined && scope.resource(slot.server, qualified.uri)) {
-      return { server: slot.server, uri: qualified.uri, available: slot.state === "ready", via: "qualified" };
+      return this.#target(slot, qualified.uri, "qualified");
     }
     const shared = index.resourcesByOriginalUri.get(uri)?.find((r) => scope.resource(r.server, uri));
-    if (shared !== undefined) return target(shared, uri, "listed");
+    if (shared !== undefined) return this.#target(shared, uri, "listed");
     const templates = index.resourceTemplates;
     for (let i = 0; i < templates.length; i++) {
       const t = templates[i]!;
-      if (scope.resource(t.server, uri) && index.templateMatchers[i]!(uri)) return target(t, uri, "template");
+      // A skill or app template of a namespaced server expands under its name (routed above).
+      if (t.uriTemplate !== t.resourceTemplate.uriTemplate) continue;
+      if (scope.resource(t.server, uri) && index.templateMatchers[i]!(uri))
+        return this.#target(t, uri, "template");
     }
-    return undefined;
+    const scheme = namespacedScheme(uri);
+    if (scheme === undefined) return undefined;
+    const passing = this.#ordered().find(
+      (s) =>
+        s.namespace === undefined &&
+        scope.resource(s.server, uri) &&
+        (scheme === "ui" || s.extensions?.[SKILLS_EXTENSION] !== undefined),
+    );
+    return passing === undefined ? undefined : this.#target(passing, uri, "namespaced");
+  }
+
+  /**
+   * The servers that declared `extension` (`capabilities.extensions`) and that `profile` can
+   * use, in server order, with what each declared.
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  extensionServers(
+    extension: string,
+    profile?: string,
+  ): Array<{ server: string; settings: Record<string, unknown>; available: boolean }> {
+    const scope = this.#scope(profile);
+    const out: Array<{ server: string; settings: Record<string, unknown>; available: boolean }> = [];
+    for (const slot of this.#ordered()) {
+      const settings = slot.extensions?.[extension];
+      if (settings === undefined || settings === null || !scope.server(slot.server)) continue;
+      const shown = slot.state === "ready" || !this.#hideUnavailable;
+      if (!shown) continue;
+      out.push({
+        server: slot.server,
+        settings: typeof settings === "object" ? (settings as Record<string, unknown>) : {},
+        available: slot.state === "ready",
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Whether `profile` may read `uri` (the server's own URI) of `server`: the same check a
+   * resource read makes, for entries the catalog does not list itself (skills).
+   *
+   * @throws ConfigError when `profile` is not defined.
+   */
+  allowsResource(server: string, uri: string, profile?: string): boolean {
+    return this.#slots.has(server) && this.#scope(profile).resource(server, uri);
+  }
+
+  /**
+   * The namespace `server`'s `skill://` and `ui://` URIs are shown in (its name), or `undefined`
+   * when they pass as they are (prefix `""`) or the server is unknown.
+   */
+  uriNamespace(server: string): string | undefined {
+    return this.#slots.get(server)?.namespace;
   }
 
   /** Every collision in the catalog, whatever the profile, sorted by kind then name. */
@@ -294,23 +390,29 @@ export class Catalog {
       prompts: index.prompts.filter((p) => shown(p) && scope.prompt(p.server, p.name)),
       resources: index.resources.filter((r) => shown(r) && scope.resource(r.server, r.originalUri)),
       resourceTemplates: index.resourceTemplates.filter(
-        (t) => shown(t) && scope.resource(t.server, t.uriTemplate),
+        (t) => shown(t) && scope.resource(t.server, t.resourceTemplate.uriTemplate),
       ),
     };
     this.#listings.set(key, listings);
     return listings;
+  }
+
+  #target(
+    entry: { server: string; available?: boolean; state?: ServerState },
+    uri: string,
+    via: ResourceTarget["via"],
+  ): ResourceTarget {
+    const available = entry.available ?? entry.state === "ready";
+    const slot = this.#slots.get(entry.server);
+    const t: ResourceTarget = { server: entry.server, uri, available, via };
+    // Only where results may hold skill or app URIs: every other read passes untouched.
+    if (slot?.namespace !== undefined && (slot.speaksUris || via === "namespaced"))
+      t.namespace = slot.namespace;
+    return t;
   }
 }
 
 /** Code-unit order: the same on every machine, unlike `localeCompare`. */
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function target(
-  entry: { server: string; available: boolean },
-  uri: string,
-  via: ResourceTarget["via"],
-): ResourceTarget {
-  return { server: entry.server, uri, available: entry.available, via };
 }

@@ -4,6 +4,7 @@ import type {
   ResourceTemplateType as ResourceTemplate,
   Tool,
 } from "@modelcontextprotocol/client";
+import { namespacedScheme } from "./namespaced-uris.js";
 import { compileUriTemplate, type UriTemplateMatcher } from "./resource-routing.js";
 import { compileToolFilter } from "./tool-filter.js";
 import { type NameCandidate, plainName } from "./tool-naming.js";
@@ -26,6 +27,18 @@ export interface ServerSlot {
     readonly template: ResourceTemplate;
     readonly match: UriTemplateMatcher;
   }>;
+  /** The extensions the server declared, as last seen. */
+  readonly extensions: Record<string, unknown> | undefined;
+  /**
+   * The first segment its `skill://` and `ui://` URIs get (see `namespaced-uris.ts`): the
+   * server's name, or `undefined` for a server with prefix `""`, whose URIs pass as they are.
+   */
+  readonly namespace: string | undefined;
+  /**
+   * Whether its results may carry `skill://` or `ui://` URIs to rewrite: it declares an
+   * extension, lists such resources, or has a tool with an app.
+   */
+  readonly speaksUris: boolean;
 }
 
 function firstBy<T>(items: readonly T[] | undefined, key: (item: T) => string): T[] {
@@ -70,6 +83,14 @@ export function createServerSlot(snapshot: ServerSnapshot, previous?: ServerSlot
   const visible = compileToolFilter(snapshot.filter);
   const tools = firstBy(snapshot.tools, (t) => t.name).filter((t) => visible(t.name));
   const prompts = firstBy(snapshot.prompts, (p) => p.name);
+  const resources = firstBy(snapshot.resources, (r) => r.uri);
+  const extensions = snapshot.extensions ?? previous?.extensions;
+  const namespace = prefix === "" ? undefined : server;
+  const speaksUris =
+    namespace !== undefined &&
+    ((extensions !== undefined && Object.keys(extensions).length > 0) ||
+      resources.some((r) => namespacedScheme(r.uri) !== undefined) ||
+      tools.some((t) => t._meta?.ui !== undefined || t._meta?.["ui/resourceUri"] !== undefined));
   return {
     server,
     state: snapshot.state,
@@ -83,11 +104,14 @@ export function createServerSlot(snapshot: ServerSnapshot, previous?: ServerSlot
       prompt: item,
       candidate,
     })),
-    resources: firstBy(snapshot.resources, (r) => r.uri),
+    resources,
     templates: firstBy(snapshot.resourceTemplates, (t) => t.uriTemplate).map((template) => ({
       template,
       match: compileUriTemplate(template.uriTemplate),
     })),
+    extensions,
+    namespace,
+    speaksUris,
   };
 }
 

@@ -34,6 +34,11 @@ export interface ServerSnapshot {
   listedAt?: number;
   /** How long the listings may be cached (the list results' `ttlMs`, MCP 2026-07-28). */
   ttlMs?: number;
+  /**
+   * The extensions the server declared (`capabilities.extensions`: skills, MCP Apps), as last
+   * seen; kept from the previous snapshot while the server is not connected.
+   */
+  extensions?: Record<string, unknown>;
 }
 
 /** Options of a {@link Catalog}. */
@@ -64,6 +69,22 @@ export interface CatalogTool {
   available: boolean;
   /** The tool exactly as the server listed it. */
   tool: Tool;
+  /**
+   * The tool's `_meta` as clients see it, when it differs from the server's: an app's `ui://`
+   * URI namespaced (`_meta.ui.resourceUri` and the older `_meta["ui/resourceUri"]`).
+   */
+  meta?: Record<string, unknown>;
+  /**
+   * An MCP Apps tool whose `_meta.ui.visibility` leaves out `"model"`: its app calls it, a
+   * model never sees it (not listed to clients that render no apps, nor in search, code mode
+   * or the agent loop).
+   */
+  appOnly?: true;
+  /**
+   * The namespace of the server's `skill://` and `ui://` URIs, when its results may carry
+   * some (it speaks an extension): call results are rewritten with it.
+   */
+  uriNamespace?: string;
 }
 
 /** A prompt as the catalog exposes it. */
@@ -78,6 +99,8 @@ export interface CatalogPrompt {
   available: boolean;
   /** The prompt exactly as the server listed it. */
   prompt: Prompt;
+  /** The namespace of the server's `skill://` and `ui://` URIs, when its messages may carry some. */
+  uriNamespace?: string;
 }
 
 /** A resource as the catalog exposes it. */
@@ -95,8 +118,9 @@ export interface CatalogResource {
   resource: Resource;
 }
 
-/** A resource template as the catalog exposes it (templates keep their text). */
+/** A resource template as the catalog exposes it (templates keep their text, but for skill and app ones). */
 export interface CatalogResourceTemplate {
+  /** As clients see it: the server's text, with a `skill://` or `ui://` one under the server's name. */
   uriTemplate: string;
   server: string;
   name: string;
@@ -114,8 +138,13 @@ export interface ResourceTarget {
   /** The URI to send to that server (the original one). */
   uri: string;
   available: boolean;
-  /** `listed`: a listed resource; `qualified`: a `mcplex://` URI; `template`: matched a template. */
-  via: "listed" | "qualified" | "template";
+  /**
+   * `listed`: a listed resource; `qualified`: a `mcplex://` URI; `namespaced`: a `skill://` or
+   * `ui://` URI naming its server; `template`: matched a template.
+   */
+  via: "listed" | "qualified" | "namespaced" | "template";
+  /** The namespace of the server's `skill://` and `ui://` URIs, to rewrite results with. */
+  namespace?: string;
 }
 
 /** What kind of entry a collision is about. */

@@ -9,6 +9,7 @@ import type { Gateway } from "../gateway/gateway.js";
 import type { WatchedCall } from "../gateway/layers/call-watch.js";
 import { healthReport } from "../gateway/layers/metrics.js";
 import type { CacheCounts } from "../gateway/layers/result-cache.js";
+import { APP_FRAME_HTML, appFramePolicy, cspFromQuery } from "./app-frame.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { DashboardSignIn } from "./dashboard-sign-in.js";
 import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
@@ -30,6 +31,7 @@ const MODULES = [
   "server-controls.js",
   "cluster-panel.js",
   "sign-in.js",
+  "app-view.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {
@@ -43,11 +45,12 @@ const ASSET_DIR = new URL("../../web/dashboard/", import.meta.url);
 /**
  * Nothing but the page's own files, no framing by other sites, no referrer (the address of a
  * page back from sign-in holds a code until the page removes it). `connect` adds the origins the
- * scripts may fetch besides the page's own: the identity provider's, with sign-in.
+ * scripts may fetch besides the page's own: the identity provider's, with sign-in. The one frame
+ * the page holds is its own `/dashboard/app-frame`, where the playground runs an MCP App sandboxed.
  */
 function pageHeaders(connect: readonly string[] = []): Record<string, string> {
   return {
-    "content-security-policy": `default-src 'none'; script-src 'self'; style-src 'self'; connect-src ${["'self'", ...connect].join(" ")}; img-src 'self' data:; media-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    "content-security-policy": `default-src 'none'; script-src 'self'; style-src 'self'; connect-src ${["'self'", ...connect].join(" ")}; img-src 'self' data:; media-src data:; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": "no-cache",
@@ -153,6 +156,10 @@ export class Dashboard implements FrontPage {
       this.#serveSignIn(req, res);
       return;
     }
+    if (path === "/dashboard/app-frame") {
+      this.#serveAppFrame(req, res);
+      return;
+    }
     if (path !== "/dashboard/state" && path !== "/dashboard/events") {
       sendJson(res, 404, { error: `no such endpoint ${path}; the dashboard is at /dashboard` });
       return;
@@ -206,6 +213,8 @@ export class Dashboard implements FrontPage {
       tools: hub.tools(profile).map((t) => ({
         name: t.name,
         server: t.server,
+        // The playground maps an MCP App's calls (its server's own names) to exposed ones.
+        originalName: t.originalName,
         ...(t.title === undefined ? {} : { title: t.title }),
         ...(t.description === undefined ? {} : { description: t.description }),
         available: t.available,
@@ -263,6 +272,26 @@ export class Dashboard implements FrontPage {
     runServerAction(this.#gateway.hub, res, action, caller.profile).catch((error: Error) => {
       if (!res.headersSent) sendJson(res, 500, { error: `server action failed: ${error.message}` });
     });
+  }
+
+  /** The playground's frame for an MCP App (see `app-frame.ts`); it holds no data and needs no token. */
+  #serveAppFrame(req: IncomingMessage, res: ServerResponse): void {
+    const refused = this.#host.checkPage(req);
+    if (refused !== undefined) {
+      sendJson(res, refused.status, { error: refused.message });
+      return;
+    }
+    const csp = cspFromQuery(new URL(req.url ?? "/", "http://frame").searchParams.get("csp"));
+    const body = Buffer.from(APP_FRAME_HTML);
+    res.writeHead(200, {
+      "content-security-policy": appFramePolicy(csp),
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+      "cache-control": "no-store",
+      "content-type": "text/html; charset=utf-8",
+      "content-length": body.length,
+    });
+    res.end(req.method === "HEAD" ? undefined : body);
   }
 
   /** Where and how the page signs in: public (a public client's id), for the page before it has a token. */

@@ -51,6 +51,9 @@ export interface SessionHost {
   ): Promise<void>;
   initializeResult(protocolVersion: string, profile?: string): Record<string, unknown>;
   sessionClosed(session: ClientSession): void;
+  /** Settles when the servers' first start is over, or soon after (see `Gateway.ready`). */
+  readonly ready?: Promise<unknown>;
+  readonly isReady?: boolean;
 }
 
 /** Who a session serves: its catalog view and mode, and its id on the wire. */
@@ -182,6 +185,9 @@ export class ClientSession {
       } else {
         switch (method) {
           case "initialize":
+            // The extensions it declares are its servers': a client initializing as the
+            // gateway starts waits for them as a first list would (at most `readyWait`).
+            if (this.#gateway.isReady === false) await this.#gateway.ready;
             this.#reply(id, this.#initialize(params ?? {}));
             return;
           case "logging/setLevel":

@@ -23,7 +23,7 @@ import { LogRelay } from "./layers/log-relay.js";
 import { ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { resolveTarget } from "./request-target.js";
-import { type GatewayIdentity, route, serverCapabilities } from "./route.js";
+import { type GatewayIdentity, route, servedExtensions, serverCapabilities } from "./route.js";
 import { GatewayTasks } from "./tasks/gateway-tasks.js";
 
 /** Options of a {@link Gateway}. */
@@ -329,7 +329,7 @@ export class Gateway {
    * when a server `profile` reaches takes them.
    */
   initializeResult(protocolVersion: string, profile?: string): Record<string, unknown> {
-    const capabilities = serverCapabilities(false);
+    const capabilities = serverCapabilities(false, servedExtensions(this.hub.catalog, profile));
     if (protocolVersion === "2025-11-25" && this.tasks.takesRev2025(profile))
       capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
     const result: Record<string, unknown> = {

@@ -53,7 +53,9 @@ export function resolveTarget(
 }
 
 function toolTarget(catalog: Catalog, name: string, profile: string | undefined): RequestTarget {
-  const tool = catalog.resolveTool(name, profile);
+  // An MCP App calls its server's tools by their own names: one no exposed name has, that one
+  // app server's tool has, goes there.
+  const tool = catalog.resolveTool(name, profile) ?? catalog.resolveAppTool(name, profile);
   return tool === undefined ? { kind: "tool", name } : { kind: "tool", name, server: tool.server, tool };
 }
 

@@ -1,8 +1,10 @@
 import type { Tool } from "@modelcontextprotocol/client";
+import type { Catalog } from "../catalog/catalog.js";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
 import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { declaredExtension, SKILLS_EXTENSION, UI_EXTENSION } from "../protocol/extensions.js";
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { TASKS_EXTENSION } from "../protocol/tasks.js";
 import { targetName } from "./request-target.js";
@@ -15,8 +17,14 @@ export interface GatewayIdentity {
   instructions?: string;
 }
 
-/** The capabilities the gateway serves (the catalog may change; the capabilities do not). */
-export function serverCapabilities(stateless: boolean): Record<string, unknown> {
+/**
+ * The capabilities the gateway serves: the core ones are fixed (the catalog may change; they do
+ * not), the extensions are those its servers declare (see {@link servedExtensions}).
+ */
+export function serverCapabilities(
+  stateless: boolean,
+  extensions?: Record<string, unknown>,
+): Record<string, unknown> {
   const capabilities: Record<string, unknown> = {
     tools: { listChanged: true },
     resources: { subscribe: true, listChanged: true },
@@ -24,7 +32,26 @@ export function serverCapabilities(stateless: boolean): Record<string, unknown> 
     completions: {},
   };
   if (!stateless) capabilities.logging = {};
+  if (extensions !== undefined) capabilities.extensions = extensions;
   return capabilities;
+}
+
+/**
+ * The extensions the gateway declares, from those of the servers `profile` reaches: skills
+ * when one of them serves skills (with `directoryRead` only when every one of them reads
+ * directories, since `resources/directory/read` may go to any), and MCP Apps with the first
+ * declaring server's settings. `undefined` when none declares either.
+ */
+export function servedExtensions(catalog: Catalog, profile?: string): Record<string, unknown> | undefined {
+  const served: Record<string, unknown> = {};
+  const skills = catalog.extensionServers(SKILLS_EXTENSION, profile);
+  if (skills.length > 0)
+    served[SKILLS_EXTENSION] = skills.every((s) => s.settings.directoryRead === true)
+      ? { directoryRead: true }
+      : {};
+  const apps = catalog.extensionServers(UI_EXTENSION, profile);
+  if (apps.length > 0) served[UI_EXTENSION] = apps[0]!.settings;
+  return Object.keys(served).length === 0 ? undefined : served;
 }
 
 /**
@@ -40,18 +67,31 @@ export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks):
       case "ping":
         return {};
       case "server/discover": {
-        const capabilities = serverCapabilities(true);
+        const capabilities = serverCapabilities(true, servedExtensions(hub.catalog, profile));
         // Declared while a server the caller reaches may create tasks: the gateway carries them.
-        if (tasks.extended(profile)) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+        if (tasks.extended(profile))
+          capabilities.extensions = {
+            ...(capabilities.extensions as Record<string, unknown> | undefined),
+            [TASKS_EXTENSION]: {},
+          };
         const result: JsonObject = { supportedVersions: [...REV2026_PROTOCOL_VERSIONS], capabilities };
         if (identity.instructions !== undefined) result.instructions = identity.instructions;
         return result;
       }
       case "tools/list":
+        // Tools only an MCP App calls go to clients that render apps, never to a model's.
         return {
-          tools: hub
-            .tools(profile)
-            .map((t): Tool => (t.name === t.tool.name ? t.tool : { ...t.tool, name: t.name })),
+          tools: (rendersApps(request.context.clientCapabilities)
+            ? hub.tools(profile)
+            : hub.modelTools(profile)
+          ).map(
+            (t): Tool =>
+              t.meta !== undefined
+                ? { ...t.tool, name: t.name, _meta: t.meta }
+                : t.name === t.tool.name
+                  ? t.tool
+                  : { ...t.tool, name: t.name },
+          ),
         };
       case "prompts/list":
         return {
@@ -65,8 +105,29 @@ export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks):
             .resources(profile)
             .map((r) => (r.uri === r.resource.uri ? r.resource : { ...r.resource, uri: r.uri })),
         };
+      case "skills/list": {
+        const cursor = params.cursor;
+        if (cursor !== undefined && typeof cursor !== "string")
+          throw new RpcError(ErrorCode.InvalidParams, "Invalid params: cursor must be a string");
+        const page = await hub.listSkills({
+          signal: callOptions.signal,
+          ...(profile === undefined ? {} : { profile }),
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        return page.nextCursor === undefined
+          ? { skills: page.skills }
+          : { skills: page.skills, nextCursor: page.nextCursor };
+      }
       case "resources/templates/list":
-        return { resourceTemplates: hub.resourceTemplates(profile).map((t) => t.resourceTemplate) };
+        return {
+          resourceTemplates: hub
+            .resourceTemplates(profile)
+            .map((t) =>
+              t.uriTemplate === t.resourceTemplate.uriTemplate
+                ? t.resourceTemplate
+                : { ...t.resourceTemplate, uriTemplate: t.uriTemplate },
+            ),
+        };
       case "tools/call": {
         const name = requireString(params, "name");
         const args = params.arguments ?? {};
@@ -144,6 +205,11 @@ async function forward(hub: Hub, request: CallRequest): Promise<JsonObject> {
     throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${method} names no known target (${what})`);
   }
   return await hub.dispatch(request);
+}
+
+/** Whether a client declared the MCP Apps extension (it renders `ui://` apps). */
+function rendersApps(capabilities: Record<string, unknown>): boolean {
+  return declaredExtension(capabilities, UI_EXTENSION) !== undefined;
 }
 
 function requireString(params: JsonObject, key: string): string {

@@ -5,6 +5,7 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/client";
 import type { Catalog } from "../catalog/catalog.js";
+import { carriesUris, namespaceResult } from "../catalog/namespaced-uris.js";
 import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
 import { redactValue } from "../config/redact.js";
 import type { ServerConfig } from "../config/types.js";
@@ -128,6 +129,24 @@ export class CallPath {
     )) as ReadResourceResult;
   }
 
+  /**
+   * A request of `method` that names a resource by `params.uri` (`skills/get`,
+   * `resources/directory/read`): resolved in the catalog, then run like a read.
+   */
+  async aboutResource(method: string, params: JsonObject, options: CallOptions): Promise<JsonObject> {
+    const uri = String(params.uri);
+    const target = this.#host.catalog.resolveResource(uri, options.profile);
+    if (target === undefined) throw notFound("resource", uri, options.profile);
+    return await this.#pipeline(
+      this.#libraryRequest(
+        method,
+        params,
+        { kind: "resource", uri, server: target.server, resource: target },
+        options,
+      ),
+    );
+  }
+
   /** See `Hub.getPrompt`. */
   async getPrompt(
     name: string | CatalogPrompt,
@@ -229,7 +248,18 @@ export class CallPath {
         throw notFound(target.kind, name, request.context.profile);
       }
       const entry = this.#host.entry(target.server);
-      return this.#request(entry, request, sentParams(request, row), callOptions);
+      const answer = this.#request(entry, request, sentParams(request, row), callOptions);
+      // Skill and app URIs in what comes back get the server's namespace, as clients know them.
+      const namespace =
+        target.kind === "tool"
+          ? target.tool?.uriNamespace
+          : target.kind === "resource"
+            ? target.resource?.namespace
+            : target.kind === "prompt"
+              ? target.prompt?.uriNamespace
+              : undefined;
+      if (namespace === undefined || !carriesUris(method)) return answer;
+      return answer.then((result) => namespaceResult(method, result, namespace));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -280,7 +310,7 @@ export class CallPath {
     if (template === undefined) throw notFound("resource template", String(ref?.uri), profile);
     return {
       server: template.server,
-      sent: completionParams(params, { type: "ref/resource", uri: ref?.uri }),
+      sent: completionParams(params, { type: "ref/resource", uri: template.resourceTemplate.uriTemplate }),
     };
   }
 

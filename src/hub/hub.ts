@@ -5,6 +5,7 @@ import type {
   ReadResourceResult,
 } from "@modelcontextprotocol/client";
 import { Catalog } from "../catalog/catalog.js";
+import { namespaceUri } from "../catalog/namespaced-uris.js";
 import type {
   CatalogPrompt,
   CatalogResource,
@@ -18,6 +19,7 @@ import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError, NotFoundError } from "../errors.js";
 import type { ToolChange } from "../pins/tool-pins.js";
 import type { ListKind } from "../protocol/list-changes.js";
+import type { SkillEntry } from "../protocol/skills.js";
 import type { ToolListStore } from "../recording/tool-list-store.js";
 import { Upstream, type UpstreamEvent } from "../upstream/upstream.js";
 import { type AvailableServer, AvailableServers } from "./available-servers.js";
@@ -30,11 +32,21 @@ import { PinnedTools } from "./pinned-tools.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
 import { serverSnapshot, serverStatus } from "./server-status.js";
+import { listSkills, type SkillsPage } from "./skill-listing.js";
+import {
+  type HubSkill,
+  type LoadedSkill,
+  type LoadSkillOptions,
+  loadSkill,
+  readSkillFile,
+} from "./skill-reader.js";
 import { waitForOwners } from "./starting-owners.js";
 import { hubToolLists } from "./tool-lists.js";
 import { UpstreamPool } from "./upstream-pool.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
+/** Most pages {@link Hub.skills} reads (the bound of every list the hub reads whole). */
+const MAX_SKILL_PAGES = 1000;
 
 type Entry = ServerEntry;
 
@@ -230,6 +242,14 @@ export class Hub {
     this.#refreshStale();
     return this.#catalog.tools(profile);
   }
+  /**
+   * The tools a model may see: {@link tools} less those only an MCP App calls (its
+   * `_meta.ui.visibility` leaves out `"model"`). Such tools stay callable by name.
+   */
+  modelTools(profile?: string): readonly CatalogTool[] {
+    this.#refreshStale();
+    return this.#catalog.modelTools(profile);
+  }
   resources(profile?: string): readonly CatalogResource[] {
     this.#refreshStale();
     return this.#catalog.resources(profile);
@@ -306,6 +326,70 @@ export class Hub {
     options: CallOptions = {},
   ): Promise<Record<string, unknown>> {
     return this.#calls.forward(server, method, params, options);
+  }
+
+  /**
+   * One page of the skills of every server that declares the skills extension (SEP-2640), as a
+   * gateway's `skills/list` answers it: see {@link listSkills}. With `profile`, only skills it
+   * may read.
+   */
+  listSkills(options: CallOptions & { cursor?: string } = {}): Promise<SkillsPage> {
+    return listSkills({ catalog: this.#catalog, forward: (...a) => this.forward(...a) }, options);
+  }
+
+  /**
+   * Every skill of every server that declares the skills extension: the listing only, no file
+   * is read. Names may repeat across servers; a skill is its server and its URI.
+   */
+  async skills(options: CallOptions = {}): Promise<HubSkill[]> {
+    const skills: HubSkill[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    // A server that hands out cursors forever gets a thousand pages, as its other lists do.
+    for (let pages = 0; pages < MAX_SKILL_PAGES; pages++) {
+      const page = await this.listSkills(cursor === undefined ? options : { ...options, cursor });
+      page.skills.forEach((entry, i) => {
+        const skill = hubSkill(page.servers[i]!, entry);
+        if (skill !== undefined) skills.push(skill);
+      });
+      cursor = page.nextCursor;
+      if (cursor === undefined || seen.has(cursor)) break;
+      seen.add(cursor);
+    }
+    return skills;
+  }
+
+  /**
+   * The entry of the skill whose `SKILL.md` is `uri` (`skills/get` to its server), for a skill
+   * known only by its URI.
+   */
+  async getSkill(uri: string, options: CallOptions = {}): Promise<HubSkill> {
+    const result = await this.#calls.aboutResource("skills/get", { uri }, options);
+    const target = this.#catalog.resolveResource(uri, options.profile);
+    const skill = target === undefined ? undefined : hubSkill(target.server, result.skill);
+    if (skill === undefined) throw notFound("resource", uri, options.profile);
+    return skill;
+  }
+
+  /**
+   * Loads a skill for a model as a host must (SEP-2640): reads its `SKILL.md` only now, checks
+   * its size, digest and frontmatter against the entry, and refuses it on any difference. A
+   * skill known only by its URI is looked up first with {@link getSkill}.
+   *
+   * @throws McplexError `SKILL_VERIFICATION_FAILED`.
+   */
+  loadSkill(skill: HubSkill, options: LoadSkillOptions = {}): Promise<LoadedSkill> {
+    return loadSkill(this, skill, options);
+  }
+
+  /**
+   * Reads a file of a loaded skill (`references/GUIDE.md`, or its URI): only files its entry
+   * lists, each checked against its size and digest there.
+   *
+   * @throws McplexError `SKILL_VERIFICATION_FAILED`.
+   */
+  readSkillFile(skill: LoadedSkill, path: string, options: CallOptions = {}): Promise<Uint8Array> {
+    return readSkillFile(this, skill, path, options);
   }
 
   /**
@@ -600,7 +684,13 @@ export class Hub {
         if (upstream.available) this.#emit({ type: "catalog-changed", servers, kinds: event.kinds });
         return;
       case "resource-updated":
-        for (const server of servers) this.#emit({ type: "resource-updated", server, uri: event.uri });
+        // A skill's or app's URI as clients know it, under the server's name.
+        for (const server of servers)
+          this.#emit({
+            type: "resource-updated",
+            server,
+            uri: namespaceUri(this.#catalog.uriNamespace(server), event.uri),
+          });
         return;
       case "notification": {
         const { type: _, params, ...rest } = event;
@@ -661,3 +751,17 @@ export class Hub {
 }
 
 export type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
+
+/** A listed entry as a {@link HubSkill}, or `undefined` when it lacks its uri or frontmatter. */
+function hubSkill(server: string, entry: unknown): HubSkill | undefined {
+  const e = entry as Partial<SkillEntry> | undefined;
+  const fm = e?.frontmatter as { name?: unknown; description?: unknown } | undefined;
+  if (typeof e?.uri !== "string" || typeof fm?.name !== "string") return undefined;
+  return {
+    server,
+    name: fm.name,
+    description: typeof fm.description === "string" ? fm.description : "",
+    uri: e.uri,
+    entry: e as SkillEntry,
+  };
+}

@@ -51,6 +51,9 @@ export function serverSnapshot(config: ServerConfig, upstream: Upstream): Server
   };
   if (config.prefix !== undefined) snapshot.prefix = config.prefix;
   if (upstream.ttlMs !== undefined) snapshot.ttlMs = upstream.ttlMs;
+  const extensions = upstream.capabilities?.extensions;
+  if (typeof extensions === "object" && extensions !== null)
+    snapshot.extensions = extensions as Record<string, unknown>;
   return snapshot;
 }
 

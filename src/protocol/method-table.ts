@@ -101,6 +101,7 @@ export const STANDARD_METHODS: readonly MethodRow[] = [
   row({ method: "resources/subscribe", target: "resource", revisions: ["2025"] }),
   row({ method: "resources/unsubscribe", target: "resource", revisions: ["2025"] }),
   ...taskMethods(),
+  ...skillsMethods(),
 ];
 
 /**
@@ -130,6 +131,20 @@ function taskMethods(): MethodRow[] {
       inputRequired: true,
     }),
     row({ method: "tasks/list", target: "none", revisions: ["2025"] }),
+  ];
+}
+
+/**
+ * The skills extension (SEP-2640, `io.modelcontextprotocol/skills`): `skills/list` is answered
+ * by the gateway from every server that declares the extension (a merged cursor pages through
+ * each in turn); `skills/get` and `resources/directory/read` name a `skill://` URI and go to the
+ * server it belongs to. In both revisions: a 2025 server declares the extension in `initialize`.
+ */
+function skillsMethods(): MethodRow[] {
+  return [
+    row({ method: "skills/list", target: "none", cacheable: true }),
+    row({ method: "skills/get", target: "resource", forwarded: true, cacheable: true }),
+    row({ method: "resources/directory/read", target: "resource", forwarded: true }),
   ];
 }
 

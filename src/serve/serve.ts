@@ -13,6 +13,7 @@ import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import type { ToolChange } from "../pins/tool-pins.js";
+import { RELAYED_EXTENSIONS } from "../protocol/extensions.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";
@@ -196,7 +197,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const hub = new Hub({
     config,
     ...(pins === undefined ? {} : { pins }),
-    clientCapabilities: ANSWERING_CAPABILITIES,
+    clientCapabilities: { ...ANSWERING_CAPABILITIES, extensions: RELAYED_EXTENSIONS },
     ...(oauth === undefined ? {} : { oauth }),
     ...(options.toolCache === undefined ? {} : { toolCache: options.toolCache }),
     interceptors: [...(modules?.interceptors ?? []), ...(options.interceptors ?? [])],

@@ -9,6 +9,7 @@
  * through the {@link Hub}: this script only says what to call.
  */
 import type { McplexConfig, OAuthConfig } from "../../src/config/types.js";
+import { McplexError } from "../../src/errors.js";
 import { Hub } from "../../src/hub/hub.js";
 import type { ServerRequest } from "../../src/protocol/server-requests.js";
 import { memoryOAuthStore } from "../../src/upstream/oauth.js";
@@ -70,12 +71,37 @@ const scenarios: Record<string, Scenario> = {
     await hub.callTool("test_mrtr_no_result_type", {});
   },
 
+  // Skills (SEP-2640): the hub lists skills and reads no file until a skill is loaded.
+  "sep-2640-client-no-prefetch": async (hub) => {
+    await hub.skills();
+  },
+  // The served SKILL.md does not match its entry (digest, size or frontmatter): loading it must
+  // fail, and the supporting file must never be read.
+  "sep-2640-client-verify-digest": loadTamperedSkill,
+  "sep-2640-client-verify-size": loadTamperedSkill,
+  "sep-2640-client-verify-frontmatter": loadTamperedSkill,
+
   "json-schema-2020-12-preservation": async (hub) => {
     const tool = hub.tools().find((t) => t.originalName === "json_schema_2020_12_tool");
     if (tool === undefined) throw new Error("json_schema_2020_12_tool is not listed");
     await hub.callTool("json_schema_echo", { schema: tool.inputSchema });
   },
 };
+
+/** Loads the scenario's one skill and reads a supporting file; a refused load ends the scenario. */
+async function loadTamperedSkill(hub: Hub): Promise<void> {
+  const [skill] = await hub.skills();
+  if (skill === undefined) throw new Error("the server lists no skill");
+  try {
+    const loaded = await hub.loadSkill(skill);
+    await hub.readSkillFile(loaded, "references/FORMS.md");
+  } catch (error) {
+    if (!(error instanceof McplexError) || error.code !== "SKILL_VERIFICATION_FAILED") throw error;
+    console.log(`refused: ${error.message}`);
+    return;
+  }
+  throw new Error(`${skill.uri} was loaded although it does not match its entry`);
+}
 
 interface Context {
   toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;

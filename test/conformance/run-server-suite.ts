@@ -65,6 +65,11 @@ export interface ServerSuiteOptions {
   /** Run one scenario instead (with `specVersion` for the wire revision). */
   scenario?: string;
   specVersion?: RequirementSet;
+  /**
+   * Run `scenario` at `specVersion` even where the runner would skip it: extension scenarios
+   * are on no revision's timeline, so a `specVersion` alone skips them.
+   */
+  force?: boolean;
   /** Per-scenario timeout passed to the runner, ms. */
   scenarioTimeoutMs?: number;
   signal?: AbortSignal;
@@ -97,6 +102,7 @@ export async function runServerSuite(options: ServerSuiteOptions): Promise<Serve
   if (options.scenario !== undefined) {
     args.push("--scenario", options.scenario);
     if (options.specVersion !== undefined) args.push("--spec-version", options.specVersion);
+    if (options.force === true) args.push("--force");
     required = [options.scenario];
   } else if (options.requirements !== undefined) {
     args.push("--requirements", options.requirements);

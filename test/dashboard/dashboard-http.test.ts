@@ -152,6 +152,7 @@ describe("dashboard of a gateway with a fixture upstream and a broken one", () =
     expect(state.tools).toContainEqual({
       name: "fx__echo",
       server: "fx",
+      originalName: "echo",
       description: "Echoes its message",
       available: true,
     });

@@ -108,7 +108,7 @@ function refreshViews() {
       resources.open(uri);
     };
     views = [
-      mountPlayground(client, { openResource }),
+      mountPlayground(client, { openResource, catalog: () => state.tools }),
       resources,
       mountPromptRunner(client, { openResource }),
     ];

@@ -10,6 +10,7 @@ const META = {
   clientInfo: "io.modelcontextprotocol/clientInfo",
   clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
 };
+const APP_MIME = "text/html;profile=mcp-app";
 /** Methods whose request names a tool, prompt or resource in the Mcp-Name header. */
 const NAMED_BY = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" };
 
@@ -120,7 +121,8 @@ export class McpClient {
       ...params._meta,
       [META.protocolVersion]: VERSION,
       [META.clientInfo]: { name: "mcplex-dashboard", version: "1.0.0" },
-      [META.clientCapabilities]: {},
+      // The page renders MCP Apps (the playground), so it sees the tools only an app calls too.
+      [META.clientCapabilities]: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: [APP_MIME] } } },
       ...(onProgress === undefined ? {} : { progressToken: `dashboard-${id}` }),
     };
     const message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } };

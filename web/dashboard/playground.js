@@ -1,7 +1,8 @@
 // The tool playground: pick a tool, fill the form made from its input schema (or edit the
 // arguments as JSON), call it through the gateway's /mcp, watch its progress, cancel it, and
-// see what it returned.
+// see what it returned; a tool with an MCP App shows its app under the result.
 
+import { appUri, mountApp } from "./app-view.js";
 import { toolResult } from "./content-view.js";
 import { el } from "./dom.js";
 import { McpError, paramHeaders } from "./mcp-client.js";
@@ -9,9 +10,10 @@ import { schemaForm } from "./schema-form.js";
 
 /**
  * Mounts the playground in the page's #playground section. `openResource(uri)` shows a
- * resource (for resource links in results). Returns `{ refresh }` to read the tools again.
+ * resource (for resource links in results); `catalog()` gives the dashboard state's tools
+ * (server and original names, for an app's calls). Returns `{ refresh }` to read the tools again.
  */
-export function mountPlayground(client, { openResource }) {
+export function mountPlayground(client, { openResource, catalog = () => [] }) {
   const $ = (id) => document.getElementById(id);
   const picker = $("pg-tool");
   const json = $("pg-json");
@@ -25,6 +27,14 @@ export function mountPlayground(client, { openResource }) {
   let form;
   let mode = "form";
   let running;
+  /** The app of the last call, if its tool has one. */
+  let app;
+
+  const closeApp = () => {
+    const open = app;
+    app = undefined;
+    return open?.close();
+  };
 
   const selected = () => tools.find((t) => t.name === picker.value);
 
@@ -52,6 +62,7 @@ export function mountPlayground(client, { openResource }) {
 
   const choose = () => {
     const tool = selected();
+    closeApp();
     showProblem("");
     output.replaceChildren();
     progress.hidden = true;
@@ -79,6 +90,7 @@ export function mountPlayground(client, { openResource }) {
       return;
     }
     showProblem("");
+    await closeApp();
     running = new AbortController();
     call.disabled = true;
     cancel.disabled = false;
@@ -113,6 +125,18 @@ export function mountPlayground(client, { openResource }) {
         ),
         toolResult(result, { open: openResource }),
       );
+      if (appUri(tool) !== undefined && !result.isError) {
+        const holder = el("div", { id: "pg-app", class: "app" });
+        output.append(holder);
+        const server = catalog().find((t) => t.name === tool.name)?.server;
+        mountApp(holder, { client, tool, server, args, result, catalog }).then(
+          (mounted) => {
+            app = mounted;
+          },
+          (error) =>
+            holder.replaceChildren(el("p", { class: "error", role: "alert" }, `app: ${error.message}`)),
+        );
+      }
     } catch (error) {
       if (running.signal.aborted)
         output.replaceChildren(el("p", { class: "badge cancelled", id: "pg-cancelled" }, "cancelled"));

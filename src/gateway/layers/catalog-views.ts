@@ -45,9 +45,11 @@ export function catalogViews(
     return viewed(req, view, next);
   };
 
+  // Views are for models: tools only an MCP App calls are not in them (its app calls them
+  // directly, by `tools/call`, which passes the view by).
   async function viewed(req: CallRequest, view: CatalogView, next: Handler): Promise<JsonObject> {
     const profile = req.context.profile;
-    if (req.method === "tools/list") return { tools: view.listTools(hub.tools(profile)) };
+    if (req.method === "tools/list") return { tools: view.listTools(hub.modelTools(profile)) };
     if (req.method === "resources/list") {
       const added = view.resources();
       const result = await next(req);
@@ -56,7 +58,8 @@ export function catalogViews(
     }
     if (req.method === "resources/read") {
       const uri = req.params.uri;
-      const read = typeof uri === "string" ? await view.readResource(uri, hub.tools(profile)) : undefined;
+      const read =
+        typeof uri === "string" ? await view.readResource(uri, hub.modelTools(profile)) : undefined;
       return read === undefined ? next(req) : (read as JsonObject);
     }
     const name = req.params.name;
@@ -66,7 +69,7 @@ export function catalogViews(
       throw new RpcError(ErrorCode.InvalidParams, "Invalid params: arguments must be an object");
     let inner = 0;
     const result = await view.call(name, args as JsonObject, {
-      tools: hub.tools(profile),
+      tools: hub.modelTools(profile),
       signal: req.context.signal,
       ...(req.context.caller === undefined ? {} : { caller: req.context.caller }),
       ...(available === undefined ? {} : { available: () => available(profile) }),
