@@ -93,8 +93,11 @@ describe("a sandboxed server", () => {
     // The host's /tmp is out of sight: a write to the same path lands in the sandbox's own.
     await probe("write", { path: secret });
     expect(readFileSync(secret, "utf8")).toBe("not for the sandbox");
+    // The project's directory is read-only inside; a clone under /tmp is behind the sandbox's
+    // own /tmp instead, where the write lands. Either way the host's file is never written.
     const planted = join(process.cwd(), "planted-by-sandbox.txt");
-    expect(await probe("write", { path: planted })).toMatchObject({ ok: false });
+    const written = await probe("write", { path: planted });
+    if (!process.cwd().startsWith(`${tmpdir()}/`)) expect(written).toMatchObject({ ok: false });
     expect(existsSync(planted)).toBe(false);
   });
 
