@@ -1,4 +1,3 @@
-import { compileToolFilter, type NameMatcher } from "../catalog/tool-filter.js";
 import type { CatalogMode } from "../config/types.js";
 import { McplexError } from "../errors.js";
 
@@ -38,10 +37,4 @@ export function parseCatalogMode(value: unknown, where: string): CatalogMode {
     path: where,
     hint: `use one of ${CATALOG_MODES.join(", ")}`,
   });
-}
-
-/** A compiled `pin` list: `true` for an exposed name that stays visible as itself. */
-export function pinMatcher(pin: readonly string[] | undefined): NameMatcher {
-  if (pin === undefined || pin.length === 0) return () => false;
-  return compileToolFilter({ allow: [...pin] });
 }

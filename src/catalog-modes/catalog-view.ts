@@ -1,8 +1,8 @@
 import type { CallToolResult, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
 import { readSearchArguments } from "../catalog/search-tools.js";
-import type { NameMatcher } from "../catalog/tool-filter.js";
+import { compileToolFilter, type NameMatcher } from "../catalog/tool-filter.js";
 import type { CatalogTool } from "../catalog/types.js";
-import { type CatalogMode, type ModeSettings, pinMatcher } from "./catalog-mode.js";
+import type { CatalogMode, ModeSettings } from "./catalog-mode.js";
 import { isMetaTool, META_TOOL, metaTools } from "./meta-tools.js";
 
 /** One tool found by a search. */
@@ -220,6 +220,16 @@ export class CatalogView {
 }
 
 /** What `describe_tools` says of one tool outside code mode. */
+/**
+ * A compiled `pin` list: `true` for an exposed name that stays visible as itself. Here, not with
+ * the modes (catalog-mode.ts), so that reading a mode (`mcplex serve --tools`, before the servers
+ * spawn) does not load the glob code.
+ */
+function pinMatcher(pin: readonly string[] | undefined): NameMatcher {
+  if (pin === undefined || pin.length === 0) return () => false;
+  return compileToolFilter({ allow: [...pin] });
+}
+
 function describeTool(tool: CatalogTool): Record<string, unknown> {
   const described: Record<string, unknown> = { name: tool.name, server: tool.server };
   if (tool.title !== undefined) described.title = tool.title;

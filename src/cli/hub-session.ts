@@ -94,7 +94,7 @@ export async function withHub<T>(
 async function withSimulatedServers(config: McplexConfig): Promise<McplexConfig> {
   if (!config.servers.some((server) => server.simulate === true)) return config;
   const { simulatedConfig } = await import("../recording/simulated-servers.js");
-  const { defaultCacheDir } = await import("../recording/tool-list-store.js");
+  const { defaultCacheDir } = await import("../recording/default-cache-dir.js");
   return simulatedConfig(config, { all: false, seed: 1, cacheDir: defaultCacheDir() }).config;
 }
 

@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../config/write-file-atomic.js";
 
@@ -24,7 +23,7 @@ export interface StoredToolList {
 
 /** Options of {@link ToolListStore}. */
 export interface ToolListStoreOptions {
-  /** The cache directory (see {@link defaultCacheDir}); without it, lists live in memory only. */
+  /** The cache directory (`defaultCacheDir()`, default-cache-dir.ts); without it, lists live in memory only. */
   dir?: string | undefined;
   /** Hides secrets in every string of a list before it is kept, in memory or on disk. */
   redact: (text: string) => string;
@@ -34,17 +33,6 @@ export interface ToolListStoreOptions {
    * has no list of a server; never written.
    */
   legacyFile?: string | undefined;
-}
-
-/**
- * Where tool lists are cached: `MCPLEX_CACHE_DIR`, else `$MCPLEX_HOME/cache`, else
- * `$XDG_CACHE_HOME/mcplex`, else `~/.cache/mcplex`; lists are in its `tools/` folder, one
- * `SERVER.json` each.
- */
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.MCPLEX_CACHE_DIR) return env.MCPLEX_CACHE_DIR;
-  if (env.MCPLEX_HOME) return join(env.MCPLEX_HOME, "cache");
-  return join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "mcplex");
 }
 
 /**

@@ -408,7 +408,7 @@ async function standInsOf(
     record !== undefined || simulate !== undefined || config.servers.some((s) => s.simulate === true);
   if (!wanted(options.config)) return (config) => ({ config, simulated: [] });
   const { recordedConfig, simulatedConfig } = await import("../recording/simulated-servers.js");
-  const { defaultCacheDir } = await import("../recording/tool-list-store.js");
+  const { defaultCacheDir } = await import("../recording/default-cache-dir.js");
   return (config) => {
     // Simulated servers read the recording directory; they never write to it.
     const recorded = record === undefined || simulate !== undefined ? config : recordedConfig(config, record);

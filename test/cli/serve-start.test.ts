@@ -28,6 +28,23 @@ describe("mcplex serve --stdio start", () => {
     expect(modules.filter((m) => m.startsWith("file:") && !m.startsWith(`${bundle}/`))).toEqual([]);
   });
 
+  it("loads a few files of the bundle: each stage of the start is one chunk (scripts/bundle-cli.mjs)", () => {
+    const bundle = `${pathToFileURL(resolve("dist/bin")).href}/`;
+    const spawned = modules.findIndex(
+      (line) => line.startsWith("spawn ") && line.includes("echo-server.mjs"),
+    );
+    const files = (lines: string[]) =>
+      lines.filter((m) => m.startsWith(bundle)).map((m) => m.slice(bundle.length));
+    const before = files(modules.slice(0, spawned));
+    const after = files(modules.slice(spawned));
+    // With esbuild's chunks alone: 24 files before the spawn and 29 after, each a module for
+    // Node's ESM loader to resolve, read, compile and link.
+    expect(before.length, before.join(" ")).toBeLessThanOrEqual(8);
+    expect(after.length, after.join(" ")).toBeLessThanOrEqual(5);
+    expect(before.filter((f) => f.startsWith("serve-start-"))).toHaveLength(1);
+    expect(after.filter((f) => f.startsWith("serve-stdio-"))).toHaveLength(1);
+  });
+
   it("starts its server once: the hub takes the process started ahead", () => {
     expect(
       modules.filter((line) => line.startsWith("spawn ") && line.includes("echo-server.mjs")),

@@ -7,12 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { redactor } from "../../src/config/redact.js";
-import {
-  defaultCacheDir,
-  readToolList,
-  ToolListStore,
-  toolListFile,
-} from "../../src/recording/tool-list-store.js";
+import { defaultCacheDir } from "../../src/recording/default-cache-dir.js";
+import { readToolList, ToolListStore, toolListFile } from "../../src/recording/tool-list-store.js";
 
 const dirs: string[] = [];
 afterEach(() => {

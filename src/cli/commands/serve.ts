@@ -2,7 +2,6 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { AuditSinkEvent } from "../../audit/audit-sink.js";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
-import { disabledBlockWarning } from "../../config/check-config.js";
 import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
 import { loadConfig } from "../../config/load-config.js";
 import { readOrigin } from "../../config/origin-rules.js";
@@ -11,9 +10,8 @@ import { AUDIT_TO_STDERR, DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_SIZE } from "../
 import { clusterUrlProblem } from "../../config/read-cluster.js";
 import { tokenProblem } from "../../config/token-rules.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.js";
-import { checkNonLoopbackBind, DEFAULT_PORT } from "../../fronts/http-guard.js";
+import { defaultCacheDir } from "../../recording/default-cache-dir.js";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
-import { defaultCacheDir } from "../../recording/tool-list-store.js";
 import type { RunningGateway, ServeEvent, ServeOptions } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { dropSpawnedAhead, spawnAhead } from "../../upstream/spawn-server.js";
@@ -66,8 +64,9 @@ export async function serveCommand(args: string[]): Promise<number> {
   const transport = readTransport(values);
   const stdio = transport === "stdio";
   const exposeTools = await readExposeTools(values);
-  const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+  // Unset: the HTTP front's default (DEFAULT_PORT).
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535))
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
   const dashboardPort = values["dashboard-port"] === undefined ? undefined : Number(values["dashboard-port"]);
   if (dashboardPort !== undefined) {
@@ -91,8 +90,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   const loaded = await loadConfig(values.config === undefined ? {} : { config: values.config });
   const clustered = values.cluster === undefined ? loaded : withClusterUrl(loaded, values.cluster);
   const config = values.audit === undefined ? clustered : withAuditTo(clustered, values.audit);
-  const off = disabledBlockWarning(config);
-  if (off !== undefined) console.error(`mcplex: note: ${off.path} ${off.message}`);
   if (config.cluster !== undefined && values.stdio === true)
     throw new UsageError(
       "cluster mode (cluster: or --cluster) is for --http: a stdio client has one process",
@@ -116,6 +113,8 @@ export async function serveCommand(args: string[]): Promise<number> {
   ];
   const tokens: TokenConfig[] = [...config.tokens, ...cliTokens];
   if (!stdio || dashboardPort !== undefined) {
+    // The HTTP guard's code only where HTTP is served: a stdio start does without it.
+    const { checkNonLoopbackBind } = await import("../../fronts/http-guard.js");
     const refusal = checkNonLoopbackBind(values.host ?? "127.0.0.1", tokens.length);
     if (refusal !== undefined) throw new UsageError(refusal);
   }
@@ -124,10 +123,14 @@ export async function serveCommand(args: string[]): Promise<number> {
   // while they start: a client that spawns `mcplex serve --stdio` per session waits for both
   // (bench/startup-bench.ts). Simulated ones are not started at all.
   if (standIns.simulate === undefined) spawnAhead(config.servers);
-  const [{ serve }, { secretOAuthStore }] = await Promise.all([
+  const [{ serve }, { secretOAuthStore }, { disabledBlockWarning }] = await Promise.all([
     import("../../serve/serve.js"),
     import("../oauth-login.js"),
+    // The config check's code (and picomatch's) after the spawn: it only explains an empty catalog.
+    import("../../config/check-config.js"),
   ]);
+  const off = disabledBlockWarning(config);
+  if (off !== undefined) console.error(`mcplex: note: ${off.path} ${off.message}`);
   let running: RunningGateway;
   try {
     running = await serve({
@@ -148,7 +151,7 @@ export async function serveCommand(args: string[]): Promise<number> {
         : {
             http: {
               host,
-              port,
+              ...(port === undefined ? {} : { port }),
               dashboard: values["no-dashboard"] !== true,
               ...limits,
               ...(rateLimit === undefined ? {} : { rateLimit }),

@@ -1,8 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { SERVER_DEFAULTS } from "../../config/read-server.js";
+import type { SERVER_DEFAULTS } from "../../config/read-server.js";
 import type { McplexConfig } from "../../config/types.js";
-import { checkNonLoopbackBind, DEFAULT_PORT } from "../../fronts/http-guard.js";
 import { serveWorkspaceStdio } from "../../workspace/stdio.js";
 import { EXIT, printError, UsageError } from "../output.js";
 import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
@@ -35,15 +34,21 @@ export async function workspaceCommand(args: string[]): Promise<number> {
   const exposeTools = await readExposeTools(values);
   if (transport === "stdio" && exposeTools.length === 0) return serveDirectly(root, allowWrite);
 
+  // Through the gateway: its code, the config's and the HTTP guard's load only then, so that a
+  // client that spawns the workspace server for each session waits for none of them.
+  const [{ checkNonLoopbackBind, DEFAULT_PORT }, { SERVER_DEFAULTS }, { serve }] = await Promise.all([
+    import("../../fronts/http-guard.js"),
+    import("../../config/read-server.js"),
+    import("../../serve/serve.js"),
+  ]);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be 0-65535, not ${values.port}`);
   const host = values.host ?? "127.0.0.1";
   const refusal = checkNonLoopbackBind(host, 0);
   if (refusal !== undefined) throw new UsageError(refusal);
-  const { serve } = await import("../../serve/serve.js");
   const running = await serve({
-    config: workspaceConfig(root, allowWrite),
+    config: workspaceConfig(root, allowWrite, SERVER_DEFAULTS),
     transport: transport === "stdio" ? "stdio" : "http",
     ...(transport === "stdio" ? {} : { http: { host, port, dashboard: false } }),
     exposeTools,
@@ -96,7 +101,7 @@ async function serveDirectly(root: string, allowWrite: boolean): Promise<number>
 }
 
 /** One workspace server, its tools under their own names. */
-function workspaceConfig(root: string, allowWrite: boolean): McplexConfig {
+function workspaceConfig(root: string, allowWrite: boolean, defaults: typeof SERVER_DEFAULTS): McplexConfig {
   return {
     source: "<workspace>",
     format: "default",
@@ -107,7 +112,7 @@ function workspaceConfig(root: string, allowWrite: boolean): McplexConfig {
         root,
         allowWrite,
         rules: [],
-        ...SERVER_DEFAULTS,
+        ...defaults,
         prefix: "",
         tools: {},
       },
