@@ -14,9 +14,8 @@ import * as z from "zod/v4";
 import { dashboardPage } from "../dist/dashboard/dashboard.js";
 import { startHttpFront } from "../dist/fronts/http-front.js";
 import { Gateway } from "../dist/gateway/gateway.js";
-import { Hub } from "../dist/hub/hub.js";
-import { LocalServer } from "../dist/upstream/local-server.js";
 import { toNodeListener } from "../test/fixtures/servers/node-fetch-listener.js";
+import { startEchoHub } from "./echo-hub.js";
 
 const kind = process.argv[2];
 const echo = (text: string) => ({ content: [{ type: "text" as const, text }] });
@@ -29,36 +28,7 @@ async function listen(server: ReturnType<typeof createServer>): Promise<string> 
 
 let url: string;
 if (kind === "mcplex") {
-  const local = new LocalServer("echo", [
-    {
-      name: "echo",
-      inputSchema: { type: "object", properties: { message: { type: "string" } } },
-      handler: (args) => echo(String(args.message)),
-    },
-  ]);
-  const hub = new Hub({
-    config: {
-      source: "bench",
-      format: "mcplex",
-      profiles: {},
-      tokens: [],
-      secrets: [],
-      servers: [
-        {
-          name: "echo",
-          transport: "local",
-          server: local,
-          prefix: "",
-          enabled: true,
-          lazy: false,
-          timeout: 60_000,
-          startTimeout: 60_000,
-          tools: {},
-        },
-      ],
-    },
-  });
-  await hub.start();
+  const hub = await startEchoHub();
   const front = await startHttpFront(new Gateway(hub), {
     port: 0,
     websocket: false,

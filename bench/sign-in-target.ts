@@ -14,8 +14,7 @@ import { OAuthAuthenticator } from "../dist/auth/oauth-authenticator.js";
 import { parseConfig } from "../dist/config/parse-config.js";
 import { startHttpFront } from "../dist/fronts/http-front.js";
 import { Gateway } from "../dist/gateway/gateway.js";
-import { Hub } from "../dist/hub/hub.js";
-import { LocalServer } from "../dist/upstream/local-server.js";
+import { startEchoHub } from "./echo-hub.js";
 
 const STATIC_TOKEN = "bench-static-token-0123456789abcdef";
 
@@ -29,36 +28,7 @@ const idp = createServer((req, res) => {
 await new Promise<void>((r) => idp.listen(0, "127.0.0.1", r));
 issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
 
-const local = new LocalServer("echo", [
-  {
-    name: "echo",
-    inputSchema: { type: "object", properties: { message: { type: "string" } } },
-    handler: (args) => ({ content: [{ type: "text", text: String(args.message) }] }),
-  },
-]);
-const hub = new Hub({
-  config: {
-    source: "bench",
-    format: "mcplex",
-    profiles: {},
-    tokens: [],
-    secrets: [],
-    servers: [
-      {
-        name: "echo",
-        transport: "local",
-        server: local,
-        prefix: "",
-        enabled: true,
-        lazy: false,
-        timeout: 60_000,
-        startTimeout: 60_000,
-        tools: {},
-      },
-    ],
-  },
-});
-await hub.start();
+const hub = await startEchoHub();
 const gateway = new Gateway(hub);
 const common = { port: 0, websocket: false, dashboard: false } as const;
 const staticFront = await startHttpFront(gateway, { ...common, tokens: [{ token: STATIC_TOKEN }] });
