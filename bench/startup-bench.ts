@@ -4,7 +4,9 @@
  *   (a) an echo server spawned directly (the baseline),
  *   (b) `mcplex serve --stdio` with that echo server as its one upstream,
  *   (c) bench/relay.mjs copying bytes to that echo server (the floor of any process between),
- * what (b) and (c) add to (a), and the idle RSS of (b) once it has answered (VmRSS from /proc).
+ * what (b) and (c) add to (a), the CPU time each process used until the answer (its own, not its
+ * server's: the sum of its threads' schedstat, which the machine's load does not stretch), and
+ * the idle RSS of (b) once it has answered (VmRSS from /proc).
  * The echo server is the official SDK v2 McpServer (bench/sdk-echo-server.mjs), a server as
  * most TypeScript MCP servers are written; `--lean` uses bench/echo-server.mjs instead, a
  * hand-written one that starts as fast as node does, which leaves mcplex's own start-up
@@ -16,7 +18,7 @@
  *   npm run build && npx tsx bench/startup-bench.ts [--rounds R] [--lean]
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,8 +50,23 @@ const HANDSHAKE = `${[
 
 interface Start {
   ms: number;
+  /** CPU time of the process itself (all its threads) until the list's answer, in ms. */
+  cpuMs: number;
   /** VmRSS in MB once the first list is answered, read after the process has gone idle. */
   rssMb: number;
+}
+
+/** CPU time a process has used, in ms: its threads' time on a CPU (schedstat, in ns). */
+function cpuMsOf(pid: number): number {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return ns / 1e6;
 }
 
 /** Spawns `args`, sends the handshake and the first list at once, times the list's answer. */
@@ -57,6 +74,7 @@ async function firstList(args: string[]): Promise<Start> {
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "inherit"] });
   child.stdin.write(HANDSHAKE);
+  let cpuMs = 0;
   const ms = await new Promise<number>((resolve, reject) => {
     let text = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -64,7 +82,10 @@ async function firstList(args: string[]): Promise<Start> {
       // Lines as they come (servers order their keys differently): the list's answer ends it.
       for (const line of text.split("\n").slice(0, -1)) {
         const m = JSON.parse(line) as { id?: unknown; result?: { tools?: unknown[] } };
-        if (m.id === 2 && (m.result?.tools?.length ?? 0) > 0) resolve(performance.now() - started);
+        if (m.id === 2 && (m.result?.tools?.length ?? 0) > 0) {
+          resolve(performance.now() - started);
+          cpuMs = cpuMsOf(child.pid!);
+        }
       }
     });
     child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}: ${text}`)));
@@ -76,7 +97,7 @@ async function firstList(args: string[]): Promise<Start> {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.stdin.end();
   await exited;
-  return { ms, rssMb };
+  return { ms, cpuMs, rssMb };
 }
 
 const dir = await mkdtemp(join(tmpdir(), "mcplex-startup-"));
@@ -117,6 +138,10 @@ for (const name of names) {
 const added = (name: Name) => median(runs[name].map((r, i) => r.ms - runs.direct[i]!.ms));
 console.log(
   `added to the server alone (median of per-round differences): mcplex ${added("mcplex").toFixed(0)} ms, relay ${added("relay").toFixed(0)} ms: mcplex adds ${(added("mcplex") / added("relay")).toFixed(2)}x what the relay adds`,
+);
+const cpu = (name: Name) => median(runs[name].map((r) => r.cpuMs));
+console.log(
+  `CPU until the answer (the process's own, median): direct ${cpu("direct").toFixed(0)} ms, mcplex ${cpu("mcplex").toFixed(0)} ms, relay ${cpu("relay").toFixed(0)} ms: mcplex uses ${(cpu("mcplex") / cpu("relay")).toFixed(2)}x the relay's`,
 );
 const rss = runs.mcplex.map((r) => r.rssMb);
 console.log(`mcplex idle RSS after the first list: ${median(rss).toFixed(1)} MB (${range(rss)})`);

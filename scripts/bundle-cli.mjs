@@ -33,8 +33,8 @@ const BUNDLED = new Set(["yaml", "picomatch"]);
  * `mcplex list` loads the gateway's code with the hub's.
  */
 const STAGES = {
-  // What every command loads: the CLI's output and errors.
-  cli: ["cli/main.js"],
+  // What every command loads: the CLI's output and errors (and the flag two commands share).
+  cli: ["cli/main.js", "cli/commands/expose-tool-flag.js"],
   // Before the servers spawn: the serve command, its flags and the config.
   "serve-start": ["cli/commands/serve.js"],
   // Once they are spawned: what serve() always loads to serve them over stdio.
@@ -52,9 +52,10 @@ const STAGES = {
 };
 
 /**
- * Starts whose modules no stage takes, so that they load no stage's chunk: the sandbox worker
- * (a thread of its own, that code mode starts) and `mcplex workspace` (which a client may spawn
- * for every session too, and which shares a few modules with the serve command).
+ * Starts whose modules no stage after the first takes, so that they load none of those chunks:
+ * the sandbox worker (a thread of its own, that code mode starts) and `mcplex workspace` (which a
+ * client may spawn for every session too, and which shares a few modules with the serve
+ * command).
  */
 const KEPT_APART = ["code-mode/sandbox-worker.js", "cli/commands/workspace.js"];
 
@@ -131,12 +132,14 @@ async function stageModules() {
     return order;
   };
   // The entry points run when loaded: never part of a stage.
-  const taken = new Set([...entries, ...closure(KEPT_APART.map((s) => `dist/${s}`))]);
+  const taken = new Set(entries);
   const stages = new Map();
   for (const [name, starts] of Object.entries(STAGES)) {
     const members = closure(starts.map((s) => `dist/${s}`)).filter((m) => !taken.has(m));
     for (const m of members) taken.add(m);
     stages.set(name, members.map((m) => `${root}${m}`));
+    // Every command loads the first stage: what comes after keeps apart from KEPT_APART's.
+    if (stages.size === 1) for (const m of closure(KEPT_APART.map((s) => `dist/${s}`))) taken.add(m);
   }
   return stages;
 }

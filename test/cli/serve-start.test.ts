@@ -39,7 +39,7 @@ describe("mcplex serve --stdio start", () => {
     const after = files(modules.slice(spawned));
     // With esbuild's chunks alone: 24 files before the spawn and 29 after, each a module for
     // Node's ESM loader to resolve, read, compile and link.
-    expect(before.length, before.join(" ")).toBeLessThanOrEqual(8);
+    expect(before.length, before.join(" ")).toBeLessThanOrEqual(6);
     expect(after.length, after.join(" ")).toBeLessThanOrEqual(5);
     expect(before.filter((f) => f.startsWith("serve-start-"))).toHaveLength(1);
     expect(after.filter((f) => f.startsWith("serve-stdio-"))).toHaveLength(1);
