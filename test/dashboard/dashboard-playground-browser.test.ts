@@ -49,6 +49,11 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
     await page.locator("#pg-call").click();
     await page.locator("#pg-result .result, #pg-result [role=alert]").waitFor();
   };
+  /** After {@link callAndWait}: the page's alert when the call failed, for the test's message. */
+  const alertText = async () => {
+    const alert = page.locator("#pg-result [role=alert]");
+    return (await alert.count()) === 0 ? undefined : await alert.textContent();
+  };
 
   beforeAll(async () => {
     root = realpathSync(mkdtempSync(join(tmpdir(), "mcplex-dashboard-")));
@@ -185,6 +190,8 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
     });
     await page.locator("#pg-mode").click();
     await callAndWait();
+    // A failed call shows an alert instead (seen once in a clean-clone run): say what it said.
+    expect(await alertText()).toBeUndefined();
     const structured = JSON.parse((await page.locator("#pg-result pre.structured").textContent()) ?? "");
     expect(structured).toMatchObject({ dryRun: true, edits: [{ line: 1, removedLines: 1, addedLines: 1 }] });
     expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("hello from the workspace\n");
