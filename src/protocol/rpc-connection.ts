@@ -2,6 +2,7 @@ import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcont
 import { AbortedError, McplexError, RpcError, TimeoutError } from "../errors.js";
 import { offAbort, onAbort } from "./controller-pool.js";
 import { ErrorCode } from "./error-codes.js";
+import { RawJson } from "./raw-json.js";
 import { toWireError } from "./wire-error.js";
 
 /** A progress notification's payload, as delivered to `onProgress`. */
@@ -22,6 +23,11 @@ export interface RpcRequestOptions {
   meta?: Record<string, unknown>;
   /** Extra HTTP headers for this request (2026 `Mcp-Param-*`); transports without headers ignore them. */
   headers?: Record<string, string>;
+  /**
+   * Resolve with the result as a {@link RawJson} when the transport kept it as text (a result
+   * with none but raw members), instead of parsing it: for a caller that relays it.
+   */
+  rawResult?: boolean;
 }
 
 /** Context handed to the handler of a request that the peer sent us. */
@@ -68,6 +74,8 @@ interface Pending {
   /** Closing this stream cancels the request (2026 over Streamable HTTP); else a notification does. */
   stream: AbortController | undefined;
   onProgress: ((progress: Progress) => void) | undefined;
+  /** Whether the caller takes a {@link RawJson} result. */
+  raw: boolean;
   /** The caller's signal and our listener on it, removed when the request ends. */
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
@@ -182,6 +190,7 @@ export class RpcConnection {
         timeout: options.timeout ?? this.#options.timeout,
         stream,
         onProgress: options.onProgress,
+        raw: options.rawResult === true,
         signal,
         onAbort: undefined,
       };
@@ -325,7 +334,8 @@ export class RpcConnection {
         ),
       );
     } else {
-      pending.resolve(m.result);
+      const result = m.result;
+      pending.resolve(result instanceof RawJson && !pending.raw ? result.value() : result);
     }
   }
 

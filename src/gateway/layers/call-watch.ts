@@ -1,4 +1,4 @@
-import type { Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import { type Interceptor, type JsonObject, takesRawResults } from "../../hub/call-pipeline.js";
 import { targetName } from "../request-target.js";
 
 /** A forwarded request while it runs, as a dashboard shows it. */
@@ -43,7 +43,8 @@ export interface RequestSample {
 
 /** An interceptor that gives `observer` one {@link RequestSample} per request handled. */
 export function observing(observer: (sample: RequestSample) => void): Interceptor {
-  return (next) => async (request) => {
+  // It reads `isError` alone, which a RawJson result answers right.
+  return takesRawResults((next) => async (request) => {
     const started = performance.now();
     let outcome: RequestSample["outcome"] = "error";
     try {
@@ -63,7 +64,7 @@ export function observing(observer: (sample: RequestSample) => void): Intercepto
       }
       observer(sample);
     }
-  };
+  });
 }
 
 /**
@@ -72,7 +73,8 @@ export function observing(observer: (sample: RequestSample) => void): Intercepto
  */
 export function watching(watcher: CallWatcher, redact: (text: string) => string): Interceptor {
   let ids = 0;
-  return (next) => async (request) => {
+  // It reads `isError`, and the content only of a result with `isError: true` (never a RawJson).
+  return takesRawResults((next) => async (request) => {
     if (request.row?.forwarded !== true) return next(request);
     const ctx = request.context;
     const call: WatchedCall = {
@@ -104,7 +106,7 @@ export function watching(watcher: CallWatcher, redact: (text: string) => string)
       if (error !== undefined) end.error = errorSummary(redact(error));
       watcher.ended(call, end);
     }
-  };
+  });
 }
 
 /** Longest error text a watcher is given. */
