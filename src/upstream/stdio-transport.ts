@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
+import { takeOverPipe } from "../protocol/pipe-reader.js";
 import { readRawAnswer } from "../protocol/read-raw-answer.js";
 import { stringifyMessage } from "../protocol/stringify-message.js";
 import { WriteQueue } from "../protocol/write-queue.js";
@@ -86,13 +87,17 @@ export class StdioClientTransport implements Transport {
     child.on("error", (error) => this.#finish(startFailure(error)));
 
     const maxLine = this.#params.maxLineBytes ?? 64 * 1024 * 1024;
-    child.stdout!.setEncoding("utf8");
     const lines = new LineSplitter(
       (line) => this.#onLine(line),
       maxLine,
       () => this.onerror?.(new Error(`message larger than ${maxLine} bytes; dropped`)),
     );
-    child.stdout!.on("data", (chunk: string) => lines.push(chunk));
+    // Read below the stream Node made for the pipe when it can be (see takeOverPipe).
+    const stdout = takeOverPipe(child.stdout!, (buffer, length) => lines.pushBytes(buffer, length));
+    if (stdout === undefined)
+      child.stdout!.on("data", (chunk: Buffer) => lines.pushBytes(chunk, chunk.length));
+    // A failed read ends the output as its end does; the process's own close still reports why.
+    else stdout.on("error", () => {});
     this.#queue = new WriteQueue(
       child.stdin!,
       this.#params.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: this.#params.maxQueuedBytes },
