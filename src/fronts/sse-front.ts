@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Channel, ClientSession, WireMessage } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import type { Caller } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
@@ -69,7 +70,7 @@ class SseStreamChannel implements Channel {
       this.held.get(related)?.();
       this.held.delete(related);
     }
-    this.#res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    this.#res.write(`event: message\ndata: ${stringifyMessage(message)}\n\n`);
     return true;
   }
 

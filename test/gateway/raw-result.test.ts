@@ -1,5 +1,7 @@
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { type HttpFront, startHttpFront } from "../../src/fronts/http-front.js";
 import { serveGatewayStdio } from "../../src/fronts/stdio-front.js";
 import { Gateway } from "../../src/gateway/gateway.js";
 import type { Interceptor, JsonObject } from "../../src/hub/call-pipeline.js";
@@ -15,6 +17,7 @@ const VERBATIM_RESULT =
 
 let hub: Hub;
 let gateway: Gateway;
+let front: HttpFront;
 beforeAll(async () => {
   const server = stdio("vb", process.execPath, [
     "test/fixtures/servers/verbatim-server.mjs",
@@ -24,8 +27,10 @@ beforeAll(async () => {
   const starting = hub.start();
   gateway = new Gateway(hub, { ready: starting });
   await starting;
+  front = await startHttpFront(gateway, { port: 0 });
 });
 afterAll(async () => {
+  await front.close();
   gateway.close();
   await hub.close();
 });
@@ -75,6 +80,32 @@ describe("a tool's result that no layer reads", () => {
       expect(line).toBe(`{"jsonrpc":"2.0","id":2,"result":${VERBATIM_RESULT}}`);
     } finally {
       client.close();
+    }
+  });
+
+  it("reaches a WebSocket client as the text its server wrote", async () => {
+    const ws = new WebSocket(front.wsUrl, "mcp");
+    const lines = new Map<number, (text: string) => void>();
+    ws.on("message", (data: Buffer) => {
+      const text = data.toString("utf8");
+      lines.get((JSON.parse(text) as { id: number }).id)?.(text);
+    });
+    const request = (id: number, method: string, params: JsonObject) =>
+      new Promise<string>((resolve) => {
+        lines.set(id, resolve);
+        ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+      });
+    try {
+      await new Promise((resolve) => ws.once("open", resolve));
+      await request(1, "initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw-result-test", version: "1" },
+      });
+      const line = await request(2, "tools/call", { name: "vb__verbatim", arguments: {} });
+      expect(line).toBe(`{"jsonrpc":"2.0","id":2,"result":${VERBATIM_RESULT}}`);
+    } finally {
+      ws.close();
     }
   });
 
