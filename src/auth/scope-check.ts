@@ -1,6 +1,6 @@
 import type { ScopeRuleConfig } from "../config/types.js";
 import { RpcError } from "../errors.js";
-import type { Interceptor } from "../hub/call-pipeline.js";
+import { type Interceptor, takesRawResults } from "../hub/call-pipeline.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { scopeRules } from "./access-rules.js";
 
@@ -14,7 +14,8 @@ import { scopeRules } from "./access-rules.js";
  */
 export function scopeCheck(rules: readonly ScopeRuleConfig[]): Interceptor {
   const missingFor = scopeRules(rules);
-  return (next) => (request) => {
+  // It reads no result.
+  return takesRawResults((next) => (request) => {
     const identity = request.context.identity;
     const target = request.target;
     // A target the caller's profile does not reach has no server: it goes on to be answered as
@@ -31,5 +32,5 @@ export function scopeCheck(rules: readonly ScopeRuleConfig[]): Interceptor {
         { reason: "insufficient_scope", scope: [...granted, ...missing].join(" ") },
       ),
     );
-  };
+  });
 }

@@ -59,7 +59,7 @@ export class HttpExchange {
   event(message: WireMessage): void {
     if (this.#done || !this.#sseAllowed) return;
     this.#startStream();
-    const text = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+    const text = `event: message\ndata: ${stringifyMessage(message)}\n\n`;
     this.#lease?.charge(text.length);
     this.#res.write(text);
   }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Channel, ClientSession, WireMessage } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import { onExpiry } from "./authenticator.js";
 import { type Caller, sessionRefusal } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
@@ -37,7 +38,7 @@ class HttpSessionChannel implements Channel {
     }
     // Not tied to an open request: the standalone stream, if the client opened one.
     if (this.stream === undefined) return false;
-    this.stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    this.stream.write(`event: message\ndata: ${stringifyMessage(message)}\n\n`);
     return true;
   }
 

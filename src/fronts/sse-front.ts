@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Channel, ClientSession, WireMessage } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { onExpiry } from "./authenticator.js";
 import { type Caller, sessionRefusal } from "./caller.js";
@@ -70,7 +71,7 @@ class SseStreamChannel implements Channel {
       this.held.get(related)?.();
       this.held.delete(related);
     }
-    this.#res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    this.#res.write(`event: message\ndata: ${stringifyMessage(message)}\n\n`);
     return true;
   }
 

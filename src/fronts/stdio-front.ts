@@ -4,12 +4,18 @@ import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
+import { takeOverPipe } from "../protocol/pipe-reader.js";
 import { stringifyMessage } from "../protocol/stringify-message.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 
 /** Options of {@link serveGatewayStdio}. */
 export interface StdioFrontOptions {
+  /**
+   * Where requests come from. Default: this process's standard input, which is read below
+   * Node's streams when it is a pipe or a socket (see `takeOverPipe`): nothing else may read
+   * `process.stdin` then.
+   */
   input?: Readable;
   output?: Writable;
   profile?: string;
@@ -34,7 +40,6 @@ export function serveGatewayStdio(
   gateway: Gateway,
   options: StdioFrontOptions = {},
 ): { session: ClientSession; done: Promise<void> } {
-  const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const max = options.maxMessageBytes ?? 4 * 1024 * 1024;
   const maxInFlight = options.maxInFlightBytes ?? 16 * 1024 * 1024;
@@ -91,7 +96,6 @@ export function serveGatewayStdio(
     }
     session.receive(message);
   };
-  input.setEncoding?.("utf8");
   const lines = new LineSplitter(onLine, max, () =>
     write(
       JSON.stringify({
@@ -104,7 +108,16 @@ export function serveGatewayStdio(
       }),
     ),
   );
-  input.on("data", (chunk: string) => lines.push(chunk));
+  // Standard input that is a pipe is read below the streams; anything else as a stream.
+  const pipe =
+    options.input === undefined
+      ? takeOverPipe(process.stdin, (buffer, length) => lines.pushBytes(buffer, length))
+      : undefined;
+  const input = options.input ?? pipe ?? process.stdin;
+  if (pipe === undefined)
+    input.on("data", (chunk: Buffer | string) =>
+      typeof chunk === "string" ? lines.push(chunk) : lines.pushBytes(chunk, chunk.length),
+    );
   const done = new Promise<void>((resolve) => {
     let ending = false;
     // End of input: the client has said all it will, but answers still owed go out first.
@@ -118,6 +131,8 @@ export function serveGatewayStdio(
     };
     input.once("end", end);
     input.once("close", end);
+    // A read that fails (a reset socket) ends the input too; a stream given in reports its own.
+    pipe?.once("error", end);
     // A client that closed its end of our output (EPIPE) can read no answer: it has gone, as at
     // the end of input. Not reading on spares the calls it can no longer hear of.
     output.on("error", () => {

@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { stringifyMessage } from "../protocol/stringify-message.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { onExpiry } from "./authenticator.js";
 import type { Caller, Refusal } from "./caller.js";
@@ -78,7 +79,7 @@ export function attachWebSocketFront(
           send(message) {
             if (ws.readyState !== WebSocket.OPEN) return;
             const id = message.method === undefined ? message.id : undefined;
-            const text = JSON.stringify(message);
+            const text = stringifyMessage(message);
             // An answer stays in flight until written out: a client that does not read holds its
             // slots, and its share of the budget.
             if (inFlight.has(id)) {

@@ -85,10 +85,21 @@ export class ClientSession {
    */
   identity: Identity | undefined;
   protocolVersion: string | undefined;
-  initialized = false;
+  /** Whether the client said `notifications/initialized`. */
+  #saidInitialized = false;
+  /** Whether its `initialize` was answered (a client may say `initialized` before it reads that). */
+  #answeredInitialize = false;
   clientCapabilities: Record<string, unknown> = {};
   clientInfo: { name?: string; version?: string } = {};
   logLevel: string | undefined;
+  /**
+   * Whether notifications may go to it: the client said `initialized` and its `initialize` was
+   * answered. A client that wrote both at once (a file for standard input) gets no
+   * `list_changed` before the answer, which waits for the servers' start.
+   */
+  get initialized(): boolean {
+    return this.#saidInitialized && this.#answeredInitialize;
+  }
   /** Resource URIs this 2025 session subscribed to. */
   readonly subscriptions = new Set<string>();
 
@@ -189,6 +200,7 @@ export class ClientSession {
             // gateway starts waits for them as a first list would (at most `readyWait`).
             if (this.#gateway.isReady === false) await this.#gateway.ready;
             this.#reply(id, this.#initialize(params ?? {}));
+            this.#answeredInitialize = true;
             return;
           case "logging/setLevel":
             this.logLevel = String(params?.level ?? "info");
@@ -329,7 +341,7 @@ export class ClientSession {
   #onNotification(method: string, params: Record<string, unknown> | undefined): void {
     switch (method) {
       case "notifications/initialized":
-        this.initialized = true;
+        this.#saidInitialized = true;
         return;
       case "notifications/cancelled": {
         const id = params?.requestId as Id | undefined;

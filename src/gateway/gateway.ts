@@ -2,6 +2,7 @@ import type { CatalogTool } from "../catalog/types.js";
 import { RpcError } from "../errors.js";
 import type { RequestContext } from "../hub/call-pipeline.js";
 import {
+  allTakeRawResults,
   type CallRequest,
   compose,
   type Handler,
@@ -13,6 +14,7 @@ import type { Hub, HubEvent } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";
+import { jsonOf } from "../protocol/raw-json.js";
 import { META } from "../protocol/rev2026.js";
 import { type Channel, ClientSession, type SessionOptions } from "./client-session.js";
 import { type CallWatcher, observing, type RequestSample, watching } from "./layers/call-watch.js";
@@ -124,6 +126,11 @@ export class Gateway {
   /** Tools that interceptors answer themselves (see {@link use}). */
   readonly #answered = new Set<string>();
   #pipeline: Handler;
+  /**
+   * Whether the fronts' requests may get their result as the server's text (`rawResult`): while
+   * every interceptor on the path reads no more of a result than `isError`.
+   */
+  #rawResults = false;
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
     this.hub = hub;
@@ -151,7 +158,8 @@ export class Gateway {
         catalogViews(
           hub,
           this.#viewOf,
-          (id, method, params, context) => this.request(id, method, params, context),
+          // A meta-tool reads what its calls answer: never a result kept as text.
+          (id, method, params, context) => this.#request(id, method, params, context, false),
           (request) => this.#run(request),
           options.availableTools,
         ),
@@ -222,6 +230,20 @@ export class Gateway {
     params: JsonObject | undefined,
     context: RequestContext,
   ): CallRequest {
+    return this.#request(id, method, params, context, this.#rawResults);
+  }
+
+  /**
+   * {@link request}, with `rawResult` as given: a front writes what {@link handle} answers (a
+   * `RawJson` result as its text), a meta-tool's inner call reads it.
+   */
+  #request(
+    id: string | number,
+    method: string,
+    params: JsonObject | undefined,
+    context: RequestContext,
+    rawResult: boolean,
+  ): CallRequest {
     const p = params ?? {};
     const row = this.methods.get(method);
     return {
@@ -231,7 +253,8 @@ export class Gateway {
       context,
       target: resolveTarget(this.hub.catalog, row, p, context, this.tasks),
       row,
-      callOptions: row?.forwarded === true ? callOptionsOf(context, p) : { signal: context.signal },
+      callOptions:
+        row?.forwarded === true ? callOptionsOf(context, p, rawResult) : { signal: context.signal },
     };
   }
 
@@ -239,6 +262,7 @@ export class Gateway {
    * Answers a request: waits for the first start (at most `readyWait`), refuses methods of the
    * other revision, waits for the server of a tool the catalog does not know yet, runs the
    * pipeline, and shapes the result for the client's revision. Throws `RpcError` for wire errors.
+   * The result may be a `RawJson` (a front writes its text; see `CallOptions.rawResult`).
    */
   async handle(request: CallRequest): Promise<JsonObject> {
     let current = request;
@@ -263,7 +287,13 @@ export class Gateway {
     const { target } = request;
     if (target?.kind === "tool" && target.tool === undefined) return this.#runUnknownTool(request, target);
     if (this.#hubRevision !== this.hub.interceptorRevision) this.#pipeline = this.#compose();
-    return this.#pipeline(request);
+    return this.#pipeline(this.#rawChecked(request));
+  }
+
+  /** `request`, or a copy that asks for a parsed result if an interceptor came since it was made. */
+  #rawChecked(request: CallRequest): CallRequest {
+    if (request.callOptions.rawResult !== true || this.#rawResults) return request;
+    return { ...request, callOptions: { ...request.callOptions, rawResult: false } };
   }
 
   async #runUnknownTool(
@@ -284,7 +314,7 @@ export class Gateway {
       }
     }
     if (this.#hubRevision !== this.hub.interceptorRevision) this.#pipeline = this.#compose();
-    return this.#pipeline(current);
+    return this.#pipeline(this.#rawChecked(current));
   }
 
   /**
@@ -293,7 +323,9 @@ export class Gateway {
    */
   #compose(): Handler {
     this.#hubRevision = this.hub.interceptorRevision;
-    return compose([...this.#outer, ...this.hub.interceptors, ...this.#interceptors], this.#inner);
+    const interceptors = [...this.#outer, ...this.hub.interceptors, ...this.#interceptors];
+    this.#rawResults = allTakeRawResults(interceptors);
+    return compose(interceptors, this.#inner);
   }
 
   /** Sessions open now. */
@@ -410,7 +442,8 @@ export class Gateway {
     this.parking.close();
   }
 
-  #rev2026Result(request: CallRequest, result: JsonObject): JsonObject {
+  #rev2026Result(request: CallRequest, raw: JsonObject): JsonObject {
+    const result = jsonOf(raw);
     const meta = (result._meta as Record<string, unknown> | undefined) ?? {};
     const shaped: JsonObject = {
       ...result,

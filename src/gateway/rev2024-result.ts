@@ -1,3 +1,4 @@
+import { jsonOf } from "../protocol/raw-json.js";
 import { REV2024_PROTOCOL_VERSION } from "../protocol/rev2025.js";
 
 type Block = Record<string, unknown>;
@@ -19,8 +20,10 @@ export function resultForRev2024(protocolVersion: string, method: string, result
   if (protocolVersion !== REV2024_PROTOCOL_VERSION || typeof result !== "object" || result === null) {
     return result;
   }
-  if (method === "tools/call") return toolResult(result as Record<string, unknown>);
-  if (method === "prompts/get") return promptResult(result as Record<string, unknown>);
+  // A result kept as text (a RawJson) is read here: its content may need rewriting.
+  const value = jsonOf(result) as Record<string, unknown>;
+  if (method === "tools/call") return toolResult(value);
+  if (method === "prompts/get") return promptResult(value);
   return result;
 }
 

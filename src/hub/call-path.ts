@@ -355,6 +355,8 @@ export class CallPath {
             ? withTasksExtension(options.clientCapabilities ?? upstream.declaredCapabilities)
             : options.clientCapabilities,
         logLevel: options.logLevel,
+        // An upstream interceptor may read the result (a span's content, a recording).
+        rawResult: options.rawResult === true && this.#upstreamInterceptors.length === 0,
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
       const first = await this.#out(upstream, request, sent, requestOptions);

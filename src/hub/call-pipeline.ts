@@ -186,6 +186,25 @@ export function compose(interceptors: readonly Interceptor[], terminal: Handler)
   return handler;
 }
 
+/** Interceptors known to read no member of a result but `isError` (see {@link takesRawResults}). */
+const rawTakers = new WeakSet<Interceptor>();
+
+/**
+ * Marks `interceptor` as one that reads no member of a result but `isError`, and returns it: a
+ * `RawJson` result (`CallOptions.rawResult`) reads right there, so a gateway still relays
+ * results unparsed with it on the path. Any interceptor not marked turns that off.
+ */
+export function takesRawResults(interceptor: Interceptor): Interceptor {
+  rawTakers.add(interceptor);
+  return interceptor;
+}
+
+/** Whether every one of `interceptors` was marked by {@link takesRawResults}. */
+export function allTakeRawResults(interceptors: readonly Interceptor[]): boolean {
+  for (const interceptor of interceptors) if (!rawTakers.has(interceptor)) return false;
+  return true;
+}
+
 /** Per-call options. */
 export interface CallOptions {
   signal?: AbortSignal;
@@ -226,4 +245,11 @@ export interface CallOptions {
    * given another client's roots is told they changed. Release it with `hub.releaseClient`.
    */
   client?: object;
+  /**
+   * The caller relays the result without reading it: a server's answer with none but raw members
+   * may come back as a `RawJson` (its text as it came, never parsed). A gateway asks for it for
+   * its fronts' requests only while no interceptor on its path reads results (see
+   * {@link takesRawResults}); upstream interceptors turn it off.
+   */
+  rawResult?: boolean;
 }

@@ -1,3 +1,5 @@
+import { RawJson } from "./raw-json.js";
+
 /**
  * A JSON-RPC message as JSON text, as `JSON.stringify` writes it but with the envelope written
  * here: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` and the answers' `result` or `error`.
@@ -5,7 +7,8 @@
  * to the client), and `JSON.stringify` looks up `toJSON` and escapes each key of the envelope
  * alike; only the members' values go through it here. A message with any other member, or one
  * that `JSON.stringify` would treat apart (`toJSON`, members set to `undefined`), is left to it.
- * The members come out in the order above, whatever order they were set in.
+ * The members come out in the order above, whatever order they were set in. A `result` that
+ * is a {@link RawJson} is written as its text.
  *
  * @example
  * stringifyMessage({ jsonrpc: "2.0", id: 1, result: { content: [] } });
@@ -45,7 +48,11 @@ export function stringifyMessage(message: object): string {
     text += `,"params":${json}`;
     members++;
   }
-  if (result !== undefined) {
+  if (result instanceof RawJson) {
+    // A result relayed as it came: its text is JSON already (see readRawAnswer).
+    text += `,"result":${result.text}`;
+    members++;
+  } else if (result !== undefined) {
     const json = JSON.stringify(result) as string | undefined;
     if (json === undefined) return JSON.stringify(message);
     text += `,"result":${json}`;

@@ -179,7 +179,8 @@ async function createTransport(
 ): Promise<{ transport: Transport; stderr: StderrTail; close: () => void }> {
   switch (config.transport) {
     case "stdio": {
-      const transport = new StdioClientTransport(stdioParams(config));
+      // Our RpcConnection reads a result kept as text, and parses it for a caller that did not ask.
+      const transport = new StdioClientTransport(stdioParams(config), { rawResults: true });
       return { transport, stderr: transport.stderr, close: () => {} };
     }
     case "workspace": {

@@ -2,6 +2,8 @@ import type { ChildProcess } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
+import { takeOverPipe } from "../protocol/pipe-reader.js";
+import { readRawAnswer } from "../protocol/read-raw-answer.js";
 import { stringifyMessage } from "../protocol/stringify-message.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 import { exited, signalGroup } from "./child-processes.js";
@@ -10,6 +12,16 @@ import { StderrTail } from "./stderr-tail.js";
 import { queueFull } from "./upstream-errors.js";
 
 export type { StdioServerParams };
+
+/** Options of a {@link StdioClientTransport}. */
+export interface StdioTransportOptions {
+  /**
+   * Deliver an answer whose result no layer reads with that result as a `RawJson` (see
+   * `readRawAnswer`), for a consumer that knows them (our `RpcConnection`); an SDK client
+   * expects objects, so the default is `false`.
+   */
+  rawResults?: boolean;
+}
 
 /**
  * Newline-delimited JSON-RPC over a child's stdin/stdout, implementing the SDK's
@@ -24,6 +36,7 @@ export class StdioClientTransport implements Transport {
 
   readonly stderr = new StderrTail();
   readonly #params: StdioServerParams;
+  readonly #rawResults: boolean;
   #child: ChildProcess | undefined;
   #closed = false;
   /** Why the child is gone, from its exit until the connection closes. */
@@ -31,8 +44,9 @@ export class StdioClientTransport implements Transport {
   #exit: Promise<void> | undefined;
   #queue: WriteQueue | undefined;
 
-  constructor(params: StdioServerParams) {
+  constructor(params: StdioServerParams, options: StdioTransportOptions = {}) {
     this.#params = params;
+    this.#rawResults = options.rawResults === true;
   }
 
   /** The child's pid once started. */
@@ -73,13 +87,17 @@ export class StdioClientTransport implements Transport {
     child.on("error", (error) => this.#finish(startFailure(error)));
 
     const maxLine = this.#params.maxLineBytes ?? 64 * 1024 * 1024;
-    child.stdout!.setEncoding("utf8");
     const lines = new LineSplitter(
       (line) => this.#onLine(line),
       maxLine,
       () => this.onerror?.(new Error(`message larger than ${maxLine} bytes; dropped`)),
     );
-    child.stdout!.on("data", (chunk: string) => lines.push(chunk));
+    // Read below the stream Node made for the pipe when it can be (see takeOverPipe).
+    const stdout = takeOverPipe(child.stdout!, (buffer, length) => lines.pushBytes(buffer, length));
+    if (stdout === undefined)
+      child.stdout!.on("data", (chunk: Buffer) => lines.pushBytes(chunk, chunk.length));
+    // A failed read ends the output as its end does; the process's own close still reports why.
+    else stdout.on("error", () => {});
     this.#queue = new WriteQueue(
       child.stdin!,
       this.#params.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: this.#params.maxQueuedBytes },
@@ -108,6 +126,13 @@ export class StdioClientTransport implements Transport {
   }
 
   #onLine(line: string): void {
+    if (this.#rawResults) {
+      const answer = readRawAnswer(line);
+      if (answer !== undefined) {
+        this.onmessage?.(answer as unknown as JSONRPCMessage);
+        return;
+      }
+    }
     let message: unknown;
     try {
       message = JSON.parse(line);

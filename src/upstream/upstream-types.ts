@@ -52,4 +52,6 @@ export interface UpstreamRequestOptions {
   clientCapabilities?: Record<string, unknown>;
   /** Log messages this call wants (2026 servers send `notifications/message` only when asked per request). */
   logLevel?: string;
+  /** Resolve with a `RawJson` when the result came as one (see `RpcRequestOptions.rawResult`). */
+  rawResult?: boolean;
 }

@@ -332,6 +332,7 @@ export class Upstream {
       timeout: options.timeout ?? this.config.timeout,
       signal: options.signal,
       onProgress: options.onProgress,
+      rawResult: options.rawResult,
     };
     if (annotated !== undefined) requestOptions.headers = paramHeaders(annotated, params?.arguments);
     if (this.#connected!.negotiated.stateless) {

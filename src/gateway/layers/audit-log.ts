@@ -1,7 +1,14 @@
 import type { AuditSink } from "../../audit/audit-sink.js";
 import { redactValue } from "../../config/redact.js";
 import { McplexError } from "../../errors.js";
-import type { CallRequest, FrontKind, Handler, Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import {
+  type CallRequest,
+  type FrontKind,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+  takesRawResults,
+} from "../../hub/call-pipeline.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 import { toWireError, type WireError } from "../../protocol/wire-error.js";
 import { type RequestCaller, requestCaller } from "../request-caller.js";
@@ -78,7 +85,7 @@ export function auditLog(options: AuditLogOptions): Interceptor {
   const { sink, redact } = options;
   const content = options.content === true;
   const traceIdOf = options.traceId;
-  return (next) => (request) => {
+  const layer: Interceptor = (next) => (request) => {
     if (request.row?.forwarded !== true) return next(request);
     // Read now: the span is active only as the request enters.
     const traceId = traceIdOf?.() ?? clientTraceId(request);
@@ -86,6 +93,8 @@ export function auditLog(options: AuditLogOptions): Interceptor {
     if (wait === undefined) return audited(request, next, traceId);
     return wait.then(() => audited(request, next, traceId));
   };
+  // Without `content` it reads a result's `isError` alone, which a RawJson result answers right.
+  return content ? layer : takesRawResults(layer);
 
   async function audited(
     request: CallRequest,

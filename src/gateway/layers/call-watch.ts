@@ -1,4 +1,4 @@
-import type { Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import { type Interceptor, type JsonObject, takesRawResults } from "../../hub/call-pipeline.js";
 import { requestCaller } from "../request-caller.js";
 import { targetName } from "../request-target.js";
 
@@ -48,7 +48,8 @@ export interface RequestSample {
 
 /** An interceptor that gives `observer` one {@link RequestSample} per request handled. */
 export function observing(observer: (sample: RequestSample) => void): Interceptor {
-  return (next) => async (request) => {
+  // It reads `isError` alone, which a RawJson result answers right.
+  return takesRawResults((next) => async (request) => {
     const started = performance.now();
     let outcome: RequestSample["outcome"] = "error";
     try {
@@ -68,7 +69,7 @@ export function observing(observer: (sample: RequestSample) => void): Intercepto
       }
       observer(sample);
     }
-  };
+  });
 }
 
 /**
@@ -77,7 +78,8 @@ export function observing(observer: (sample: RequestSample) => void): Intercepto
  */
 export function watching(watcher: CallWatcher, redact: (text: string) => string): Interceptor {
   let ids = 0;
-  return (next) => async (request) => {
+  // It reads `isError`, and the content only of a result with `isError: true` (never a RawJson).
+  return takesRawResults((next) => async (request) => {
     if (request.row?.forwarded !== true) return next(request);
     const ctx = request.context;
     const caller = requestCaller(ctx);
@@ -113,7 +115,7 @@ export function watching(watcher: CallWatcher, redact: (text: string) => string)
       if (error !== undefined) end.error = errorSummary(redact(error));
       watcher.ended(call, end);
     }
-  };
+  });
 }
 
 /** Longest error text a watcher is given. */

@@ -77,10 +77,15 @@ function principalOf(ctx: RequestContext): string {
 /**
  * What a forwarded request's hub call carries from its client: signal, capabilities, log level,
  * profile, session, the progress relay, and for a 2025 session the handler that sends server
- * requests to its client. Built with every key, in one order: the hub reads these options on
- * every call, and objects of one shape keep those reads fast.
+ * requests to its client; `rawResult` when its front relays the result as it comes. Built with
+ * every key, in one order: the hub reads these options on every call, and objects of one shape
+ * keep those reads fast.
  */
-export function callOptionsOf(ctx: RequestContext, params: Record<string, unknown>): CallOptions {
+export function callOptionsOf(
+  ctx: RequestContext,
+  params: Record<string, unknown>,
+  rawResult = false,
+): CallOptions {
   const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
   const stateless = ctx.stateless;
   return {
@@ -101,6 +106,7 @@ export function callOptionsOf(ctx: RequestContext, params: Record<string, unknow
     // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
     logLevel: ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug"),
     client: ctx.client,
+    rawResult,
   };
 }
 
@@ -123,6 +129,8 @@ function withOptions(
     clientCapabilities: options.clientCapabilities,
     logLevel: options.logLevel,
     client: options.client,
+    // The parking reads what comes back (an answer, or the server's requests).
+    rawResult: false,
   };
 }
 

@@ -3,6 +3,7 @@ import type { CatalogTool } from "../../catalog/types.js";
 import type { CacheConfig, ToolCacheConfig } from "../../config/types.js";
 import type { CallRequest, Handler, Interceptor, JsonObject } from "../../hub/call-pipeline.js";
 import type { Hub } from "../../hub/hub.js";
+import { jsonOf } from "../../protocol/raw-json.js";
 
 /** Bounds of a {@link ResultCache}. */
 export interface ResultCacheOptions {
@@ -108,7 +109,8 @@ export class ResultCache {
     }
     if (entry !== undefined) this.#delete(key, entry);
     this.#count(tool, false);
-    const result = await next(request);
+    // What is kept is read again (its `_meta` on a hit): never a result kept as text.
+    const result = jsonOf(await next(request));
     // Never a task (2026 `resultType: "task"`, 2025-11-25 `{ task }`): its handle is its caller's.
     if (
       result.isError !== true &&

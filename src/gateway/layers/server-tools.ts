@@ -1,6 +1,11 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import { McplexError } from "../../errors.js";
-import type { CallRequest, Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import {
+  type CallRequest,
+  type Interceptor,
+  type JsonObject,
+  takesRawResults,
+} from "../../hub/call-pipeline.js";
 import type { Hub } from "../../hub/hub.js";
 
 /** The names of the two tools {@link serverTools} adds. */
@@ -23,7 +28,8 @@ const NAMED_TOOLS = 8;
  * if (config.serve?.serverTools === true) gateway.use(serverTools(hub));
  */
 export function serverTools(hub: Hub): Interceptor {
-  return (next) => async (request) => {
+  // It reads only `tools/list` results, which are never kept as text.
+  return takesRawResults((next) => async (request) => {
     const { method, params } = request;
     if (method === "tools/list") {
       const result = await next(request);
@@ -38,7 +44,7 @@ export function serverTools(hub: Hub): Interceptor {
     if (params.name === CONNECT_SERVER) return call(hub, request, "connect");
     if (params.name === DISCONNECT_SERVER) return call(hub, request, "disconnect");
     return next(request);
-  };
+  });
 }
 
 async function describeTools(hub: Hub, request: CallRequest, names: string[]): Promise<Tool[]> {
