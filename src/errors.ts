@@ -83,7 +83,13 @@ export type McplexErrorCode =
    * Skills: a skill file that does not match the entry it was listed with (digest, size,
    * frontmatter), a file the entry does not list, or an entry that is not valid.
    */
-  | "SKILL_VERIFICATION_FAILED";
+  | "SKILL_VERIFICATION_FAILED"
+  /** A per-user server the caller has not connected yet: the error carries the `/connect/<server>` URL. */
+  | "CONNECT_REQUIRED"
+  /** A per-user server called by a caller who did not sign in (static token, stdio, library). */
+  | "SIGN_IN_REQUIRED"
+  /** A token exchange (RFC 8693) for a server was refused or failed: the provider's answer is in the message. */
+  | "TOKEN_EXCHANGE_FAILED";
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

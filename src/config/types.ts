@@ -56,6 +56,15 @@ interface ServerCommon {
   share?: false;
   /** With `share: false`, at most this many client sessions hold a connection at once. Default 16. */
   maxSessions?: number;
+  /**
+   * Whose credentials a signed-in user's calls use (`credentials:`). Default `shared`: the
+   * config's, for everyone. `per-user`: a remote server is called with the user's own OAuth
+   * tokens (connected once at `/connect/<server>`); a stdio server runs one process per user,
+   * its `${user:NAME}` values the user's own. `{ exchange }`: the user's token exchanged (RFC
+   * 8693) for one this server accepts. Only signed-in (OAuth) callers may call a server that is
+   * not `shared`.
+   */
+  credentials?: CredentialsConfig;
   /** When reconnecting gives way to a long pause; defaults in `Upstream`. */
   breaker?: BreakerConfig;
   /** Delays between reconnect attempts; defaults in `Backoff`. */
@@ -196,6 +205,27 @@ export interface OAuthConfig {
   privateKey?: string;
   /** JWS algorithm of `privateKey`'s assertions. Default RS256. */
   signingAlgorithm?: string;
+}
+
+/** A server's `credentials:` (see {@link ServerCommon.credentials}). */
+export type CredentialsConfig = "shared" | "per-user" | { exchange: TokenExchangeConfig };
+
+/** `credentials: { exchange: ... }`: RFC 8693 token exchange at the user's identity provider. */
+export interface TokenExchangeConfig {
+  /** The `audience` asked for: what the server's tokens must name (often its URL). */
+  audience: string;
+  /** A `resource` indicator (RFC 8707) asked for besides, when the provider wants one. */
+  resource?: string;
+  /** Scopes asked for. */
+  scopes?: string[];
+  /**
+   * The provider that exchanges: an issuer URL (discovered), default the user token's issuer.
+   * Only issuers of `auth.issuers` are used.
+   */
+  issuer?: string;
+  /** mcplex's client at that provider, for the exchange (client_secret_basic). */
+  clientId: string;
+  clientSecret?: string;
 }
 
 /** Glob rule of the built-in workspace server. First match wins. */
