@@ -39,7 +39,9 @@ describe("mcplex serve --stdio with files for standard input and output", () => 
       const messages = readFileSync(join(dir, "out.jsonl"), "utf8")
         .trim()
         .split("\n")
-        .map((line) => JSON.parse(line) as { id?: number; method?: string; result?: Record<string, unknown> });
+        .map(
+          (line) => JSON.parse(line) as { id?: number; method?: string; result?: Record<string, unknown> },
+        );
       // The servers' start may announce lists (`list_changed`), never before `initialize`'s answer.
       expect(messages[0]?.id).toBe(1);
       const answers = messages.filter((m) => m.id !== undefined);
