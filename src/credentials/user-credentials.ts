@@ -1,6 +1,6 @@
 import type { ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
-import type { OAuthRecord } from "../upstream/oauth.js";
+import type { OAuthHost, OAuthRecord } from "../upstream/oauth.js";
 
 /**
  * The signed-in user a per-user server is called for (`credentials:` other than shared): made
@@ -54,6 +54,25 @@ export interface CredentialVault {
    * server): a rotating refresh token is then spent once across replicas.
    */
   exclusive<T>(user: string, server: string, run: () => Promise<T>): Promise<T>;
+}
+
+/** How one user's connection to one server is made (what a {@link UserCredentialSource} gives). */
+export interface UserConnectionPlan {
+  /** Values of the server's `${user:NAME}` placeholders (a stdio server's env and args, a remote's headers). */
+  values?: Record<string, string>;
+  /** A bearer token for every HTTP request to a remote server, asked before each request (the source caches it). */
+  bearer?: (signal?: AbortSignal) => Promise<string>;
+  /** The user's own OAuth grant for a remote server (per-user OAuth): the host its `ServerOAuthProvider` uses. */
+  oauth?: OAuthHost;
+}
+
+/**
+ * Gives a user's connection plan for a server that is not `shared`. Throws
+ * {@link ConnectRequiredError} when the user must connect first, and a `McplexError`
+ * `TOKEN_EXCHANGE_FAILED` when an exchange is refused: never a plan with another's credentials.
+ */
+export interface UserCredentialSource {
+  plan(user: UserRef, server: ServerConfig, signal?: AbortSignal): Promise<UserConnectionPlan>;
 }
 
 /**
