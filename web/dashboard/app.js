@@ -368,7 +368,8 @@ function apply({ events, dropped }) {
     if (event.type === "call-started") calls.active.push(event.call);
     else if (event.type === "call-ended") {
       calls.active = calls.active.filter((c) => c.id !== event.call.id);
-      calls.recent.unshift(event.call);
+      // A state read since the call ended may list it already: one row per call.
+      calls.recent = [event.call, ...calls.recent.filter((c) => c.id !== event.call.id)];
       seenEnded.set(event.call.id, event.call);
       if (seenEnded.size > RECENT_MAX) seenEnded.delete(seenEnded.keys().next().value);
       ended = true;
