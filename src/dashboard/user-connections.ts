@@ -131,3 +131,23 @@ export function checkConnected(user: UserConnectionsView, server: string): void 
         : `"${name}" has connected: ${servers.join(", ")}`,
   });
 }
+
+/**
+ * Where an operator lists and revokes users' connections: a vault on this machine
+ * ({@link vaultConnections}) or a running gateway's operator endpoints (`ConnectionsClient`).
+ */
+export interface ConnectionsAdmin {
+  /** Every user holding a connection. */
+  users(signal?: AbortSignal): Promise<UserConnectionsView[]>;
+  /** Ends the user's connection to `server`, or all of the user's. */
+  revoke(userKey: string, server?: string, signal?: AbortSignal): Promise<RevokeOutcome>;
+}
+
+/** A vault's users and connections, revoked with `revoke` (default {@link deleteOnly}). */
+export function vaultConnections(vault: CredentialVault, revoke?: RevokeConnections): ConnectionsAdmin {
+  const end = revoke ?? deleteOnly(vault);
+  return {
+    users: () => usersWithConnections(vault),
+    revoke: (userKey, server) => end(userKey, server),
+  };
+}
