@@ -33,6 +33,7 @@ const MODULES = [
   "cluster-panel.js",
   "sign-in.js",
   "app-view.js",
+  "connections-panel.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {
