@@ -42,9 +42,8 @@ Usage:
               [--no-browser]                          (only print the URL to open)
   mcplex connections list [--user SUB] [--json]      users' own connections to per-user servers
                      | revoke --user SUB (--server NAME | --all)
-                     [--url URL --token T]            revoke one server's or all; on a running gateway
-                                                      (--url, an operator's --token: also revoked at the
-                                                      server), else on the vault here
+                     --url URL --token T              revoke one server's or all, on a running gateway
+                                                      (--url, an operator's --token)
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
               [--transport stdio|websocket] [--port P] [--host H] [--expose-tool GLOB ...]
 
