@@ -22,18 +22,26 @@ export interface UserConnectionsView {
   connections: ConnectionView[];
 }
 
-/** How revoking a user's credentials for one server went at that server's authorization server. */
-export type ServerRevocation = { ok: true } | { ok: false; error: string };
+/** What revoking did for one server: its record left the vault, and how revocation at the server went. */
+export interface RevokedServer {
+  server: string;
+  /**
+   * `revoked`: the server's authorization server took the revocation (RFC 7009); `unsupported`:
+   * it offers none, and the tokens stay valid there until they expire; `failed`: it was asked
+   * and refused or did not answer (see `error`); `none`: there was nothing to revoke (values
+   * only); `not-asked`: the server was not asked (offline), tokens stay valid until they expire.
+   */
+  revocation: "revoked" | "unsupported" | "failed" | "none" | "not-asked";
+  /** Why revocation failed, for the person revoking (never a token). */
+  error?: string;
+}
 
 /**
- * What revoking (a disconnect, an operator's revoke) did: the servers whose records left the
- * vault and, for each of those where a grant could be revoked at the server (RFC 7009), whether
- * that worked. A server deleted and absent from `revocation` had nothing to revoke there (values
- * only, or a server without a revocation endpoint), or was not asked (offline).
+ * What revoking (a disconnect, an operator's revoke) did: one entry per server whose record
+ * left the vault. The connect pages' `disconnect()` results are this list.
  */
 export interface RevokeOutcome {
-  deleted: string[];
-  revocation?: Record<string, ServerRevocation>;
+  servers: RevokedServer[];
 }
 
 /**
@@ -49,7 +57,19 @@ export type RevokeConnections = (userKey: string, server?: string) => Promise<Re
  * so a token it issued stays valid there until it expires).
  */
 export function deleteOnly(vault: CredentialVault): RevokeConnections {
-  return async (userKey, server) => ({ deleted: await vault.delete(userKey, server) });
+  return async (userKey, server) => {
+    const names = server === undefined ? await vault.servers(userKey) : [server];
+    const oauth = new Set<string>();
+    for (const name of names)
+      if ((await vault.get(userKey, name))?.oauth?.tokens !== undefined) oauth.add(name);
+    const deleted = await vault.delete(userKey, server);
+    return {
+      servers: deleted.map((name) => ({
+        server: name,
+        revocation: oauth.has(name) ? ("not-asked" as const) : ("none" as const),
+      })),
+    };
+  };
 }
 
 /** A record as shown: when and how, nothing of what. */

@@ -100,6 +100,28 @@ describe("mcplex connections on a running gateway", { timeout: 60_000 }, () => {
     expect(await vault.users()).toEqual([key("bob")]);
   });
 
+  it("says when a server did not revoke, or cannot, and exits 3 when one refused", async () => {
+    revoke.answers.set("github", {
+      server: "github",
+      revocation: "failed",
+      error: "the revocation endpoint answered 503 for the refresh_token",
+    });
+    revoke.answers.set("notion", { server: "notion", revocation: "unsupported" });
+    try {
+      const { code, stdout, stderr } = await cli("revoke", "--user", "alice", "--all", ...remote());
+      expect(code).toBe(3);
+      expect(stderr).toBe(
+        "alice github: deleted, but the server did not revoke it: the revocation endpoint answered 503 for the refresh_token\n",
+      );
+      expect(stdout).toBe(
+        "alice notion: deleted; the server offers no revocation, so a token it issued stays valid there until it expires\n",
+      );
+      expect(await vault.servers(key("alice"))).toEqual([]);
+    } finally {
+      revoke.answers.clear();
+    }
+  });
+
   it("says who is unknown, which server the user has not connected, and what revoke needs", async () => {
     const nobody = await cli("revoke", "--user", "zed", "--all", ...remote());
     expect(nobody.code).toBe(2);

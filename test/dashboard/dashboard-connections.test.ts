@@ -102,7 +102,7 @@ describe("a signed-in user's connections", { timeout: 60_000 }, () => {
   it("disconnects one of the user's servers, through the revoke function, leaving the rest", async () => {
     const res = await api("DELETE", "/api/connections/github", { user: "alice" });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ deleted: ["github"], revocation: { github: { ok: true } } });
+    expect(res.json).toEqual({ servers: [{ server: "github", revocation: "revoked" }] });
     expect(revoke.calls).toEqual([[key("alice"), "github"]]);
     expect(await vault.servers(key("alice"))).toEqual(["notion"]);
     expect(await vault.servers(key("bob"))).toEqual(["github"]);
@@ -111,7 +111,7 @@ describe("a signed-in user's connections", { timeout: 60_000 }, () => {
     const encoded = await api("DELETE", `/api/connections/${encodeURIComponent("my server/x")}`, {
       user: "alice",
     });
-    expect(encoded.json).toEqual({ deleted: ["my server/x"], revocation: {} });
+    expect(encoded.json).toEqual({ servers: [{ server: "my server/x", revocation: "none" }] });
   });
 
   it("answers 404 for a server the user has not connected, whoever else has", async () => {
@@ -200,11 +200,11 @@ describe("an operator's view of users' connections", { timeout: 60_000 }, () => 
   it("revokes one server of a user, then all of another's", async () => {
     const one = await api("DELETE", `/api/users/${key("alice")}/connections/github`, { user: "carol" });
     expect(one.status).toBe(200);
-    expect(one.json).toEqual({ deleted: ["github"], revocation: { github: { ok: true } } });
+    expect(one.json).toEqual({ servers: [{ server: "github", revocation: "revoked" }] });
     expect(await vault.servers(key("alice"))).toEqual(["notion"]);
     const all = await api("DELETE", `/api/users/${key("bob")}/connections`, { token: OPERATOR_TOKEN });
     expect(all.status).toBe(200);
-    expect(all.json).toEqual({ deleted: ["github"], revocation: { github: { ok: true } } });
+    expect(all.json).toEqual({ servers: [{ server: "github", revocation: "revoked" }] });
     expect(await vault.users()).toEqual([key("alice")]);
     expect(revoke.calls).toEqual([[key("alice"), "github"], [key("bob")]]);
   });

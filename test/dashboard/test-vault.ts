@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { CredentialVault, UserRef, UserServerRecord } from "../../src/credentials/user-credentials.js";
-import type { RevokeConnections } from "../../src/dashboard/user-connections.js";
+import type { RevokeConnections, RevokedServer } from "../../src/dashboard/user-connections.js";
 import type { Identity } from "../../src/fronts/authenticator.js";
 
 /**
@@ -82,18 +82,25 @@ export function valuesRecord(subject: string, connectedAt = Date.now()): UserSer
  * A revoke function as the gateway's disconnect does it, over the test vault: deletes, and
  * reports each OAuth grant revoked. `calls` records what it was asked.
  */
-export function testRevoke(vault: TestVault): RevokeConnections & { calls: Array<[string, string?]> } {
+export function testRevoke(vault: TestVault): RevokeConnections & {
+  calls: Array<[string, string?]>;
+  /** How the next revocations of a server go instead of `revoked` (a server that refuses, say). */
+  answers: Map<string, RevokedServer>;
+} {
   const calls: Array<[string, string?]> = [];
+  const answers = new Map<string, RevokedServer>();
   const revoke = async (key: string, server?: string) => {
     calls.push(server === undefined ? [key] : [key, server]);
     const oauth = new Set<string>();
     for (const name of await vault.servers(key))
       if ((await vault.get(key, name))?.oauth !== undefined) oauth.add(name);
     const deleted = await vault.delete(key, server);
-    const revocation = Object.fromEntries(
-      deleted.filter((s) => oauth.has(s)).map((s) => [s, { ok: true as const }]),
-    );
-    return { deleted, revocation };
+    return {
+      servers: deleted.map(
+        (name): RevokedServer =>
+          answers.get(name) ?? { server: name, revocation: oauth.has(name) ? "revoked" : "none" },
+      ),
+    };
   };
-  return Object.assign(revoke, { calls });
+  return Object.assign(revoke, { calls, answers });
 }

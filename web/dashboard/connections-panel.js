@@ -10,6 +10,12 @@ import { el } from "./dom.js";
 /** How long the lists are kept before a state read reads them again, ms. */
 const KEEP_MS = 30_000;
 const $ = (id) => document.getElementById(id);
+/** What the page says of a grant forgotten here but not revoked at its server. */
+const NOT_REVOKED = {
+  unsupported: "the server offers no revocation; its tokens stay valid there until they expire",
+  failed: "the server did not revoke it",
+  "not-asked": "not revoked at the server",
+};
 
 let readAt = 0;
 let shown = "";
@@ -173,12 +179,17 @@ async function end(path, messageId, what) {
         `${what}: refused (${response.status}): ${body.error ?? response.statusText}${hint}`,
       );
     } else {
-      const failed = Object.entries(body.revocation ?? {}).filter(([, r]) => !r.ok);
+      const servers = body.servers ?? [];
+      const notes = servers
+        .filter((s) => NOT_REVOKED[s.revocation] !== undefined)
+        .map(
+          (s) => `; ${s.server}: ${NOT_REVOKED[s.revocation]}${s.error === undefined ? "" : ` (${s.error})`}`,
+        );
       say(
         messageId,
-        failed.length > 0 ? "error" : "ok-text",
-        `${what}: ${body.deleted.length > 0 ? `disconnected ${body.deleted.join(", ")}` : "nothing left to disconnect"}` +
-          failed.map(([server, r]) => `; ${server} was not revoked at the server: ${r.error}`).join(""),
+        servers.some((s) => s.revocation === "failed") ? "error" : "ok-text",
+        `${what}: ${servers.length > 0 ? `disconnected ${servers.map((s) => s.server).join(", ")}` : "nothing left to disconnect"}` +
+          notes.join(""),
       );
     }
   } catch (error) {

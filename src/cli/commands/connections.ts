@@ -5,6 +5,7 @@ import {
   type ConnectionsAdmin,
   checkConnected,
   findUser,
+  type RevokedServer,
   type RevokeOutcome,
   type UserConnectionsView,
   vaultConnections,
@@ -85,8 +86,8 @@ export function connectionsCommandWith(deps: ConnectionsCommandDeps): (args: str
     if (values.server !== undefined) checkConnected(user, values.server);
     const outcome = await admin.revoke(user.key, values.server);
     if (json) console.log(JSON.stringify({ user: { key: user.key, subject: user.subject }, ...outcome }));
-    else printOutcome(user, outcome, values.url === undefined);
-    return Object.values(outcome.revocation ?? {}).some((r) => !r.ok) ? EXIT.unavailable : EXIT.ok;
+    else printOutcome(user, outcome);
+    return outcome.servers.some((s) => s.revocation === "failed") ? EXIT.unavailable : EXIT.ok;
   };
 }
 
@@ -108,20 +109,23 @@ function printUsers(users: readonly UserConnectionsView[]): void {
   }
 }
 
-function printOutcome(user: UserConnectionsView, outcome: RevokeOutcome, offline: boolean): void {
+function printOutcome(user: UserConnectionsView, outcome: RevokeOutcome): void {
   const name = user.subject ?? user.key;
-  const oauth = new Set(user.connections.filter((c) => c.kinds.includes("oauth")).map((c) => c.server));
-  for (const server of outcome.deleted) {
-    const revocation = outcome.revocation?.[server];
-    const how =
-      revocation === undefined
-        ? offline && oauth.has(server)
-          ? "deleted here; not revoked at the server (offline: a token it issued stays valid there until it expires)"
-          : "deleted"
-        : revocation.ok
-          ? "deleted, and revoked at the server"
-          : `deleted, but the server did not revoke it: ${revocation.error}`;
-    (revocation?.ok === false ? console.error : console.log)(`${name} ${server}: ${how}`);
+  for (const { server, revocation, error } of outcome.servers) {
+    const line = `${name} ${server}: ${REVOCATION[revocation]}${error === undefined ? "" : `: ${error}`}`;
+    if (revocation === "failed") console.error(line);
+    else console.log(line);
   }
-  if (outcome.deleted.length === 0) console.log(`${name}: nothing was left to revoke`);
+  if (outcome.servers.length === 0) console.log(`${name}: nothing was left to revoke`);
 }
+
+/** What each revocation means for the person revoking. */
+const REVOCATION: Record<RevokedServer["revocation"], string> = {
+  revoked: "deleted, and revoked at the server",
+  none: "deleted",
+  unsupported:
+    "deleted; the server offers no revocation, so a token it issued stays valid there until it expires",
+  "not-asked":
+    "deleted here; not revoked at the server (offline: a token it issued stays valid there until it expires)",
+  failed: "deleted, but the server did not revoke it",
+};
