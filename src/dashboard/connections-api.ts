@@ -114,19 +114,19 @@ export class ConnectionsApi {
   async #revoke(res: ServerResponse, key: string, server: string | undefined, own = false): Promise<void> {
     const { vault, revoke } = this.#credentials!;
     if (revoke === undefined) return sendJson(res, 501, { error: NO_REVOKE });
-    const connections = await connectionsOf(vault, key);
-    if (server !== undefined && !connections.some((c) => c.server === server)) {
+    // Names only: nothing is opened to learn whether there is something to end.
+    const servers = await vault.servers(key);
+    if (server !== undefined && !servers.includes(server)) {
       if (own) return sendJson(res, 404, { error: `you have not connected server "${server}"` });
-      const servers = connections.map((c) => c.server);
       return sendJson(res, 404, {
         error: `user "${key}" has not connected server "${server}"`,
         hint:
           servers.length === 0
             ? "the user has no connections"
-            : `the user has connected: ${servers.join(", ")}`,
+            : `the user has connected: ${[...servers].sort().join(", ")}`,
       });
     }
-    if (server === undefined && connections.length === 0)
+    if (server === undefined && servers.length === 0)
       return sendJson(res, 404, {
         error: `no user "${key}" holds a connection (GET /api/users lists those who do)`,
       });
