@@ -7,6 +7,7 @@
 
 import { authHeaders, currentToken, forgetTokens, setAccessToken, setToken, signedInToken } from "./auth.js";
 import { renderCluster } from "./cluster-panel.js";
+import { refreshConnections } from "./connections-panel.js";
 import { badge, clock, el, ms } from "./dom.js";
 import { McpClient } from "./mcp-client.js";
 import { mountPlayground } from "./playground.js";
@@ -87,6 +88,8 @@ async function load() {
   $("tabs").hidden = state.gateway.mcpHere === false;
   render();
   refreshViews();
+  // Its own messages say what went wrong with it: the rest of the page is not held up.
+  refreshConnections(state.panels).catch(() => {});
   return true;
 }
 
