@@ -195,7 +195,7 @@ export class TokenExchangeSource implements UserCredentialSource {
     const started = this.#now();
     let configuration: Configuration;
     try {
-      configuration = this.#configuration(client, request, await this.#discover(client, request));
+      configuration = this.#configuration(client, request, await this.#discover(request));
     } catch (error) {
       throw unreachable(request, error);
     }
@@ -241,10 +241,10 @@ export class TokenExchangeSource implements UserCredentialSource {
   }
 
   /** The issuer's metadata, discovered once (a failed discovery is tried again next time). */
-  #discover(client: typeof import("openid-client"), request: ExchangeRequest): Promise<ServerMetadata> {
+  #discover(request: ExchangeRequest): Promise<ServerMetadata> {
     let metadata = this.#metadata.get(request.issuer);
     if (metadata === undefined) {
-      metadata = discover(client, request.issuer, this.#timeout);
+      metadata = discoverExchangeProvider(request.issuer, this.#timeout);
       metadata.catch(() => this.#metadata.delete(request.issuer));
       this.#metadata.set(request.issuer, metadata);
     }
@@ -304,15 +304,22 @@ function subjectTokenOf(user: UserRef, server: string): string {
 }
 
 /**
- * OpenID discovery (`/.well-known/openid-configuration`), then RFC 8414
- * (`/.well-known/oauth-authorization-server`); openid-client checks that the document names
- * the issuer itself.
+ * An identity provider's metadata, as an exchange finds it: OpenID discovery
+ * (`/.well-known/openid-configuration`), then RFC 8414 (`/.well-known/oauth-authorization-server`);
+ * openid-client checks that the document names the issuer itself. Plain HTTP only on loopback.
+ *
+ * @throws Error saying what each way answered.
  */
-async function discover(
-  client: typeof import("openid-client"),
+export async function discoverExchangeProvider(
   issuer: string,
-  timeoutMs: number,
+  timeoutMs = TIMEOUT_MS,
 ): Promise<ServerMetadata> {
+  const client = await import("openid-client");
+  if (new URL(issuer).protocol !== "https:" && !insecureAllowed(issuer)) {
+    throw new Error(
+      "it is not https: an exchange sends users' tokens and mcplex's client secret, so plain http is taken only on this machine (loopback)",
+    );
+  }
   const options = {
     timeout: timeoutMs / 1000,
     execute: insecureAllowed(issuer) ? [client.allowInsecureRequests] : [],
