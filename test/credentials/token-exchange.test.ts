@@ -325,6 +325,48 @@ describe("TokenExchangeSource", () => {
     expect(await whoami((await source.plan(alice, server)).bearer as Bearer)).toBe("alice");
   });
 
+  it("exchanges an opaque subject token, which the provider finds in its own store", async () => {
+    const opaqueGateway = "http://127.0.0.1:2/mcp";
+    as.setResource(opaqueGateway, { format: "opaque" });
+    const { accessToken } = await as.signIn({ user: "bob", resource: opaqueGateway });
+    expect(accessToken.split(".")).toHaveLength(1);
+    const fromOpaque = await as.allowExchange({
+      audiences: { [upstream.audience]: { scopes: SCOPES } },
+      subjectAudiences: [opaqueGateway],
+    });
+    const opaqueServer = exchangeServer("opaque", {
+      clientId: fromOpaque.clientId,
+      clientSecret: fromOpaque.clientSecret,
+    });
+    const source = new TokenExchangeSource({ issuers: [as.issuer] });
+    const user = userRef(as.issuer, "bob", () => accessToken);
+    expect(await whoami((await source.plan(user, opaqueServer)).bearer as Bearer)).toBe("bob");
+    // A JWT of the same user for the gateway is not from the audience this client exchanges from.
+    const refused = await failure(new TokenExchangeSource({ issuers: [as.issuer] }).plan(bob, opaqueServer));
+    expect(refused.message).toMatch(
+      /invalid_grant: subject_token was not issued for an audience this client may exchange from$/,
+    );
+  });
+
+  it("keeps at most maxEntries tokens, and forgets a user's on demand", async () => {
+    const bounded = new TokenExchangeSource({ issuers: [as.issuer], maxEntries: 1 });
+    let before = as.exchangesIssued;
+    await bounded.token(alice, server);
+    await bounded.token(bob, server);
+    await bounded.token(alice, server);
+    expect(as.exchangesIssued - before).toBe(3);
+
+    const source = new TokenExchangeSource({ issuers: [as.issuer] });
+    await source.token(alice, server);
+    await source.token(bob, server);
+    before = as.exchangesIssued;
+    source.forget(alice.key);
+    await source.token(bob, server);
+    expect(as.exchangesIssued - before).toBe(0);
+    await source.token(alice, server);
+    expect(as.exchangesIssued - before).toBe(1);
+  });
+
   it("a cancelled caller stops waiting; the shared exchange still serves the others", async () => {
     const source = new TokenExchangeSource({ issuers: [as.issuer] });
     const controller = new AbortController();
