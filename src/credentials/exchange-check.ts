@@ -1,5 +1,5 @@
 import type { ServerConfig } from "../config/types.js";
-import { discoverExchangeProvider, TOKEN_EXCHANGE_GRANT } from "./token-exchange.js";
+import { discoverExchangeProvider, TOKEN_EXCHANGE_GRANT } from "./exchange-provider.js";
 
 /** What `mcplex doctor` found out about one exchange server's identity provider. */
 export interface ExchangeReport {

@@ -1,16 +1,11 @@
 import { createHash } from "node:crypto";
-import type { Configuration, ServerMetadata } from "openid-client";
-import type { ServerConfig, TokenExchangeConfig } from "../config/types.js";
+import type { ServerMetadata } from "openid-client";
+import type { ServerConfig } from "../config/types.js";
 import { AbortedError, McplexError } from "../errors.js";
 import type { Bearer } from "./bearer-fetch.js";
+import { type ExchangeAt, exchangeRefused, exchangeUnreachable } from "./exchange-failure.js";
+import { discoverExchangeProvider, EXCHANGE_TIMEOUT_MS, requestExchange } from "./exchange-provider.js";
 import type { UserConnectionPlan, UserCredentialSource, UserRef } from "./user-credentials.js";
-
-/** The grant type of RFC 8693 token exchange. */
-export const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
-/** RFC 8693's token type of an OAuth access token: what is sent, and what is asked for. */
-export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
-/** Also usable as a bearer token when the provider says it issued a JWT (RFC 8693 §3). */
-const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
 
 /** How long a refusal is remembered, as the introspection cache remembers an inactive token. */
 const REFUSAL_TTL_MS = 30_000;
@@ -18,8 +13,6 @@ const REFUSAL_TTL_MS = 30_000;
 const EXPIRY_MARGIN_MS = 30_000;
 /** How long a token lives in the cache when the provider gives no `expires_in` and no JWT `exp`. */
 const UNKNOWN_LIFETIME_MS = 60_000;
-/** The provider's time to answer one discovery or exchange. */
-const TIMEOUT_MS = 10_000;
 /** Cached tokens (and refusals) kept at most, over all users and servers. */
 const MAX_ENTRIES = 10_000;
 
@@ -41,10 +34,7 @@ export interface TokenExchangeOptions {
 }
 
 /** One exchange, as asked: who, where, for what. */
-interface ExchangeRequest {
-  server: string;
-  issuer: string;
-  config: TokenExchangeConfig;
+interface ExchangeRequest extends ExchangeAt {
   /** The cache key: the user's key and everything the exchanged token depends on (no secret). */
   key: string;
 }
@@ -91,7 +81,7 @@ export class TokenExchangeSource implements UserCredentialSource {
   constructor(options: TokenExchangeOptions) {
     this.#issuers = new Set(options.issuers);
     this.#refusalTtl = options.refusalTtlMs ?? REFUSAL_TTL_MS;
-    this.#timeout = options.timeoutMs ?? TIMEOUT_MS;
+    this.#timeout = options.timeoutMs ?? EXCHANGE_TIMEOUT_MS;
     this.#maxEntries = options.maxEntries ?? MAX_ENTRIES;
     this.#now = options.now ?? Date.now;
   }
@@ -190,54 +180,22 @@ export class TokenExchangeSource implements UserCredentialSource {
   }
 
   async #exchange(request: ExchangeRequest, subject: string, refusalKey: string): Promise<string> {
-    const client = await import("openid-client");
-    const { config } = request;
     const started = this.#now();
-    let configuration: Configuration;
+    let answer: Awaited<ReturnType<typeof requestExchange>>;
     try {
-      configuration = this.#configuration(client, request, await this.#discover(request));
+      answer = await requestExchange(await this.#discover(request), request.config, subject, this.#timeout);
     } catch (error) {
-      throw unreachable(request, error);
+      throw exchangeUnreachable(request, error);
     }
-    const parameters: Record<string, string> = {
-      subject_token: subject,
-      subject_token_type: ACCESS_TOKEN_TYPE,
-      requested_token_type: ACCESS_TOKEN_TYPE,
-      audience: config.audience,
-    };
-    if (config.resource !== undefined) parameters.resource = config.resource;
-    if (config.scopes !== undefined && config.scopes.length > 0) parameters.scope = config.scopes.join(" ");
-    let answer: Awaited<ReturnType<typeof client.genericGrantRequest>>;
-    try {
-      answer = await client.genericGrantRequest(configuration, TOKEN_EXCHANGE_GRANT, parameters);
-    } catch (error) {
-      const refusal = refusalOf(client, error);
-      if (refusal === undefined) throw unreachable(request, error);
-      const failure = refused(request, refusal, subject);
+    if (answer.kind === "refused") {
+      const failure = exchangeRefused(request, answer, subject);
       this.#remember(this.#refusals, refusalKey, { error: failure, until: this.#now() + this.#refusalTtl });
       throw failure;
     }
-    const issued = answer.issued_token_type;
-    if (
-      answer.token_type.toLowerCase() !== "bearer" ||
-      (issued !== undefined && issued !== ACCESS_TOKEN_TYPE && issued !== JWT_TOKEN_TYPE)
-    ) {
-      throw new McplexError(
-        "TOKEN_EXCHANGE_FAILED",
-        `${request.server}: the identity provider ${request.issuer} exchanged your token for a ${String(issued ?? answer.token_type)} token, not a bearer access token`,
-        {
-          server: request.server,
-          hint: "Ask the provider for access tokens (requested_token_type access_token).",
-        },
-      );
-    }
-    const lifetime = lifetimeOf(answer.expires_in, answer.access_token, this.#now());
+    const lifetime = lifetimeOf(answer.expiresIn, answer.token, this.#now());
     const margin = Math.min(EXPIRY_MARGIN_MS, lifetime / 4);
-    this.#remember(this.#tokens, request.key, {
-      token: answer.access_token,
-      renewAt: started + lifetime - margin,
-    });
-    return answer.access_token;
+    this.#remember(this.#tokens, request.key, { token: answer.token, renewAt: started + lifetime - margin });
+    return answer.token;
   }
 
   /** The issuer's metadata, discovered once (a failed discovery is tried again next time). */
@@ -249,23 +207,6 @@ export class TokenExchangeSource implements UserCredentialSource {
       this.#metadata.set(request.issuer, metadata);
     }
     return metadata;
-  }
-
-  #configuration(
-    client: typeof import("openid-client"),
-    request: ExchangeRequest,
-    metadata: ServerMetadata,
-  ): Configuration {
-    const { clientId, clientSecret } = request.config;
-    const configuration = new client.Configuration(
-      metadata,
-      clientId,
-      clientSecret === undefined ? undefined : { client_secret: clientSecret },
-      clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret),
-    );
-    configuration.timeout = this.#timeout / 1000;
-    if (insecureAllowed(request.issuer)) client.allowInsecureRequests(configuration);
-    return configuration;
   }
 
   /** Stores `value`, keeping the map within its bound: expired entries go first, then the oldest. */
@@ -301,132 +242,6 @@ function subjectTokenOf(user: UserRef, server: string): string {
     );
   }
   return token;
-}
-
-/**
- * An identity provider's metadata, as an exchange finds it: OpenID discovery
- * (`/.well-known/openid-configuration`), then RFC 8414 (`/.well-known/oauth-authorization-server`);
- * openid-client checks that the document names the issuer itself. Plain HTTP only on loopback.
- *
- * @throws Error saying what each way answered.
- */
-export async function discoverExchangeProvider(
-  issuer: string,
-  timeoutMs = TIMEOUT_MS,
-): Promise<ServerMetadata> {
-  const client = await import("openid-client");
-  if (new URL(issuer).protocol !== "https:" && !insecureAllowed(issuer)) {
-    throw new Error(
-      "it is not https: an exchange sends users' tokens and mcplex's client secret, so plain http is taken only on this machine (loopback)",
-    );
-  }
-  const options = {
-    timeout: timeoutMs / 1000,
-    execute: insecureAllowed(issuer) ? [client.allowInsecureRequests] : [],
-  };
-  const failures: string[] = [];
-  for (const algorithm of ["oidc", "oauth2"] as const) {
-    try {
-      const found = await client.discovery(new URL(issuer), "mcplex", undefined, client.None(), {
-        ...options,
-        algorithm,
-      });
-      return found.serverMetadata();
-    } catch (error) {
-      failures.push(`${algorithm === "oidc" ? "OpenID discovery" : "RFC 8414 metadata"}: ${reasonOf(error)}`);
-    }
-  }
-  throw new Error(`no metadata (${failures.join("; ")})`);
-}
-
-/**
- * Plain HTTP only to a provider on this machine: an exchange sends the user's token and
- * mcplex's client secret, which must not cross a network in clear.
- */
-function insecureAllowed(issuer: string): boolean {
-  const url = new URL(issuer);
-  if (url.protocol !== "http:") return false;
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** The provider's OAuth error, when it answered with one (it refused, rather than failed). */
-function refusalOf(
-  client: typeof import("openid-client"),
-  error: unknown,
-): { error: string; description?: string } | undefined {
-  if (error instanceof client.ResponseBodyError) {
-    return {
-      error: error.error,
-      ...(error.error_description === undefined ? {} : { description: error.error_description }),
-    };
-  }
-  if (error instanceof client.WWWAuthenticateChallengeError) {
-    const parameters = error.cause[0]?.parameters;
-    return {
-      error: parameters?.error ?? `HTTP ${error.status}`,
-      ...(parameters?.error_description === undefined ? {} : { description: parameters.error_description }),
-    };
-  }
-  return undefined;
-}
-
-/** What the user and the operator read of a refusal: the server, the provider, its answer. */
-function refused(
-  request: ExchangeRequest,
-  answer: { error: string; description?: string },
-  subject: string,
-): McplexError {
-  const said = answer.description === undefined ? answer.error : `${answer.error}: ${answer.description}`;
-  return new McplexError(
-    "TOKEN_EXCHANGE_FAILED",
-    `${request.server}: the identity provider ${request.issuer} refused to exchange your token: ${scrub(said, subject)}`,
-    { server: request.server, hint: hintFor(request, answer.error) },
-  );
-}
-
-function hintFor(request: ExchangeRequest, error: string): string {
-  const { clientId, audience } = request.config;
-  switch (error) {
-    case "invalid_client":
-    case "unauthorized_client":
-      return `Check credentials.exchange.clientId and clientSecret of ${request.server}, and that the provider lets the client ${clientId} use token exchange.`;
-    case "invalid_grant":
-      return "Your sign-in token was not accepted for exchange (expired, or of another provider): sign in again.";
-    case "invalid_target":
-    case "invalid_scope":
-      return `Ask the provider's administrator to let the client ${clientId} exchange tokens for ${audience} with these scopes, or correct credentials.exchange of ${request.server}.`;
-    case "access_denied":
-      return `The provider does not let your account reach ${audience} through mcplex; ask its administrator.`;
-    default:
-      return `Check that ${request.issuer} allows token exchange (RFC 8693) for the client ${clientId} and the audience ${audience}.`;
-  }
-}
-
-/** The provider could not be asked (down, slow, or answered with something that is not OAuth). */
-function unreachable(request: ExchangeRequest, error: unknown): McplexError {
-  return new McplexError(
-    "TOKEN_EXCHANGE_FAILED",
-    `${request.server}: could not exchange your token at the identity provider ${request.issuer}: ${reasonOf(error)}`,
-    {
-      server: request.server,
-      retryable: true,
-      hint: `Check that ${request.issuer} is up and reachable from mcplex (\`mcplex doctor\` checks its metadata).`,
-    },
-  );
-}
-
-function reasonOf(error: unknown): string {
-  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError"))
-    return "no answer in time";
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-  if (typeof cause?.code === "string") return cause.code;
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** A provider's text, without the token it was sent, should it quote it back. */
-function scrub(text: string, secret: string): string {
-  return secret.length >= 8 ? text.split(secret).join("[token]") : text;
 }
 
 /** Milliseconds the exchanged token lives: `expires_in`, else the JWT's `exp`, else a minute. */

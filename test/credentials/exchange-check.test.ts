@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig, TokenExchangeConfig } from "../../src/config/types.js";
 import { checkTokenExchange } from "../../src/credentials/exchange-check.js";
-import { TOKEN_EXCHANGE_GRANT } from "../../src/credentials/token-exchange.js";
+import { TOKEN_EXCHANGE_GRANT } from "../../src/credentials/exchange-provider.js";
 import { remote } from "../support/config.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 
