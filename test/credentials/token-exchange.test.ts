@@ -184,6 +184,64 @@ describe("TokenExchangeSource", () => {
     expect(as.exchangesIssued - before).toBe(2);
   });
 
+  it("reads the lifetime from the token's exp when the provider gives no expires_in", async () => {
+    let now = Date.now();
+    const silent = await as.allowExchange({
+      audiences: { [upstream.audience]: { scopes: SCOPES, ttlSeconds: 120, omitExpiresIn: true } },
+    });
+    const quiet = exchangeServer("quiet", { clientId: silent.clientId, clientSecret: silent.clientSecret });
+    const source = new TokenExchangeSource({ issuers: [as.issuer], now: () => now });
+    const before = as.exchangesIssued;
+    const { bearer } = await source.plan(alice, quiet);
+    // 120 s from exp (less up to a second of rounding), renewed 30 s ahead: kept at 85 s, not at 91 s.
+    now += 85_000;
+    await (bearer as Bearer)();
+    expect(as.exchangesIssued - before).toBe(1);
+    now += 6_000;
+    await (bearer as Bearer)();
+    expect(as.exchangesIssued - before).toBe(2);
+  });
+
+  it("keeps exchanging across a key rotation at the provider", async () => {
+    const rotating = await startAuthServer();
+    const checking = await startTokenCheckingServer({
+      issuer: rotating.issuer,
+      jwksUri: rotating.endpoints.jwks,
+    });
+    try {
+      const client = await rotating.allowExchange({ audiences: { [checking.audience]: { scopes: SCOPES } } });
+      const at = remote("rotating", checking.url, "streamable-http", {
+        credentials: { exchange: { audience: checking.audience, scopes: SCOPES, ...client } },
+      });
+      const { user } = await signedIn("alice", rotating);
+      const source = new TokenExchangeSource({ issuers: [rotating.issuer] });
+      const first = await source.token(user, at);
+      const call = async (token: string) => {
+        const plain = new Client({ name: "exchange-test", version: "1.0.0" });
+        clients.push(plain);
+        await plain.connect(
+          new StreamableHTTPClientTransport(new URL(checking.url), { fetch: bearerFetch(async () => token) }),
+        );
+        const result = await plain.callTool({ name: "whoami", arguments: {} });
+        await plain.close();
+        return (result.content as Array<{ text: string }>)[0]?.text;
+      };
+      // The server has the old keys from this call on.
+      expect(await call(first)).toBe("alice");
+      await rotating.rotateKeys();
+      source.invalidate(user, at, first);
+      // The old sign-in token (old key, still published) exchanges; the new token (new key) is
+      // taken by the server, which fetches the keys again for its kid.
+      const second = await source.token(user, at);
+      expect(second).not.toBe(first);
+      expect(await call(second)).toBe("alice");
+      expect(rotating.serverErrors).toEqual([]);
+    } finally {
+      await checking.close();
+      await rotating.close();
+    }
+  });
+
   it("makes one exchange for 50 concurrent asks of one user", async () => {
     const source = new TokenExchangeSource({ issuers: [as.issuer] });
     const before = as.exchanges.length;

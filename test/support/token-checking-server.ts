@@ -72,7 +72,9 @@ export async function startTokenCheckingServer(options: TokenCheckingOptions): P
   const served: ServedCall[] = [];
   const revoked = new Set<string>();
   let refused = 0;
-  const jwks = createRemoteJWKSet(new URL(options.jwksUri));
+  // An unknown kid fetches the keys again at once (jose's default waits 30 s between fetches):
+  // a test that rotates the provider's keys sees its new tokens taken.
+  const jwks = createRemoteJWKSet(new URL(options.jwksUri), { cooldownDuration: 0 });
   const http = createServer();
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const { port } = http.address() as AddressInfo;

@@ -27,9 +27,10 @@ export interface ExchangePolicy {
   /**
    * The audiences it may ask tokens for (the `audience` or, without one, the `resource`
    * parameter), each with the scopes it may ask and the issued tokens' lifetime (seconds;
-   * default the server's access token lifetime).
+   * default the server's access token lifetime); `omitExpiresIn` leaves `expires_in` out of
+   * the answer (RECOMMENDED, not required), so the lifetime is only in the JWT's `exp`.
    */
-  audiences: Record<string, { scopes?: string[]; ttlSeconds?: number }>;
+  audiences: Record<string, { scopes?: string[]; ttlSeconds?: number; omitExpiresIn?: boolean }>;
   /** Whose tokens it may exchange (`sub`); default every user of the server. */
   users?: string[];
   /** The audiences a subject token must name (the gateway's resource); default any. */
@@ -231,7 +232,7 @@ export class TokenExchangeGrant {
       access_token: accessToken,
       issued_token_type: ACCESS_TOKEN_TYPE,
       token_type: "Bearer",
-      expires_in: ttl,
+      ...(target.omitExpiresIn === true ? {} : { expires_in: ttl }),
       ...(asked.length === 0 ? {} : { scope: asked.join(" ") }),
     };
   }
