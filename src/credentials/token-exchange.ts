@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ServerMetadata } from "openid-client";
-import type { ServerConfig } from "../config/types.js";
+import type { ServerConfig, TokenExchangeConfig } from "../config/types.js";
 import { AbortedError, McplexError } from "../errors.js";
 import type { Bearer } from "./bearer-fetch.js";
 import { type ExchangeAt, exchangeRefused, exchangeUnreachable } from "./exchange-failure.js";
@@ -133,23 +133,25 @@ export class TokenExchangeSource implements UserCredentialSource {
     if (this.#tokens.get(key)?.token === token) this.#tokens.delete(key);
   }
 
-  /** Drops everything cached for a user (by {@link UserRef.key}): signed out, or revoked by an operator. */
-  forget(userKey: string): void {
+  /**
+   * Drops what is cached for a user (by {@link UserRef.key}), for every server or for `server`
+   * alone: signed out, or revoked by an operator. Their next call exchanges anew.
+   */
+  forget(userKey: string, server?: ServerConfig): void {
     const prefix = `${JSON.stringify(userKey)}\n`;
-    for (const map of [this.#tokens, this.#refusals])
-      for (const key of map.keys()) if (key.startsWith(prefix)) map.delete(key);
+    const only = server === undefined ? undefined : `\n${targetOf(exchangeConfigOf(server))}`;
+    for (const map of [this.#tokens, this.#refusals]) {
+      for (const key of map.keys()) {
+        if (!key.startsWith(prefix)) continue;
+        // A refusal's key ends in the subject token's digest: its request is the line before.
+        const request = map === this.#refusals ? key.slice(0, key.lastIndexOf("\n")) : key;
+        if (only === undefined || request.endsWith(only)) map.delete(key);
+      }
+    }
   }
 
   #request(user: UserRef, server: ServerConfig): ExchangeRequest {
-    const credentials = server.credentials;
-    if (typeof credentials !== "object" || credentials === null || !("exchange" in credentials)) {
-      throw new McplexError(
-        "TOKEN_EXCHANGE_FAILED",
-        `${server.name}: is not configured for token exchange (credentials: { exchange: ... })`,
-        { server: server.name },
-      );
-    }
-    const config = credentials.exchange;
+    const config = exchangeConfigOf(server);
     const issuer = config.issuer ?? user.issuer;
     if (issuer === undefined) {
       throw new McplexError(
@@ -171,11 +173,7 @@ export class TokenExchangeSource implements UserCredentialSource {
         },
       );
     }
-    const scopes = [...(config.scopes ?? [])].sort();
-    const key = [
-      JSON.stringify(user.key),
-      JSON.stringify([issuer, config.clientId, config.audience, config.resource ?? null, scopes]),
-    ].join("\n");
+    const key = [JSON.stringify(user.key), JSON.stringify(issuer), targetOf(config)].join("\n");
     return { server: server.name, issuer, config, key };
   }
 
@@ -226,6 +224,25 @@ export class TokenExchangeSource implements UserCredentialSource {
     }
     map.set(key, value);
   }
+}
+
+/** A server's `credentials.exchange`, or an error saying it has none. */
+function exchangeConfigOf(server: ServerConfig): TokenExchangeConfig {
+  const credentials = server.credentials;
+  if (typeof credentials !== "object" || credentials === null || !("exchange" in credentials)) {
+    throw new McplexError(
+      "TOKEN_EXCHANGE_FAILED",
+      `${server.name}: is not configured for token exchange (credentials: { exchange: ... })`,
+      { server: server.name },
+    );
+  }
+  return credentials.exchange;
+}
+
+/** What an exchanged token depends on besides the user and the provider (no secret). */
+function targetOf(config: TokenExchangeConfig): string {
+  const scopes = [...(config.scopes ?? [])].sort();
+  return JSON.stringify([config.clientId, config.audience, config.resource ?? null, scopes]);
 }
 
 /** The user's own access token, which only an exchange ever reads. */

@@ -406,7 +406,7 @@ describe("TokenExchangeSource", () => {
     );
   });
 
-  it("keeps at most maxEntries tokens, and forgets a user's on demand", async () => {
+  it("keeps at most maxEntries tokens, and forgets a user's, for every server or one, on demand", async () => {
     const bounded = new TokenExchangeSource({ issuers: [as.issuer], maxEntries: 1 });
     let before = as.exchangesIssued;
     await bounded.token(alice, server);
@@ -422,6 +422,16 @@ describe("TokenExchangeSource", () => {
     await source.token(bob, server);
     expect(as.exchangesIssued - before).toBe(0);
     await source.token(alice, server);
+    expect(as.exchangesIssued - before).toBe(1);
+
+    // One server only: the user's token for another server stays.
+    const bare = exchangeServer("bare", { scopes: [] });
+    await source.token(alice, bare);
+    before = as.exchangesIssued;
+    source.forget(alice.key, bare);
+    await source.token(alice, server);
+    expect(as.exchangesIssued - before).toBe(0);
+    await source.token(alice, bare);
     expect(as.exchangesIssued - before).toBe(1);
   });
 
