@@ -105,8 +105,8 @@ export class TokenExchangeSource implements UserCredentialSource {
    * ask at once). `signal` ends this caller's wait, not an exchange others wait for too.
    */
   async token(user: UserRef, server: ServerConfig, signal?: AbortSignal): Promise<string> {
-    signal?.throwIfAborted();
     const request = this.#request(user, server);
+    if (signal?.aborted === true) throw cancelled(request.server);
     const now = this.#now();
     const cached = this.#tokens.get(request.key);
     if (cached !== undefined && cached.renewAt > now) return cached.token;
@@ -282,12 +282,15 @@ function digest(token: string): string {
   return createHash("sha256").update(token).digest("base64url").slice(0, 22);
 }
 
+function cancelled(server: string): AbortedError {
+  return new AbortedError(`${server}: the call was cancelled while its token was exchanged`, { server });
+}
+
 /** Waits for a shared exchange, giving up (alone) when this caller's signal aborts. */
 function waitFor(flight: Promise<string>, signal: AbortSignal | undefined, server: string): Promise<string> {
   if (signal === undefined) return flight;
   return new Promise((resolve, reject) => {
-    const abort = () =>
-      reject(new AbortedError(`${server}: the call was cancelled while its token was exchanged`, { server }));
+    const abort = () => reject(cancelled(server));
     signal.addEventListener("abort", abort, { once: true });
     flight.then(
       (token) => {

@@ -443,6 +443,11 @@ describe("TokenExchangeSource", () => {
     controller.abort();
     expect((await failure(cancelled)).code).toBe("REQUEST_ABORTED");
     expect(await other).toMatch(/^ey/);
+    // Cancelled before it asks: the same typed error, and no exchange.
+    const before = as.exchanges.length;
+    const early = await failure(source.token(bob, server, controller.signal));
+    expect(early.code).toBe("REQUEST_ABORTED");
+    expect(as.exchanges.length).toBe(before);
   });
 });
 
