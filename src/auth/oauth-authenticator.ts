@@ -181,6 +181,8 @@ export class OAuthAuthenticator implements Authenticator {
         scopes: user.scopes,
         operator: rule.operator === true,
         expiresAt: verified.expiresAt,
+        // For token exchange only; a function, so no JSON of the identity carries the token.
+        accessToken: () => token,
       };
       if (typeof client === "string") identity.client = client;
       if (rule.profile !== undefined) identity.profile = rule.profile;
