@@ -67,8 +67,9 @@ export interface Identity {
   readonly operator: boolean;
   /**
    * The OAuth access token it was admitted with (`via: "oauth"` only), read only to exchange it
-   * for a server's token (RFC 8693, `credentials: { exchange }`). A function, so that no JSON,
-   * log line or error made of an identity carries the token; never sent upstream as it is.
+   * for a server's token (RFC 8693, `credentials: { exchange }`). A function (and a property
+   * that is not enumerable where the authenticator sets it), so that no JSON, log line or error
+   * made of an identity carries the token; never sent upstream as it is.
    */
   readonly accessToken?: () => string;
 }
