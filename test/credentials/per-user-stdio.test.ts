@@ -1,0 +1,62 @@
+/**
+ * Per-user stdio servers end to end: mcplex served over HTTP with sign-in (`auth:`) against a
+ * real authorization server (oidc-provider), users signed in through its code flow, calls as
+ * 2026 POSTs to `/mcp`. Each user's calls run in their own process with their own
+ * `${user:NAME}` values (put in the vault directly: the connect page is not this test's); a
+ * static token is refused; the result cache and a parked input request stay with their user.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resultText } from "../support/gateway.js";
+import { type PerUserGateway, STATIC_TOKEN, startPerUserGateway, type Whoami } from "./per-user-gateway.js";
+
+let gw: PerUserGateway;
+beforeAll(async () => {
+  gw = await startPerUserGateway(["alice", "bob"]);
+}, 60_000);
+afterAll(() => gw?.close());
+
+describe("a per-user stdio server served with sign-in", () => {
+  it("runs each signed-in user's calls in their own process, with their own values", async () => {
+    const alice = await gw.whoami("alice");
+    const bob = await gw.whoami("bob");
+    expect(alice).toMatchObject({ user: "alice", key: "api-key-of-alice-0123456789", tag: "tag-of-alice" });
+    expect(bob).toMatchObject({ user: "bob", key: "api-key-of-bob-0123456789", tag: "tag-of-bob" });
+    expect(alice.pid).not.toBe(bob.pid);
+    expect((await gw.whoami("alice")).pid).toBe(alice.pid);
+    expect(gw.running.hub.servers().find((s) => s.name === "who")).toMatchObject({ userConnections: 2 });
+  });
+
+  it("refuses a static-token caller, saying sign-in is needed", async () => {
+    const answer = await gw.call(STATIC_TOKEN, "who__whoami");
+    const text = JSON.stringify(answer.json);
+    expect(text).toContain("sign in to the gateway with OAuth to call it");
+    expect(text).not.toContain("api-key-of");
+  });
+
+  it("never gives one user the result cached for another", async () => {
+    const first = await gw.whoami("alice", "who__whoami_cached", { echo: "same" });
+    const again = await gw.whoami("alice", "who__whoami_cached", { echo: "same" });
+    // Cached: the same answer, not a second call to the process.
+    expect(again).toEqual(first);
+    const bob = await gw.whoami("bob", "who__whoami_cached", { echo: "same" });
+    expect(bob).toMatchObject({ user: "bob", key: "api-key-of-bob-0123456789" });
+  });
+
+  it("keeps a parked input request to the user it was asked of", async () => {
+    const caps = { elicitation: {} };
+    const first = await gw.call(gw.tokens.alice!, "who__ask", {}, caps);
+    const result = (first.json as { result: Record<string, unknown> }).result;
+    expect(result.resultType).toBe("input_required");
+    const [key] = Object.keys(result.inputRequests as object);
+    const retry = (user: string) =>
+      gw.call(gw.tokens[user]!, "who__ask", {}, caps, {
+        inputResponses: { [key!]: { action: "accept", content: { word: `from-${user}` } } },
+        requestState: result.requestState,
+      });
+    const stolen = await retry("bob");
+    expect(JSON.stringify(stolen.json)).toMatch(/issued to another client/);
+    const rightful = await retry("alice");
+    const answer = JSON.parse(resultText((rightful.json as { result: unknown }).result)) as Whoami;
+    expect(answer).toMatchObject({ user: "alice", word: "from-alice" });
+  });
+});
