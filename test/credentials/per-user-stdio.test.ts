@@ -11,7 +11,17 @@ import { type PerUserGateway, STATIC_TOKEN, startPerUserGateway, type Whoami } f
 
 let gw: PerUserGateway;
 beforeAll(async () => {
-  gw = await startPerUserGateway(["alice", "bob"]);
+  // carol sees the catalog in code mode, dave in search mode: their inner calls are theirs too.
+  gw = await startPerUserGateway(
+    ["alice", "bob", "carol", "dave"],
+    `  access:
+    - when: { sub: [carol] }
+      mode: code
+    - when: { sub: [dave] }
+      mode: search
+    - when: { groups: [eng] }
+`,
+  );
 }, 60_000);
 afterAll(() => gw?.close());
 
@@ -26,11 +36,31 @@ describe("a per-user stdio server served with sign-in", () => {
     expect(gw.running.hub.servers().find((s) => s.name === "who")).toMatchObject({ userConnections: 2 });
   });
 
+  it("makes the inner calls of run_code and call_tool as the caller's own user", async () => {
+    await gw.whoami("alice");
+    const script = await gw.call(gw.tokens.carol!, "run_code", {
+      code: "return await tools.who.whoami({ echo: 'from a script' });",
+    });
+    expect(resultText((script.json as { result: unknown }).result)).toContain('"user":"carol"');
+    const meta = await gw.call(gw.tokens.dave!, "call_tool", { name: "who__whoami", arguments: {} });
+    expect(JSON.parse(resultText((meta.json as { result: unknown }).result))).toMatchObject({
+      user: "dave",
+      key: "api-key-of-dave-0123456789",
+    });
+  });
+
   it("refuses a static-token caller, saying sign-in is needed", async () => {
     const answer = await gw.call(STATIC_TOKEN, "who__whoami");
     const text = JSON.stringify(answer.json);
     expect(text).toContain("sign in to the gateway with OAuth to call it");
     expect(text).not.toContain("api-key-of");
+  });
+
+  it("redacts a user's values from what the server's errors quote", async () => {
+    const answer = await gw.call(gw.tokens.alice!, "who__leak");
+    const text = JSON.stringify(answer.json);
+    expect(text).toContain("refused with key ***");
+    expect(text).not.toContain("api-key-of-alice");
   });
 
   it("never gives one user the result cached for another", async () => {

@@ -78,7 +78,12 @@ describe("a per-user stdio server", () => {
     expect(a.pid).not.toBe(b.pid);
     // The same user's next call is served by the same process.
     expect((await whoami(hub, ALICE)).pid).toBe(a.pid);
-    expect(hub.tools().map((t) => t.name)).toEqual(["who__whoami", "who__whoami_cached", "who__ask"]);
+    expect(hub.tools().map((t) => t.name)).toEqual([
+      "who__whoami",
+      "who__whoami_cached",
+      "who__ask",
+      "who__leak",
+    ]);
     expect(hub.servers()[0]).toMatchObject({ state: "ready", userConnections: 2 });
     expect(hub.userServers(ALICE.key)).toEqual(["who"]);
     // A user's values are redacted like the config's secrets.
