@@ -16,7 +16,7 @@ import type {
   ServerSnapshot,
 } from "../catalog/types.js";
 import { SecretSet } from "../config/redact.js";
-import type { ProfileConfig, ServerConfig } from "../config/types.js";
+import type { ProfileConfig, ServerConfig, UsersConfig } from "../config/types.js";
 import type { CredentialVault, UserConnectionPlan, UserRef } from "../credentials/user-credentials.js";
 import { McplexError, NotFoundError } from "../errors.js";
 import type { ToolChange } from "../pins/tool-pins.js";
@@ -94,6 +94,8 @@ export class Hub {
   readonly #pinned: PinnedTools;
   /** Servers called with each signed-in user's own credentials: their connections and tools. */
   readonly #perUser: PerUserServers;
+  /** The `users:` bounds now (a reloaded config replaces them; see {@link setUsers}). */
+  #users: UsersConfig | undefined;
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -104,11 +106,12 @@ export class Hub {
     this.#secrets = new SecretSet(config.secrets);
     this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
     this.#own = new ClientConnections((server) => this.#createUpstream(server, false));
+    this.#users = config.users;
     this.toolLists = hubToolLists(options.toolCache, (config.available ?? []).length > 0, this.#redactor);
     this.#perUser = new PerUserServers(
       {
         createUpstream: (server, plan, onEvent) => this.#createUserUpstream(server, plan, onEvent),
-        users: () => this.#options.config.users,
+        users: () => this.#users,
         toolsChanged: (server) => {
           this.#publish(server);
           this.#emit({ type: "catalog-changed", servers: [server], kinds: ["tools"] });
@@ -153,7 +156,8 @@ export class Hub {
       start: async (server) => {
         const entry = this.#add(server);
         this.#publish(server.name);
-        await entry.upstream.start();
+        // A per-user server has nothing shared to start: each user's call opens theirs.
+        if (!isPerUser(server)) await entry.upstream.start();
       },
       remove: (name) => this.removeServer(name),
       tools: (name) => {
@@ -251,6 +255,14 @@ export class Hub {
   /** The per-(user, server) credentials of per-user servers (`HubOptions.vault`, default: memory). */
   get credentialVault(): CredentialVault {
     return this.#perUser.vault;
+  }
+
+  /**
+   * Replaces the `users:` bounds (a reloaded config): caps apply to connections opened from now
+   * on (none open is closed for them), the idle timeout to connections that go idle from now on.
+   */
+  setUsers(users: UsersConfig | undefined): void {
+    this.#users = users;
   }
 
   /** The per-user servers the user `userKey` holds a connection to now. */

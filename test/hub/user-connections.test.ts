@@ -171,6 +171,32 @@ describe("a per-user stdio server", () => {
     expect(again.served).toBe(1);
   });
 
+  it("removing the server ends every user's process", async () => {
+    const hub = hubOf();
+    await connect(hub, ALICE);
+    await connect(hub, BOB);
+    const pids = [(await whoami(hub, ALICE)).pid, (await whoami(hub, BOB)).pid];
+    await hub.removeServer("who");
+    expect(pids.map(alive)).toEqual([false, false]);
+  });
+
+  it("under available:, connecting it starts no process of its own; users' calls open theirs", async () => {
+    const text = `available:
+  who:
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(WHOAMI)}]
+    env: { WHOAMI_USER: "\${user:NAME}" }
+    credentials: per-user
+`;
+    const hub = new Hub({ config: parseConfig(text, { source: "mcplex.yaml", env: {} }), toolCache: false });
+    cleanups.push(() => hub.close());
+    const status = await hub.connectServer("who");
+    expect(status).toMatchObject({ name: "who", state: "idle", userConnections: 0 });
+    expect(status.pid).toBeUndefined();
+    await hub.credentialVault.put(ALICE.key, "who", { values: { NAME: "alice" }, connectedAt: 0 });
+    expect((await whoami(hub, ALICE)).user).toBe("alice");
+  });
+
   it("closeUser ends one user's process and leaves the other's", async () => {
     const hub = hubOf();
     await connect(hub, ALICE);
