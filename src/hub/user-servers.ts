@@ -93,11 +93,18 @@ export function userServerConfig(
   let own: ServerConfig = { ...rest, lazy: false } as ServerConfig;
   if (own.transport === "stdio") own = { ...own, args: own.args.map(fill), env: fillMap(own.env) };
   else if (own.transport === "streamable-http" || own.transport === "sse" || own.transport === "websocket") {
-    own = { ...own, headers: fillMap(own.headers) };
-    if (plan.oauth !== undefined && own.oauth === undefined && own.transport !== "websocket")
+    const { oauth, ...remote } = own;
+    own = { ...remote, headers: fillMap(own.headers) };
+    // OAuth only with the user's own grant: without it, a shared token store would lend one
+    // user's grant to another.
+    if (plan.oauth !== undefined && own.transport !== "websocket")
       own = {
         ...own,
-        oauth: { grant: "authorization_code", redirectUrl: DEFAULT_OAUTH_REDIRECT, clientName: "mcplex" },
+        oauth: oauth ?? {
+          grant: "authorization_code",
+          redirectUrl: DEFAULT_OAUTH_REDIRECT,
+          clientName: "mcplex",
+        },
       };
   }
   if (missing.size > 0) throw connectRequired(user, config.name, connectUrl, [...missing]);
