@@ -48,8 +48,16 @@ export function valuesOf(user: string): Record<string, string> {
   return { NAME: user, API_KEY: `api-key-of-${user}-0123456789`, TAG: `tag-of-${user}` };
 }
 
-/** Starts the authorization server and the gateway; signs `users` in and puts their values in the vault. */
-export async function startPerUserGateway(users: string[], extraConfig = ""): Promise<PerUserGateway> {
+/**
+ * Starts the authorization server and the gateway; signs `users` in and puts their values in the
+ * vault. `extraConfig` goes at the end of the `auth:` block (or, unindented, at the top level);
+ * `serverExtra` (indented by four) into the `who` server.
+ */
+export async function startPerUserGateway(
+  users: string[],
+  extraConfig = "",
+  serverExtra = "",
+): Promise<PerUserGateway> {
   const as = await startAuthServer({
     users: users.map((sub) => ({ sub, email: `${sub}@example.com`, groups: ["eng"] })),
   });
@@ -64,7 +72,7 @@ servers:
     env: { WHOAMI_USER: "\${user:NAME}", WHOAMI_KEY: "\${user:API_KEY}" }
     credentials: per-user
     cache: { ttl: 10m }
-auth:
+${serverExtra}auth:
   issuers:
     - issuer: ${as.issuer}
   scopes: ["mcp:tools"]
