@@ -90,6 +90,14 @@ describe("a per-user stdio server", () => {
     expect(hub.redact("key-of-bob-0123456789")).toBe("***");
   });
 
+  it("opens one connection for a user's concurrent first calls", async () => {
+    const hub = hubOf();
+    await connect(hub, ALICE);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => whoami(hub, ALICE)));
+    expect(new Set(answers.map((a) => a.pid)).size).toBe(1);
+    expect(hub.servers()[0]).toMatchObject({ userConnections: 1 });
+  });
+
   it("refuses a caller without a user, saying to sign in", async () => {
     const hub = hubOf();
     await connect(hub, ALICE);
