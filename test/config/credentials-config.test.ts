@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import { parseConfig } from "../../src/config/index.js";
+import { mcplexDocument } from "../../src/config/mcplex-document.js";
 import { fillUserPlaceholders } from "../../src/config/user-placeholders.js";
 import { issuesOf } from "../support/config-errors.js";
 
@@ -124,6 +126,18 @@ describe("${user:NAME}", () => {
       "k=1 ${user:B}",
     );
     expect(missing).toEqual(["B"]);
+  });
+});
+
+describe("an mcplex file written from a config", () => {
+  it("keeps credentials, maxUsers, ${user:NAME} and users:", () => {
+    const text =
+      "users:\n  maxPerUser: 2\nservers:\n  a:\n    command: x\n    env: { T: '${user:T}' }\n    credentials: per-user\n    maxUsers: 3\n" +
+      "  b:\n    url: https://h/mcp\n    credentials:\n      exchange: { audience: https://h, clientId: c }\n";
+    const config = read(text);
+    const again = read(stringify(mcplexDocument(config)));
+    expect(again.servers).toEqual(config.servers);
+    expect(again.users).toEqual({ maxPerUser: 2 });
   });
 });
 
