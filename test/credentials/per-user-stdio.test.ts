@@ -5,6 +5,7 @@
  * `${user:NAME}` values (put in the vault directly: the connect page is not this test's); a
  * static token is refused; the result cache and a parked input request stay with their user.
  */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultText } from "../support/gateway.js";
 import { type PerUserGateway, STATIC_TOKEN, startPerUserGateway, type Whoami } from "./per-user-gateway.js";
@@ -88,5 +89,40 @@ describe("a per-user stdio server served with sign-in", () => {
     const rightful = await retry("alice");
     const answer = JSON.parse(resultText((rightful.json as { result: unknown }).result)) as Whoami;
     expect(answer).toMatchObject({ user: "alice", word: "from-alice" });
+  });
+
+  it("sends a server's request during a call to the session of the user who made it (2025 sessions)", async () => {
+    const session = async (user: string) => {
+      const client = new Client(
+        { name: `per-user-${user}`, version: "1.0.0" },
+        { versionNegotiation: { mode: "legacy" }, capabilities: { elicitation: {} } },
+      );
+      client.setRequestHandler("elicitation/create", async () => ({
+        action: "accept",
+        content: { word: `answered-by-${user}` },
+      }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(gw.mcp), {
+          requestInit: { headers: { authorization: `Bearer ${gw.tokens[user]}` } },
+        }),
+      );
+      return client;
+    };
+    const [alice, bob] = await Promise.all([session("alice"), session("bob")]);
+    try {
+      const ask = async (client: Client) =>
+        JSON.parse(resultText(await client.callTool({ name: "who__ask", arguments: {} }))) as Whoami;
+      // One call in flight per user's connection at a time: a 2025 server's request does not say
+      // which call it belongs to, so two on one connection are declined (never guessed).
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all([ask(alice), ask(bob)]);
+        expect(answers.map((a) => `${a.user}:${a.word}`)).toEqual([
+          "alice:answered-by-alice",
+          "bob:answered-by-bob",
+        ]);
+      }
+    } finally {
+      await Promise.all([alice.close(), bob.close()]);
+    }
   });
 });
