@@ -1,3 +1,6 @@
+import type { ConnectLinks } from "./connect-links.js";
+import type { ConnectRequiredError } from "./user-credentials.js";
+
 /**
  * Tells whoever waits that a user has connected a server (the connect page's callback or form
  * stored their credentials): a call that asked the user to connect then goes on. In this
@@ -45,4 +48,19 @@ export class ConnectSignal {
 
 function keyOf(user: string, server: string): string {
   return `${user}\0${server}`;
+}
+
+/**
+ * What the gateway's connect prompt waits with (`connectPrompt({ waitConnected })`): the user
+ * and server a `ConnectRequiredError`'s link was made for, waited on in `signal`.
+ */
+export function connectWaiter(
+  links: ConnectLinks,
+  signal: ConnectSignal,
+): (error: ConnectRequiredError, abort: AbortSignal) => Promise<void> {
+  return async (error, abort) => {
+    const server = error.server ?? "";
+    const ticket = links.check(new URL(error.url).searchParams.get("ticket"), server);
+    return signal.wait(ticket.user, server, abort);
+  };
 }
