@@ -12,6 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisCredentialVault } from "../../src/cluster/redis-credential-vault.js";
+import { RedisLink } from "../../src/cluster/redis-link.js";
+import { deriveKey } from "../../src/cluster/signed-ids.js";
 import type { ServerConfig } from "../../src/config/types.js";
 import { ConnectFlow } from "../../src/credentials/connect-flow.js";
 import { ConnectLinks } from "../../src/credentials/connect-links.js";
@@ -27,6 +30,7 @@ import { Hub } from "../../src/hub/hub.js";
 import { oauthFetch, ServerOAuthProvider } from "../../src/upstream/oauth.js";
 import { configOf, remote, stdio } from "../support/config.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
+import { startRedis } from "../support/redis.js";
 import { startWhoamiServer, type WhoamiServer } from "./support/whoami-server.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcplex-connect-"));
@@ -176,6 +180,34 @@ describe("per-user OAuth through /connect/<server>", () => {
     // token again, the provider would have revoked the grant (reuse detection) and calls failed.
     const last = whoami.calls.slice(-9);
     expect(new Set(last.map((c) => c.token))).toEqual(new Set([after?.oauth?.tokens?.access_token]));
+  });
+
+  it("spends a rotated refresh token once across three replicas sharing the vault in Redis", async () => {
+    const redis = await startRedis();
+    const linksToRedis = [0, 1, 2].map(() => new RedisLink(redis.url, () => {}));
+    try {
+      await Promise.all(linksToRedis.map((l) => l.connect()));
+      const key = deriveKey("three-replicas-secret-0123456789abcdef", "credential-vault");
+      const replicas = linksToRedis.map((l) => new RedisCredentialVault(l, key));
+      // Alice connects again (through the page, as before), and her record is the cluster's.
+      await connectAt(await linkFor({ ...alice, key: "user-key-alice-2" }), "alice");
+      const record = await vault.get("user-key-alice-2", "github");
+      await replicas[0]!.put(alice.key, "github", record!);
+      expect(await callAs(alice, replicas[0]!)).toBe("alice");
+      whoami.refuseTokensSeen();
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => callAs(alice, replicas[i % 3]!)),
+      );
+      expect(answers).toEqual(Array(12).fill("alice"));
+      const after = await replicas[1]!.get(alice.key, "github");
+      expect(after?.oauth?.tokens?.refresh_token).not.toBe(record?.oauth?.tokens?.refresh_token);
+      expect(new Set(whoami.calls.slice(-12).map((c) => c.token))).toEqual(
+        new Set([after?.oauth?.tokens?.access_token]),
+      );
+    } finally {
+      for (const l of linksToRedis) l.close();
+      await redis.stop();
+    }
   });
 
   it("refuses a changed, expired or other server's ticket with a page saying to call the tool again", async () => {
