@@ -134,7 +134,7 @@ describe("connecting a per-user server in a browser", { timeout: 60_000 }, () =>
           await page.click('button:has-text("Sign in")');
           await page.click('button:has-text("Allow")');
           await page.waitForURL((at) => at.pathname === "/connect/github/callback");
-          return page.locator("body").innerText();
+          return (await page.locator("body").textContent()) ?? "";
         })();
         return { action: "accept" };
       });
