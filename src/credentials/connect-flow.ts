@@ -5,7 +5,6 @@ import { type OAuthRecord, ServerOAuthProvider } from "../upstream/oauth.js";
 import type { ConnectLinks, ConnectTicket } from "./connect-links.js";
 import type { ConnectSignal } from "./connect-signal.js";
 import type { CredentialVault } from "./user-credentials.js";
-import { userOAuthStore } from "./user-oauth-store.js";
 import { userValueNames } from "./user-value-names.js";
 
 /** Longest value a user may set for one `${user:NAME}`. */
@@ -146,14 +145,15 @@ export class ConnectFlow {
     }
     const code = query.get("code");
     if (code === null) throw refused(server.name, "the authorization server sent no code", true);
-    const saved = userOAuthStore(this.#vault, state.u);
+    // What the exchange gives is kept aside until it succeeds: a failed or replayed callback
+    // (the SDK drops the tokens it holds on invalid_grant) must not touch the user's stored grant.
+    let pending: OAuthRecord = state.c === undefined ? {} : { client: state.c };
     const provider = new ServerOAuthProvider(server.name, this.#oauthConfig(server), {
       store: {
-        load: async (name) => ({
-          ...(await saved.load(name)),
-          ...(state.c === undefined ? {} : { client: state.c }),
-        }),
-        save: (name, record) => saved.save(name, record),
+        load: async () => pending,
+        save: async (_name, record) => {
+          pending = record;
+        },
       },
     });
     provider.saveCodeVerifier(state.k);
@@ -169,7 +169,8 @@ export class ConnectFlow {
         ...(iss === null ? {} : { iss }),
         ...(this.#fetch === undefined ? {} : { fetchFn: this.#fetch }),
       });
-      if (result !== "AUTHORIZED") throw new Error("no tokens were issued for the code");
+      if (result !== "AUTHORIZED" || pending.tokens === undefined)
+        throw new Error("no tokens were issued for the code");
     } catch (cause) {
       throw new McplexError(
         "UPSTREAM_UNAUTHORIZED",
@@ -178,9 +179,8 @@ export class ConnectFlow {
         { cause },
       );
     }
-    const record = await this.#vault.get(state.u, server.name);
-    if (record !== undefined)
-      await this.#vault.put(state.u, server.name, { ...record, connectedAt: Date.now() });
+    const current = await this.#vault.get(state.u, server.name);
+    await this.#vault.put(state.u, server.name, { ...current, oauth: pending, connectedAt: Date.now() });
     this.#signal?.notify(state.u, server.name);
     return { user: state.u, subject: state.s, server: server.name };
   }

@@ -99,7 +99,8 @@ async function connectAt(url: string, user: string, decision: "allow" | "deny" =
   expect(authorization.searchParams.get("code_challenge_method")).toBe("S256");
   expect(authorization.searchParams.get("redirect_uri")).toBe(`${base}/connect/github/callback`);
   const back = await as.approve(authorization, { user, decision });
-  return page(`${base}/connect/github/callback?${back}`);
+  const done = await page(`${base}/connect/github/callback?${back}`);
+  return Object.assign(done, { callback: `${base}/connect/github/callback?${back}` });
 }
 
 /** The link a call of `user` is answered with, from the source. */
@@ -241,6 +242,16 @@ describe("per-user OAuth through /connect/<server>", () => {
     expect(refused.status).toBe(400);
     expect(refused.body_).toContain("github: access was not granted");
     expect(await vault.get("user-key-carol", "github")).toBeUndefined();
+    // The same answer brought back twice: the code is spent, the page says so, and what the
+    // first one stored stays (the provider revokes a reused code's tokens: its own choice).
+    const erin = { ...bob, key: "user-key-erin" };
+    const done = await connectAt(await linkFor(erin), "bob");
+    expect(done.status).toBe(200);
+    const stored = await vault.get(erin.key, "github");
+    const replayed = await page(done.callback);
+    expect(replayed.status).toBe(400);
+    expect(replayed.body_).toContain("github: the authorization server did not accept the code");
+    expect(await vault.get(erin.key, "github")).toEqual(stored);
     const forged = await page(`${base}/connect/github/callback?code=abc&state=forged`);
     expect(forged.status).toBe(400);
     expect(forged.body_).toContain("does not belong to a connect begun here");
@@ -306,7 +317,30 @@ describe("per-user OAuth through /connect/<server>", () => {
     expect(await vault.servers(alice.key)).toEqual([]);
   });
 
-  it("shows no token in any page or redirect it served", async () => {
+  it("deletes the record even when revocation fails, and says why without the token", async () => {
+    const record = await vault.get("user-key-alice-2", "github");
+    const tokens = record!.oauth!.tokens!;
+    const done = await disconnect("user-key-alice-2", "github", {
+      vault,
+      server: () => github,
+      fetch: async (input, init) =>
+        String(input).endsWith("/token/revocation")
+          ? new Response(JSON.stringify({ error: "temporarily_unavailable" }), { status: 503 })
+          : fetch(input, init),
+    });
+    expect(done).toEqual([
+      {
+        server: "github",
+        revocation: "failed",
+        error: "the revocation endpoint answered 503 temporarily_unavailable for the refresh_token",
+      },
+    ]);
+    expect(await vault.get("user-key-alice-2", "github")).toBeUndefined();
+    pages.push(JSON.stringify(done));
+    expect(JSON.stringify(done)).not.toContain(tokens.access_token);
+  });
+
+  it("shows no token in any page, redirect or disconnect report", async () => {
     const tokens = whoami.calls.map((c) => c.token);
     expect(tokens.length).toBeGreaterThan(5);
     const served = pages.join("\n");
