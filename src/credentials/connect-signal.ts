@@ -1,5 +1,5 @@
 import type { ConnectLinks } from "./connect-links.js";
-import type { ConnectRequiredError } from "./user-credentials.js";
+import type { ConnectRequiredError, CredentialVault } from "./user-credentials.js";
 
 /**
  * Tells whoever waits that a user has connected a server (the connect page's callback or form
@@ -52,15 +52,59 @@ function keyOf(user: string, server: string): string {
 
 /**
  * What the gateway's connect prompt waits with (`connectPrompt({ waitConnected })`): the user
- * and server a `ConnectRequiredError`'s link was made for, waited on in `signal`.
+ * and server a `ConnectRequiredError`'s link was made for, waited on in `signal`. With `vault`
+ * (replicas: the browser's callback may land on another one, whose signal this process does not
+ * hear), the vault is also looked at every `pollMs` (default 2 s) for a record connected since
+ * the wait began.
  */
 export function connectWaiter(
   links: ConnectLinks,
   signal: ConnectSignal,
+  options: { vault?: CredentialVault; pollMs?: number } = {},
 ): (error: ConnectRequiredError, abort: AbortSignal) => Promise<void> {
+  const { vault, pollMs = 2000 } = options;
   return async (error, abort) => {
     const server = error.server ?? "";
-    const ticket = links.check(new URL(error.url).searchParams.get("ticket"), server);
-    return signal.wait(ticket.user, server, abort);
+    const { user } = links.check(new URL(error.url).searchParams.get("ticket"), server);
+    if (vault === undefined) return signal.wait(user, server, abort);
+    const since = Date.now();
+    const done = new AbortController();
+    const both = AbortSignal.any([abort, done.signal]);
+    const waits = [signal.wait(user, server, both), connectedIn(vault, user, server, since, pollMs, both)];
+    // The one that loses rejects when `done` aborts it.
+    for (const wait of waits) wait.catch(() => {});
+    try {
+      await Promise.race(waits);
+    } finally {
+      done.abort();
+    }
   };
+}
+
+/** Resolves once the vault holds a record of (user, server) connected at `since` or later. */
+async function connectedIn(
+  vault: CredentialVault,
+  user: string,
+  server: string,
+  since: number,
+  pollMs: number,
+  signal: AbortSignal,
+): Promise<void> {
+  for (;;) {
+    signal.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, pollMs);
+      timer.unref();
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    const record = await vault.get(user, server).catch(() => undefined);
+    if (record !== undefined && record.connectedAt >= since) return;
+  }
 }

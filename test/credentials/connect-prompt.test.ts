@@ -226,3 +226,29 @@ describe("the connect prompt", () => {
     expect(result.content[0].text).toContain(`${base}/connect/acct?ticket=`);
   });
 });
+
+describe("waiting for a connect", () => {
+  it("hears a connect finished on another replica through the shared vault", async () => {
+    const here = new ConnectSignal();
+    const there = new ConnectFlow({ vault, links, signal: new ConnectSignal() });
+    const wait = connectWaiter(links, here, { vault, pollMs: 20 })(
+      new ConnectRequiredError("acct", links.connectUrl(user, "acct")),
+      AbortSignal.timeout(30_000),
+    );
+    const ticket = links.check(new URL(links.connectUrl(user, "acct")).searchParams.get("ticket"), "acct");
+    await there.saveValues(ticket, acct, new URLSearchParams({ ACCT_KEY: "k-9" }));
+    await wait;
+    expect(here.size).toBe(0);
+  });
+
+  it("stops waiting when the call is cancelled", async () => {
+    const abort = new AbortController();
+    const wait = connectWaiter(links, connected, { vault, pollMs: 20 })(
+      new ConnectRequiredError("acct", links.connectUrl(user, "acct")),
+      abort.signal,
+    );
+    abort.abort(new Error("cancelled"));
+    await expect(wait).rejects.toThrow("cancelled");
+    expect(connected.size).toBe(0);
+  });
+});
