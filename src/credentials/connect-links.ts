@@ -130,7 +130,8 @@ export class ConnectLinks {
   /** What {@link seal} sealed, or `undefined` when `sealed` was not made here or was changed. */
   open<T>(sealed: string | null | undefined): T | undefined {
     const raw = Buffer.from(sealed ?? "", "base64url");
-    if (raw.length < 29) return undefined;
+    // Only the one spelling seal() writes: another that decodes to the same bytes is not ours.
+    if (raw.length < 29 || raw.toString("base64url") !== sealed) return undefined;
     try {
       const decipher = createDecipheriv("aes-256-gcm", this.#sealKey, raw.subarray(0, 12));
       decipher.setAuthTag(raw.subarray(12, 28));
@@ -153,6 +154,7 @@ export class ConnectLinks {
   #matches(body: string, given: string): boolean {
     const expected = this.#mac(body);
     const actual = Buffer.from(given, "base64url");
+    if (actual.toString("base64url") !== given) return false;
     return actual.length === expected.length && timingSafeEqual(actual, expected);
   }
 }

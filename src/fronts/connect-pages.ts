@@ -4,10 +4,13 @@ import type { ConnectFlow } from "../credentials/connect-flow.js";
 import type { ConnectLinks, ConnectTicket } from "../credentials/connect-links.js";
 import { userValueNames } from "../credentials/user-value-names.js";
 import { McplexError } from "../errors.js";
+import { HttpError, readBody } from "./http-guard.js";
 
 const PREFIX = "/connect/";
 /** Largest form accepted: a few values of a few KiB. */
 const MAX_FORM_BYTES = 64 * 1024;
+/** Time a form's body has to arrive in full. */
+const FORM_DEADLINE_MS = 30_000;
 /** No script, no style from anywhere, forms only to this gateway, never in a frame. */
 const HEADERS = {
   "content-type": "text/html; charset=utf-8",
@@ -109,9 +112,11 @@ export function connectPages(options: ConnectPagesOptions): ConnectPages {
         // A McplexError's message names the server and the problem, never a token; anything
         // else (a bug, a network error) is not shown.
         const known = error instanceof McplexError;
+        // A body left unread (too large, too slow) leaves the connection unusable.
+        if (error instanceof HttpError) res.shouldKeepAlive = false;
         page(
           res,
-          known ? 400 : 502,
+          error instanceof HttpError ? error.status : known ? 400 : 502,
           "Not connected",
           known ? error.message : "The connection could not be made.",
           known && error.hint !== undefined
@@ -187,12 +192,5 @@ async function readForm(req: IncomingMessage): Promise<string> {
   const type = req.headers["content-type"] ?? "";
   if (!type.startsWith("application/x-www-form-urlencoded"))
     throw new McplexError("INVALID_ARGUMENT", "the form must be sent as application/x-www-form-urlencoded");
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FORM_BYTES) throw new McplexError("INVALID_ARGUMENT", "the form is too large");
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  return (await readBody(req, MAX_FORM_BYTES, undefined, FORM_DEADLINE_MS)).toString("utf8");
 }
