@@ -117,6 +117,16 @@ async function linkFor(user: UserRef, server = github): Promise<string> {
 
 /** Calls `whoami` as the hub's connection for `user` would: the plan's OAuth host, oauthFetch, the SDK client. */
 async function callAs(user: UserRef, store: CredentialVault = vault): Promise<string> {
+  const client = await connectAs(user, store);
+  try {
+    return await whoamiOf(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/** A connection to the server as `user`, as the hub's per-user connection makes it. */
+async function connectAs(user: UserRef, store: CredentialVault = vault): Promise<Client> {
   const plan = await perUserSource({ vault: store, links }).plan(user, github);
   const provider = new ServerOAuthProvider(
     "github",
@@ -129,12 +139,12 @@ async function callAs(user: UserRef, store: CredentialVault = vault): Promise<st
       fetch: oauthFetch(provider, new URL(whoami.url)),
     }),
   );
-  try {
-    const result = await client.callTool({ name: "whoami", arguments: {} });
-    return (result.content as Array<{ text: string }>)[0]!.text;
-  } finally {
-    await client.close();
-  }
+  return client;
+}
+
+async function whoamiOf(client: Client): Promise<string> {
+  const result = await client.callTool({ name: "whoami", arguments: {} });
+  return (result.content as Array<{ text: string }>)[0]!.text;
 }
 
 describe("per-user OAuth through /connect/<server>", () => {
@@ -209,6 +219,56 @@ describe("per-user OAuth through /connect/<server>", () => {
       for (const l of linksToRedis) l.close();
       await redis.stop();
     }
+  });
+
+  it("never crosses two users' calls interleaved on their own connections, through a refresh", async () => {
+    const [a, b] = [await connectAs(alice), await connectAs(bob)];
+    try {
+      const from = whoami.calls.length;
+      const order = Array.from({ length: 200 }, (_, i) => (i % 3 === 0 ? "bob" : "alice"));
+      const answers = await Promise.all(
+        order.map(async (who, i) => {
+          // Halfway, every token seen so far is refused: both users refresh, each their own.
+          if (i === 100) whoami.refuseTokensSeen();
+          return whoamiOf(who === "alice" ? a : b);
+        }),
+      );
+      expect(answers).toEqual(order);
+      const tokens = { alice: new Set<string>(), bob: new Set<string>() };
+      for (const call of whoami.calls.slice(from)) tokens[call.sub as "alice" | "bob"].add(call.token);
+      for (const token of tokens.alice) expect(tokens.bob.has(token)).toBe(false);
+      expect(whoami.calls.length - from).toBe(200);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("sends a user whose grant was revoked at the provider to connect again, and drops the dead tokens", async () => {
+    const grace = { key: "user-key-grace", subject: "grace" };
+    await connectAt(await linkFor(grace), "alice");
+    expect(await callAs(grace)).toBe("alice");
+    const record = await vault.get(grace.key, "github");
+    // Revoked at the provider (the user removed the app there), and the access token refused.
+    const revoked = await fetch(as.endpoints.revocation, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        token: record!.oauth!.tokens!.refresh_token!,
+        client_id: record!.oauth!.client!.client_id,
+      }),
+    });
+    expect(revoked.status).toBe(200);
+    whoami.refuseTokensSeen();
+    const client = await connectAs(grace).catch((e: unknown) => e);
+    const error = client instanceof Client ? await whoamiOf(client).catch((e: unknown) => e) : client;
+    if (client instanceof Client) await client.close();
+    expect(error).toMatchObject({
+      code: "CONNECT_REQUIRED",
+      url: expect.stringContaining("/connect/github?ticket="),
+    });
+    expect((await vault.get(grace.key, "github"))?.oauth?.tokens).toBeUndefined();
+    await linkFor(grace);
   });
 
   it("refuses a changed, expired or other server's ticket with a page saying to call the tool again", async () => {
