@@ -93,11 +93,25 @@ export class ConnectFlow {
     });
     const serverUrl = new URL(server.url);
     // The user asked to connect: a new grant, whatever is stored.
-    const result = await auth(provider, {
-      serverUrl,
-      forceReauthorization: true,
-      ...(this.#fetch === undefined ? {} : { fetchFn: this.#fetch }),
-    });
+    let result: Awaited<ReturnType<typeof auth>>;
+    try {
+      result = await auth(provider, {
+        serverUrl,
+        forceReauthorization: true,
+        ...(this.#fetch === undefined ? {} : { fetchFn: this.#fetch }),
+      });
+    } catch (cause) {
+      // Discovery or registration failed: no token exists yet, so the cause can be told.
+      throw new McplexError(
+        "UPSTREAM_UNAUTHORIZED",
+        `${server.name}: its sign-in could not be started (${(cause as Error).message})`,
+        {
+          server: server.name,
+          hint: "Try the link again in a moment; if it keeps failing, tell the gateway's operator.",
+        },
+        { cause },
+      );
+    }
     const url = provider.authorizationUrl;
     const discovery = provider.discoveryState();
     if (result !== "REDIRECT" || url === undefined || discovery === undefined)
@@ -132,8 +146,8 @@ export class ConnectFlow {
   async finish(server: RemoteServerConfig, query: URLSearchParams): Promise<Connected> {
     const state = this.#links.open<SealedState>(query.get("state"));
     if (state === undefined || state.v !== server.name)
-      throw refused(server.name, "this answer does not belong to a connect begun here", true);
-    if (!(state.e > this.#links.now())) throw refused(server.name, "this connect took too long", true);
+      throw refused(server.name, "this answer does not belong to a connect begun here");
+    if (!(state.e > this.#links.now())) throw refused(server.name, "this connect took too long");
     const error = query.get("error");
     if (error !== null) {
       const description = query.get("error_description");
@@ -141,10 +155,10 @@ export class ConnectFlow {
         error === "access_denied"
           ? "access was not granted"
           : `the authorization server answered ${error}${description ? `: ${description}` : ""}`;
-      throw refused(server.name, what, true);
+      throw refused(server.name, what);
     }
     const code = query.get("code");
-    if (code === null) throw refused(server.name, "the authorization server sent no code", true);
+    if (code === null) throw refused(server.name, "the authorization server sent no code");
     // What the exchange gives is kept aside until it succeeds: a failed or replayed callback
     // (the SDK drops the tokens it holds on invalid_grant) must not touch the user's stored grant.
     let pending: OAuthRecord = state.c === undefined ? {} : { client: state.c };
@@ -240,9 +254,10 @@ class RedirectingProvider extends ServerOAuthProvider {
   }
 }
 
-function refused(server: string, what: string, again: boolean): McplexError {
+/** A connect that cannot finish: what happened, and that a fresh link starts over. */
+function refused(server: string, what: string): McplexError {
   return new McplexError("UPSTREAM_UNAUTHORIZED", `${server}: ${what}`, {
     server,
-    ...(again ? { hint: "Call the tool again for a fresh link, and connect again." } : {}),
+    hint: "Call the tool again for a fresh link, and connect again.",
   });
 }

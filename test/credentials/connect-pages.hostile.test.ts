@@ -165,6 +165,10 @@ describe("the connect pages under attack", () => {
       expect(answer.status, path).toBeGreaterThanOrEqual(400);
       expect(answer.status, path).toBeLessThan(500);
     }
+    // A server whose authorization server cannot be reached: a page that says so, not a 5xx.
+    const unreachable = await fetch(links.connectUrl(mallory, "github"));
+    expect(unreachable.status).toBe(400);
+    expect(await unreachable.text()).toContain("github: its sign-in could not be started");
     expect(await vault.users()).toEqual([]);
   });
 
