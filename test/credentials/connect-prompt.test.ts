@@ -152,6 +152,44 @@ describe("the connect prompt", () => {
     }
   });
 
+  it("keeps a waiting call that asked for progress alive past its client's timeout", async () => {
+    const waiting = new Gateway(hub, {
+      interceptors: [connectPrompt({ waitConnected: connectWaiter(links, connected), progressMs: 20 })],
+    });
+    const second = await startHttpFront(waiting, { port: 0 });
+    const client = new Client(
+      { name: "prompt-progress-test", version: "1.0.0" },
+      { versionNegotiation: { mode: "legacy" }, capabilities: { elicitation: { url: {} } } },
+    );
+    let url = "";
+    client.setRequestHandler("elicitation/create", async (request) => {
+      url = String((request.params as { url?: string }).url);
+      return { action: "accept" };
+    });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(second.url)));
+      let beats = 0;
+      const result = await client.callTool(
+        { name: "acct__balance", arguments: {} },
+        {
+          // Far shorter than a sign-in: only the progress keeps the call alive. The user
+          // connects after a few beats have come.
+          timeout: 3000,
+          resetTimeoutOnProgress: true,
+          onprogress: () => {
+            if (++beats === 3) void connectAt(url);
+          },
+        },
+      );
+      expect(text(result)).toBe("balance: 42");
+      expect(beats).toBeGreaterThanOrEqual(3);
+    } finally {
+      await client.close();
+      await second.close();
+      waiting.close();
+    }
+  });
+
   it("gives the tool error with the link when the user declines", async () => {
     const client = await client2025({ elicitation: { url: {} } });
     client.setRequestHandler("elicitation/create", async () => ({ action: "decline" }));

@@ -8,6 +8,8 @@ import { toolErrorCause } from "../route.js";
 /** How long a call waits for its user to connect after they accepted to (the connect link's life). */
 const CONNECT_WAIT_MS = 10 * 60_000;
 const STATE_PREFIX = "connect~";
+/** Between two progress notifications while a call waits for its user to connect. */
+const PROGRESS_MS = 10_000;
 const INPUT_KEY = "connect";
 
 /** Options of {@link connectPrompt}. */
@@ -19,6 +21,8 @@ export interface ConnectPromptOptions {
   waitConnected: (error: ConnectRequiredError, signal: AbortSignal) => Promise<void>;
   /** How long to wait for the connect after the user accepted. Default 10 minutes. */
   waitMs?: number;
+  /** Between two progress notifications to a waiting call that asked for progress. Default 10 s. */
+  progressMs?: number;
   /**
    * Signs the `requestState` of a 2026 client's `input_required` (every replica's must be the
    * same, e.g. derived from the cluster secret). Default: a key made at start.
@@ -40,11 +44,31 @@ export interface ConnectPromptOptions {
 export function connectPrompt(options: ConnectPromptOptions): Interceptor {
   const key = options.stateKey ?? randomBytes(32);
   const waitMs = options.waitMs ?? CONNECT_WAIT_MS;
+  const progressMs = options.progressMs ?? PROGRESS_MS;
   const sign = (body: string) => createHmac("sha256", key).update(body).digest().subarray(0, 16);
 
   /** Calls again once the user connected (or the wait ended): the answer, or the tool error again. */
   const afterConnect = async (request: CallRequest, next: Handler, waiting: Promise<void>) => {
-    await waiting.catch(() => {});
+    // Signing in takes longer than a client's usual request timeout: a client that asked for
+    // progress hears the call is alive (the SDK's clients reset their timeout on it).
+    const token = (request.params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+    let beats = 0;
+    const beat =
+      token === undefined
+        ? undefined
+        : setInterval(() => {
+            request.context.notify("notifications/progress", {
+              progressToken: token,
+              progress: ++beats,
+              message: "waiting for you to connect your account",
+            });
+          }, progressMs);
+    beat?.unref();
+    try {
+      await waiting.catch(() => {});
+    } finally {
+      clearInterval(beat);
+    }
     request.context.signal.throwIfAborted();
     return next(request);
   };
