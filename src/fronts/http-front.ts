@@ -9,6 +9,7 @@ import { GatewayMetrics, healthReport } from "../gateway/layers/metrics.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { Authenticator } from "./authenticator.js";
 import type { ClusterLink } from "./cluster-link.js";
+import type { ConnectPages } from "./connect-pages.js";
 import { ConnectionLimits } from "./connection-limits.js";
 import type { FrontPageFactory } from "./front-page.js";
 import { HttpAdmission } from "./http-admission.js";
@@ -93,6 +94,8 @@ export interface HttpFrontOptions {
    * module, as `serve()` passes it); none when absent or `false`.
    */
   dashboard?: FrontPageFactory | false;
+  /** The `/connect/<server>` pages where users connect their per-user servers (`connectPages`). */
+  connect?: ConnectPages;
   /** Decides who is calling; default: the static `tokens`. */
   authenticator?: Authenticator;
   /**
@@ -331,6 +334,12 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
           return;
         }
         if (dashboard?.owns(path) === true) return dashboard.handle(req, res, path);
+        if (options.connect?.owns(path) === true) {
+          const refused = admission.checkPage(req);
+          if (refused !== undefined) return sendJson(res, refused.status, { error: refused.message });
+          options.connect.handle(req, res, path).catch(() => res.destroy());
+          return;
+        }
         sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
     }
   };

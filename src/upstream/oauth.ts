@@ -46,6 +46,12 @@ export type Authorize = (url: URL, server: string) => Promise<{ code: string; is
 export interface OAuthHost {
   store: OAuthStore;
   authorize?: Authorize;
+  /**
+   * Without `authorize`, the error a server that needs a new grant fails with: a per-user
+   * server's says to connect at the gateway's page (`ConnectRequiredError`). Default: run
+   * `mcplex auth login`.
+   */
+  grantRequired?: (server: string) => Error;
 }
 
 /** An {@link OAuthStore} in memory: authorizations last as long as the process. */
@@ -177,6 +183,8 @@ export class ServerOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(url: URL): Promise<void> {
     const authorize = this.#host.authorize;
     if (authorize === undefined) {
+      const required = this.#host.grantRequired?.(this.#server);
+      if (required !== undefined) throw required;
       throw new McplexError(
         "UPSTREAM_UNAUTHORIZED",
         `${this.#server}: the server needs an OAuth authorization`,
