@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { McplexConfig } from "../config/types.js";
+import type { CredentialVault } from "../credentials/user-credentials.js";
 import type { ClusterHealth, ClusterLink, SessionDirectory } from "../fronts/cluster-link.js";
 import { sendRpcError } from "../fronts/http-exchange.js";
 import type { HubOptions } from "../hub/hub-types.js";
@@ -9,6 +10,7 @@ import { ErrorCode } from "../protocol/error-codes.js";
 import { configDigest } from "./config-digest.js";
 import { type ForwardOutcome, forwardRequest } from "./forward.js";
 import { type Member, Membership } from "./membership.js";
+import { RedisCredentialVault } from "./redis-credential-vault.js";
 import { type RedisEvent, RedisLink } from "./redis-link.js";
 import { RedisOAuthStore } from "./redis-oauth-store.js";
 import { RedisRateLimit } from "./redis-rate-limit.js";
@@ -64,10 +66,13 @@ export class Cluster implements ClusterLink {
   readonly taskKey: Buffer;
   /** The key config digests are made with. */
   readonly digestKey: Buffer;
+  /** What connect links (per-user servers' `/connect` pages) are signed with on every replica. */
+  readonly connectKey: Buffer;
   /** Rate limits per token across replicas. */
   readonly rateLimit: RedisRateLimit;
   readonly #credentials: ReplicaCredentials;
   readonly #oauthKey: Buffer;
+  readonly #vaultKey: Buffer;
   readonly #link: RedisLink;
   readonly #heartbeatMs: number;
   readonly #emit: (event: ClusterEvent) => void;
@@ -81,6 +86,8 @@ export class Cluster implements ClusterLink {
     this.stateKey = deriveKey(options.secret, "request-state");
     this.taskKey = deriveKey(options.secret, "task-handle");
     this.digestKey = deriveKey(options.secret, "config-digest");
+    this.connectKey = deriveKey(options.secret, "connect-links");
+    this.#vaultKey = deriveKey(options.secret, "credential-vault");
     this.#credentials = new ReplicaCredentials(deriveKey(options.secret, "replica-credential"), this.replica);
     this.#oauthKey = deriveKey(options.secret, "oauth-store");
     const ids = new SignedIds(deriveKey(options.secret, "session-id"));
@@ -138,6 +145,14 @@ export class Cluster implements ClusterLink {
    */
   oauthStore(local: OAuthStore): OAuthStore {
     return new RedisOAuthStore(this.#link, this.#oauthKey, local);
+  }
+
+  /**
+   * Each user's credentials for per-user servers, shared by the replicas through Redis (sealed
+   * with a key of the cluster secret; no local copy).
+   */
+  credentialVault(): CredentialVault {
+    return new RedisCredentialVault(this.#link, this.#vaultKey);
   }
 
   /** A reloaded config: its digest is announced at once. */

@@ -3,6 +3,7 @@ import type { ModeTable } from "../catalog-modes/view-resolver.js";
 import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
 import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
+import type { CredentialVault } from "../credentials/user-credentials.js";
 import type { HttpFront, HttpFrontOptions } from "../fronts/http-front.js";
 import type { StdioFrontOptions } from "../fronts/stdio-front.js";
 import type { ClientSession } from "../gateway/client-session.js";
@@ -81,6 +82,11 @@ export interface ServeOptions {
    * (and for `available:` servers while they are stopped): the hub's `toolCache`.
    */
   toolCache?: string;
+  /**
+   * Where users' credentials for per-user servers (`credentials:`) are kept. Default: the file
+   * vault beside the secret store (`credentials.json`), or Redis with `cluster:`.
+   */
+  credentialVault?: CredentialVault;
 }
 
 /** What {@link serve} reports while it serves. */
@@ -193,6 +199,29 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   )
     ? await (await import("../pins/open-pins.js")).openPins(config)
     : undefined;
+  // Servers called with each user's own credentials (`credentials:`), when users sign in: the
+  // vault, connect pages and sources, loaded only then.
+  let frontOrigin: string | undefined;
+  const resource = config.auth?.resource;
+  const credentials =
+    config.auth !== undefined && perUserServers(config)
+      ? await (await import("../credentials/gateway-credentials.js")).gatewayCredentials({
+          config,
+          vault:
+            options.credentialVault ??
+            cluster?.credentialVault() ??
+            new (await import("../credentials/file-credential-vault.js")).FileCredentialVault(),
+          base: () => {
+            const origin = resource === undefined ? frontOrigin : new URL(resource).origin;
+            if (origin === undefined) throw new Error("connect links need the HTTP front's address");
+            return origin;
+          },
+          ...(cluster === undefined
+            ? {}
+            : { secret: cluster.connectKey.toString("base64url"), stateKey: cluster.stateKey }),
+          server: (name) => hub.serverConfig(name),
+        })
+      : undefined;
   // The gateway answers server requests per call, for the client that caused them.
   const hub = new Hub({
     config,
@@ -200,6 +229,13 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     clientCapabilities: { ...ANSWERING_CAPABILITIES, extensions: RELAYED_EXTENSIONS },
     ...(oauth === undefined ? {} : { oauth }),
     ...(options.toolCache === undefined ? {} : { toolCache: options.toolCache }),
+    ...(credentials === undefined
+      ? {}
+      : {
+          vault: credentials.vault,
+          userCredentials: credentials.source,
+          connectUrl: credentials.connectUrl,
+        }),
     interceptors: [...(modules?.interceptors ?? []), ...(options.interceptors ?? [])],
     upstreamInterceptors: [
       ...(telemetry === undefined ? [] : [telemetry.upstream]),
@@ -208,6 +244,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     ],
   });
   recorder?.attach(hub);
+  if (credentials !== undefined) credentials.closeUser = (user, server) => hub.closeUser(user, server);
   hub.on((event) => {
     if (event.type === "list-not-implemented" || event.type === "pin-changes") options.onEvent?.(event);
     if (event.type === "pin-changes") telemetry?.pinChanges(event.server, event.changes);
@@ -263,6 +300,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       ? {}
       : { replica: { id: cluster.replica, stateKey: cluster.stateKey, taskKey: cluster.taskKey } }),
   });
+  if (credentials !== undefined) gateway.use(credentials.prompt);
   if (offerServers) {
     const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import(
       "../gateway/layers/server-tools.js"
@@ -333,9 +371,18 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       const dashboard =
         options.http?.dashboard === false
           ? false
-          : (await import("../dashboard/dashboard.js")).dashboardPageWith(
-              config.auth === undefined ? {} : { signIn: config.auth },
-            );
+          : (await import("../dashboard/dashboard.js")).dashboardPageWith({
+              ...(config.auth === undefined ? {} : { signIn: config.auth }),
+              ...(credentials === undefined
+                ? {}
+                : {
+                    credentials: {
+                      vault: credentials.vault,
+                      userOf: (await import("../credentials/user-ref.js")).userRefOf,
+                      revoke: credentials.revoke,
+                    },
+                  }),
+            });
       // Origins the config lists and those given to this run (`--allow-origin`) alike.
       const allowedOrigins = [
         ...(config.serve?.allowedOrigins ?? []),
@@ -360,7 +407,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         ...(profileName === undefined || tokens.length > 0 ? {} : profile),
         ...(options.transport === "stdio" ? { mcp: false } : {}),
         ...(cluster === undefined ? {} : { cluster }),
+        ...(credentials === undefined ? {} : { connect: credentials.pages }),
       });
+      frontOrigin = new URL(front.url).origin;
       if (cluster !== undefined) cluster.registerMetrics(front.metrics.registry);
       await joinCluster?.(front.url);
     }
@@ -474,4 +523,11 @@ function frontLimits(
       : { maxConnectionsPerClient: serve.maxConnectionsPerClient }),
     ...(serve.memoryBudget === undefined ? {} : { memoryBudget: serve.memoryBudget }),
   };
+}
+
+/** Whether a server is called with each user's own credentials (`credentials:` not `shared`). */
+function perUserServers(config: McplexConfig): boolean {
+  return [...config.servers, ...(config.available ?? [])].some(
+    (server) => server.credentials !== undefined && server.credentials !== "shared",
+  );
 }

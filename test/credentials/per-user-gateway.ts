@@ -1,15 +1,20 @@
 // A gateway with sign-in and a per-user stdio server (test/fixtures/servers/whoami-server.mjs),
 // its users signed in at a real authorization server and their values put in the vault, for
 // the per-user tests.
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { expect } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.js";
+import { FileCredentialVault } from "../../src/credentials/file-credential-vault.js";
 import { userKey } from "../../src/credentials/user-ref.js";
 import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { postRev2026, type RawResponse, resultText, rev2026Request } from "../support/gateway.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 
 const WHOAMI = resolve("test/fixtures/servers/whoami-server.mjs");
+/** The vault's key (MCPLEX_SECRET_KEY's form: 32 bytes, base64). */
+const VAULT_KEY = Buffer.alloc(32, 7).toString("base64");
 /** The static token of the config: a caller with no identity. */
 export const STATIC_TOKEN = "static-token-of-the-per-user-test";
 
@@ -58,6 +63,8 @@ export async function startPerUserGateway(
   extraConfig = "",
   serverExtra = "",
 ): Promise<PerUserGateway> {
+  // The file vault serve() keeps users' values in, in a directory of the test's own.
+  const vaultHome = mkdtempSync(join(tmpdir(), "mcplex-per-user-vault-"));
   const as = await startAuthServer({
     users: users.map((sub) => ({ sub, email: `${sub}@example.com`, groups: ["eng"] })),
   });
@@ -82,6 +89,9 @@ ${extraConfig}`;
     transport: "http",
     http: { host: "127.0.0.1", port: 0 },
     watch: false,
+    credentialVault: new FileCredentialVault({
+      env: { MCPLEX_HOME: vaultHome, MCPLEX_SECRET_KEY: VAULT_KEY },
+    }),
   });
   await running.started;
   const mcp = running.http!.url;
@@ -116,6 +126,7 @@ ${extraConfig}`;
     async close() {
       await running.close();
       await as.close();
+      rmSync(vaultHome, { recursive: true, force: true });
     },
   };
 }

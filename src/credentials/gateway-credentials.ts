@@ -1,0 +1,99 @@
+import { randomBytes } from "node:crypto";
+import type { McplexConfig, ServerConfig } from "../config/types.js";
+import type { RevokeOutcome } from "../dashboard/user-connections.js";
+import type { ConnectPages } from "../fronts/connect-pages.js";
+import type { Interceptor } from "../hub/call-pipeline.js";
+import { ConnectFlow } from "./connect-flow.js";
+import { ConnectLinks } from "./connect-links.js";
+import { ConnectSignal, connectWaiter } from "./connect-signal.js";
+import { disconnect } from "./disconnect.js";
+import { combinedSource, perUserSource } from "./per-user-source.js";
+import { TokenExchangeSource } from "./token-exchange.js";
+import type { CredentialVault, UserCredentialSource, UserRef } from "./user-credentials.js";
+
+/** What {@link gatewayCredentials} is given. */
+export interface GatewayCredentialsOptions {
+  config: McplexConfig;
+  /** Where the users' records are kept: the file vault, or Redis with `cluster:`. */
+  vault: CredentialVault;
+  /**
+   * The origin users' browsers reach the gateway at, for connect links: `auth.resource`'s origin
+   * when set, else asked once the HTTP front listens (its address).
+   */
+  base: () => string;
+  /** Signs connect links and sealed OAuth states (a key derived from the cluster secret): every replica takes every replica's links. Default: a key made at start. */
+  secret?: string;
+  /** Signs a 2026 client's `requestState` while it waits to connect (the cluster's state key). */
+  stateKey?: Buffer;
+  /** The configured server of a name (the config may be reloaded). */
+  server: (name: string) => ServerConfig | undefined;
+}
+
+/** The per-user pieces of a gateway, made once and handed to the hub, the gateway, the front and the dashboard. */
+export interface GatewayCredentials {
+  vault: CredentialVault;
+  /** The hub's `userCredentials`: per-user OAuth and values from the vault, token exchange at the user's provider. */
+  source: UserCredentialSource;
+  /** The hub's `connectUrl`: the link a user who has not connected is sent to. */
+  connectUrl: (user: UserRef, server: string) => string;
+  /** The gateway layer that turns `CONNECT_REQUIRED` into a URL elicitation (or a tool error with the link). */
+  prompt: Interceptor;
+  /** The HTTP front's `/connect/<server>` pages. */
+  pages: ConnectPages;
+  /**
+   * Ends a user's connections (to `server`, or all): revokes at the server where it offers
+   * revocation, deletes the vault's records, forgets exchanged tokens, and closes the user's live
+   * connections through `closeUser` (the hub's, set once the hub exists).
+   */
+  revoke: (userKey: string, server?: string) => Promise<RevokeOutcome>;
+  /** The hub's `closeUser`, given once the hub is made. */
+  closeUser?: (userKey: string, server?: string) => Promise<unknown>;
+}
+
+/**
+ * Everything per-user calls need in a gateway (`credentials:` other than `shared`), wired
+ * together: the connect links and pages, the sources of plans, the prompt layer and revoking.
+ * Loaded by `serve()` only when a server asks for it.
+ */
+export async function gatewayCredentials(options: GatewayCredentialsOptions): Promise<GatewayCredentials> {
+  const { config, vault } = options;
+  const links = new ConnectLinks({
+    base: options.base,
+    secret: options.secret ?? randomBytes(32).toString("base64url"),
+  });
+  const signal = new ConnectSignal();
+  const flow = new ConnectFlow({ vault, links, signal });
+  const { connectPages } = await import("../fronts/connect-pages.js");
+  const { connectPrompt } = await import("../gateway/layers/connect-prompt.js");
+  const issuers = (config.auth?.issuers ?? []).map((i) => i.issuer);
+  const exchange = issuers.length === 0 ? undefined : new TokenExchangeSource({ issuers });
+  const source = combinedSource({
+    perUser: perUserSource({ vault, links }),
+    ...(exchange === undefined ? {} : { exchange }),
+  });
+  const credentials: GatewayCredentials = {
+    vault,
+    source,
+    connectUrl: (user, server) => links.connectUrl(user, server),
+    prompt: connectPrompt({
+      waitConnected: connectWaiter(links, signal, { vault }),
+      ...(options.stateKey === undefined ? {} : { stateKey: options.stateKey }),
+    }),
+    pages: connectPages({ flow, links, server: options.server }),
+    revoke: async (userKey, server) => {
+      const servers = await disconnect(userKey, server, {
+        vault,
+        server: options.server,
+        closeUser: async (user, name) => {
+          await credentials.closeUser?.(user, name);
+        },
+      });
+      // Exchanged tokens are kept in memory, not in the vault: forgotten here.
+      const config = server === undefined ? undefined : options.server(server);
+      if (exchange !== undefined && (server === undefined || typeof config?.credentials === "object"))
+        exchange.forget(userKey, config);
+      return { servers };
+    },
+  };
+  return credentials;
+}
