@@ -1,5 +1,5 @@
 import type { CatalogTool } from "../catalog/types.js";
-import { RpcError } from "../errors.js";
+import { McplexError, RpcError } from "../errors.js";
 import type { RequestContext } from "../hub/call-pipeline.js";
 import {
   allTakeRawResults,
@@ -307,11 +307,19 @@ export class Gateway {
       const { profile, signal } = context;
       // The caller's user: a per-user server not listed yet opens that user's connection.
       const { user } = current.callOptions;
-      const tool = await this.hub.findTool(target.name, {
-        signal,
-        ...(profile === undefined ? {} : { profile }),
-        ...(user === undefined ? {} : { user }),
-      });
+      let tool: CatalogTool | undefined;
+      try {
+        tool = await this.hub.findTool(target.name, {
+          signal,
+          ...(profile === undefined ? {} : { profile }),
+          ...(user === undefined ? {} : { user }),
+        });
+      } catch (error) {
+        // A per-user server that could not open this caller's connection (sign in, connect
+        // first): the call goes on through the layers, which answer with why (a connect prompt).
+        if (!(error instanceof McplexError) || signal.aborted) throw error;
+        current = { ...current, target: { ...target, unreachable: error } };
+      }
       if (tool !== undefined) {
         current = { ...current, target: { ...target, server: tool.server, tool } };
       }

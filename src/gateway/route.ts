@@ -135,8 +135,11 @@ export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks):
           throw new RpcError(ErrorCode.InvalidParams, "Invalid params: arguments must be an object");
         }
         const tool = target?.kind === "tool" ? target.tool : undefined;
-        if (tool === undefined)
+        if (tool === undefined) {
+          if (target?.kind === "tool" && target.unreachable !== undefined)
+            return toolError(target.unreachable);
           throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
+        }
         let result: JsonObject;
         try {
           result = await hub.dispatch(request);

@@ -7,6 +7,7 @@
 import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { UserRef } from "../credentials/user-credentials.js";
+import type { McplexError } from "../errors.js";
 import type { MethodRow } from "../protocol/method-table.js";
 import type { Progress } from "../protocol/rpc-connection.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
@@ -20,7 +21,18 @@ export type JsonObject = Record<string, unknown>;
  * whose server is still starting is looked up again when the route waits for it.
  */
 export type RequestTarget =
-  | { kind: "tool"; name: string; server?: string; tool?: CatalogTool }
+  | {
+      kind: "tool";
+      name: string;
+      server?: string;
+      tool?: CatalogTool;
+      /**
+       * Why the catalog has no such tool for this caller yet: a per-user server that may own it
+       * could not open the caller's connection to list it (sign in first, connect first, an
+       * exchange refused). A `tools/call` answers with it as a tool error, not "unknown tool".
+       */
+      unreachable?: McplexError;
+    }
   | { kind: "prompt"; name: string; server?: string; prompt?: CatalogPrompt }
   | { kind: "resource"; uri: string; server?: string; resource?: ResourceTarget }
   | { kind: "server"; name: string; server?: string }

@@ -56,18 +56,20 @@ export function valuesOf(user: string): Record<string, string> {
 /**
  * Starts the authorization server and the gateway; signs `users` in and puts their values in the
  * vault. `extraConfig` goes at the end of the `auth:` block (or, unindented, at the top level);
- * `serverExtra` (indented by four) into the `who` server.
+ * `serverExtra` (indented by four) into the `who` server, or (indented by two) servers of its
+ * own; given as a function, it is made once the authorization server runs.
  */
 export async function startPerUserGateway(
   users: string[],
   extraConfig = "",
-  serverExtra = "",
+  extra: string | ((as: AuthServer) => Promise<string>) = "",
 ): Promise<PerUserGateway> {
   // The file vault serve() keeps users' values in, in a directory of the test's own.
   const vaultHome = mkdtempSync(join(tmpdir(), "mcplex-per-user-vault-"));
   const as = await startAuthServer({
     users: users.map((sub) => ({ sub, email: `${sub}@example.com`, groups: ["eng"] })),
   });
+  const serverExtra = typeof extra === "string" ? extra : await extra(as);
   const text = `serve:
   readyWait: 1m
 tokens:
