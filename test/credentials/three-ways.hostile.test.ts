@@ -11,15 +11,26 @@
  * Every upstream records whose token (or process) served each call: not one call crosses.
  * A few dozen calls per user in the normal suite, 1,000 each under `npm run test:hostile`.
  */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultText } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 import { startTokenCheckingServer, type TokenCheckingServer } from "../support/token-checking-server.js";
-import { type PerUserGateway, startPerUserGateway, valuesOf, type Whoami } from "./per-user-gateway.js";
+import {
+  type PerUserGateway,
+  STATIC_TOKEN,
+  startPerUserGateway,
+  valuesOf,
+  type Whoami,
+} from "./per-user-gateway.js";
 import { startWhoamiServer, type WhoamiServer } from "./support/whoami-server.js";
 
 const USERS = ["alice", "bob"];
+const dir = mkdtempSync(join(tmpdir(), "mcplex-three-ways-"));
+const auditFile = join(dir, "audit.jsonl");
 let gw: PerUserGateway;
 /** The second authorization server, in front of `acct`. */
 let accounts: AuthServer;
@@ -30,7 +41,7 @@ beforeAll(async () => {
   accounts = await startAuthServer();
   acct = await startWhoamiServer(accounts);
   accounts.setResource(acct.url, { scopes: ["mcp:tools"] });
-  gw = await startPerUserGateway(USERS, "", async (idp) => {
+  gw = await startPerUserGateway(USERS, `audit:\n  to: ${auditFile}\n`, async (idp) => {
     tickets = await startTokenCheckingServer({ issuer: idp.issuer, jwksUri: idp.endpoints.jwks });
     const client = await idp.allowExchange({
       audiences: { [tickets.audience]: { scopes: ["tickets:read"], ttlSeconds: 600 } },
@@ -54,6 +65,7 @@ afterAll(async () => {
   await tickets?.close();
   await acct?.close();
   await accounts?.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 /** The text of `user`'s call of `name`, and whether it was a tool error. */
@@ -132,6 +144,24 @@ describe("per-user OAuth, token exchange and per-user processes, two users at on
       const tokensOf = (sub: string) => new Set(acct.calls.filter((c) => c.sub === sub).map((c) => c.token));
       const [a, b] = USERS.map(tokensOf);
       expect([...a!].filter((token) => b!.has(token))).toEqual([]);
+      // Nothing of a user's credentials where an operator looks: the audit trail, the metrics,
+      // the dashboard's state and the calls it shows.
+      const operator = { authorization: `Bearer ${STATIC_TOKEN}` };
+      const origin = new URL(gw.mcp).origin;
+      const looked = [readFileSync(auditFile, "utf8")];
+      for (const path of ["/metrics", "/dashboard/state"]) {
+        const response = await fetch(`${origin}${path}`, { headers: operator });
+        expect(response.status, path).toBe(200);
+        looked.push(await response.text());
+      }
+      const everything = looked.join("\n");
+      expect(everything).toContain("acct__whoami");
+      const secrets = [
+        ...Object.values(gw.tokens),
+        ...new Set(acct.calls.map((c) => c.token)),
+        ...USERS.map((user) => valuesOf(user).API_KEY!),
+      ];
+      expect(secrets.filter((secret) => everything.includes(secret))).toEqual([]);
       reportFigure(
         "three ways, interleaved",
         `${calls} calls per user (stdio per user, per-user OAuth, token exchange), ${crossings.length} crossings, ${gw.as.exchangesIssued} exchanges`,
