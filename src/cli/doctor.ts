@@ -214,6 +214,16 @@ function serverChecks(
     if (!server.enabled) {
       return { area: "server", server: name, status: "skip", message: "disabled in the config" };
     }
+    const credentials = hub.serverConfig(name)?.credentials;
+    if (credentials !== undefined && credentials !== "shared") {
+      // Nothing shared to start: each signed-in user's first call opens that user's own.
+      return {
+        area: "server",
+        server: name,
+        status: "skip",
+        message: `called with each user's own credentials (${typeof credentials === "string" ? credentials : "exchange"}): it starts on a signed-in user's first call`,
+      };
+    }
     if (server.state !== "ready") {
       return {
         area: "server",

@@ -82,6 +82,11 @@ describe("mcplex doctor", { timeout: 90_000 }, () => {
         "  off:",
         "    command: mcplex-no-such-command",
         "    enabled: false",
+        // Nothing shared to start: not a failure.
+        "  mine:",
+        "    command: mcplex-no-such-command",
+        "    env: { KEY: '${user:KEY}' }",
+        "    credentials: per-user",
         "llm:",
         `  baseUrl: ${llm.url}`,
         "  model: mock",
@@ -95,6 +100,10 @@ describe("mcplex doctor", { timeout: 90_000 }, () => {
     expect(checks.get("server fx")).toMatchObject({ status: "ok" });
     expect(checks.get("server fx")!.message).toMatch(/^ready in \d+ ms: 2026-07-28 over stdio; \d+ tools,/);
     expect(checks.get("server off")).toMatchObject({ status: "skip", message: "disabled in the config" });
+    expect(checks.get("server mine")).toMatchObject({
+      status: "skip",
+      message: "called with each user's own credentials (per-user): it starts on a signed-in user's first call",
+    });
     expect(checks.get("catalog")!.message).toMatch(/^\d+ tools, \d+ resources?, \d+ prompts?/);
     expect(checks.get("llm")).toMatchObject({ status: "ok", message: `${llm.url} answers; model mock` });
     expect(checks.get("node")).toMatchObject({ status: "ok" });
