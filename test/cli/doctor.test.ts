@@ -102,7 +102,8 @@ describe("mcplex doctor", { timeout: 90_000 }, () => {
     expect(checks.get("server off")).toMatchObject({ status: "skip", message: "disabled in the config" });
     expect(checks.get("server mine")).toMatchObject({
       status: "skip",
-      message: "called with each user's own credentials (per-user): it starts on a signed-in user's first call",
+      message:
+        "called with each user's own credentials (per-user): it starts on a signed-in user's first call",
     });
     expect(checks.get("catalog")!.message).toMatch(/^\d+ tools, \d+ resources?, \d+ prompts?/);
     expect(checks.get("llm")).toMatchObject({ status: "ok", message: `${llm.url} answers; model mock` });
