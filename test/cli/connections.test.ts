@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { connectionsCommandWith } from "../../src/cli/commands/connections.js";
+import { memoryCredentialVault } from "../../src/credentials/memory-vault.js";
 import {
   type ConnectionsGateway,
   OPERATOR_TOKEN,
@@ -12,7 +13,6 @@ import {
   SECRET_ACCESS_TOKEN,
   SECRET_REFRESH_TOKEN,
   SECRET_VALUE,
-  TestVault,
   testRevoke,
   testUserKey,
   testUserOf,
@@ -27,7 +27,7 @@ import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 // with no gateway running (the command's function, given the vault).
 
 let as: AuthServer;
-const vault = new TestVault();
+const vault = memoryCredentialVault();
 const revoke = testRevoke(vault);
 let gw: ConnectionsGateway;
 const outputs: string[] = [];
@@ -43,7 +43,7 @@ afterAll(async () => {
 
 const key = (sub: string) => testUserKey(as.issuer, sub);
 beforeEach(async () => {
-  vault.records.clear();
+  for (const user of await vault.users()) await vault.delete(user);
   revoke.calls.length = 0;
   await vault.put(key("alice"), "github", oauthRecord("alice", Date.UTC(2026, 0, 2, 3, 4, 5)));
   await vault.put(key("alice"), "notion", valuesRecord("alice", Date.UTC(2026, 0, 3)));

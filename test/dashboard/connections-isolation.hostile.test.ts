@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { memoryCredentialVault } from "../../src/credentials/memory-vault.js";
 import { rawHttp } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 import { rng } from "../support/rng.js";
 import { type ConnectionsGateway, startConnectionsGateway, USERS } from "./connections-gateway.js";
-import { oauthRecord, TestVault, testRevoke, testUserKey, testUserOf, valuesRecord } from "./test-vault.js";
+import { oauthRecord, testRevoke, testUserKey, testUserOf, valuesRecord } from "./test-vault.js";
 
 // Two signed-in users, neither an operator, hammer the connection endpoints at once: listing
 // theirs, disconnecting their own servers, the other's, names crafted to reach past their own
@@ -35,7 +36,7 @@ function craftedNames(otherKey: string): string[] {
 
 let as: AuthServer;
 let gw: ConnectionsGateway;
-const vault = new TestVault();
+const vault = memoryCredentialVault();
 const revoke = testRevoke(vault);
 const tokens = new Map<string, string>();
 const key = (sub: string) => testUserKey(as.issuer, sub);

@@ -1,6 +1,8 @@
 /// <reference lib="dom" />
+
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { memoryCredentialVault } from "../../src/credentials/memory-vault.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 import { type ConnectionsGateway, startConnectionsGateway, USERS } from "./connections-gateway.js";
 import {
@@ -8,7 +10,6 @@ import {
   SECRET_ACCESS_TOKEN,
   SECRET_REFRESH_TOKEN,
   SECRET_VALUE,
-  TestVault,
   testRevoke,
   testUserKey,
   testUserOf,
@@ -42,7 +43,7 @@ let as: AuthServer;
 let browser: Browser;
 let gw: ConnectionsGateway;
 let page: Page;
-const vault = new TestVault();
+const vault = memoryCredentialVault();
 const revoke = testRevoke(vault);
 const errors: string[] = [];
 const key = (sub: string) => testUserKey(as.issuer, sub);

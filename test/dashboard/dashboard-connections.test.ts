@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { memoryCredentialVault } from "../../src/credentials/memory-vault.js";
 import { type RawResponse, rawHttp } from "../support/gateway.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 import {
@@ -13,7 +14,6 @@ import {
   SECRET_ACCESS_TOKEN,
   SECRET_REFRESH_TOKEN,
   SECRET_VALUE,
-  TestVault,
   testRevoke,
   testUserKey,
   testUserOf,
@@ -25,7 +25,7 @@ import {
 // connections only, operators see and revoke everyone's, and no answer carries a token or a value.
 
 let as: AuthServer;
-const vault = new TestVault();
+const vault = memoryCredentialVault();
 const revoke = testRevoke(vault);
 let gw: ConnectionsGateway;
 /** Every body the gateway answered, to check that none holds a secret. */
@@ -50,7 +50,7 @@ afterAll(async () => {
 
 const key = (sub: string) => testUserKey(as.issuer, sub);
 beforeEach(async () => {
-  vault.records.clear();
+  for (const user of await vault.users()) await vault.delete(user);
   revoke.calls.length = 0;
   await vault.put(key("alice"), "github", oauthRecord("alice", 1_700_000_000_000));
   await vault.put(key("alice"), "notion", valuesRecord("alice", 1_700_000_100_000));

@@ -1,57 +1,11 @@
-import { createHash } from "node:crypto";
-import type { CredentialVault, UserRef, UserServerRecord } from "../../src/credentials/user-credentials.js";
+import type { CredentialVault, UserServerRecord } from "../../src/credentials/user-credentials.js";
 import type { RevokeConnections, RevokedServer } from "../../src/dashboard/user-connections.js";
-import type { Identity } from "../../src/fronts/authenticator.js";
 
 /**
- * A `CredentialVault` in a Map, for the dashboard's and the CLI's tests of what they do with
- * one (the vaults themselves, encrypted file and Redis, have their own contract suite).
+ * The user keys and `UserRef`s the call path makes (`src/credentials/user-ref.ts`), so that the
+ * dashboard's tests see the records the calls would have made.
  */
-export class TestVault implements CredentialVault {
-  readonly records = new Map<string, Map<string, UserServerRecord>>();
-
-  async get(user: string, server: string): Promise<UserServerRecord | undefined> {
-    return this.records.get(user)?.get(server);
-  }
-  async put(user: string, server: string, record: UserServerRecord): Promise<void> {
-    const servers = this.records.get(user) ?? new Map<string, UserServerRecord>();
-    this.records.set(user, servers);
-    servers.set(server, record);
-  }
-  async delete(user: string, server?: string): Promise<string[]> {
-    const servers = this.records.get(user);
-    if (servers === undefined) return [];
-    const deleted = server === undefined ? [...servers.keys()] : servers.delete(server) ? [server] : [];
-    if (server === undefined || servers.size === 0) this.records.delete(user);
-    return deleted;
-  }
-  async servers(user: string): Promise<string[]> {
-    return [...(this.records.get(user)?.keys() ?? [])];
-  }
-  async users(): Promise<string[]> {
-    return [...this.records.keys()];
-  }
-  async exclusive<T>(_user: string, _server: string, run: () => Promise<T>): Promise<T> {
-    return run();
-  }
-}
-
-/** The vault's key of a user: a digest of issuer and subject, as the call path makes it. */
-export function testUserKey(issuer: string | undefined, subject: string): string {
-  return createHash("sha256")
-    .update(`${issuer ?? ""}\n${subject}`)
-    .digest("base64url");
-}
-
-/** A signed-in identity's `UserRef`; none for static tokens and anonymous callers. */
-export function testUserOf(identity: Identity): UserRef | undefined {
-  if (identity.via !== "oauth" || identity.subject === undefined) return undefined;
-  return {
-    key: testUserKey(identity.issuer, identity.subject),
-    subject: identity.subject,
-    ...(identity.issuer === undefined ? {} : { issuer: identity.issuer }),
-  };
-}
+export { userKey as testUserKey, userRefOf as testUserOf } from "../../src/credentials/user-ref.js";
 
 /** Records kept as the connect pages keep them: an OAuth grant with tokens, or `${user:NAME}` values. */
 export const SECRET_ACCESS_TOKEN = "ya29.access-token-that-must-never-be-shown";
@@ -82,7 +36,7 @@ export function valuesRecord(subject: string, connectedAt = Date.now()): UserSer
  * A revoke function as the gateway's disconnect does it, over the test vault: deletes, and
  * reports each OAuth grant revoked. `calls` records what it was asked.
  */
-export function testRevoke(vault: TestVault): RevokeConnections & {
+export function testRevoke(vault: CredentialVault): RevokeConnections & {
   calls: Array<[string, string?]>;
   /** How the next revocations of a server go instead of `revoked` (a server that refuses, say). */
   answers: Map<string, RevokedServer>;
