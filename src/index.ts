@@ -34,6 +34,16 @@ export type {
   WorkspaceRule,
   WorkspaceServerConfig,
 } from "./config/types.js";
+export { memoryCredentialVault } from "./credentials/memory-vault.js";
+export {
+  ConnectRequiredError,
+  type CredentialVault,
+  type UserConnectionPlan,
+  type UserCredentialSource,
+  type UserRef,
+  type UserServerRecord,
+} from "./credentials/user-credentials.js";
+export { userRefOf } from "./credentials/user-ref.js";
 export {
   AbortedError,
   ConfigError,

@@ -182,6 +182,9 @@ export class OAuthAuthenticator implements Authenticator {
         operator: rule.operator === true,
         expiresAt: verified.expiresAt,
       };
+      // For token exchange only: a function, and not enumerable, so that no JSON, log or
+      // comparison of the identity carries the token.
+      Object.defineProperty(identity, "accessToken", { value: () => token, enumerable: false });
       if (typeof client === "string") identity.client = client;
       if (rule.profile !== undefined) identity.profile = rule.profile;
       if (rule.mode !== undefined) identity.mode = rule.mode;

@@ -57,6 +57,12 @@ export interface ViewCall {
    * (`connect_server`): `search_tools` finds them too, in a part of its answer of their own.
    */
   available?: () => Promise<readonly CatalogTool[]>;
+  /**
+   * Whether a name not among {@link tools} is a tool all the same once the servers still
+   * starting that may own it have listed theirs (the hub's `findTool`): `call_tool` of a tool
+   * whose server is starting waits for it, as a direct call does, instead of failing as unknown.
+   */
+  findTool?: (name: string, signal: AbortSignal) => Promise<boolean>;
 }
 
 /** Where a code-mode view serves the declarations of the caller's tools. */
@@ -199,7 +205,8 @@ export class CatalogView {
     if (typeof inner !== "object" || inner === null || Array.isArray(inner))
       return toolError(`call_tool: \`arguments\` of ${name} must be an object`);
     if (isMetaTool(this.mode, name)) return toolError(`call_tool calls catalog tools; call ${name} directly`);
-    if (!call.tools.some((t) => t.name === name)) return toolError(unknownTools([name]));
+    if (!call.tools.some((t) => t.name === name) && !(await call.findTool?.(name, call.signal)))
+      return toolError(unknownTools([name]));
     return call.callTool(name, inner as Record<string, unknown>, call.signal);
   }
 

@@ -17,7 +17,7 @@ export type CheckStatus = "ok" | "warn" | "fail" | "skip";
 
 /** One line of `mcplex doctor`. */
 export interface Check {
-  area: "node" | "config" | "sandbox" | "server" | "catalog" | "serve" | "sign-in" | "llm";
+  area: "node" | "config" | "sandbox" | "server" | "catalog" | "serve" | "sign-in" | "credentials" | "llm";
   status: CheckStatus;
   message: string;
   /** What to do about it. */
@@ -110,6 +110,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<Check[]> {
   }
   checks.push(await portCheck(options.host ?? "127.0.0.1", options.port ?? DEFAULT_PORT));
   if (config?.auth !== undefined) checks.push(...(await signInChecks(config.auth)));
+  if (config !== undefined) checks.push(...(await exchangeChecks(config)));
   checks.push(await llmCheck(config, options, env));
   return checks;
 }
@@ -128,6 +129,24 @@ async function signInChecks(auth: NonNullable<McplexConfig["auth"]>): Promise<Ch
       };
     }),
   );
+}
+
+/** Each `credentials: { exchange }` server's identity provider: among auth.issuers, offering the grant. */
+async function exchangeChecks(config: McplexConfig): Promise<Check[]> {
+  const servers = config.servers.filter(
+    (server) => server.enabled && typeof server.credentials === "object" && "exchange" in server.credentials,
+  );
+  if (servers.length === 0) return [];
+  const { checkTokenExchange } = await import("../credentials/exchange-check.js");
+  const issuers = (config.auth?.issuers ?? []).map((entry) => entry.issuer);
+  const reports = await Promise.all(servers.map((server) => checkTokenExchange(server, issuers)));
+  return reports.flat().map((report) => ({
+    area: "credentials" as const,
+    server: report.server,
+    status: report.status,
+    message: report.message,
+    ...(report.hint === undefined ? {} : { hint: report.hint }),
+  }));
 }
 
 function nodeCheck(): Check {

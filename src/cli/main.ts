@@ -40,6 +40,10 @@ Usage:
                                                       in the secret store
   mcplex auth login NAME | logout NAME [--config F]   authorize mcplex with an OAuth server, in a browser
               [--no-browser]                          (only print the URL to open)
+  mcplex connections list [--user SUB] [--json]      users' own connections to per-user servers
+                     | revoke --user SUB (--server NAME | --all)
+                     --url URL --token T              revoke one server's or all, on a running gateway
+                                                      (--url, an operator's --token)
   mcplex workspace --root DIR [--allow-write]         run the built-in workspace server on stdio
               [--transport stdio|websocket] [--port P] [--host H] [--expose-tool GLOB ...]
 
@@ -66,6 +70,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   call: async () => (await import("./commands/call.js")).callCommand,
   chat: async () => (await import("./commands/chat.js")).chatCommand,
   config: async () => (await import("./commands/config.js")).configCommand,
+  connections: async () => (await import("./commands/connections.js")).connectionsCommand,
   doctor: async () => (await import("./commands/doctor.js")).doctorCommand,
   search: async () => (await import("./commands/registry.js")).searchCommand,
   secrets: async () => (await import("./commands/secrets.js")).secretsCommand,

@@ -16,7 +16,7 @@ export interface ExpandContext {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
-const REFERENCE = /^(?:(secret|env|input):)?([^:]*)(?::-([\s\S]*))?$/;
+const REFERENCE = /^(?:(secret|env|input|user):)?([^:]*)(?::-([\s\S]*))?$/;
 
 class ExpansionProblem extends Error {
   constructor(
@@ -31,6 +31,7 @@ class ExpansionProblem extends Error {
  * Expands `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${secret:NAME}` in one string.
  *
  * - `${VAR:-default}` uses the default when VAR is unset or empty; defaults may hold references.
+ * - `${user:NAME}` is kept as written: the hub fills it per signed-in user (`credentials: per-user`).
  * - `$${` is a literal `${` (so `$${HOME}` stays `${HOME}`); a lone `$` or `$VAR` is kept as is.
  * - A missing variable without default is CONFIG_VARIABLE_MISSING, a missing secret SECRET_MISSING;
  *   both are ConfigErrors whose `path` is the `path` given here.
@@ -106,13 +107,22 @@ function resolve(inner: string, context: ExpandContext): string {
         `store the value with \`mcplex secrets set ${name}\` and write "\${secret:${name}}"`,
     );
   }
-  const pattern = kind === "secret" ? SECRET_NAME : ENV_NAME;
+  const pattern = kind === "secret" || kind === "user" ? SECRET_NAME : ENV_NAME;
   if (match === null || !pattern.test(name)) {
     throw new ExpansionProblem(
       "CONFIG_INVALID",
       `"\${${inner}}" is not a valid reference; write \${VAR}, \${VAR:-default} or \${secret:NAME}, ` +
         `or "$\${" for a literal "\${"`,
     );
+  }
+  if (kind === "user") {
+    // Each signed-in user's own value, filled when that user's connection opens: kept as written.
+    if (fallback !== undefined)
+      throw new ExpansionProblem(
+        "CONFIG_INVALID",
+        `"\${${inner}}" cannot have a default: each user sets the value; write \${user:${name}}`,
+      );
+    return `\${user:${name}}`;
   }
   if (kind === "secret") {
     const value = context.secret?.(name);

@@ -14,7 +14,7 @@ import type { RawMap } from "./value-reader.js";
 
 /**
  * A config as an mcplex file's data (`servers`, `available`, `profiles`, `tokens`, `llm`,
- * `serve`, `telemetry`, `interceptors`, `audit`): loading it gives the same servers and profiles. Defaults are left out; durations
+ * `serve`, `telemetry`, `interceptors`, `audit`, `users`): loading it gives the same servers and profiles. Defaults are left out; durations
  * are written in milliseconds. Servers given in code (`transport: "local"`) cannot be written
  * and are left out.
  *
@@ -34,7 +34,7 @@ export function mcplexDocument(config: McplexConfig): RawMap {
     );
   }
   if (config.tokens.length > 0) doc.tokens = config.tokens.map((token) => ({ ...token }));
-  for (const key of ["llm", "serve", "telemetry", "interceptors"] as const) {
+  for (const key of ["llm", "serve", "telemetry", "interceptors", "users"] as const) {
     if (config[key] !== undefined) doc[key] = structuredClone(config[key]);
   }
   if (config.audit !== undefined) doc.audit = auditEntry(config.audit);
@@ -85,6 +85,8 @@ function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): Raw
     "protocolVersion",
     "share",
     "maxSessions",
+    "credentials",
+    "maxUsers",
     "breaker",
     "backoff",
     "cache",

@@ -12,6 +12,7 @@ import { type ConfigSyntax, parseDocument } from "./parse-document.js";
 import { readAudit } from "./read-audit.js";
 import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
+import { checkUserPlaceholders, readUsers } from "./read-credentials.js";
 import { readInterceptorModules } from "./read-interceptors.js";
 import { readSandbox } from "./read-sandbox.js";
 import {
@@ -70,6 +71,7 @@ const TOP_LEVEL_KEYS = [
   "interceptors",
   "auth",
   "audit",
+  "users",
   "pin",
   "sandbox",
 ];
@@ -185,6 +187,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
       );
     const audit = readAudit(ctx, doc.audit);
     if (audit !== undefined) config.audit = audit;
+    const users = readUsers(reader, doc.users);
+    if (users !== undefined) config.users = users;
   } else if (DIALECTS[format] !== undefined) {
     const { servers, profiles, disabledBlock } = DIALECTS[format](ctx, doc);
     Object.assign(config, { servers, profiles }, disabledBlock && { disabledBlock });
@@ -192,6 +196,10 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     const key = format === "mcpServers" ? "mcpServers" : "servers";
     config.servers = readServers(ctx, doc[key], key, readForeignServer);
   }
+  const listKey = format === "mcplex" ? "servers" : format === "mcpServers" ? "mcpServers" : "servers";
+  for (const server of config.servers) checkUserPlaceholders(reader, server, joinPath(listKey, server.name));
+  for (const server of config.available ?? [])
+    checkUserPlaceholders(reader, server, joinPath("available", server.name));
   config.secrets = [...reader.secrets];
   issues.throwIfAny(config.secrets);
   return config;

@@ -4,6 +4,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol/revisions.js";
 import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
 import { readCache } from "./read-cache.js";
+import { readCredentials } from "./read-credentials.js";
 import {
   misplacedReplayKeys,
   RECORDING_SERVER_KEYS,
@@ -34,6 +35,8 @@ const COMMON_KEYS = [
   "protocolVersion",
   "share",
   "maxSessions",
+  "credentials",
+  "maxUsers",
   "breaker",
   "backoff",
   ...RECORDING_SERVER_KEYS,
@@ -129,6 +132,19 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     );
   }
   const transport = reader.choice(node.transport, joinPath(path, "transport"), TRANSPORTS);
+  // What `credentials:` may say depends on the kind of server; the kind is checked below.
+  const kind =
+    type === "workspace" || transport === "workspace"
+      ? "workspace"
+      : transport === "replay"
+        ? "replay"
+        : node.command !== undefined
+          ? "stdio"
+          : node.url !== undefined
+            ? transport === "sse" || transport === "websocket"
+              ? transport
+              : "streamable-http"
+            : undefined;
   const common = {
     name,
     enabled: reader.boolean(node.enabled, joinPath(path, "enabled")) ?? SERVER_DEFAULTS.enabled,
@@ -141,6 +157,7 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     ...readPrefix(reader, node.prefix, joinPath(path, "prefix")),
     ...readProtocolVersion(reader, node.protocolVersion, joinPath(path, "protocolVersion")),
     ...readSharing(reader, node, path),
+    ...readCredentials(reader, node, path, kind),
     ...readBreaker(reader, node.breaker, joinPath(path, "breaker")),
     ...readBackoff(reader, node.backoff, joinPath(path, "backoff")),
     ...readRecordOptions(reader, node, path, (p) => resolvePath(p, ctx.baseDir)),

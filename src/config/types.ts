@@ -65,6 +65,11 @@ interface ServerCommon {
    * not `shared`.
    */
   credentials?: CredentialsConfig;
+  /**
+   * With `credentials` other than `shared`: at most this many users hold a connection (a
+   * process, for stdio) of this server at once. Default 16.
+   */
+  maxUsers?: number;
   /** When reconnecting gives way to a long pause; defaults in `Upstream`. */
   breaker?: BreakerConfig;
   /** Delays between reconnect attempts; defaults in `Backoff`. */
@@ -226,6 +231,19 @@ export interface TokenExchangeConfig {
   /** mcplex's client at that provider, for the exchange (client_secret_basic). */
   clientId: string;
   clientSecret?: string;
+}
+
+/**
+ * The top-level `users:` block: bounds and idle stop of the connections (and processes) that
+ * per-user servers open for each signed-in user.
+ */
+export interface UsersConfig {
+  /** Per-user connections of all users and servers at once. Default 64. */
+  maxConnections?: number;
+  /** Per-user connections one user holds at once, across servers. Default 8. */
+  maxPerUser?: number;
+  /** A user's connection (a stdio server's process) is closed after this long without a call (ms). Default 10 minutes. */
+  idleTimeout?: number;
 }
 
 /** Glob rule of the built-in workspace server. First match wins. */
@@ -556,6 +574,8 @@ export interface McplexConfig {
   interceptors?: InterceptorModuleConfig[];
   /** OAuth sign-in: the gateway as a resource server (off unless present). */
   auth?: AuthConfig;
+  /** Bounds of per-user servers' connections (see {@link UsersConfig}); defaults when absent. */
+  users?: UsersConfig;
   /**
    * Values that came from `${secret:...}` references (and `apiKey`/token fields);
    * used to redact them from every log line and error message.

@@ -4,6 +4,7 @@ import { type ExpandContext, expandVariables, hasReferences } from "./expand-var
 import { parseByteSize } from "./parse-byte-size.js";
 import { parseDuration } from "./parse-duration.js";
 import { credentialParts, isSecretName } from "./redact.js";
+import { hasUserPlaceholder } from "./user-placeholders.js";
 
 /** A parsed YAML/JSON map. */
 export type RawMap = Record<string, unknown>;
@@ -177,7 +178,8 @@ export class ValueReader {
       const text = this.string(item, joinPath(path, key), true);
       if (text === undefined) continue;
       out[key] = text;
-      if (isSecretName(key)) this.markSecret(text);
+      // A `${user:NAME}` is not a value yet: each user's is filled, and redacted, per connection.
+      if (isSecretName(key) && !hasUserPlaceholder(text)) this.markSecret(text);
     }
     return out;
   }

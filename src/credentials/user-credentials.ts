@@ -34,6 +34,8 @@ export interface UserServerRecord {
   values?: Record<string, string>;
   /** When the user connected (ms since the epoch). */
   connectedAt: number;
+  /** The user's `sub` ({@link UserRef.subject}), so that an operator revoking sees who (the vault is keyed by digest). */
+  subject?: string;
 }
 
 /**

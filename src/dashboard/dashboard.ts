@@ -11,6 +11,7 @@ import { healthReport } from "../gateway/layers/metrics.js";
 import type { CacheCounts } from "../gateway/layers/result-cache.js";
 import { APP_FRAME_HTML, appFramePolicy, cspFromQuery } from "./app-frame.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
+import { ConnectionsApi, type DashboardCredentials } from "./connections-api.js";
 import { DashboardSignIn } from "./dashboard-sign-in.js";
 import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
 import { availableServers, parseActionPath, runServerAction } from "./server-actions.js";
@@ -32,6 +33,7 @@ const MODULES = [
   "cluster-panel.js",
   "sign-in.js",
   "app-view.js",
+  "connections-panel.js",
 ];
 /** The page's files, under web/dashboard/ beside src/ and dist/. */
 const ASSETS: Record<string, { file: string; type: string }> = {
@@ -104,18 +106,28 @@ export class Dashboard implements FrontPage {
   readonly #streams = new Set<ServerResponse>();
   readonly #assets = new Map<string, Promise<Buffer>>();
   readonly #signIn: DashboardSignIn | undefined;
+  readonly #connections: ConnectionsApi;
 
   /**
    * `options.mcp: false` says MCP is not served at the page's origin (a gateway on stdio):
    * the page then has no tools, resources and prompts views, which call `/mcp`. `options.signIn`:
    * the gateway's `auth:` block, when it has one (the page then signs its user in).
+   * `options.credentials`: the per-user credential vault and how to end a connection, for "Your
+   * connections" and the operator's "Users" (`/api/connections`, `/api/users`; without it they
+   * answer 501).
    */
   constructor(
     gateway: Gateway,
     host: FrontPageHost,
-    options: { latency?: LatencyHistoryOptions; mcp?: boolean; signIn?: AuthConfig } = {},
+    options: {
+      latency?: LatencyHistoryOptions;
+      mcp?: boolean;
+      signIn?: AuthConfig;
+      credentials?: DashboardCredentials;
+    } = {},
   ) {
     this.#gateway = gateway;
+    this.#connections = new ConnectionsApi(host, options.credentials);
     this.#signIn = options.signIn === undefined ? undefined : new DashboardSignIn(options.signIn);
     this.#mcp = options.mcp ?? true;
     this.#host = host;
@@ -129,11 +141,17 @@ export class Dashboard implements FrontPage {
 
   /** Whether `path` is the dashboard's. */
   owns(path: string): boolean {
-    return path === "/" || path === "/dashboard" || path.startsWith("/dashboard/");
+    return (
+      path === "/" || path === "/dashboard" || path.startsWith("/dashboard/") || ConnectionsApi.owns(path)
+    );
   }
 
   /** Answers a request for one of the dashboard's paths. */
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    if (ConnectionsApi.owns(path)) {
+      await this.#connections.handle(req, res, path);
+      return;
+    }
     const action = parseActionPath(path);
     if (action !== undefined) {
       await this.#act(req, res, action);
@@ -206,6 +224,8 @@ export class Dashboard implements FrontPage {
         ...(profile === undefined ? {} : { profile }),
         ...userOf(viewer),
       },
+      // Which connection panels the page shows this viewer (their data is read from /api/...).
+      panels: this.#connections.panels(viewer),
       // Only the servers the profile can use: others' names, pids and errors are not its business.
       health: healthReport({ servers: () => servers }),
       servers,
@@ -437,15 +457,21 @@ function userOf(viewer: { operator: boolean; identity?: Identity }): Record<stri
  * The dashboard as a page of the HTTP front, at `/dashboard` (and `/`, which leads there), with
  * the gateway's `auth:` block when it has one (the page then signs its user in):
  * `startHttpFront(gateway, { dashboard: dashboardPageWith({ signIn: config.auth }) })`, as
- * `serve()` does.
+ * `serve()` does. With `credentials` (the per-user vault, the identity-to-user mapping of the
+ * call path and the revoke function), it also serves `/api/connections` and `/api/users` (see
+ * {@link ConnectionsApi}).
  */
-export function dashboardPageWith(options: { signIn?: AuthConfig }): FrontPageFactory {
+export function dashboardPageWith(options: {
+  signIn?: AuthConfig;
+  credentials?: DashboardCredentials;
+}): FrontPageFactory {
   return {
     path: "/dashboard",
     create: (gateway, host) =>
       new Dashboard(gateway, host, {
         mcp: host.mcp,
         ...(options.signIn === undefined ? {} : { signIn: options.signIn }),
+        ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
       }),
   };
 }

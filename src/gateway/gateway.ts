@@ -305,10 +305,13 @@ export class Gateway {
     if (!this.#answered.has(target.name) && this.#viewOf?.(context)?.handles(target.name) !== true) {
       // A tool whose server is still starting is waited for, not refused as unknown.
       const { profile, signal } = context;
-      const tool = await this.hub.findTool(
-        target.name,
-        profile === undefined ? { signal } : { profile, signal },
-      );
+      // The caller's user: a per-user server not listed yet opens that user's connection.
+      const { user } = current.callOptions;
+      const tool = await this.hub.findTool(target.name, {
+        signal,
+        ...(profile === undefined ? {} : { profile }),
+        ...(user === undefined ? {} : { user }),
+      });
       if (tool !== undefined) {
         current = { ...current, target: { ...target, server: tool.server, tool } };
       }

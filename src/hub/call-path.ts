@@ -33,8 +33,11 @@ import {
 } from "./call-pipeline.js";
 import type { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
+import type { PerUserServers } from "./per-user-servers.js";
 import type { ServerRequestRouter } from "./server-request-router.js";
 import { redactToolError } from "./upstream-redaction.js";
+import type { UserLease } from "./user-connections.js";
+import { isPerUser } from "./user-servers.js";
 
 /** A configured server and its (shared) connection. */
 export interface ServerEntry {
@@ -54,6 +57,8 @@ export interface CallPathHost {
   ): Promise<CatalogTool | undefined>;
   /** Connections of `share: false` servers, per client. */
   readonly own: ClientConnections;
+  /** Connections of per-user servers (`credentials` not shared), per signed-in user. */
+  readonly perUser: PerUserServers;
   /** Which call a server's request belongs to. */
   readonly router: ServerRequestRouter;
   /** The hub-wide handler of server requests, and the capabilities the hub declares. */
@@ -333,8 +338,16 @@ export class CallPath {
     if (!config.enabled) throw disabledServer(config.name);
     const { own, router, redactor } = this.#host;
     const client = options.client;
+    // A per-user server: the caller's own connection (per user is enough, share: false or not).
+    const lease: UserLease | undefined = isPerUser(config)
+      ? await this.#host.perUser.acquire(options.user, config, options.signal)
+      : undefined;
     const upstream =
-      config.share === false && client !== undefined ? await own.acquire(client, config) : entry.upstream;
+      lease !== undefined
+        ? lease.upstream
+        : config.share === false && client !== undefined
+          ? await own.acquire(client, config)
+          : entry.upstream;
     const handler = options.onServerRequest;
     const slot = handler === undefined ? undefined : router.register(upstream, handler, client);
     // A shared server given another client's roots hears they changed, and asks again.
@@ -388,6 +401,7 @@ export class CallPath {
       throw redactError(error, redactor);
     } finally {
       if (slot !== undefined) router.unregister(upstream, slot);
+      lease?.release();
     }
   }
 

@@ -6,6 +6,7 @@
 
 import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
+import type { UserRef } from "../credentials/user-credentials.js";
 import type { MethodRow } from "../protocol/method-table.js";
 import type { Progress } from "../protocol/rpc-connection.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
@@ -64,6 +65,13 @@ export interface Identity {
   readonly mode?: CatalogMode;
   /** Whether it may read the operator endpoints (`/metrics`, `/readyz`) and act on servers. */
   readonly operator: boolean;
+  /**
+   * The OAuth access token it was admitted with (`via: "oauth"` only), read only to exchange it
+   * for a server's token (RFC 8693, `credentials: { exchange }`). A function (and a property
+   * that is not enumerable where the authenticator sets it), so that no JSON, log line or error
+   * made of an identity carries the token; never sent upstream as it is.
+   */
+  readonly accessToken?: () => string;
 }
 
 /**
@@ -245,6 +253,12 @@ export interface CallOptions {
    * given another client's roots is told they changed. Release it with `hub.releaseClient`.
    */
   client?: object;
+  /**
+   * The signed-in user the call is made for (a gateway sets it from an OAuth identity): servers
+   * whose `credentials` are not `shared` are called with this user's own connection and
+   * credentials, and refuse a call without one (`SIGN_IN_REQUIRED`).
+   */
+  user?: UserRef;
   /**
    * The caller relays the result without reading it: a server's answer with none but raw members
    * may come back as a `RawJson` (its text as it came, never parsed). A gateway asks for it for

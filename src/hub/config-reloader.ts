@@ -53,6 +53,7 @@ export async function applyConfig(
     await hub.setAvailable(after.available ?? []);
   for (const name of [...removed, ...changed]) await hub.removeServer(name);
   await Promise.all([...changed, ...added].map((name) => hub.addServer(next.get(name)!)));
+  hub.setUsers(after.users);
   const profiles = JSON.stringify(after.profiles) !== JSON.stringify(before.profiles);
   if (profiles) hub.setProfiles(after.profiles);
   const tokens = JSON.stringify(after.tokens) !== JSON.stringify(before.tokens);

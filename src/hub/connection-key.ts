@@ -19,8 +19,9 @@ export function connectionKey(config: ServerConfig): string {
 
 /** The connection's own settings where a definition sets any, as JSON; else `undefined`. */
 function connectionSettings(config: ServerConfig): string | undefined {
-  const { idleTimeout, share, maxSessions, breaker, backoff, record, simulate } = config;
-  const set = { idleTimeout, share, maxSessions, breaker, backoff, record, simulate };
+  const { idleTimeout, share, maxSessions, breaker, backoff, record, simulate, credentials, maxUsers } =
+    config;
+  const set = { idleTimeout, share, maxSessions, breaker, backoff, record, simulate, credentials, maxUsers };
   const defined = Object.entries(set).filter(([, value]) => value !== undefined);
   // The start timeout is always set; it counts when it is not the default.
   if (config.startTimeout !== SERVER_DEFAULTS.startTimeout)

@@ -5,6 +5,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/client";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
+import type { CredentialVault, UserCredentialSource, UserRef } from "../credentials/user-credentials.js";
 import type { ToolChange, ToolPins } from "../pins/tool-pins.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import type { Implementation } from "../protocol/rev2026.js";
@@ -66,6 +67,19 @@ export interface HubOptions {
    * `pin:` does nothing (the CLI opens the lock file beside the config).
    */
   pins?: ToolPins;
+  /**
+   * Gives each signed-in user's connection plan for servers whose `credentials` are not
+   * `shared` (per-user OAuth, token exchange, a stdio server's values). Without it, plans come
+   * from {@link vault} alone: the user's `${user:NAME}` values.
+   */
+  userCredentials?: UserCredentialSource;
+  /** Per-(user, server) credentials of per-user servers. Default: in memory. */
+  vault?: CredentialVault;
+  /**
+   * The page where `user` connects `server` (`/connect/<server>`): a call of a user who has not
+   * connected it is refused with a `ConnectRequiredError` carrying this URL.
+   */
+  connectUrl?: (user: UserRef, server: string) => string;
 }
 
 /** What `hub.servers()` reports for each configured server. */
@@ -98,6 +112,8 @@ export interface ServerStatus {
   idleStops: number;
   /** With `share: false`: client sessions holding a connection of their own now. */
   clientConnections?: number;
+  /** With `credentials` other than `shared`: users holding a connection of their own now (a stdio server's processes). */
+  userConnections?: number;
   /** With `pin:`: tool changes waiting for approval (`mcplex trust`), and how many tools they hold out. */
   pinChanges?: number;
   held?: number;
@@ -138,6 +154,12 @@ export type HubEvent =
    */
   | { type: "pin-changes"; server: string; changes: ToolChange[] }
   /** `server` declares a list but answers `method` with "method not found": it is read as empty. */
-  | { type: "list-not-implemented"; server: string; method: string };
+  | { type: "list-not-implemented"; server: string; method: string }
+  /**
+   * A signed-in user's connection to per-user server `server` is closed (a stdio server's
+   * process has exited): `idle` after `users.idleTimeout`, `closed` by `closeUser` or the server's
+   * removal. `user` is the user's key (a digest), never a token.
+   */
+  | { type: "user-connection-closed"; server: string; user: string; reason: "idle" | "closed" };
 
 export type { CallOptions };

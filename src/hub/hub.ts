@@ -6,6 +6,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { Catalog } from "../catalog/catalog.js";
 import { namespaceUri } from "../catalog/namespaced-uris.js";
+import { ownersOfName } from "../catalog/tool-naming.js";
 import type {
   CatalogPrompt,
   CatalogResource,
@@ -15,7 +16,8 @@ import type {
   ServerSnapshot,
 } from "../catalog/types.js";
 import { SecretSet } from "../config/redact.js";
-import type { ProfileConfig, ServerConfig } from "../config/types.js";
+import type { ProfileConfig, ServerConfig, UsersConfig } from "../config/types.js";
+import type { CredentialVault, UserConnectionPlan, UserRef } from "../credentials/user-credentials.js";
 import { McplexError, NotFoundError } from "../errors.js";
 import type { ToolChange } from "../pins/tool-pins.js";
 import type { ListKind } from "../protocol/list-changes.js";
@@ -28,6 +30,7 @@ import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
 import { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
 import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
+import { PerUserServers } from "./per-user-servers.js";
 import { PinnedTools } from "./pinned-tools.js";
 import { RefCounts } from "./ref-counts.js";
 import { ServerRequestRouter } from "./server-request-router.js";
@@ -43,6 +46,7 @@ import {
 import { waitForOwners } from "./starting-owners.js";
 import { hubToolLists } from "./tool-lists.js";
 import { UpstreamPool } from "./upstream-pool.js";
+import { isPerUser } from "./user-servers.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 /** Most pages {@link Hub.skills} reads (the bound of every list the hub reads whole). */
@@ -88,6 +92,10 @@ export class Hub {
   readonly #calls: CallPath;
   /** Pinned servers' tools held out of the catalog, and their changes (see `HubOptions.pins`). */
   readonly #pinned: PinnedTools;
+  /** Servers called with each signed-in user's own credentials: their connections and tools. */
+  readonly #perUser: PerUserServers;
+  /** The `users:` bounds now (a reloaded config replaces them; see {@link setUsers}). */
+  #users: UsersConfig | undefined;
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -98,6 +106,26 @@ export class Hub {
     this.#secrets = new SecretSet(config.secrets);
     this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
     this.#own = new ClientConnections((server) => this.#createUpstream(server, false));
+    this.#users = config.users;
+    this.toolLists = hubToolLists(options.toolCache, (config.available ?? []).length > 0, this.#redactor);
+    this.#perUser = new PerUserServers(
+      {
+        createUpstream: (server, plan, onEvent) => this.#createUserUpstream(server, plan, onEvent),
+        users: () => this.#users,
+        toolsChanged: (server) => {
+          this.#publish(server);
+          this.#emit({ type: "catalog-changed", servers: [server], kinds: ["tools"] });
+        },
+        addSecrets: (values) => this.addSecrets(values),
+        emit: (event) => this.#emit(event),
+        toolLists: this.toolLists,
+      },
+      {
+        ...(options.vault === undefined ? {} : { vault: options.vault }),
+        ...(options.userCredentials === undefined ? {} : { source: options.userCredentials }),
+        ...(options.connectUrl === undefined ? {} : { connectUrl: options.connectUrl }),
+      },
+    );
     this.#catalog = new Catalog({
       profiles: config.profiles,
       hideUnavailable: options.hideUnavailable ?? false,
@@ -111,6 +139,7 @@ export class Hub {
         entry: (name) => this.#entry(name),
         findTool: (name, o) => this.findTool(name, o),
         own: this.#own,
+        perUser: this.#perUser,
         router: this.#router,
         get onServerRequest() {
           return hub.#options.onServerRequest;
@@ -122,13 +151,13 @@ export class Hub {
       options.upstreamInterceptors,
     );
     this.#profiles = config.profiles;
-    this.toolLists = hubToolLists(options.toolCache, (config.available ?? []).length > 0, this.#redactor);
     this.#available = new AvailableServers(config.available ?? [], this.toolLists, {
       has: (name) => this.#entries.has(name),
       start: async (server) => {
         const entry = this.#add(server);
         this.#publish(server.name);
-        await entry.upstream.start();
+        // A per-user server has nothing shared to start: each user's call opens theirs.
+        if (!isPerUser(server)) await entry.upstream.start();
       },
       remove: (name) => this.removeServer(name),
       tools: (name) => {
@@ -156,7 +185,13 @@ export class Hub {
   async start(): Promise<void> {
     const starts = this.#pool
       .all()
-      .filter((upstream) => upstream.config.enabled && !upstream.config.lazy)
+      .filter(
+        (upstream) =>
+          upstream.config.enabled &&
+          !upstream.config.lazy &&
+          // A per-user server has no shared connection: each user's opens on their first call.
+          !this.#pool.usersOf(upstream).every((name) => this.#isPerUser(name)),
+      )
       .map((upstream) => upstream.start().catch(() => {}));
     await Promise.all(starts);
   }
@@ -164,7 +199,11 @@ export class Hub {
   /** Stops every server; safe to call twice. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all([this.#own.close(), ...this.#pool.all().map((upstream) => upstream.close())]);
+    await Promise.all([
+      this.#own.close(),
+      this.#perUser.connections.close(),
+      ...this.#pool.all().map((upstream) => upstream.close()),
+    ]);
     // First lists pinned just before are in the lock file once closed; a failed write was best effort.
     await this.#pinned.pins?.flush().catch(() => {});
   }
@@ -181,6 +220,12 @@ export class Hub {
     ).map(({ config, upstream }) => {
       const status = serverStatus(config, upstream, tools.filter((t) => t.server === config.name).length);
       if (config.share === false) status.clientConnections = this.#own.count(config.name);
+      if (isPerUser(config)) {
+        const users = this.#perUser.connections.count(config.name);
+        status.userConnections = users;
+        // No shared connection to describe: ready while a user's is open, idle otherwise.
+        if (config.enabled) status.state = users > 0 ? "ready" : "idle";
+      }
       const changes = this.#pinned.changes(config.name);
       if (changes.length > 0) {
         status.pinChanges = changes.length;
@@ -196,6 +241,33 @@ export class Hub {
    */
   async releaseClient(client: object): Promise<void> {
     await this.#own.release(client);
+  }
+
+  /**
+   * Closes the connections (a per-user stdio server's processes) that the user `userKey`
+   * ({@link UserRef.key}) holds to `server`, or to all per-user servers: for a disconnect or an
+   * operator's revoke, after the vault's record is deleted. Resolves with the servers closed.
+   */
+  closeUser(userKey: string, server?: string): Promise<string[]> {
+    return this.#perUser.connections.closeUser(userKey, server);
+  }
+
+  /** The per-(user, server) credentials of per-user servers (`HubOptions.vault`, default: memory). */
+  get credentialVault(): CredentialVault {
+    return this.#perUser.vault;
+  }
+
+  /**
+   * Replaces the `users:` bounds (a reloaded config): caps apply to connections opened from now
+   * on (none open is closed for them), the idle timeout to connections that go idle from now on.
+   */
+  setUsers(users: UsersConfig | undefined): void {
+    this.#users = users;
+  }
+
+  /** The per-user servers the user `userKey` holds a connection to now. */
+  userServers(userKey: string): string[] {
+    return this.#perUser.connections.servers(userKey);
   }
 
   /** `text` with the config's secrets replaced by `***` (for anything shown or logged). */
@@ -478,7 +550,7 @@ export class Hub {
     }
     const entry = this.#add(config);
     this.#publish(config.name);
-    if (config.enabled && !config.lazy) await entry.upstream.start().catch(() => {});
+    if (config.enabled && !config.lazy && !isPerUser(config)) await entry.upstream.start().catch(() => {});
   }
 
   /** Removes a server; its connection stops unless another server shares it. */
@@ -489,7 +561,12 @@ export class Hub {
     this.#pinned.forget(name);
     this.#available.forget(name);
     this.#catalog.removeServer(name);
-    await Promise.all([this.#own.closeServer(name), this.#pool.release(entry.config)]);
+    this.#perUser.forget(name);
+    await Promise.all([
+      this.#own.closeServer(name),
+      this.#perUser.connections.closeServer(name),
+      this.#pool.release(entry.config),
+    ]);
     this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
   }
 
@@ -497,6 +574,12 @@ export class Hub {
   async startServer(name: string): Promise<void> {
     const { config, upstream } = this.#entry(name);
     if (!config.enabled) throw disabledServer(config.name);
+    if (isPerUser(config))
+      throw new McplexError(
+        "INVALID_ARGUMENT",
+        `server "${name}" runs per user (credentials: ${typeof config.credentials === "string" ? config.credentials : "exchange"}): each signed-in user's connection starts on their first call`,
+        { server: name },
+      );
     await upstream.start();
   }
 
@@ -546,6 +629,8 @@ export class Hub {
   async restartServer(name: string): Promise<void> {
     const { config, upstream } = this.#entry(name);
     if (!config.enabled) throw disabledServer(config.name);
+    // A per-user server's users reconnect on their next call.
+    if (isPerUser(config)) return this.#perUser.connections.closeServer(name);
     await Promise.all([this.#own.closeServer(name), upstream.close()]);
     await upstream.start();
   }
@@ -563,13 +648,17 @@ export class Hub {
     if (enabled) {
       this.#publish(name);
       this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
-      if (!entry.config.lazy) await upstream.start().catch(() => {});
+      if (!entry.config.lazy && !isPerUser(entry.config)) await upstream.start().catch(() => {});
       return;
     }
     // A connection shared with a server still enabled stays up for that one.
     const users = this.#pool.usersOf(upstream);
     const stillUsed = users.some((user) => this.#entries.get(user)?.config.enabled === true);
-    await Promise.all([this.#own.closeServer(name), stillUsed ? undefined : upstream.close()]);
+    await Promise.all([
+      this.#own.closeServer(name),
+      this.#perUser.connections.closeServer(name),
+      stillUsed ? undefined : upstream.close(),
+    ]);
     this.#publish(name);
     this.#emit({ type: "catalog-changed", servers: [name], kinds: ALL_KINDS });
   }
@@ -578,7 +667,38 @@ export class Hub {
     const entry: Entry = { config, upstream: this.#pool.acquire(config) };
     this.#entries.set(config.name, entry);
     this.#catalog.setServer(this.#snapshot(entry));
+    if (isPerUser(config)) void this.#perUser.load(config);
     return entry;
+  }
+
+  #isPerUser(name: string): boolean {
+    const config = this.#entries.get(name)?.config;
+    return config !== undefined && isPerUser(config);
+  }
+
+  /**
+   * One signed-in user's connection to a per-user server: it reports to the per-user servers'
+   * lists only, and its server requests go to the calls made on it, never to another user's.
+   */
+  #createUserUpstream(
+    config: ServerConfig,
+    plan: UserConnectionPlan,
+    onEvent: (upstream: Upstream, event: UpstreamEvent) => void,
+  ): Upstream {
+    const options = this.#options;
+    const upstream: Upstream = new Upstream(config, {
+      clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
+      onEvent: (event) => onEvent(upstream, event),
+      onServerRequest: () => this.#router.handlerFor(upstream),
+      redact: this.#redactor,
+      slowMs: options.slowMs,
+      backoff: options.backoff,
+      clientCapabilities: options.clientCapabilities,
+      protocolVersion: config.protocolVersion,
+      ...(plan.oauth === undefined ? {} : { oauth: plan.oauth }),
+      ...(plan.bearer === undefined ? {} : { bearer: plan.bearer }),
+    });
+    return upstream;
   }
 
   /**
@@ -611,6 +731,10 @@ export class Hub {
 
   /** What the catalog sees of a server: a pinned one's held tools left out (see {@link PinnedTools}). */
   #snapshot(entry: Entry): ServerSnapshot {
+    if (isPerUser(entry.config)) {
+      const snapshot = this.#perUser.snapshot(entry.config);
+      return this.#pinned.filter(entry.config, snapshot, snapshot.listedAt ?? 0);
+    }
     return this.#pinned.filter(
       entry.config,
       serverSnapshot(entry.config, entry.upstream),
@@ -717,11 +841,51 @@ export class Hub {
    */
   async findTool(
     name: string,
-    options: { profile?: string; signal?: AbortSignal } = {},
+    options: { profile?: string; signal?: AbortSignal; user?: UserRef } = {},
   ): Promise<CatalogTool | undefined> {
     const tool = this.#catalog.resolveTool(name, options.profile);
-    if (tool !== undefined || !(await this.#startOfOwners(name, options.signal))) return tool;
+    if (tool !== undefined) return tool;
+    const waited = await this.#startOfOwners(name, options.signal);
+    const opened = await this.#openUserOwners(name, options);
+    if (!waited && !opened) return undefined;
     return this.#catalog.resolveTool(name, options.profile);
+  }
+
+  /**
+   * Opens the caller's own connection to each per-user server that may own `name` and whose
+   * tools no user's connection has listed yet, so that the first user's first call finds its
+   * tool. Without a user, such a server refuses (sign-in needed); a user who must connect first
+   * gets that error. `false` when there is no such server.
+   */
+  async #openUserOwners(
+    name: string,
+    options: { profile?: string; signal?: AbortSignal; user?: UserRef },
+  ): Promise<boolean> {
+    const unlisted = [...this.#entries.values()]
+      .map((e) => e.config)
+      .filter((c) => c.enabled && isPerUser(c) && !this.#perUser.listed(c.name));
+    if (unlisted.length === 0) return false;
+    const owners = ownersOfName(
+      name,
+      [...this.#entries.values()].map((e) => e.config),
+    );
+    const opening = unlisted.filter(
+      (c) =>
+        (owners === undefined || owners.includes(c.name)) &&
+        (options.profile === undefined || this.#catalog.reaches(c.name, options.profile)),
+    );
+    if (opening.length === 0) return false;
+    // A name that can only be this server's answers with its refusal; a guess at any server, not.
+    const only = owners?.length === 1;
+    const results = await Promise.allSettled(
+      opening.map(async (config) => {
+        const lease = await this.#perUser.acquire(options.user, config, options.signal);
+        lease.release();
+      }),
+    );
+    const failed = results.find((r) => r.status === "rejected");
+    if (only && failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+    return true;
   }
 
   /** Waits for the starting servers that may own `name`; `false` when there are none. */

@@ -1,5 +1,6 @@
 import type { StreamableHTTPClientTransport, Transport } from "@modelcontextprotocol/client";
 import type { RemoteServerConfig, ServerConfig } from "../config/types.js";
+import { bearerFetch } from "../credentials/bearer-fetch.js";
 import { McplexError, TimeoutError } from "../errors.js";
 import { type Implementation, rev2026Envelope } from "../protocol/rev2026.js";
 import {
@@ -40,6 +41,11 @@ export interface ConnectOptions {
   protocolVersion?: string;
   /** Token store and user prompt for servers configured with `oauth`. */
   oauth?: OAuthHost;
+  /**
+   * A bearer token for every HTTP request of a remote server (asked before each one; a
+   * WebSocket's at its upgrade): a per-user connection's exchanged token.
+   */
+  bearer?: (signal?: AbortSignal) => Promise<string>;
 }
 
 /**
@@ -123,7 +129,7 @@ async function open(
   kind: ServerConfig["transport"],
   options: ConnectOptions,
 ): Promise<Connected> {
-  const { transport, stderr, close } = await createTransport(config, kind, options.oauth);
+  const { transport, stderr, close } = await createTransport(config, kind, options);
   let negotiated: Negotiated | undefined;
   const connection = new RpcConnection(transport, {
     server: config.name,
@@ -175,7 +181,7 @@ let processOAuth: OAuthHost | undefined;
 async function createTransport(
   config: ServerConfig,
   kind: ServerConfig["transport"],
-  oauth: OAuthHost | undefined,
+  { oauth, bearer, signal }: ConnectOptions,
 ): Promise<{ transport: Transport; stderr: StderrTail; close: () => void }> {
   switch (config.transport) {
     case "stdio": {
@@ -211,10 +217,14 @@ async function createTransport(
     }
     case "websocket": {
       const { WebSocketClientTransport } = await import("./websocket-transport.js");
+      const headers =
+        bearer === undefined
+          ? config.headers
+          : { ...config.headers, Authorization: `Bearer ${await bearer(signal)}` };
       return {
         transport: new WebSocketClientTransport({
           url: config.url,
-          headers: config.headers,
+          headers,
           server: config.name,
         }),
         stderr: new StderrTail(),
@@ -233,6 +243,7 @@ async function createTransport(
         processOAuth ??= { store: memoryOAuthStore() };
         send = oauthFetch(new ServerOAuthProvider(config.name, config.oauth, oauth ?? processOAuth), url);
       }
+      if (bearer !== undefined) send = bearerFetch(bearer);
       const transport =
         kind === "sse"
           ? new SSEClientTransport(url, {

@@ -38,6 +38,8 @@ export interface UpstreamOptions {
   redact?: (text: string) => string;
   /** Token store and user prompt for servers configured with `oauth`. */
   oauth?: OAuthHost;
+  /** A bearer token for each HTTP request of a remote server (a per-user connection's; see `ConnectOptions.bearer`). */
+  bearer?: (signal?: AbortSignal) => Promise<string>;
 }
 
 /** Per-call options. */

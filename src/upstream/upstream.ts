@@ -196,6 +196,7 @@ export class Upstream {
           ? {}
           : { protocolVersion: this.#options.protocolVersion }),
         ...(this.#options.oauth === undefined ? {} : { oauth: this.#options.oauth }),
+        ...(this.#options.bearer === undefined ? {} : { bearer: this.#options.bearer }),
       });
       this.#connected = connected;
       await this.#lists.fetch(connected, LIST_KINDS, signal);

@@ -107,6 +107,18 @@ describe("pages on other local ports against a token-less gateway", {
       });
       note("/sse", sse.status);
       note("/ws", await wsStatus(gw.wsUrl, origin));
+      // Ending a user's connections: a DELETE, which no page sends without a preflight; and the
+      // Origin refuses it before anything else (this gateway keeps no vault: 501 from its own page).
+      const disconnect = await rawHttp(`${gw.origin}/api/connections/alpha`, {
+        method: "DELETE",
+        headers: { origin },
+      });
+      note("DELETE /api/connections", disconnect.status);
+      const revoke = await rawHttp(`${gw.origin}/api/users/someone/connections`, {
+        method: "DELETE",
+        headers: { origin },
+      });
+      note("DELETE /api/users", revoke.status);
     }
     expect(refused).toEqual({
       "text/plain action": [403],
@@ -115,9 +127,11 @@ describe("pages on other local ports against a token-less gateway", {
       "/mcp POST": [403],
       "/sse": [403],
       "/ws": [403],
+      "DELETE /api/connections": [403],
+      "DELETE /api/users": [403],
     });
     expect(await alpha()).toMatchObject({ enabled: true });
-    reportFigure("cross-origin dashboard actions", `${origins.length} local origins × 6 requests, all 403`);
+    reportFigure("cross-origin dashboard actions", `${origins.length} local origins × 8 requests, all 403`);
   });
 
   it("takes no action its own page could be tricked into sending without a preflight", async () => {
@@ -144,6 +158,12 @@ describe("pages on other local ports against a token-less gateway", {
       expect(await alpha()).toMatchObject({ enabled: true });
     }
     expect(await wsStatus(gw.wsUrl, gw.origin)).toBe(101);
+    const own = await rawHttp(`${gw.origin}/api/users/someone/connections`, {
+      method: "DELETE",
+      headers: { origin: gw.origin },
+    });
+    // Past the Origin: 501 while serve() gives the dashboard no vault, 404 (no such user) once it does.
+    expect([404, 501]).toContain(own.status);
     expect(await wsStatus(gw.wsUrl, "http://localhost:5174")).toBe(101);
     // A listed origin is exact too: another port or scheme of it is another site.
     expect((await action("disable", { ...json, origin: "http://localhost:5175" })).status).toBe(403);

@@ -115,6 +115,37 @@ describe("a slow upstream does not hide the others", () => {
     }
   });
 
+  it("serve --stdio --tools search: call_tool of the starting server's tool waits for it", async () => {
+    const client = new Client(
+      { name: "ready-wait-search", version: "1.0.0" },
+      { versionNegotiation: { mode: "legacy" } },
+    );
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "serve", "--stdio", "--tools", "search", "--config", config],
+        stderr: "ignore",
+        env: { ...getDefaultEnvironment(), MCPLEX_CHECK_SIGNALS: process.env.MCPLEX_CHECK_SIGNALS ?? "" },
+      }),
+    );
+    try {
+      expect(await names(client)).toContain("call_tool");
+      // Answered after readyWait (300 ms) while the slow server is held: it must wait, not say unknown.
+      const call = client.callTool({
+        name: "call_tool",
+        arguments: { name: "slow__echo", arguments: { message: "late" } },
+      });
+      const first = await Promise.race([call.then(() => "answered"), client.ping().then(() => "pinged")]);
+      expect(first).toBe("pinged");
+      await writeFile(release, "");
+      const result = await call;
+      expect(result.isError).not.toBe(true);
+      expect(resultText(result)).toBe("echo: late");
+    } finally {
+      await client.close();
+    }
+  });
+
   describe("serve --http", () => {
     let gw: ServeProcess | undefined;
     afterEach(async () => {

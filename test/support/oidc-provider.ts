@@ -7,7 +7,8 @@
  * a user through the real authorization-code flow ({@link AuthServer.signIn}), mint tokens the
  * server never issued with the server's own keys ({@link AuthServer.sign}), rotate its keys
  * and stop and start again on the same port, and it counts the JWKS and introspection
- * requests it answered.
+ * requests it answered. It also exchanges tokens (RFC 8693) for the clients a test allows
+ * ({@link AuthServer.allowExchange}), and logs each exchange.
  *
  * @example
  * const as = await startAuthServer({ users: [{ sub: "alice", email: "a@x", groups: ["eng"] }] });
@@ -51,6 +52,12 @@ import {
   type TestClientProviderOptions,
   TestOAuthClientProvider,
 } from "./oidc/test-oauth-client-provider.js";
+import {
+  type ExchangeClient,
+  type ExchangePolicy,
+  type ExchangeRecord,
+  TokenExchangeGrant,
+} from "./oidc/token-exchange-grant.js";
 import { type ApproveOptions, approveAuthorization, CookieJar } from "./oidc/user-agent.js";
 
 export type {
@@ -71,6 +78,13 @@ export {
   type TestClientProviderOptions,
   TestOAuthClientProvider,
 } from "./oidc/test-oauth-client-provider.js";
+export {
+  ACCESS_TOKEN_TYPE,
+  type ExchangeClient,
+  type ExchangePolicy,
+  type ExchangeRecord,
+  TOKEN_EXCHANGE_GRANT,
+} from "./oidc/token-exchange-grant.js";
 export {
   type ApproveOptions,
   approveAuthorization,
@@ -95,6 +109,11 @@ export interface AuthServerOptions {
   accessTokenTtl?: number;
   /** Port on 127.0.0.1; default 0 (any free port, kept across {@link AuthServer.stop}/`start`). */
   port?: number;
+  /**
+   * Whether the token endpoint takes RFC 8693 token exchange (and the metadata advertises it in
+   * `grant_types_supported`). Default true; false for a provider that does not offer it.
+   */
+  tokenExchange?: boolean;
 }
 
 /** A running test authorization server. */
@@ -129,6 +148,21 @@ export interface AuthServer {
   readonly running: boolean;
   /** Sets (or replaces) how tokens for `resource` are made; takes effect at once. */
   setResource(resource: string, settings: ResourceSettings): void;
+  /**
+   * Registers a confidential client (client_secret_basic) that may exchange users' tokens
+   * (RFC 8693) as `policy` allows: for which audiences and scopes, whose tokens, from which
+   * audience. Issued tokens are JWTs for the audience, with the user's `sub` and
+   * `act: { sub: <client> }`.
+   */
+  allowExchange(policy: ExchangePolicy, clientId?: string): Promise<ExchangeClient>;
+  /** Replaces an exchanging client's policy; takes effect at its next request. */
+  setExchangePolicy(clientId: string, policy: ExchangePolicy): void;
+  /** Every token-exchange request answered since start (or the last {@link resetCounts}), refused ones too. */
+  readonly exchanges: readonly ExchangeRecord[];
+  /** Tokens issued by exchange since start (or the last {@link resetCounts}). */
+  readonly exchangesIssued: number;
+  /** Resolves once {@link exchanges} holds `count` requests. */
+  waitForExchanges(count: number): Promise<void>;
   resetCounts(): void;
   /**
    * New keys (one per algorithm) sign from now on, without changing the issuer or port. The
@@ -235,6 +269,8 @@ class TestAuthServer implements AuthServer {
   #server: Server | undefined;
   #jwksFetches = 0;
   #introspections = 0;
+  readonly #exchange: TokenExchangeGrant;
+  readonly #tokenExchange: boolean;
 
   constructor(ProviderClass: typeof Provider, options: AuthServerOptions, keys: SigningKey[]) {
     this.#Provider = ProviderClass;
@@ -247,6 +283,14 @@ class TestAuthServer implements AuthServer {
       this.setResource(resource, settings);
     this.#defaultResource = options.defaultResource ?? {};
     this.#accessTokenTtl = options.accessTokenTtl ?? 3600;
+    this.#tokenExchange = options.tokenExchange ?? true;
+    this.#exchange = new TokenExchangeGrant({
+      issuer: () => this.#issuer,
+      keys: () => this.#keys,
+      users: this.#users,
+      storage: this.#storage,
+      accessTokenTtl: this.#accessTokenTtl,
+    });
   }
 
   get issuer(): string {
@@ -300,9 +344,31 @@ class TestAuthServer implements AuthServer {
     this.#resources.set(resource, settings);
   }
 
+  allowExchange(policy: ExchangePolicy, clientId?: string): Promise<ExchangeClient> {
+    if (!this.#tokenExchange) throw new Error("this auth server was started with tokenExchange: false");
+    return this.#exchange.allow(policy, clientId);
+  }
+
+  setExchangePolicy(clientId: string, policy: ExchangePolicy): void {
+    this.#exchange.setPolicy(clientId, policy);
+  }
+
+  get exchanges(): readonly ExchangeRecord[] {
+    return this.#exchange.log;
+  }
+
+  get exchangesIssued(): number {
+    return this.#exchange.issued;
+  }
+
+  waitForExchanges(count: number): Promise<void> {
+    return this.#exchange.waitFor(count);
+  }
+
   resetCounts(): void {
     this.#jwksFetches = 0;
     this.#introspections = 0;
+    this.#exchange.reset();
   }
 
   async rotateKeys(options: { dropOld?: boolean } = {}): Promise<SigningKey[]> {
@@ -447,6 +513,7 @@ class TestAuthServer implements AuthServer {
     // Koa would print every 5xx; the test reads them from serverErrors instead.
     provider.silent = true;
     provider.on("server_error", (_ctx, error) => this.#errors.push(error));
+    if (this.#tokenExchange) this.#exchange.register(provider);
     this.#provider = provider;
     this.#handler = provider.callback();
   }

@@ -7,6 +7,7 @@
 
 import { authHeaders, currentToken, forgetTokens, setAccessToken, setToken, signedInToken } from "./auth.js";
 import { renderCluster } from "./cluster-panel.js";
+import { refreshConnections } from "./connections-panel.js";
 import { badge, clock, el, ms } from "./dom.js";
 import { McpClient } from "./mcp-client.js";
 import { mountPlayground } from "./playground.js";
@@ -87,6 +88,8 @@ async function load() {
   $("tabs").hidden = state.gateway.mcpHere === false;
   render();
   refreshViews();
+  // Its own messages say what went wrong with it: the rest of the page is not held up.
+  refreshConnections(state.panels).catch(() => {});
   return true;
 }
 
@@ -368,7 +371,8 @@ function apply({ events, dropped }) {
     if (event.type === "call-started") calls.active.push(event.call);
     else if (event.type === "call-ended") {
       calls.active = calls.active.filter((c) => c.id !== event.call.id);
-      calls.recent.unshift(event.call);
+      // A state read since the call ended may list it already: one row per call.
+      calls.recent = [event.call, ...calls.recent.filter((c) => c.id !== event.call.id)];
       seenEnded.set(event.call.id, event.call);
       if (seenEnded.size > RECENT_MAX) seenEnded.delete(seenEnded.keys().next().value);
       ended = true;

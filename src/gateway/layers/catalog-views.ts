@@ -73,6 +73,11 @@ export function catalogViews(
       signal: req.context.signal,
       ...(req.context.caller === undefined ? {} : { caller: req.context.caller }),
       ...(available === undefined ? {} : { available: () => available(profile) }),
+      // A tool only an MCP App calls is not the model's, here as in `tools`.
+      findTool: async (tool, signal) => {
+        const found = await hub.findTool(tool, profile === undefined ? { signal } : { profile, signal });
+        return found !== undefined && found.appOnly !== true;
+      },
       callTool: async (tool, toolArgs, signal) => {
         const context = signal === req.context.signal ? req.context : { ...req.context, signal };
         // call_tool stands for the call itself: the client's progress token, input responses

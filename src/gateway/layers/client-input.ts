@@ -1,3 +1,4 @@
+import { userRefOf } from "../../credentials/user-ref.js";
 import { RpcError } from "../../errors.js";
 import type {
   CallRequest,
@@ -66,12 +67,13 @@ export function clientInput(parking: InputParking): Interceptor {
 
 /**
  * Who a parked call belongs to: the caller's token (`token#<n>`, the same on every replica of
- * one config) and profile. A caller without a token (loopback, no tokens configured) is only
- * its profile: its address changes with the replica a retry passes through.
+ * one config), the signed-in user (the digest of issuer and subject, the same on every replica)
+ * and profile. A caller without either (loopback, no tokens configured) is only its profile:
+ * its address changes with the replica a retry passes through.
  */
 function principalOf(ctx: RequestContext): string {
   const token = ctx.caller?.startsWith("token#") === true ? ctx.caller : "";
-  return `${token}|${ctx.profile ?? ""}`;
+  return `${token}|${userRefOf(ctx.identity)?.key ?? ""}|${ctx.profile ?? ""}`;
 }
 
 /**
@@ -106,6 +108,7 @@ export function callOptionsOf(
     // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
     logLevel: ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug"),
     client: ctx.client,
+    user: userRefOf(ctx.identity),
     rawResult,
   };
 }
@@ -129,6 +132,7 @@ function withOptions(
     clientCapabilities: options.clientCapabilities,
     logLevel: options.logLevel,
     client: options.client,
+    user: options.user,
     // The parking reads what comes back (an answer, or the server's requests).
     rawResult: false,
   };

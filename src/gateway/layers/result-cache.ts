@@ -92,6 +92,9 @@ export class ResultCache {
       tool.server,
       tool.originalName,
       context.caller ?? "",
+      // The signed-in user itself, whatever the caller key says: a per-user server's answer is
+      // made with that user's credentials (or process), never another's to reuse.
+      request.callOptions.user?.key ?? "",
       context.profile ?? "",
       canonical(request.params.arguments ?? {}),
     ]);

@@ -41,12 +41,33 @@ declare module "oidc-provider" {
       options?: { mergeWithLastSubmission?: boolean },
     ): Promise<void>;
     on(event: string, listener: (...args: unknown[]) => void): this;
+    /** Adds a grant type to the token endpoint (and to `grant_types_supported`). */
+    registerGrantType(
+      name: string,
+      handler: (ctx: never) => Promise<void>,
+      parameters?: string[],
+      duplicates?: string[],
+    ): void;
+    /** Opaque access tokens the provider stored (JWT ones are not looked up this way). */
+    readonly AccessToken: {
+      find(
+        value: string,
+      ): Promise<{ accountId?: string; clientId?: string; aud?: string | string[] } | undefined>;
+    };
   }
 
   /** Errors the configuration hooks throw to answer an OAuth error. */
   export const errors: {
     InvalidTarget: new (description?: string) => Error;
     AccessDenied: new (description?: string) => Error;
+    InvalidRequest: new (description?: string) => Error;
+    InvalidScope: new (description: string, scope: string) => Error;
+    UnauthorizedClient: new (description?: string) => Error;
+    /** Any OAuth error code with a description (oidc-provider's `invalid_grant` hides its own). */
+    CustomOIDCProviderError: new (
+      error: string,
+      description: string,
+    ) => Error;
   };
 
   export default Provider;

@@ -1,0 +1,155 @@
+import { describeValue, joinPath } from "./config-issues.js";
+import type { CredentialsConfig, ServerConfig, TokenExchangeConfig, UsersConfig } from "./types.js";
+import { hasUserPlaceholder } from "./user-placeholders.js";
+import type { RawMap, ValueReader } from "./value-reader.js";
+
+/** Users holding a connection (or process) of one per-user server at once, unless `maxUsers` says. */
+export const DEFAULT_MAX_USERS = 16;
+/** Defaults of the top-level `users:` block. */
+export const USERS_DEFAULTS = { maxConnections: 64, maxPerUser: 8, idleTimeout: 600_000 } as const;
+
+const EXCHANGE_KEYS = ["audience", "resource", "scopes", "issuer", "clientId", "clientSecret"];
+const CREDENTIALS_CHOICES = 'use "shared" (the default), "per-user", or { exchange: { audience, clientId } }';
+
+/**
+ * `credentials:` and `maxUsers` of one server of transport `transport`: `shared` (the default,
+ * nothing kept), `per-user`, or `{ exchange: {...} }` (remote servers only). The built-in and
+ * in-process transports take only `shared`: they hold no credentials of their own.
+ */
+export function readCredentials(
+  reader: ValueReader,
+  node: RawMap,
+  path: string,
+  transport: ServerConfig["transport"] | undefined,
+): { credentials?: CredentialsConfig; maxUsers?: number } {
+  const credentialsPath = joinPath(path, "credentials");
+  const credentials = readCredentialsValue(reader, node.credentials, credentialsPath);
+  const maxUsers = reader.count(node.maxUsers, joinPath(path, "maxUsers"));
+  const perUser = credentials !== undefined && credentials !== "shared";
+  if (maxUsers !== undefined && !perUser)
+    reader.fail(
+      joinPath(path, "maxUsers"),
+      'caps the users of a per-user server; add "credentials: per-user" or remove it',
+    );
+  if (perUser && transport !== undefined) {
+    const remote = transport === "streamable-http" || transport === "sse" || transport === "websocket";
+    if (transport !== "stdio" && !remote) {
+      reader.fail(
+        credentialsPath,
+        `a ${transport} server runs in mcplex and holds no credentials of its own; only "shared" applies, so remove it`,
+      );
+      return {};
+    }
+    if (typeof credentials === "object" && !remote) {
+      reader.fail(
+        credentialsPath,
+        'token exchange gives a token to a remote (http, sse, websocket) server; a stdio server takes "per-user" (one process per user)',
+      );
+      return {};
+    }
+  }
+  if (credentials === undefined || credentials === "shared") return {};
+  return maxUsers === undefined ? { credentials } : { credentials, maxUsers };
+}
+
+function readCredentialsValue(
+  reader: ValueReader,
+  value: unknown,
+  path: string,
+): CredentialsConfig | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "string") {
+    const text = reader.string(value, path);
+    if (text === undefined) return undefined;
+    const choice = reader.probe(text);
+    if (choice === "shared" || choice === "per-user") return choice;
+    return reader.fail(path, `${describeValue(choice)} is not valid; ${CREDENTIALS_CHOICES}`);
+  }
+  const node = reader.map(value, path);
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, path, ["exchange"]);
+  if (node.exchange === undefined) return reader.fail(path, `needs "exchange"; ${CREDENTIALS_CHOICES}`);
+  const exchange = readExchange(reader, node.exchange, joinPath(path, "exchange"));
+  return exchange === undefined ? undefined : { exchange };
+}
+
+function readExchange(reader: ValueReader, value: unknown, path: string): TokenExchangeConfig | undefined {
+  const node = reader.map(value, path);
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, path, EXCHANGE_KEYS);
+  const audience = reader.nonEmpty(node.audience, joinPath(path, "audience"));
+  const clientId = reader.nonEmpty(node.clientId, joinPath(path, "clientId"));
+  const resource = reader.nonEmpty(node.resource, joinPath(path, "resource"));
+  const issuer = reader.nonEmpty(node.issuer, joinPath(path, "issuer"));
+  const clientSecret = reader.nonEmpty(node.clientSecret, joinPath(path, "clientSecret"));
+  const scopes = reader.stringList(node.scopes, joinPath(path, "scopes"));
+  if (node.audience === undefined)
+    reader.fail(path, 'needs "audience": what the server\'s tokens must name (often its URL)');
+  if (node.clientId === undefined)
+    reader.fail(path, 'needs "clientId": mcplex\'s client at the identity provider, for the exchange');
+  for (const key of ["resource", "issuer"] as const) {
+    const url = key === "resource" ? resource : issuer;
+    if (url !== undefined && !URL.canParse(reader.probe(url)))
+      reader.fail(joinPath(path, key), `${describeValue(url)} is not a URL`);
+  }
+  if (clientSecret !== undefined) reader.markSecret(clientSecret);
+  if (audience === undefined || clientId === undefined) return undefined;
+  const exchange: TokenExchangeConfig = { audience, clientId };
+  if (resource !== undefined) exchange.resource = resource;
+  if (scopes !== undefined) exchange.scopes = scopes;
+  if (issuer !== undefined) exchange.issuer = issuer;
+  if (clientSecret !== undefined) exchange.clientSecret = clientSecret;
+  return exchange;
+}
+
+/** The top-level `users:` block: `{ maxConnections, maxPerUser, idleTimeout }`, each optional. */
+export function readUsers(reader: ValueReader, value: unknown): UsersConfig | undefined {
+  const node = reader.map(value ?? undefined, "users");
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, "users", ["maxConnections", "maxPerUser", "idleTimeout"]);
+  const users: UsersConfig = {};
+  const maxConnections = reader.count(node.maxConnections, "users.maxConnections");
+  const maxPerUser = reader.count(node.maxPerUser, "users.maxPerUser");
+  const idleTimeout = reader.duration(node.idleTimeout, "users.idleTimeout");
+  if (maxConnections !== undefined) users.maxConnections = maxConnections;
+  if (maxPerUser !== undefined) users.maxPerUser = maxPerUser;
+  if (idleTimeout !== undefined) users.idleTimeout = idleTimeout;
+  return users;
+}
+
+/**
+ * Checks where `${user:NAME}` references are in one server read at `path`: only in a per-user
+ * server's `env` values, `args` and a remote's `headers` values, which are filled per user.
+ */
+export function checkUserPlaceholders(reader: ValueReader, server: ServerConfig, path: string): void {
+  const perUser = server.credentials !== undefined && server.credentials !== "shared";
+  const fillable: Array<[string, string]> = [];
+  const fixed: Array<[string, string]> = [];
+  if (server.transport === "stdio") {
+    for (const [i, arg] of server.args.entries()) fillable.push([joinPath(joinPath(path, "args"), i), arg]);
+    for (const [key, text] of Object.entries(server.env))
+      fillable.push([joinPath(joinPath(path, "env"), key), text]);
+    fixed.push([joinPath(path, "command"), server.command]);
+    if (server.cwd !== undefined) fixed.push([joinPath(path, "cwd"), server.cwd]);
+  } else if (
+    server.transport === "streamable-http" ||
+    server.transport === "sse" ||
+    server.transport === "websocket"
+  ) {
+    for (const [key, text] of Object.entries(server.headers))
+      fillable.push([joinPath(joinPath(path, "headers"), key), text]);
+    fixed.push([joinPath(path, "url"), server.url]);
+  }
+  for (const [at, text] of fixed)
+    if (hasUserPlaceholder(reader.probe(text)))
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows config syntax
+      reader.fail(at, "${user:...} is filled only in env values, args and headers; move it there");
+  if (perUser) return;
+  for (const [at, text] of fillable)
+    if (hasUserPlaceholder(text))
+      reader.fail(
+        at,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the message shows config syntax
+        '${user:...} is a value each signed-in user sets; add "credentials: per-user" to this server, or use ${secret:NAME} for one value shared by all',
+      );
+}
