@@ -194,7 +194,12 @@ export class ConnectFlow {
       );
     }
     const current = await this.#vault.get(state.u, server.name);
-    await this.#vault.put(state.u, server.name, { ...current, oauth: pending, connectedAt: Date.now() });
+    await this.#vault.put(state.u, server.name, {
+      ...current,
+      oauth: pending,
+      connectedAt: Date.now(),
+      subject: state.s,
+    });
     this.#signal?.notify(state.u, server.name);
     return { user: state.u, subject: state.s, server: server.name };
   }
@@ -224,7 +229,12 @@ export class ConnectFlow {
       values[name] = value;
     }
     const current = await this.#vault.get(ticket.user, server.name);
-    await this.#vault.put(ticket.user, server.name, { ...current, values, connectedAt: Date.now() });
+    await this.#vault.put(ticket.user, server.name, {
+      ...current,
+      values,
+      connectedAt: Date.now(),
+      subject: ticket.subject,
+    });
     this.#signal?.notify(ticket.user, server.name);
   }
 

@@ -20,7 +20,7 @@ export interface DisconnectOptions {
    * Closes the user's live connections (and processes) to `server`, or to all their servers:
    * the hub's `closeUser`. Called after the records are deleted, so nothing reconnects with them.
    */
-  closeUser?: (user: string, server?: string) => Promise<void> | void;
+  closeUser?: (user: string, server?: string) => unknown;
   /** The `fetch` revocation goes through. Default global fetch. */
   fetch?: FetchLike;
   signal?: AbortSignal;

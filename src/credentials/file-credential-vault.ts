@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { withFileLock } from "../config/file-lock.js";
 import { readRegularFile } from "../config/read-regular-file.js";
@@ -71,6 +72,8 @@ export class FileCredentialVault implements CredentialVault {
   readonly #env: Readonly<Record<string, string | undefined>>;
   /** The derived key of the last header seen: scrypt runs once per process, not per read. */
   #key: { header: string; key: StoreKey } | undefined;
+  /** The file as last parsed, and which version of it (inode, size, mtime). */
+  #parsed: { version: string; file: VaultFile } | undefined;
 
   constructor(options: FileCredentialVaultOptions = {}) {
     this.#env = options.env ?? process.env;
@@ -120,26 +123,32 @@ export class FileCredentialVault implements CredentialVault {
     // A lock file of its own per (user, server): a refresh holds it through a round trip to the
     // authorization server, and must not hold up other users' writes meanwhile.
     const name = createHash("sha256").update(`${user}\0${server}`).digest("base64url").slice(0, 22);
-    return withFileLock(`${this.file}.${name}.lock`, run, { waitMs: 35_000 });
+    const lock = `${this.file}.${name}.lock`;
+    return inTurn(lock, () => withFileLock(lock, run, { waitMs: 35_000 }));
   }
 
   /** Runs `change` on the file as it is now under the file's lock, and writes it when it says so. */
   async #change(change: (file: VaultFile, key: StoreKey) => Promise<boolean>): Promise<void> {
     await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
-    await withFileLock(`${this.file}.lock`, async () => {
-      const current = (await this.#read()) ?? (await this.#create());
-      if (!(await change(current.file, current.key))) return;
-      try {
-        await writeFileAtomic(this.file, `${JSON.stringify(current.file)}\n`, { mode: 0o600 });
-      } catch (error) {
-        throw new SecretStoreError(
-          "SECRET_STORE_INVALID",
-          `cannot write credential vault ${this.file}`,
-          {},
-          { cause: error },
-        );
-      }
-    });
+    const lock = `${this.file}.lock`;
+    await inTurn(lock, () =>
+      withFileLock(lock, async () => {
+        const read = (await this.#read()) ?? (await this.#create());
+        // A copy: the file as read is kept for readers until the new one replaces it.
+        const file = { ...read.file, records: structuredClone(read.file.records) };
+        if (!(await change(file, read.key))) return;
+        try {
+          await writeFileAtomic(this.file, `${JSON.stringify(file)}\n`, { mode: 0o600 });
+        } catch (error) {
+          throw new SecretStoreError(
+            "SECRET_STORE_INVALID",
+            `cannot write credential vault ${this.file}`,
+            {},
+            { cause: error },
+          );
+        }
+      }),
+    );
   }
 
   async #create(): Promise<{ file: VaultFile; key: StoreKey }> {
@@ -156,6 +165,12 @@ export class FileCredentialVault implements CredentialVault {
   }
 
   async #read(): Promise<{ file: VaultFile; key: StoreKey } | undefined> {
+    // Every per-user call may look here: the file is parsed again only once it was replaced
+    // (each write renames a new file in: a new inode), by this process or another.
+    const seen = await stat(this.file).catch(() => undefined);
+    const cached = this.#parsed;
+    if (seen !== undefined && cached !== undefined && cached.version === versionOf(seen))
+      return { file: cached.file, key: await this.#keyFor(cached.file) };
     let found: Awaited<ReturnType<typeof readRegularFile>>;
     try {
       found = await readRegularFile(this.file, MAX_VAULT_BYTES);
@@ -181,7 +196,9 @@ export class FileCredentialVault implements CredentialVault {
       throw this.#invalid("is missing fields");
     const problem = derivationProblem(file.kdf);
     if (problem !== undefined) throw this.#invalid(problem);
-    return { file: file as VaultFile, key: await this.#keyFor(file as VaultFile) };
+    const key = await this.#keyFor(file as VaultFile);
+    if (seen !== undefined) this.#parsed = { version: versionOf(seen), file: file as VaultFile };
+    return { file: file as VaultFile, key };
   }
 
   async #keyFor(file: VaultFile): Promise<StoreKey> {
@@ -242,4 +259,28 @@ export class FileCredentialVault implements CredentialVault {
 /** The associated data of a record: the user and the server it belongs to. */
 function boundTo(user: string, server: string): Buffer {
   return Buffer.from(`mcplex-credentials\0${user}\0${server}`, "utf8");
+}
+
+/** Which version of the file `stats` describe: a write renames a new file in, so a new inode. */
+function versionOf(stats: Stats): string {
+  return `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+}
+
+/** Each lock's holders in this process, one after another (see {@link inTurn}). */
+const turns = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `operation` after the ones queued before it under `lock` in this process: the lock file
+ * then serialises processes only. Holders in one process polling the lock file would wait on
+ * its backoff, and ten writers at once outlasted its 10 s wait.
+ */
+function inTurn<T>(lock: string, operation: () => Promise<T>): Promise<T> {
+  const run = (turns.get(lock) ?? Promise.resolve()).then(operation, operation);
+  const settled = run.catch(() => undefined);
+  turns.set(lock, settled);
+  // The last in line clears the entry, so locks of users gone hold no memory.
+  void settled.then(() => {
+    if (turns.get(lock) === settled) turns.delete(lock);
+  });
+  return run;
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
 import type { RevokeOutcome } from "../dashboard/user-connections.js";
 import type { ConnectPages } from "../fronts/connect-pages.js";
@@ -6,8 +6,9 @@ import type { Interceptor } from "../hub/call-pipeline.js";
 import { ConnectFlow } from "./connect-flow.js";
 import { ConnectLinks } from "./connect-links.js";
 import { ConnectSignal, connectWaiter } from "./connect-signal.js";
+import { credentialRouter } from "./credential-router.js";
 import { disconnect } from "./disconnect.js";
-import { combinedSource, perUserSource } from "./per-user-source.js";
+import { perUserSource } from "./per-user-source.js";
 import { TokenExchangeSource } from "./token-exchange.js";
 import type { CredentialVault, UserCredentialSource, UserRef } from "./user-credentials.js";
 
@@ -23,8 +24,6 @@ export interface GatewayCredentialsOptions {
   base: () => string;
   /** Signs connect links and sealed OAuth states (a key derived from the cluster secret): every replica takes every replica's links. Default: a key made at start. */
   secret?: string;
-  /** Signs a 2026 client's `requestState` while it waits to connect (the cluster's state key). */
-  stateKey?: Buffer;
   /** The configured server of a name (the config may be reloaded). */
   server: (name: string) => ServerConfig | undefined;
 }
@@ -67,7 +66,7 @@ export async function gatewayCredentials(options: GatewayCredentialsOptions): Pr
   const { connectPrompt } = await import("../gateway/layers/connect-prompt.js");
   const issuers = (config.auth?.issuers ?? []).map((i) => i.issuer);
   const exchange = issuers.length === 0 ? undefined : new TokenExchangeSource({ issuers });
-  const source = combinedSource({
+  const source = credentialRouter({
     perUser: perUserSource({ vault, links }),
     ...(exchange === undefined ? {} : { exchange }),
   });
@@ -77,7 +76,10 @@ export async function gatewayCredentials(options: GatewayCredentialsOptions): Pr
     connectUrl: (user, server) => links.connectUrl(user, server),
     prompt: connectPrompt({
       waitConnected: connectWaiter(links, signal, { vault }),
-      ...(options.stateKey === undefined ? {} : { stateKey: options.stateKey }),
+      // Its own key, the same on every replica: a state it signs is never one of another purpose.
+      ...(options.secret === undefined
+        ? {}
+        : { stateKey: createHmac("sha256", options.secret).update("connect-prompt").digest() }),
     }),
     pages: connectPages({ flow, links, server: options.server }),
     revoke: async (userKey, server) => {

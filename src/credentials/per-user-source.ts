@@ -26,8 +26,8 @@ export interface PerUserSourceOptions {
  * refreshed, gets {@link ConnectRequiredError} with a fresh link; never another's credentials.
  *
  * @example
- * const source = perUserSource({ vault: new FileCredentialVault(), links });
- * const plan = await source.plan(user, config.servers.github); // { oauth } or ConnectRequiredError
+ * const vault = new FileCredentialVault();
+ * const hub = new Hub({ config, vault, userCredentials: credentialRouter({ perUser: perUserSource({ vault, links }) }) });
  */
 export function perUserSource(options: PerUserSourceOptions): UserCredentialSource {
   const { vault, links } = options;
@@ -52,37 +52,6 @@ export function perUserSource(options: PerUserSourceOptions): UserCredentialSour
       return {
         oauth: { store: userOAuthStore(vault, user.key), grantRequired: () => required() },
       };
-    },
-  };
-}
-
-/**
- * One source for every server that is not `shared`: `per-user` ones to `perUser`, `{ exchange }`
- * ones to `exchange`.
- */
-export function combinedSource(sources: {
-  perUser?: UserCredentialSource;
-  exchange?: UserCredentialSource;
-}): UserCredentialSource {
-  return {
-    plan(user, server, signal) {
-      const { credentials } = server;
-      const source =
-        credentials === "per-user"
-          ? sources.perUser
-          : typeof credentials === "object"
-            ? sources.exchange
-            : undefined;
-      if (source === undefined) {
-        return Promise.reject(
-          new McplexError(
-            "INVALID_ARGUMENT",
-            `${server.name}: no credential source for credentials: ${JSON.stringify(credentials ?? "shared")}`,
-            { server: server.name },
-          ),
-        );
-      }
-      return source.plan(user, server, signal);
     },
   };
 }

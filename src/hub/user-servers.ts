@@ -2,7 +2,7 @@
 // config with that user's values in place of the `${user:NAME}` placeholders.
 import { DEFAULT_OAUTH_REDIRECT } from "../config/read-server.js";
 import type { ServerConfig } from "../config/types.js";
-import { fillUserPlaceholders, userPlaceholderNames } from "../config/user-placeholders.js";
+import { fillUserPlaceholders } from "../config/user-placeholders.js";
 import {
   ConnectRequiredError,
   type CredentialVault,
@@ -109,17 +109,4 @@ export function userServerConfig(
   }
   if (missing.size > 0) throw connectRequired(user, config.name, connectUrl, [...missing]);
   return own;
-}
-
-/** The names of the `${user:NAME}` values `config` needs of each user. */
-export function userValueNames(config: ServerConfig): string[] {
-  const texts =
-    config.transport === "stdio"
-      ? [...config.args, ...Object.values(config.env)]
-      : config.transport === "streamable-http" ||
-          config.transport === "sse" ||
-          config.transport === "websocket"
-        ? Object.values(config.headers)
-        : [];
-  return [...new Set(texts.flatMap(userPlaceholderNames))];
 }

@@ -216,9 +216,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
             if (origin === undefined) throw new Error("connect links need the HTTP front's address");
             return origin;
           },
-          ...(cluster === undefined
-            ? {}
-            : { secret: cluster.connectKey.toString("base64url"), stateKey: cluster.stateKey }),
+          ...(cluster === undefined ? {} : { secret: cluster.connectKey.toString("base64url") }),
           server: (name) => hub.serverConfig(name),
         })
       : undefined;
