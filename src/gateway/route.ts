@@ -134,21 +134,33 @@ export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks):
         if (typeof args !== "object" || args === null || Array.isArray(args)) {
           throw new RpcError(ErrorCode.InvalidParams, "Invalid params: arguments must be an object");
         }
-        const tool = target?.kind === "tool" ? target.tool : undefined;
-        if (tool === undefined) {
-          if (target?.kind === "tool" && target.unreachable !== undefined)
-            return toolError(target.unreachable);
-          throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
+        let tool = target?.kind === "tool" ? target.tool : undefined;
+        let sent = request;
+        if (tool === undefined && target?.kind === "tool" && target.unreachable !== undefined) {
+          // Its per-user server could not open the caller's connection when the call came in
+          // (connect first, say). Looked up again: a layer may be calling again once it can.
+          try {
+            tool = await hub.findTool(name, {
+              signal: callOptions.signal,
+              ...(profile === undefined ? {} : { profile }),
+              ...(callOptions.user === undefined ? {} : { user: callOptions.user }),
+            });
+          } catch (error) {
+            return toolError(error);
+          }
+          if (tool !== undefined) sent = { ...request, target: { ...target, server: tool.server, tool } };
         }
+        if (tool === undefined)
+          throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
         let result: JsonObject;
         try {
-          result = await hub.dispatch(request);
+          result = await hub.dispatch(sent);
         } catch (error) {
           return toolError(error);
         }
         // A task (2026 `resultType: "task"`, 2025-11-25 `{ task }`) goes out with a handle for its id.
         return result.resultType === "task" || result.task !== undefined
-          ? tasks.created(request, result)
+          ? tasks.created(sent, result)
           : result;
       }
       case "prompts/get": {

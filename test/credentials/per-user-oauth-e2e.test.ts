@@ -140,20 +140,13 @@ describe("per-user OAuth through the gateway", () => {
     const alice = await clientOf("alice");
     const bob = await clientOf("bob");
     try {
-      // The very first call of a per-user server no user has listed yet opens the caller's
-      // connection while the tool is looked up, before the gateway's layers: it fails as a
-      // JSON-RPC error whose message carries the link (the prompt cannot ask there yet).
-      const first = await alice.client
-        .callTool({ name: "github__whoami", arguments: {} })
-        .catch((e: unknown) => e);
-      const link = /at (\S+\/connect\/github\?ticket=\S+); then call again/.exec(
-        String((first as Error).message),
-      )?.[1];
-      expect(link).toBeDefined();
-      expect(await connectAt(link!, "alice")).toContain("Connected to github");
+      // The very first call of a per-user server no user has listed yet (its tool found by
+      // opening the caller's connection) is asked by URL elicitation as any other, and goes on
+      // once she connected.
       expect(textOf(await alice.client.callTool({ name: "github__whoami", arguments: {} }))).toBe("alice");
-      expect(alice.asked).toHaveLength(0);
-      // Its tools listed now, Bob's first call is asked by URL elicitation, and goes on once he connected.
+      expect(alice.asked).toHaveLength(1);
+      expect(alice.asked[0]).toMatch(new RegExp(`^${base}/connect/github\\?ticket=`));
+      // Bob's first call, the tools listed now, is asked the same way.
       expect(textOf(await bob.client.callTool({ name: "github__whoami", arguments: {} }))).toBe("bob");
       expect(bob.asked).toHaveLength(1);
       expect(bob.asked[0]).toMatch(new RegExp(`^${base}/connect/github\\?ticket=`));
@@ -189,7 +182,7 @@ describe("per-user OAuth through the gateway", () => {
       for (const call of served)
         byToken.set(call.token, (byToken.get(call.token) ?? new Set()).add(call.sub));
       for (const subs of byToken.values()) expect(subs.size).toBe(1);
-      expect(alice.asked).toHaveLength(0);
+      expect(alice.asked).toHaveLength(1);
     } finally {
       await alice.client.close();
       await bob.client.close();
