@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { connectionsCommandWith } from "../../src/cli/commands/connections.js";
+import { FileCredentialVault } from "../../src/credentials/file-credential-vault.js";
 import { memoryCredentialVault } from "../../src/credentials/memory-vault.js";
 import {
   type ConnectionsGateway,
@@ -198,6 +202,40 @@ describe("mcplex connections on a vault with no gateway running", () => {
     await expect(offline(["revoke", "--user", "alice", "--all"])).rejects.toThrow(
       'no user "alice" holds a connection',
     );
+  });
+});
+
+describe("mcplex connections on this machine's file vault", { timeout: 60_000 }, () => {
+  const home = mkdtempSync(join(tmpdir(), "mcplex-connections-home-"));
+  const env = { MCPLEX_HOME: home, MCPLEX_SECRET_KEY: Buffer.alloc(32, 9).toString("base64") };
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  it("lists and revokes what the built CLI finds in credentials.json beside the secret store", async () => {
+    const files = new FileCredentialVault({ env });
+    await files.put(testUserKey("https://id.example", "alice"), "github", oauthRecord("alice"));
+    const config = join(home, "mcplex.yaml");
+    writeFileSync(config, "servers: {}\n");
+    const listed = await runCli(["connections", "list", "--config", config], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain("alice  key ");
+    expect(listed.stdout).toContain("github  oauth");
+    const revoked = await runCli(["connections", "revoke", "--user", "alice", "--all", "--config", config], {
+      env,
+    });
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain("alice github: deleted here; not revoked at the server");
+    expect(await files.users()).toEqual([]);
+    for (const output of [listed.stdout, listed.stderr, revoked.stdout, revoked.stderr])
+      expect(output).not.toContain(SECRET_ACCESS_TOKEN);
+  });
+
+  it("says a cluster's vault is in Redis, reached through a running replica", async () => {
+    const config = join(home, "cluster.yaml");
+    writeFileSync(config, `servers: {}\ncluster:\n  url: redis://127.0.0.1:1\n  secret: ${"s".repeat(40)}\n`);
+    const result = await runCli(["connections", "list", "--config", config], { env });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("keeps users' credentials in Redis (cluster:)");
+    expect(result.stderr).toContain("--url");
   });
 });
 

@@ -24,15 +24,21 @@ export interface ConnectionsCommandDeps {
 }
 
 /**
- * The vault on this machine. None is in this build yet: offline use says so, and `--url`
- * works on a running gateway.
+ * The vault on this machine: the file beside the secret store (`credentials.json`). A gateway
+ * with `cluster:` keeps its users' credentials in Redis, which only a running replica reaches.
  */
-async function noOfflineVault(): Promise<CredentialVault> {
-  throw new McplexError(
-    "INVALID_ARGUMENT",
-    "this build of mcplex has no per-user credential vault to open offline",
-    { hint: "give a running gateway's --url and an operator's --token" },
-  );
+async function machineVault(options: { config?: string }): Promise<CredentialVault> {
+  const { loadConfig } = await import("../../config/load-config.js");
+  const config = await loadConfig(options.config === undefined ? {} : { config: options.config });
+  if (config.cluster !== undefined) {
+    throw new McplexError(
+      "INVALID_ARGUMENT",
+      `${config.source}: this gateway keeps users' credentials in Redis (cluster:), not on this machine`,
+      { hint: "revoke through a running replica: --url https://<gateway> --token <an operator's token>" },
+    );
+  }
+  const { FileCredentialVault } = await import("../../credentials/file-credential-vault.js");
+  return new FileCredentialVault();
 }
 
 /**
@@ -92,7 +98,7 @@ export function connectionsCommandWith(deps: ConnectionsCommandDeps): (args: str
 }
 
 /** The command as the CLI runs it. */
-export const connectionsCommand = connectionsCommandWith({ openVault: noOfflineVault });
+export const connectionsCommand = connectionsCommandWith({ openVault: machineVault });
 
 function printUsers(users: readonly UserConnectionsView[]): void {
   if (users.length === 0) {
