@@ -12,6 +12,8 @@
  * A few dozen calls per user in the normal suite, 1,000 each under `npm run test:hostile`.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +33,9 @@ import { startWhoamiServer, type WhoamiServer } from "./support/whoami-server.js
 const USERS = ["alice", "bob"];
 const dir = mkdtempSync(join(tmpdir(), "mcplex-three-ways-"));
 const auditFile = join(dir, "audit.jsonl");
+/** What the gateway's OpenTelemetry exporter sent (traces and metrics, OTLP/JSON). */
+const exported: string[] = [];
+let collector: Server;
 let gw: PerUserGateway;
 /** The second authorization server, in front of `acct`. */
 let accounts: AuthServer;
@@ -38,10 +43,21 @@ let acct: WhoamiServer;
 let tickets: TokenCheckingServer;
 
 beforeAll(async () => {
+  collector = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      exported.push(Buffer.concat(chunks).toString("utf8"));
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((r) => collector.listen(0, "127.0.0.1", r));
+  const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
   accounts = await startAuthServer();
   acct = await startWhoamiServer(accounts);
   accounts.setResource(acct.url, { scopes: ["mcp:tools"] });
-  gw = await startPerUserGateway(USERS, `audit:\n  to: ${auditFile}\n`, async (idp) => {
+  const observed = `audit:\n  to: ${auditFile}\ntelemetry:\n  enabled: true\n  endpoint: ${endpoint}\n`;
+  gw = await startPerUserGateway(USERS, observed, async (idp) => {
     tickets = await startTokenCheckingServer({ issuer: idp.issuer, jwksUri: idp.endpoints.jwks });
     const client = await idp.allowExchange({
       audiences: { [tickets.audience]: { scopes: ["tickets:read"], ttlSeconds: 600 } },
@@ -65,6 +81,7 @@ afterAll(async () => {
   await tickets?.close();
   await acct?.close();
   await accounts?.close();
+  await new Promise<void>((r) => collector?.close(() => r()));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -145,7 +162,7 @@ describe("per-user OAuth, token exchange and per-user processes, two users at on
       const [a, b] = USERS.map(tokensOf);
       expect([...a!].filter((token) => b!.has(token))).toEqual([]);
       // Nothing of a user's credentials where an operator looks: the audit trail, the metrics,
-      // the dashboard's state and the calls it shows.
+      // the dashboard's state and the calls it shows, the traces.
       const operator = { authorization: `Bearer ${STATIC_TOKEN}` };
       const origin = new URL(gw.mcp).origin;
       const looked = [readFileSync(auditFile, "utf8")];
@@ -154,6 +171,10 @@ describe("per-user OAuth, token exchange and per-user processes, two users at on
         expect(response.status, path).toBe(200);
         looked.push(await response.text());
       }
+      // Its spans and metrics go out as it closes.
+      await gw.running.close(0);
+      expect(exported.some((body) => body.includes("resourceSpans"))).toBe(true);
+      looked.push(...exported);
       const everything = looked.join("\n");
       expect(everything).toContain("acct__whoami");
       const secrets = [
