@@ -36,7 +36,7 @@ import {
 // user who signs in for real and the static token still work.
 
 const STATIC = "static-forged-run-token-0123456789abcdef";
-const TOKENS = attackSize(360, 2400);
+const TOKENS = attackSize(420, 2400);
 const IN_FLIGHT = 8;
 /** The whole run fits in one or two cooldowns, so the JWKS bound below is tight. */
 const COOLDOWN_MS = 60_000;

@@ -1,7 +1,7 @@
 /**
  * The entries of the HTTP front the authenticator guards, as requests a client sends to them
  * (forged-tokens.hostile.test.ts): /mcp (2026, a 2025 initialize, a user's 2025 session), /sse
- * and /messages, the /ws upgrade, the dashboard, /metrics and /readyz; and the two ways such a
+ * and /messages, the /ws upgrade, the dashboard and its connections API, /metrics and /readyz; and the two ways such a
  * request goes out with a credential of forged-token-kinds.ts: Node's HTTP client, or byte for
  * byte on a socket for the header bytes that client refuses to write.
  */
@@ -138,6 +138,16 @@ export function targetsOf(session: string, messages: string): Target[] {
       metadata: "",
       admitted: 404,
     },
+    // The per-user connections' API: admitted, then 501, as this gateway keeps no per-user credentials.
+    {
+      name: "GET /api/connections",
+      method: "GET",
+      path: "/api/connections",
+      headers: {},
+      metadata: "",
+      admitted: 501,
+    },
+    { name: "GET /api/users", method: "GET", path: "/api/users", headers: {}, metadata: "", admitted: 501 },
     { name: "GET /metrics", method: "GET", path: "/metrics", headers: {}, metadata: "", admitted: 200 },
     { name: "GET /readyz", method: "GET", path: "/readyz", headers: {}, metadata: "", admitted: 200 },
   ];
