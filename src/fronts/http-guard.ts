@@ -298,6 +298,31 @@ export class BodyOverBudgetError extends HttpError {
 }
 
 /**
+ * The body of a request whose body has arrived in full (`req.complete`: Node's parser has
+ * pushed all of it, as it does for a small POST by the time a front's first `await` returns),
+ * read at once: no promise, timer or listeners, as {@link readBody} needs while bytes may
+ * still come. `undefined` while it has not all arrived (then use {@link readBody}). Throws
+ * {@link BodyTooLargeError} past `limit` and {@link BodyOverBudgetError} when `lease` has no
+ * room for it, as {@link readBody} rejects.
+ */
+export function bufferedBody(
+  req: IncomingMessage,
+  limit: number,
+  budget?: { lease: BudgetLease; overBudget: string },
+): Buffer | undefined {
+  if (!req.complete || req.destroyed || req.readableFlowing === true) return undefined;
+  // Not flowing, so the parser's chunks wait in the stream's buffer: read() returns them all.
+  const body = (req.read() as Buffer | null) ?? EMPTY;
+  if (body.length > limit) throw new BodyTooLargeError(limit);
+  const lease = budget?.lease;
+  if (lease !== undefined && body.length > lease.bytes && !lease.grow(body.length - lease.bytes))
+    throw new BodyOverBudgetError(budget!.overBudget);
+  return body;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
  * Reads a request body of at most `limit` bytes. Rejects with {@link BodyTooLargeError}
  * as soon as the limit is passed (at once from Content-Length, else while counting,
  * keeping nothing beyond it), with {@link BodyTimeoutError} when it is not complete within

@@ -11,6 +11,7 @@ import {
   BodyOverBudgetError,
   BodyTimeoutError,
   BodyTooLargeError,
+  bufferedBody,
   checkAccept,
   checkContentType,
   readBody,
@@ -85,18 +86,24 @@ export function mcpEndpoint(
     const declared = Number(req.headers["content-length"] ?? 0);
     const lease = budget.reserve(declared <= maxBody ? declared : 0);
     if (lease === undefined) return sendOverBudget(res, budget);
-    res.once("close", lease.release);
     caller.lease = lease;
     // Counted for a graceful close from here: a body on its way is waited for too.
     const uncount = drain.enter();
-    res.once("close", uncount);
-    const body = await readCallBody(req, res, lease);
+    let release: (() => void) | undefined;
+    // One listener for all three: each request adds it, and `once` wraps every listener it adds.
+    res.on("close", () => {
+      lease.release();
+      uncount();
+      release?.();
+    });
+    // A small body is all there once admission's await is over: read at once, else as it comes.
+    const body = req.complete ? bufferedCallBody(req, res, lease) : await readCallBody(req, res, lease);
     if (body === undefined) return;
     if (cluster !== undefined) {
       const routed = routeSession(cluster, req, res, internal, drain, body);
       if (routed !== undefined) return routed;
     }
-    const release = concurrency.acquire(caller.key);
+    release = concurrency.acquire(caller.key);
     if (release === undefined) {
       return sendRpcError(
         res,
@@ -106,13 +113,12 @@ export function mcpEndpoint(
         `Too Many Requests: ${concurrency.max} requests already in flight for this client; wait for their answers`,
       );
     }
-    res.once("close", release);
     caller.openStream = () => {
       // A listen lives until the client goes: it leaves the calls for the streams' own bound.
       const closeStream = streams.acquire(caller.key);
       if (closeStream === undefined)
         return `Too Many Requests: too many open streams for this client (limit ${streams.max}); close one first`;
-      release();
+      release?.();
       uncount();
       // A stream's events go out as they come; its request no longer waits.
       lease.release();
@@ -177,6 +183,9 @@ export function mcpEndpoint(
     sessions.post(req, res, message as Record<string, unknown>, caller);
   };
 
+  /** What a body past the memory budget is told (the budget's limit does not change). */
+  const overBudget = budgetRefusal(budget);
+
   /**
    * Reads a POST body under its deadline, before the request takes a call slot (a client
    * dribbling bodies must not hold slots others need). Answers 413 or 408 itself.
@@ -187,29 +196,45 @@ export function mcpEndpoint(
     lease: BudgetLease,
   ): Promise<Buffer | undefined> => {
     try {
-      return await readBody(req, maxBody, undefined, bodyTimeoutMs, {
-        lease,
-        overBudget: budgetRefusal(budget),
-      });
+      return await readBody(req, maxBody, undefined, bodyTimeoutMs, { lease, overBudget });
     } catch (error) {
-      // The rest of the body stays unread: this connection cannot be reused.
-      res.shouldKeepAlive = false;
-      if (error instanceof BodyTooLargeError) {
-        sendRpcError(
-          res,
-          413,
-          null,
-          ErrorCode.InvalidRequest,
-          `Payload Too Large: the limit is ${maxBody} bytes`,
-        );
-      } else if (error instanceof BodyTimeoutError) {
-        sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
-      } else if (error instanceof BodyOverBudgetError) {
-        sendOverBudget(res, budget, error.message);
-      } else {
-        res.destroy();
-      }
+      refuseBody(res, error);
       return undefined;
+    }
+  };
+
+  /** {@link readCallBody} for a body that has arrived in full: read now, without a promise. */
+  const bufferedCallBody = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    lease: BudgetLease,
+  ): Buffer | undefined => {
+    try {
+      return bufferedBody(req, maxBody, { lease, overBudget });
+    } catch (error) {
+      refuseBody(res, error);
+      return undefined;
+    }
+  };
+
+  /** Answers a body that could not be read (413, 408, 503), or closes the connection. */
+  const refuseBody = (res: ServerResponse, error: unknown): void => {
+    // The rest of the body stays unread: this connection cannot be reused.
+    res.shouldKeepAlive = false;
+    if (error instanceof BodyTooLargeError) {
+      sendRpcError(
+        res,
+        413,
+        null,
+        ErrorCode.InvalidRequest,
+        `Payload Too Large: the limit is ${maxBody} bytes`,
+      );
+    } else if (error instanceof BodyTimeoutError) {
+      sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
+    } else if (error instanceof BodyOverBudgetError) {
+      sendOverBudget(res, budget, error.message);
+    } else {
+      res.destroy();
     }
   };
   return handleMcp;

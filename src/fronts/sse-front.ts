@@ -273,7 +273,7 @@ export class SseFront {
       return;
     }
     if (entry === undefined) {
-      res.once("close", lease.release);
+      res.once("close", () => lease.release());
       await forward?.(owner!, req, res, body);
       return;
     }
