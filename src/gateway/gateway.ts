@@ -444,12 +444,12 @@ export class Gateway {
 
   #rev2026Result(request: CallRequest, raw: JsonObject): JsonObject {
     const result = jsonOf(raw);
-    const meta = (result._meta as Record<string, unknown> | undefined) ?? {};
-    const shaped: JsonObject = {
-      ...result,
-      resultType: result.resultType ?? "complete",
-      _meta: { ...meta, [META.serverInfo]: { name: this.#identity.name, version: this.#identity.version } },
-    };
+    const given = result._meta as Record<string, unknown> | undefined;
+    // Not `{ ...given, [META.serverInfo]: ... }`: a computed key in a literal is a runtime call
+    // per object (about 11k instructions per call, with the spread: callgrind).
+    const meta: Record<string, unknown> = given === undefined ? {} : { ...given };
+    meta[META.serverInfo] = { name: this.#identity.name, version: this.#identity.version };
+    const shaped: JsonObject = { ...result, resultType: result.resultType ?? "complete", _meta: meta };
     if (request.row?.cacheable === true && shaped.resultType === "complete") {
       // The catalog changes whenever an upstream does; clients learn of it through
       // subscriptions/listen, so lists are fresh only as long as nothing is announced.

@@ -38,8 +38,11 @@ export function clientInput(parking: InputParking): Interceptor {
     return parked(request, request.target, next);
   };
 
-  /** A 2026 client's call: its server's requests are parked, the client's input resumes it. */
-  async function parked(request: CallRequest, target: RequestTarget, next: Handler): Promise<JsonObject> {
+  /**
+   * A 2026 client's call: its server's requests are parked, the client's input resumes it. Not
+   * async: it hands on the parking's promise, which an async function would wrap in one more.
+   */
+  function parked(request: CallRequest, target: RequestTarget, next: Handler): Promise<JsonObject> {
     const ctx = request.context;
     const { method, params } = request;
     const name = targetName(target);
@@ -47,9 +50,10 @@ export function clientInput(parking: InputParking): Interceptor {
     const principal = principalOf(ctx);
     if (parking.owns(state))
       return parking.resume(method, name, state, params.inputResponses, ctx.signal, principal);
-    const extra: Record<string, unknown> = {};
-    if (params.inputResponses !== undefined) extra.inputResponses = params.inputResponses;
-    if (state !== undefined) extra.requestState = state;
+    // What the server gets beside its params: none on a first call (no object to merge in).
+    let extra: Record<string, unknown> | undefined;
+    if (params.inputResponses !== undefined) extra = { inputResponses: params.inputResponses };
+    if (state !== undefined) extra = { ...extra, requestState: state };
     return parking.run(
       method,
       name,
@@ -115,7 +119,7 @@ function withOptions(
   options: CallOptions,
   signal: AbortSignal,
   handler: ServerRequestHandler,
-  params: Record<string, unknown>,
+  params: Record<string, unknown> | undefined,
 ): CallOptions {
   return {
     signal,
