@@ -133,8 +133,8 @@ function withOptions(
     clientCapabilities: options.clientCapabilities,
     logLevel: options.logLevel,
     client: options.client,
-    // The parking reads what comes back (an answer, or the server's requests).
-    rawResult: false,
+    // The parking hands the answer on unread (a RawJson never is an input_required result).
+    rawResult: options.rawResult,
   };
 }
 
