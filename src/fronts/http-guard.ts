@@ -251,9 +251,29 @@ const JSON_ONLY = Object.freeze({ ok: true, sse: false } as const);
  */
 export function checkAccept(
   header: string | undefined,
-  need: { needSse?: boolean; needJson?: boolean } = {},
+  need: { needSse?: boolean; needJson?: boolean } = NEED_JSON,
 ): { ok: true; sse: boolean } | Refusal<406> {
   if (header === undefined || header === "") return SSE_OK;
+  // A client sends the same Accept on every POST: its last answer is kept for the default need.
+  if (need === NEED_JSON) {
+    if (header === lastAccept.header) return lastAccept.result;
+    const result = negotiate(header, need);
+    lastAccept = { header, result };
+    return result;
+  }
+  return negotiate(header, need);
+}
+
+const NEED_JSON: { needSse?: boolean; needJson?: boolean } = Object.freeze({});
+let lastAccept: { header: string; result: { ok: true; sse: boolean } | Refusal<406> } = {
+  header: "",
+  result: SSE_OK,
+};
+
+function negotiate(
+  header: string,
+  need: { needSse?: boolean; needJson?: boolean },
+): { ok: true; sse: boolean } | Refusal<406> {
   const json = need.needJson === false || accepts(header, "application/json", "application/*");
   const sse = accepts(header, "text/event-stream", "text/*");
   if (json && (sse || need.needSse !== true)) return sse ? SSE_OK : JSON_ONLY;

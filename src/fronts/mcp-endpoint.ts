@@ -27,7 +27,12 @@ import type { SseFront } from "./sse-front.js";
 export interface McpEndpointParts {
   gateway: Gateway;
   /** One admission for a client's MCP request (see `HttpAdmission.admitClient`). */
-  admit(req: IncomingMessage): Promise<{ caller: Admitted; internal: boolean } | Refusal>;
+  admit(
+    req: IncomingMessage,
+  ):
+    | { caller: Admitted; internal: boolean }
+    | Refusal
+    | Promise<{ caller: Admitted; internal: boolean } | Refusal>;
   sessions: Rev2025HttpSessions;
   /** An HTTP+SSE client pointed at /mcp is served as on /sse. */
   sse: SseFront;

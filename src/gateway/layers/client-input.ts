@@ -30,10 +30,9 @@ export function clientInput(parking: InputParking): Interceptor {
       // `callOptionsOf` gave it the handler already (the gateway builds every forwarded request
       // with it); a request an interceptor built without one gets it here.
       if (request.callOptions.onServerRequest !== undefined) return next(request);
-      return next({
-        ...request,
-        callOptions: { ...request.callOptions, onServerRequest: sessionHandler(ctx) },
-      });
+      return next(
+        withCallOptions(request, { ...request.callOptions, onServerRequest: sessionHandler(ctx) }),
+      );
     }
     return parked(request, request.target, next);
   };
@@ -61,11 +60,28 @@ export function clientInput(parking: InputParking): Interceptor {
       ctx.signal,
       (handler, signal) => {
         const callOptions = withOptions(request.callOptions, signal, handler, extra);
-        return next({ ...request, callOptions });
+        return next(withCallOptions(request, callOptions));
       },
       principal,
     );
   }
+}
+
+/**
+ * `{ ...request, callOptions }`, written out in the order `Gateway.request` builds a request: a
+ * spread that then sets a member it copied goes through V8's slow path (about 8k instructions a
+ * call under callgrind), and the object comes out in the one shape the layers after it read.
+ */
+function withCallOptions(request: CallRequest, callOptions: CallOptions): CallRequest {
+  return {
+    id: request.id,
+    method: request.method,
+    params: request.params,
+    context: request.context,
+    target: request.target,
+    row: request.row,
+    callOptions,
+  };
 }
 
 /**
