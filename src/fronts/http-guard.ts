@@ -319,7 +319,7 @@ export class BodyOverBudgetError extends HttpError {
 
 /**
  * The body of a request whose body has arrived in full (`req.complete`: Node's parser has
- * pushed all of it, as it does for a small POST by the time a front's first `await` returns),
+ * pushed all of it, as it has for a small POST one turn of the event loop after its head),
  * read at once: no promise, timer or listeners, as {@link readBody} needs while bytes may
  * still come. `undefined` while it has not all arrived (then use {@link readBody}). Throws
  * {@link BodyTooLargeError} past `limit` and {@link BodyOverBudgetError} when `lease` has no

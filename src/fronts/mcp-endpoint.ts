@@ -101,7 +101,11 @@ export function mcpEndpoint(
       uncount();
       release?.();
     });
-    // A small body is all there once admission's await is over: read at once, else as it comes.
+    // Node's parser reads a body that came with the head only after this handler's promises
+    // have run: one turn of the event loop later a small body is complete, and is read at once
+    // (no listeners, no deadline timer, no stream flowing); a body still on its way is read as
+    // it comes, under its deadline.
+    if (!req.complete) await nextTurn();
     const body = req.complete ? bufferedCallBody(req, res, lease) : await readCallBody(req, res, lease);
     if (body === undefined) return;
     if (cluster !== undefined) {
@@ -243,4 +247,9 @@ export function mcpEndpoint(
     }
   };
   return handleMcp;
+}
+
+/** Resolves in the event loop's next check phase (after the I/O being handled now). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
