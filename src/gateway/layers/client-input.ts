@@ -30,9 +30,7 @@ export function clientInput(parking: InputParking): Interceptor {
       // `callOptionsOf` gave it the handler already (the gateway builds every forwarded request
       // with it); a request an interceptor built without one gets it here.
       if (request.callOptions.onServerRequest !== undefined) return next(request);
-      return next(
-        withCallOptions(request, { ...request.callOptions, onServerRequest: sessionHandler(ctx) }),
-      );
+      return next(withCallOptions(request, { ...request.callOptions, onServerRequest: sessionHandler(ctx) }));
     }
     return parked(request, request.target, next);
   };
