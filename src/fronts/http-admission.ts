@@ -2,7 +2,12 @@ import type { IncomingMessage } from "node:http";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
-import { type Authenticator, type AuthRequest, StaticTokenAuthenticator } from "./authenticator.js";
+import {
+  type Authenticator,
+  type AuthOutcome,
+  type AuthRequest,
+  StaticTokenAuthenticator,
+} from "./authenticator.js";
 import type { Admitted, Refusal } from "./caller.js";
 import type { ClusterLink } from "./cluster-link.js";
 import {
@@ -117,6 +122,18 @@ export class HttpAdmission {
     limited = true,
     from: "client" | "replica" = "client",
   ): Promise<Admitted | Refusal> {
+    return this.admitNow(req, limited, from);
+  }
+
+  /**
+   * {@link admit}, answered at once where the authenticator answers at once (the static
+   * tokens): no promise on every request's way in. A promise otherwise.
+   */
+  admitNow(
+    req: IncomingMessage,
+    limited = true,
+    from: "client" | "replica" = "client",
+  ): Admitted | Refusal | Promise<Admitted | Refusal> {
     const page = from === "replica" ? undefined : this.checkPage(req);
     if (page !== undefined) return page;
     const authenticator: Authenticator = this.#authenticator;
@@ -129,8 +146,12 @@ export class HttpAdmission {
       // the static tokens' fast path (there the first is compared, as before).
       ...(statics === undefined && authorizationHeaders(req) > 1 ? { repeatedAuthorization: true } : {}),
     };
-    const auth =
-      statics !== undefined ? statics.authenticateNow(request) : await authenticator.authenticate(request);
+    if (statics !== undefined) return this.#admitted(request, statics.authenticateNow(request), limited);
+    return authenticator.authenticate(request).then((auth) => this.#admitted(request, auth, limited));
+  }
+
+  /** The caller the authenticator's answer makes, or why it is refused (credential, rate). */
+  #admitted(request: AuthRequest, auth: AuthOutcome, limited: boolean): Admitted | Refusal {
     if (!auth.ok)
       return {
         status: auth.status,
@@ -154,6 +175,7 @@ export class HttpAdmission {
       ...(profile === undefined ? {} : { profile }),
       ...(mode === undefined ? {} : { mode }),
     };
+    const authenticator = this.#authenticator;
     if (authenticator.insufficientScope !== undefined && identity.via === "oauth") {
       const challenge = authenticator.insufficientScope.bind(authenticator);
       admitted.challenge = (scope) => challenge(request, scope);
@@ -166,17 +188,27 @@ export class HttpAdmission {
    * `/messages`, a `/ws` upgrade): a forged replica credential is refused; Host/Origin and the
    * authenticator; and its rate, from the cluster's shared bucket when there is one (the
    * front's own while Redis is away). A request another replica forwarded (`internal`) was
-   * counted where it arrived.
+   * counted where it arrived. Answered at once where nothing has to be waited for (a front on
+   * its own, static tokens); a promise otherwise.
    */
-  async admitClient(
+  admitClient(
     req: IncomingMessage,
     cluster: ClusterLink | undefined,
-  ): Promise<{ caller: Admitted; internal: boolean } | Refusal> {
-    const internal = cluster?.fromReplica(req) ?? false;
+  ): ClientAdmission | Refusal | Promise<ClientAdmission | Refusal> {
+    if (cluster === undefined) {
+      const caller = this.admitNow(req, true, "client");
+      if (caller instanceof Promise) return caller.then(asClient);
+      return asClient(caller);
+    }
+    return this.#admitClusterClient(req, cluster);
+  }
+
+  async #admitClusterClient(req: IncomingMessage, cluster: ClusterLink): Promise<ClientAdmission | Refusal> {
+    const internal = cluster.fromReplica(req);
     if (internal === "forged")
       return { status: 401, message: "Unauthorized: not a valid replica credential", headers: {} };
     const rateLimit = this.#rateLimit;
-    const shared = !internal && rateLimit !== undefined ? cluster?.rateLimit : undefined;
+    const shared = !internal && rateLimit !== undefined ? cluster.rateLimit : undefined;
     const caller = await this.admit(req, !internal && shared === undefined, internal ? "replica" : "client");
     if ("status" in caller) return caller;
     if (shared !== undefined && rateLimit !== undefined) {
@@ -225,6 +257,13 @@ export class HttpAdmission {
       })
     );
   }
+}
+
+/** A client's request let in: its caller, and whether another replica forwarded it. */
+export type ClientAdmission = { caller: Admitted; internal: boolean };
+
+function asClient(caller: Admitted | Refusal): ClientAdmission | Refusal {
+  return "status" in caller ? caller : { caller, internal: false };
 }
 
 /** How many `Authorization` headers a request carries. */

@@ -291,7 +291,9 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   };
 
   const serveRequest = (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const url = req.url ?? "/";
+    const query = url.indexOf("?");
+    const path = query === -1 ? url : url.slice(0, query);
     if (!connections.admit(req, res, path)) return;
     switch (path) {
       case "/mcp":

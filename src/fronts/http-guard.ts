@@ -251,9 +251,29 @@ const JSON_ONLY = Object.freeze({ ok: true, sse: false } as const);
  */
 export function checkAccept(
   header: string | undefined,
-  need: { needSse?: boolean; needJson?: boolean } = {},
+  need: { needSse?: boolean; needJson?: boolean } = NEED_JSON,
 ): { ok: true; sse: boolean } | Refusal<406> {
   if (header === undefined || header === "") return SSE_OK;
+  // A client sends the same Accept on every POST: its last answer is kept for the default need.
+  if (need === NEED_JSON) {
+    if (header === lastAccept.header) return lastAccept.result;
+    const result = negotiate(header, need);
+    lastAccept = { header, result };
+    return result;
+  }
+  return negotiate(header, need);
+}
+
+const NEED_JSON: { needSse?: boolean; needJson?: boolean } = Object.freeze({});
+let lastAccept: { header: string; result: { ok: true; sse: boolean } | Refusal<406> } = {
+  header: "",
+  result: SSE_OK,
+};
+
+function negotiate(
+  header: string,
+  need: { needSse?: boolean; needJson?: boolean },
+): { ok: true; sse: boolean } | Refusal<406> {
   const json = need.needJson === false || accepts(header, "application/json", "application/*");
   const sse = accepts(header, "text/event-stream", "text/*");
   if (json && (sse || need.needSse !== true)) return sse ? SSE_OK : JSON_ONLY;
@@ -296,6 +316,31 @@ export class BodyOverBudgetError extends HttpError {
     super(503, "MEMORY_BUDGET_FULL", message);
   }
 }
+
+/**
+ * The body of a request whose body has arrived in full (`req.complete`: Node's parser has
+ * pushed all of it, as it has for a small POST one turn of the event loop after its head),
+ * read at once: no promise, timer or listeners, as {@link readBody} needs while bytes may
+ * still come. `undefined` while it has not all arrived (then use {@link readBody}). Throws
+ * {@link BodyTooLargeError} past `limit` and {@link BodyOverBudgetError} when `lease` has no
+ * room for it, as {@link readBody} rejects.
+ */
+export function bufferedBody(
+  req: IncomingMessage,
+  limit: number,
+  budget?: { lease: BudgetLease; overBudget: string },
+): Buffer | undefined {
+  if (!req.complete || req.destroyed || req.readableFlowing === true) return undefined;
+  // Not flowing, so the parser's chunks wait in the stream's buffer: read() returns them all.
+  const body = (req.read() as Buffer | null) ?? EMPTY;
+  if (body.length > limit) throw new BodyTooLargeError(limit);
+  const lease = budget?.lease;
+  if (lease !== undefined && body.length > lease.bytes && !lease.grow(body.length - lease.bytes))
+    throw new BodyOverBudgetError(budget!.overBudget);
+  return body;
+}
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Reads a request body of at most `limit` bytes. Rejects with {@link BodyTooLargeError}

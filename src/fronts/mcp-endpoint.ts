@@ -11,6 +11,7 @@ import {
   BodyOverBudgetError,
   BodyTimeoutError,
   BodyTooLargeError,
+  bufferedBody,
   checkAccept,
   checkContentType,
   readBody,
@@ -26,7 +27,12 @@ import type { SseFront } from "./sse-front.js";
 export interface McpEndpointParts {
   gateway: Gateway;
   /** One admission for a client's MCP request (see `HttpAdmission.admitClient`). */
-  admit(req: IncomingMessage): Promise<{ caller: Admitted; internal: boolean } | Refusal>;
+  admit(
+    req: IncomingMessage,
+  ):
+    | { caller: Admitted; internal: boolean }
+    | Refusal
+    | Promise<{ caller: Admitted; internal: boolean } | Refusal>;
   sessions: Rev2025HttpSessions;
   /** An HTTP+SSE client pointed at /mcp is served as on /sse. */
   sse: SseFront;
@@ -85,18 +91,28 @@ export function mcpEndpoint(
     const declared = Number(req.headers["content-length"] ?? 0);
     const lease = budget.reserve(declared <= maxBody ? declared : 0);
     if (lease === undefined) return sendOverBudget(res, budget);
-    res.once("close", lease.release);
     caller.lease = lease;
     // Counted for a graceful close from here: a body on its way is waited for too.
     const uncount = drain.enter();
-    res.once("close", uncount);
-    const body = await readCallBody(req, res, lease);
+    let release: (() => void) | undefined;
+    // One listener for all three: each request adds it, and `once` wraps every listener it adds.
+    res.on("close", () => {
+      lease.release();
+      uncount();
+      release?.();
+    });
+    // Node's parser reads a body that came with the head only after this handler's promises
+    // have run: one turn of the event loop later a small body is complete, and is read at once
+    // (no listeners, no deadline timer, no stream flowing); a body still on its way is read as
+    // it comes, under its deadline.
+    if (!req.complete) await nextTurn();
+    const body = req.complete ? bufferedCallBody(req, res, lease) : await readCallBody(req, res, lease);
     if (body === undefined) return;
     if (cluster !== undefined) {
       const routed = routeSession(cluster, req, res, internal, drain, body);
       if (routed !== undefined) return routed;
     }
-    const release = concurrency.acquire(caller.key);
+    release = concurrency.acquire(caller.key);
     if (release === undefined) {
       return sendRpcError(
         res,
@@ -106,13 +122,12 @@ export function mcpEndpoint(
         `Too Many Requests: ${concurrency.max} requests already in flight for this client; wait for their answers`,
       );
     }
-    res.once("close", release);
     caller.openStream = () => {
       // A listen lives until the client goes: it leaves the calls for the streams' own bound.
       const closeStream = streams.acquire(caller.key);
       if (closeStream === undefined)
         return `Too Many Requests: too many open streams for this client (limit ${streams.max}); close one first`;
-      release();
+      release?.();
       uncount();
       // A stream's events go out as they come; its request no longer waits.
       lease.release();
@@ -177,6 +192,9 @@ export function mcpEndpoint(
     sessions.post(req, res, message as Record<string, unknown>, caller);
   };
 
+  /** What a body past the memory budget is told (the budget's limit does not change). */
+  const overBudget = budgetRefusal(budget);
+
   /**
    * Reads a POST body under its deadline, before the request takes a call slot (a client
    * dribbling bodies must not hold slots others need). Answers 413 or 408 itself.
@@ -187,30 +205,51 @@ export function mcpEndpoint(
     lease: BudgetLease,
   ): Promise<Buffer | undefined> => {
     try {
-      return await readBody(req, maxBody, undefined, bodyTimeoutMs, {
-        lease,
-        overBudget: budgetRefusal(budget),
-      });
+      return await readBody(req, maxBody, undefined, bodyTimeoutMs, { lease, overBudget });
     } catch (error) {
-      // The rest of the body stays unread: this connection cannot be reused.
-      res.shouldKeepAlive = false;
-      if (error instanceof BodyTooLargeError) {
-        sendRpcError(
-          res,
-          413,
-          null,
-          ErrorCode.InvalidRequest,
-          `Payload Too Large: the limit is ${maxBody} bytes`,
-        );
-      } else if (error instanceof BodyTimeoutError) {
-        sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
-      } else if (error instanceof BodyOverBudgetError) {
-        sendOverBudget(res, budget, error.message);
-      } else {
-        res.destroy();
-      }
+      refuseBody(res, error);
       return undefined;
     }
   };
+
+  /** {@link readCallBody} for a body that has arrived in full: read now, without a promise. */
+  const bufferedCallBody = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    lease: BudgetLease,
+  ): Buffer | undefined => {
+    try {
+      return bufferedBody(req, maxBody, { lease, overBudget });
+    } catch (error) {
+      refuseBody(res, error);
+      return undefined;
+    }
+  };
+
+  /** Answers a body that could not be read (413, 408, 503), or closes the connection. */
+  const refuseBody = (res: ServerResponse, error: unknown): void => {
+    // The rest of the body stays unread: this connection cannot be reused.
+    res.shouldKeepAlive = false;
+    if (error instanceof BodyTooLargeError) {
+      sendRpcError(
+        res,
+        413,
+        null,
+        ErrorCode.InvalidRequest,
+        `Payload Too Large: the limit is ${maxBody} bytes`,
+      );
+    } else if (error instanceof BodyTimeoutError) {
+      sendRpcError(res, 408, null, ErrorCode.ServerError, error.message);
+    } else if (error instanceof BodyOverBudgetError) {
+      sendOverBudget(res, budget, error.message);
+    } else {
+      res.destroy();
+    }
+  };
   return handleMcp;
+}
+
+/** Resolves in the event loop's next check phase (after the I/O being handled now). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

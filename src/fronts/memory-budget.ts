@@ -86,35 +86,59 @@ export class ByteBudget implements MemoryBudget {
   }
 
   #lease(initial: number): BudgetLease {
-    let held = initial;
-    let released = false;
-    const take = (bytes: number) => {
-      held += bytes;
-      this.#used += bytes;
-    };
-    return {
-      get bytes() {
-        return held;
-      },
-      grow: (bytes) => {
-        if (released) return true;
-        if (!this.#fits(held, bytes)) {
-          this.#refused++;
-          return false;
-        }
-        take(bytes);
-        return true;
-      },
-      charge: (bytes) => {
-        if (!released) take(bytes);
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        this.#used -= held;
-        held = 0;
-      },
-    };
+    return new ByteLease(this, initial);
+  }
+
+  /** @internal A lease's growth: whether it fits (counted as refused when not). */
+  leaseFits(held: number, bytes: number): boolean {
+    if (this.#fits(held, bytes)) return true;
+    this.#refused++;
+    return false;
+  }
+
+  /** @internal Bytes a lease takes or gives back. */
+  leaseTake(bytes: number): void {
+    this.#used += bytes;
+  }
+}
+
+/**
+ * A {@link ByteBudget}'s lease: one object of one class per message (not an object of closures),
+ * as every request takes one. Its methods are not bound: pass `() => lease.release()`.
+ */
+class ByteLease implements BudgetLease {
+  readonly #budget: ByteBudget;
+  #held: number;
+  #released = false;
+
+  constructor(budget: ByteBudget, held: number) {
+    this.#budget = budget;
+    this.#held = held;
+  }
+
+  get bytes(): number {
+    return this.#held;
+  }
+
+  grow(bytes: number): boolean {
+    if (this.#released) return true;
+    if (!this.#budget.leaseFits(this.#held, bytes)) return false;
+    this.#held += bytes;
+    this.#budget.leaseTake(bytes);
+    return true;
+  }
+
+  charge(bytes: number): void {
+    if (this.#released) return;
+    this.#held += bytes;
+    this.#budget.leaseTake(bytes);
+  }
+
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#budget.leaseTake(-this.#held);
+    this.#held = 0;
   }
 }
 

@@ -114,7 +114,8 @@ export class RateLimiter {
 
 /**
  * At most `max` operations in flight per key (e.g. concurrent tool calls per token).
- * Keys with nothing in flight are forgotten, so memory follows the load.
+ * Keys with nothing in flight are forgotten past {@link IDLE_KEYS_KEPT} of them, so memory
+ * follows the load.
  *
  * @example
  * const release = calls.acquire(tokenKey);
@@ -124,6 +125,8 @@ export class RateLimiter {
 export class ConcurrencyLimiter {
   readonly max: number;
   readonly #inFlight = new Map<string, number>();
+  /** Keys with something in flight (the map also keeps some idle ones). */
+  #busy = 0;
 
   constructor(max: number) {
     if (!(max >= 1) || !Number.isFinite(max)) {
@@ -139,7 +142,7 @@ export class ConcurrencyLimiter {
 
   /** How many keys have something in flight. */
   get size(): number {
-    return this.#inFlight.size;
+    return this.#busy;
   }
 
   /**
@@ -150,13 +153,24 @@ export class ConcurrencyLimiter {
     const count = this.#inFlight.get(key) ?? 0;
     if (count >= this.max) return undefined;
     this.#inFlight.set(key, count + 1);
+    if (count === 0) this.#busy++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       const left = (this.#inFlight.get(key) ?? 1) - 1;
-      if (left <= 0) this.#inFlight.delete(key);
-      else this.#inFlight.set(key, left);
+      if (left > 0) {
+        this.#inFlight.set(key, left);
+        return;
+      }
+      this.#busy--;
+      // A key dropped and added again on every request (one client, one call at a time)
+      // would shrink and grow the map's table each time: a few idle keys stay.
+      if (this.#inFlight.size > IDLE_KEYS_KEPT) this.#inFlight.delete(key);
+      else this.#inFlight.set(key, 0);
     };
   }
 }
+
+/** Keys with nothing in flight a {@link ConcurrencyLimiter} keeps rather than forgets. */
+const IDLE_KEYS_KEPT = 64;

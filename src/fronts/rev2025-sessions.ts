@@ -182,7 +182,10 @@ export class Rev2025HttpSessions {
       );
       return;
     }
-    const refusal = sessionRefusal({ ...entry, identity: entry.session.identity }, caller);
+    const refusal = sessionRefusal(
+      { profile: entry.profile, key: entry.key, identity: entry.session.identity },
+      caller,
+    );
     if (refusal !== undefined) {
       sendRpcError(res, 403, message.id, ErrorCode.ServerError, refusal);
       return;
@@ -196,7 +199,7 @@ export class Rev2025HttpSessions {
       res.writeHead(202).end();
       return;
     }
-    this.#exchange(entry, res, message, caller, {});
+    this.#exchange(entry, res, message, caller);
   }
 
   #exchange(
@@ -204,13 +207,13 @@ export class Rev2025HttpSessions {
     res: ServerResponse,
     message: WireMessage,
     caller: Caller,
-    headers: Record<string, string>,
+    headers?: Record<string, string>,
   ): void {
     const id = message.id as Id;
     const exchange = new HttpExchange(res, {
       sseAllowed: caller.sseAllowed,
       headers,
-      ...(caller.lease === undefined ? {} : { lease: caller.lease }),
+      lease: caller.lease,
       challenge: caller.challenge,
     });
     entry.channel.exchanges.set(id, exchange);

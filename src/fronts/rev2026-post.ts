@@ -72,7 +72,7 @@ export async function serveRev2026Post(
   const controller = controllers.take();
   const exchange = new HttpExchange(res, {
     sseAllowed: caller.sseAllowed,
-    ...(caller.lease === undefined ? {} : { lease: caller.lease }),
+    lease: caller.lease,
     challenge: caller.challenge,
   });
   res.on("close", () => {

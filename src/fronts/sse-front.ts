@@ -32,7 +32,12 @@ export interface SseFrontOptions {
    * The HTTP front's admission: the caller, and whether another replica forwarded the request
    * (`internal`: it is not forwarded again); or why it is refused.
    */
-  admit(req: IncomingMessage): Promise<{ caller: Caller & { key: string }; internal: boolean } | Refusal>;
+  admit(
+    req: IncomingMessage,
+  ):
+    | { caller: Caller & { key: string }; internal: boolean }
+    | Refusal
+    | Promise<{ caller: Caller & { key: string }; internal: boolean } | Refusal>;
   /** Requests in flight per client, shared with /mcp. */
   concurrency: ConcurrencyLimiter;
   /** Open streams per client, shared with /mcp's listen streams: a stream holds no call slot. */
@@ -273,7 +278,7 @@ export class SseFront {
       return;
     }
     if (entry === undefined) {
-      res.once("close", lease.release);
+      res.once("close", () => lease.release());
       await forward?.(owner!, req, res, body);
       return;
     }

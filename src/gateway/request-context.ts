@@ -12,21 +12,22 @@ export function statelessContext(
     "signal" | "notify" | "profile" | "mode" | "caller" | "identity" | "client" | "headers" | "front"
   >,
 ): RequestContext {
-  const ctx: RequestContext = {
+  // Built whole, every member present (`undefined` where unknown), in one order: every
+  // request's context then has one shape, rather than one per set of members it happens to have.
+  return {
     stateless: true,
     protocolVersion: envelope.protocolVersion,
     clientCapabilities: envelope.clientCapabilities,
     signal: front.signal,
     notify: front.notify,
+    profile: front.profile,
+    mode: front.mode,
+    caller: front.caller,
+    identity: front.identity,
+    client: front.client,
+    headers: front.headers,
+    front: front.front,
+    clientInfo: envelope.clientInfo,
+    logLevel: envelope.logLevel,
   };
-  if (front.profile !== undefined) ctx.profile = front.profile;
-  if (front.mode !== undefined) ctx.mode = front.mode;
-  if (front.caller !== undefined) ctx.caller = front.caller;
-  if (front.identity !== undefined) ctx.identity = front.identity;
-  if (front.client !== undefined) ctx.client = front.client;
-  if (front.headers !== undefined) ctx.headers = front.headers;
-  if (front.front !== undefined) ctx.front = front.front;
-  if (envelope.clientInfo !== undefined) ctx.clientInfo = envelope.clientInfo;
-  if (envelope.logLevel !== undefined) ctx.logLevel = envelope.logLevel;
-  return ctx;
 }

@@ -7,6 +7,7 @@ import { authenticate } from "../../src/fronts/bearer-auth.js";
 import {
   BodyTimeoutError,
   BodyTooLargeError,
+  bufferedBody,
   checkAccept,
   checkContentType,
   checkHostAndOrigin,
@@ -342,5 +343,66 @@ describe("readBody over a real HTTP server", () => {
     const early = await serve(1000, () => AbortSignal.abort());
     early.post({ "content-length": 2 }).req.end("{}");
     expect(await early.read).toMatchObject({ status: 400 });
+  });
+});
+
+describe("bufferedBody over a real HTTP server", () => {
+  let server: Server | undefined;
+  afterEach(() => server?.close());
+
+  /** A server that reads each body with bufferedBody one turn of the event loop after its head. */
+  async function serve(limit: number) {
+    const results: Array<Buffer | undefined | Error> = [];
+    server = createServer((req, res) => {
+      setImmediate(() => {
+        try {
+          results.push(bufferedBody(req, limit));
+        } catch (error) {
+          results.push(error as Error);
+        }
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const post = async (body: string) => {
+      const req = request({
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        headers: { "content-length": body.length },
+      });
+      req.end(body);
+      const [res] = (await once(req, "response")) as [IncomingMessage];
+      res.resume();
+      await once(res, "end");
+    };
+    return { results, post };
+  }
+
+  it("reads a body that came with its head at once, and refuses one over the limit", async () => {
+    const { results, post } = await serve(11);
+    await post("hello world");
+    await post("hello world!");
+    await post("");
+    expect(results).toEqual([Buffer.from("hello world"), new BodyTooLargeError(11), Buffer.alloc(0)]);
+  });
+
+  it("leaves a body still on its way to readBody", async () => {
+    let complete: boolean | undefined;
+    let read: Buffer | undefined;
+    server = createServer((req, res) => {
+      complete = req.complete;
+      read = bufferedBody(req, 100);
+      req.resume();
+      res.end();
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const req = request({ host: "127.0.0.1", port, method: "POST", headers: { "content-length": 5 } });
+    req.end("12345");
+    const [res] = (await once(req, "response")) as [IncomingMessage];
+    res.resume();
+    expect([complete, read]).toEqual([false, undefined]);
   });
 });

@@ -23,7 +23,9 @@ beforeAll(async () => {
     "test/fixtures/servers/verbatim-server.mjs",
     VERBATIM_RESULT,
   ]);
-  hub = new Hub({ config: configOf([server]) });
+  // An empty result, with a space inside: the 2026 members go in with no comma before them.
+  const empty = stdio("empty", process.execPath, ["test/fixtures/servers/verbatim-server.mjs", "{ }"]);
+  hub = new Hub({ config: configOf([server, empty]) });
   const starting = hub.start();
   gateway = new Gateway(hub, { ready: starting });
   await starting;
@@ -109,6 +111,16 @@ describe("a tool's result that no layer reads", () => {
     }
   });
 
+  it("reaches a 2026 HTTP client as the text its server wrote, the 2026 members after its own", async () => {
+    const serverInfo = '"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplex","version":"0.1.0"}}';
+    expect(await post2026(7, "vb__verbatim")).toBe(
+      `{"jsonrpc":"2.0","id":7,"result":${VERBATIM_RESULT.slice(0, -1)},"resultType":"complete",${serverInfo}}}`,
+    );
+    expect(await post2026(8, "empty__verbatim")).toBe(
+      `{"jsonrpc":"2.0","id":8,"result":{"resultType":"complete",${serverInfo}}}`,
+    );
+  });
+
   it("is parsed for an interceptor the hub takes on after the start, which reads it", async () => {
     // It reads the content: it must be given the object, not the text, from its first call on.
     const stamp: Interceptor = (next) => async (request) => {
@@ -129,3 +141,33 @@ describe("a tool's result that no layer reads", () => {
     }
   });
 });
+
+/** A 2026 `tools/call` of `name` POSTed to the front: the answer's body, as written. */
+async function post2026(id: number, name: string): Promise<string> {
+  const response = await fetch(front.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": name,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: {
+        name,
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toBe("application/json");
+  return response.text();
+}

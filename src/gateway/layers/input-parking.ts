@@ -36,13 +36,15 @@ class ParkedCall {
   /** Rounds of input so far: each round's request state is new. */
   round = 0;
   readonly asked = new Map<string, Asked>();
-  outcome: Promise<Outcome> | undefined;
+  /** How the upstream call ended, once it has. */
+  #outcome: Outcome | undefined;
   /** A capability the server needed and the client had not declared. */
   missingCapability: string | undefined;
   /** Who the call belongs to (see `InputParking.run`): only it may resume it. */
   principal: string | undefined;
   #keys = 0;
-  #wake: (() => void) | undefined;
+  /** The waiting {@link next}: told of the outcome or of input, whichever comes first. */
+  #wake: ((next: Outcome | "input" | Promise<"input">) => void) | undefined;
   timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -58,6 +60,25 @@ class ParkedCall {
     return this.#id;
   }
 
+  /**
+   * Follows the upstream call. Two callbacks on its promise and one promise per wait
+   * ({@link next}): no race of promises, since every 2026 call to a server that may ask for
+   * input passes here and almost none ever asks.
+   */
+  follow(call: Promise<Record<string, unknown>>): void {
+    call.then(
+      (result) => this.#settle({ kind: "done", result }),
+      (error: unknown) => this.#settle({ kind: "error", error }),
+    );
+  }
+
+  #settle(outcome: Outcome): void {
+    this.#outcome = outcome;
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.(outcome);
+  }
+
   /** The handler the upstream call uses: each server request waits here for the client. */
   ask(request: ServerRequest): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
@@ -67,20 +88,25 @@ class ParkedCall {
         resolve,
         reject,
       });
-      this.#wake?.();
+      const wake = this.#wake;
+      this.#wake = undefined;
+      wake?.(this.#input());
     });
   }
 
   /** Resolves when the call settles or asks for input, whichever comes first. */
-  async next(): Promise<Outcome | "input"> {
-    if (this.asked.size > 0) return "input";
-    const input = new Promise<"input">((resolve) => {
-      this.#wake = () => resolve("input");
+  next(): Promise<Outcome | "input"> {
+    if (this.asked.size > 0) return Promise.resolve("input");
+    if (this.#outcome !== undefined) return Promise.resolve(this.#outcome);
+    return new Promise((resolve) => {
+      this.#wake = resolve;
     });
-    const settled = await Promise.race([this.outcome!, input]);
-    this.#wake = undefined;
-    if (settled === "input") await this.#quiet();
-    return settled;
+  }
+
+  /** "input", once the server's requests of this round have come (see {@link #quiet}). */
+  async #input(): Promise<"input"> {
+    await this.#quiet();
+    return "input";
   }
 
   /**
@@ -158,7 +184,7 @@ export class InputParking {
    * with the call's result, or with an `input_required` result when the server asks.
    * `principal` (the caller's token and profile) is the only one its retry is accepted from.
    */
-  async run(
+  run(
     method: string,
     name: string,
     capabilities: Record<string, unknown>,
@@ -182,10 +208,7 @@ export class InputParking {
       return parked.ask(request);
     };
     handler.waiting = () => this.#parked.get(parked.id) === parked;
-    parked.outcome = start(handler, parked.controller.signal).then(
-      (result): Outcome => ({ kind: "done", result }),
-      (error: unknown): Outcome => ({ kind: "error", error }),
-    );
+    parked.follow(start(handler, parked.controller.signal));
     return this.#answer(parked, signal);
   }
 
