@@ -253,7 +253,6 @@ export class CallPath {
         throw notFound(target.kind, name, request.context.profile);
       }
       const entry = this.#host.entry(target.server);
-      const answer = this.#request(entry, request, sentParams(request, row), callOptions);
       // Skill and app URIs in what comes back get the server's namespace, as clients know them.
       const namespace =
         target.kind === "tool"
@@ -263,8 +262,14 @@ export class CallPath {
             : target.kind === "prompt"
               ? target.prompt?.uriNamespace
               : undefined;
-      if (namespace === undefined || !carriesUris(method)) return answer;
-      return answer.then((result) => namespaceResult(method, result, namespace));
+      const sent = sentParams(request, row);
+      if (namespace === undefined || !carriesUris(method))
+        return this.#request(entry, request, sent, callOptions);
+      // Read to be rewritten: never a result kept as the server's text (a RawJson).
+      const options = callOptions.rawResult === true ? { ...callOptions, rawResult: false } : callOptions;
+      return this.#request(entry, request, sent, options).then((result) =>
+        namespaceResult(method, result, namespace),
+      );
     } catch (error) {
       return Promise.reject(error);
     }
