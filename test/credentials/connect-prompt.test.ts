@@ -26,7 +26,7 @@ import { connectPrompt } from "../../src/gateway/layers/connect-prompt.js";
 import { Hub } from "../../src/hub/hub.js";
 import { LocalServer } from "../../src/upstream/local-server.js";
 import { stdio } from "../support/config.js";
-import { postRev2026, rev2026Request } from "../support/gateway.js";
+import { postRev2026, rawHttp, rev2026Headers, rev2026Request } from "../support/gateway.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcplex-prompt-"));
 const user: UserRef = { key: "user-key-alice", subject: "alice" };
@@ -221,11 +221,17 @@ describe("the connect prompt", () => {
 
   it("answers a 2026 client input_required with the URL elicitation, and its retry goes on once the user connected", async () => {
     const capabilities = { elicitation: { url: {} } };
-    const call = (extra: Record<string, unknown> = {}) =>
-      postRev2026(
-        front.url,
-        rev2026Request(1, "tools/call", { name: "acct__balance", arguments: {}, ...extra }, capabilities),
+    const call = (extra: Record<string, unknown> = {}) => {
+      const message = rev2026Request(
+        1,
+        "tools/call",
+        { name: "acct__balance", arguments: {}, ...extra },
+        capabilities,
       );
+      // The retry waits for the whole sign-in at the other server (a dozen requests): on a
+      // loaded machine that took longer than rawHttp's default 10 s once.
+      return rawHttp(front.url, { headers: rev2026Headers(message), body: message, timeoutMs: 60_000 });
+    };
     const first = (await call()).json as { result: Record<string, any> };
     expect(first.result.resultType).toBe("input_required");
     const request = first.result.inputRequests.connect;
