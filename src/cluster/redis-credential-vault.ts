@@ -2,12 +2,8 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:
 import type { CredentialVault, UserServerRecord } from "../credentials/user-credentials.js";
 import { McplexError } from "../errors.js";
 import type { RedisLink } from "./redis-link.js";
+import { withRedisLock } from "./redis-lock.js";
 
-/** A lock outlives a stuck holder this long at most. */
-const LOCK_MS = 30_000;
-/** How long a refresh waits for another replica's to end before going ahead anyway. */
-const LOCK_WAIT_MS = 35_000;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 /** Deletes fields ARGV[2..] of the user's hash, and drops the user (ARGV[1]) from the set once it is empty. */
 const DELETE = `
 local n = 0
@@ -65,32 +61,12 @@ export class RedisCredentialVault implements CredentialVault {
   }
 
   async exclusive<T>(user: string, server: string, run: () => Promise<T>): Promise<T> {
-    const lock = `mcplex:cred-lock:${createHash("sha256").update(`${user}\0${server}`).digest("base64url")}`;
-    const owner = randomBytes(12).toString("base64url");
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    let held = false;
-    let pause = 20;
     await this.#link.firstAttempt;
-    while (this.#link.up && Date.now() < deadline) {
-      try {
-        held =
-          (await this.#link.client.set(lock, owner, {
-            condition: "NX",
-            expiration: { type: "PX", value: LOCK_MS },
-          })) !== null;
-      } catch {
-        break;
-      }
-      if (held) break;
-      // Another replica refreshes now: wait for its end (its tokens are then read and used).
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      pause = Math.min(pause * 2, 500);
-    }
-    try {
-      return await run();
-    } finally {
-      if (held) await this.#link.client.eval(RELEASE, { keys: [lock], arguments: [owner] }).catch(() => {});
-    }
+    return withRedisLock(
+      this.#link,
+      `mcplex:cred-lock:${createHash("sha256").update(`${user}\0${server}`).digest("base64url")}`,
+      run,
+    );
   }
 
   async #redis<T>(operation: (client: RedisLink["client"]) => Promise<T>): Promise<T> {

@@ -1,16 +1,11 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import type { HubOptions } from "../hub/hub-types.js";
 import type { RedisLink } from "./redis-link.js";
+import { withRedisLock } from "./redis-lock.js";
 
 /** Where a hub keeps servers' OAuth records (src/upstream/oauth.ts `OAuthStore`). */
 type OAuthStore = NonNullable<HubOptions["oauth"]>["store"];
 type OAuthRecord = NonNullable<Awaited<ReturnType<OAuthStore["load"]>>>;
-
-/** A lock outlives a stuck holder this long at most. */
-const LOCK_MS = 30_000;
-/** How long an authorization waits for another replica's to end before going ahead anyway. */
-const LOCK_WAIT_MS = 35_000;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Servers' OAuth records shared by the replicas: kept in Redis encrypted (AES-256-GCM, a key
@@ -53,31 +48,7 @@ export class RedisOAuthStore implements OAuthStore {
   }
 
   async exclusive<T>(server: string, run: () => Promise<T>): Promise<T> {
-    const lock = keyOf("oauth-lock", server);
-    const owner = randomBytes(12).toString("base64url");
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    let held = false;
-    let pause = 20;
-    while (this.#link.up && Date.now() < deadline) {
-      try {
-        held =
-          (await this.#link.client.set(lock, owner, {
-            condition: "NX",
-            expiration: { type: "PX", value: LOCK_MS },
-          })) !== null;
-      } catch {
-        break;
-      }
-      if (held) break;
-      // Another replica authorizes now: wait for its end (its tokens will then be used).
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      pause = Math.min(pause * 2, 500);
-    }
-    try {
-      return await run();
-    } finally {
-      if (held) await this.#link.client.eval(RELEASE, { keys: [lock], arguments: [owner] }).catch(() => {});
-    }
+    return withRedisLock(this.#link, keyOf("oauth-lock", server), run);
   }
 
   #seal(text: string, server: string): string {
