@@ -106,9 +106,19 @@ function namedModules(code: string): string[] {
     )
       literal(n.source);
     if (n.type === "CallExpression") {
-      const callee = n.callee as { type: string; name?: string; property?: { name?: string } };
+      const callee = n.callee as {
+        type: string;
+        name?: string;
+        object?: { type: string; name?: string };
+        property?: { name?: string };
+      };
       const isRequire = callee.type === "Identifier" && callee.name === "require";
-      const isResolve = callee.type === "MemberExpression" && callee.property?.name === "resolve";
+      // require.resolve and import.meta.resolve; not Promise.resolve("input") and its like.
+      const isResolve =
+        callee.type === "MemberExpression" &&
+        callee.property?.name === "resolve" &&
+        ((callee.object?.type === "Identifier" && callee.object.name === "require") ||
+          callee.object?.type === "MetaProperty");
       if (isRequire || isResolve) literal((n.arguments as unknown[])[0]);
     }
     for (const value of Object.values(n)) if (typeof value === "object") visit(value);
