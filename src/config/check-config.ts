@@ -144,6 +144,17 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
         : `servers ${owners.join(", ")} share the name prefix "${prefix}"; set a distinct "prefix" on one`;
     warnings.push({ path: serverPath(config, owners[1]!), message });
   }
+  // Per-user servers are called for signed-in users only: without sign-in, every call is refused.
+  if (config.auth === undefined) {
+    for (const server of [...config.servers, ...(config.available ?? [])]) {
+      if (server.credentials === undefined || server.credentials === "shared") continue;
+      warnings.push({
+        path: joinPath(serverPath(config, server.name), "credentials"),
+        message:
+          "this server is called with each signed-in user's own credentials, but no one signs in (there is no auth: block), so every call to it is refused; add auth: (see Sign-in in the README) or remove credentials:",
+      });
+    }
+  }
   const off = disabledBlockWarning(config);
   if (off !== undefined) warnings.push(off);
   if (config.servers.length > 0 && !config.servers.some((s) => s.enabled)) {

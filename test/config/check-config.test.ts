@@ -77,6 +77,18 @@ describe("config check", () => {
     ]);
   });
 
+  it("warns about a per-user server where no one signs in", () => {
+    const result = summary(
+      "servers:\n  mine:\n    command: x\n    env: { KEY: '${user:KEY}' }\n    credentials: per-user\n  ours:\n    command: y\n",
+    );
+    expect(result.warnings).toEqual([
+      {
+        path: "servers.mine.credentials",
+        message: expect.stringContaining("but no one signs in (there is no auth: block)"),
+      },
+    ]);
+  });
+
   it("warns about tool globs that cannot compile", () => {
     const result = summary(
       "servers:\n  a:\n    command: x\n    tools:\n      allow: ['search_[a-z', 'ok_*']\nprofiles:\n  p:\n    tools:\n      deny: ['{a,b']\n",
