@@ -1,7 +1,13 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { ConnectRequiredError } from "../../credentials/user-credentials.js";
 import { RpcError } from "../../errors.js";
-import type { CallRequest, Handler, Interceptor, JsonObject } from "../../hub/call-pipeline.js";
+import {
+  type CallRequest,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+  takesRawResults,
+} from "../../hub/call-pipeline.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 import { toolErrorCause } from "../route.js";
 
@@ -82,7 +88,8 @@ export function connectPrompt(options: ConnectPromptOptions): Interceptor {
     return { waiting, stop: () => stop.abort() };
   };
 
-  return (next) => async (request) => {
+  // It reads the typed error behind a tool error, which a result kept as text (RawJson) never is.
+  return takesRawResults((next) => async (request) => {
     if (request.method !== "tools/call") return next(request);
     const ctx = request.context;
     const resumed = ctx.stateless ? resumeOf(request) : undefined;
@@ -139,7 +146,7 @@ export function connectPrompt(options: ConnectPromptOptions): Interceptor {
       inputRequests: { [INPUT_KEY]: { method: "elicitation/create", params } },
       requestState: `${STATE_PREFIX}${body}.${sign(body).toString("base64url")}`,
     };
-  };
+  });
 
   /** A 2026 retry of this layer's `input_required`: the params without its state, and the user's answer. */
   function resumeOf(request: CallRequest): { params: JsonObject; accepted: boolean } | undefined {
