@@ -104,13 +104,15 @@ export class Hub {
       this.#emit({ type: "pin-changes", server, changes }),
     );
     this.#secrets = new SecretSet(config.secrets);
-    this.#pool = new UpstreamPool((server) => this.#createUpstream(server));
-    this.#own = new ClientConnections((server) => this.#createUpstream(server, false));
+    this.#pool = new UpstreamPool((server) =>
+      this.#createUpstream(server, (upstream, event) => this.#onUpstreamEvent(upstream, event)),
+    );
+    this.#own = new ClientConnections((server) => this.#createUpstream(server, undefined));
     this.#users = config.users;
     this.toolLists = hubToolLists(options.toolCache, (config.available ?? []).length > 0, this.#redactor);
     this.#perUser = new PerUserServers(
       {
-        createUpstream: (server, plan, onEvent) => this.#createUserUpstream(server, plan, onEvent),
+        createUpstream: (server, plan, onEvent) => this.#createUpstream(server, onEvent, plan),
         users: () => this.#users,
         toolsChanged: (server) => {
           this.#publish(server);
@@ -677,46 +679,35 @@ export class Hub {
   }
 
   /**
-   * One signed-in user's connection to a per-user server: it reports to the per-user servers'
-   * lists only, and its server requests go to the calls made on it, never to another user's.
+   * A connection to a server. `onEvent` is where it reports: the catalog for the shared one; a
+   * client session's own one (`share: false`) reports nothing, as the shared connection lists
+   * the server; a signed-in user's own one (`plan`) reports to the per-user servers' lists
+   * only, and uses that user's grant or token, never the hub's shared OAuth. Its server
+   * requests go to the calls made on it.
    */
-  #createUserUpstream(
+  #createUpstream(
     config: ServerConfig,
-    plan: UserConnectionPlan,
-    onEvent: (upstream: Upstream, event: UpstreamEvent) => void,
+    onEvent: ((upstream: Upstream, event: UpstreamEvent) => void) | undefined,
+    plan?: UserConnectionPlan,
   ): Upstream {
     const options = this.#options;
+    const credentials =
+      plan === undefined
+        ? { oauth: options.oauth }
+        : {
+            ...(plan.oauth === undefined ? {} : { oauth: plan.oauth }),
+            ...(plan.bearer === undefined ? {} : { bearer: plan.bearer }),
+          };
     const upstream: Upstream = new Upstream(config, {
       clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
-      onEvent: (event) => onEvent(upstream, event),
+      onEvent: onEvent === undefined ? () => {} : (event) => onEvent(upstream, event),
       onServerRequest: () => this.#router.handlerFor(upstream),
       redact: this.#redactor,
       slowMs: options.slowMs,
       backoff: options.backoff,
       clientCapabilities: options.clientCapabilities,
       protocolVersion: config.protocolVersion,
-      ...(plan.oauth === undefined ? {} : { oauth: plan.oauth }),
-      ...(plan.bearer === undefined ? {} : { bearer: plan.bearer }),
-    });
-    return upstream;
-  }
-
-  /**
-   * A connection to a server. A client session's own one (`shared` false) reports nothing to
-   * the catalog: the shared connection lists the server.
-   */
-  #createUpstream(config: ServerConfig, shared = true): Upstream {
-    const options = this.#options;
-    const upstream: Upstream = new Upstream(config, {
-      clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
-      onEvent: shared ? (event) => this.#onUpstreamEvent(upstream, event) : () => {},
-      onServerRequest: () => this.#router.handlerFor(upstream),
-      redact: this.#redactor,
-      slowMs: options.slowMs,
-      backoff: options.backoff,
-      clientCapabilities: options.clientCapabilities,
-      protocolVersion: config.protocolVersion,
-      oauth: options.oauth,
+      ...credentials,
     });
     return upstream;
   }
