@@ -47,14 +47,22 @@ const STATES: ReadonlyArray<ServerStatus["state"]> = [
 ];
 
 /** 0.5 ms to 60 s. */
+const OUTCOMES: readonly RequestOutcome[] = ["ok", "error", "tool_error"];
+
 const DURATION_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ];
 
 interface Series {
-  ok: { inc(): void };
-  error: { inc(): void };
-  tool_error: { inc(): void };
+  readonly labels: { method: string; server: string; tool: string };
+  /**
+   * Requests by outcome not yet added to `mcplex_requests_total`: counted here, added when the
+   * counter is read (its `collect`). prom-client's `inc` builds and checks its label key on
+   * every call (about 3k instructions a request under callgrind).
+   */
+  ok: number;
+  error: number;
+  tool_error: number;
   duration: { observe(value: number): void };
 }
 
@@ -120,6 +128,7 @@ export class GatewayMetrics {
       help: "Requests answered by the gateway, by method, upstream server, tool and outcome.",
       labelNames: ["method", "server", "tool", "outcome"],
       registers,
+      collect: () => this.#addRequests(),
     });
     this.#duration = new Histogram({
       name: "mcplex_request_duration_seconds",
@@ -259,8 +268,22 @@ export class GatewayMetrics {
   /** Records one finished request. */
   observeRequest(observation: RequestObservation): void {
     const series = this.#seriesFor(observation.method, observation.server ?? "", observation.tool ?? "");
-    series[observation.outcome].inc();
+    series[observation.outcome]++;
     series.duration.observe(observation.seconds);
+  }
+
+  /** Adds the requests counted since the last read to `mcplex_requests_total`. */
+  #addRequests(): void {
+    for (const byServer of this.#series.values())
+      for (const byTool of byServer.values())
+        for (const series of byTool.values()) {
+          for (const outcome of OUTCOMES) {
+            const count = series[outcome];
+            if (count === 0) continue;
+            series[outcome] = 0;
+            this.#requests.inc({ ...series.labels, outcome }, count);
+          }
+        }
   }
 
   #seriesFor(rawMethod: string, server: string, rawTool: string): Series {
@@ -283,9 +306,10 @@ export class GatewayMetrics {
     if (existing !== undefined) return existing;
     const labels = { method, server, tool };
     const series: Series = {
-      ok: this.#requests.labels({ ...labels, outcome: "ok" }),
-      error: this.#requests.labels({ ...labels, outcome: "error" }),
-      tool_error: this.#requests.labels({ ...labels, outcome: "tool_error" }),
+      labels,
+      ok: 0,
+      error: 0,
+      tool_error: 0,
       duration: this.#duration.labels(labels),
     };
     byTool.set(tool, series);
