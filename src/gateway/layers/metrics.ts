@@ -2,6 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import type { SandboxQueue } from "../../code-mode/sandbox-queue.js";
 import type { Hub, ServerStatus } from "../../hub/hub.js";
 import { STANDARD_METHOD_TABLE } from "../../protocol/method-table.js";
+import { DurationHistogram, type DurationSeries } from "./duration-histogram.js";
 import type { ResultCache } from "./result-cache.js";
 
 /** How a request ended: answered, failed (JSON-RPC error), or a tool result with `isError`. */
@@ -63,7 +64,7 @@ interface Series {
   ok: number;
   error: number;
   tool_error: number;
-  duration: { observe(value: number): void };
+  duration: DurationSeries;
 }
 
 let processRegistry: Registry | undefined;
@@ -95,7 +96,7 @@ export class GatewayMetrics {
   readonly #maxSeries: number;
   readonly #methods: ReadonlySet<string>;
   readonly #requests: Counter<"method" | "server" | "tool" | "outcome">;
-  readonly #duration: Histogram<"method" | "server" | "tool">;
+  readonly #duration: DurationHistogram;
   readonly #state: Gauge<"server" | "state">;
   readonly #reconnects: Counter<"server">;
   readonly #pinChanges: Gauge<"server" | "held">;
@@ -130,13 +131,13 @@ export class GatewayMetrics {
       registers,
       collect: () => this.#addRequests(),
     });
-    this.#duration = new Histogram({
-      name: "mcplex_request_duration_seconds",
-      help: "Time from receiving a request to answering it.",
-      labelNames: ["method", "server", "tool"],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
+    this.#duration = new DurationHistogram(
+      "mcplex_request_duration_seconds",
+      "Time from receiving a request to answering it.",
+      DURATION_BUCKETS,
+    );
+    // The registry writes out any object with prom-client's metric methods (see DurationHistogram).
+    this.registry.registerMetric(this.#duration as unknown as Histogram);
     this.#state = new Gauge({
       name: "mcplex_upstream_state",
       help: "1 for the current state of each upstream server, 0 for the others.",
@@ -310,7 +311,7 @@ export class GatewayMetrics {
       ok: 0,
       error: 0,
       tool_error: 0,
-      duration: this.#duration.labels(labels),
+      duration: this.#duration.series(labels),
     };
     byTool.set(tool, series);
     this.#seriesCount++;
