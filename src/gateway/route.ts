@@ -60,6 +60,33 @@ export function servedExtensions(catalog: Catalog, profile?: string): Record<str
  * to and from handles by `tasks`.
  */
 export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handler {
+  const answer = table(hub, identity, tasks);
+  // Not async: a well-formed call of a known tool hands on the hub's promise with one `then`,
+  // not an async function's promise and await around it. Anything else takes the table's way.
+  return (request) => {
+    if (request.method !== "tools/call") return answer(request);
+    const { params, target } = request;
+    const args = params.arguments;
+    if (
+      target?.kind !== "tool" ||
+      target.tool === undefined ||
+      typeof params.name !== "string" ||
+      params.name === "" ||
+      (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args)))
+    )
+      return answer(request);
+    return hub
+      .dispatch(request)
+      .then(
+        (result) =>
+          result.resultType === "task" || result.task !== undefined ? tasks.created(request, result) : result,
+        toolError,
+      );
+  };
+}
+
+/** The method table: every method, and the tool calls {@link route} does not take itself. */
+function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handler {
   return async (request) => {
     const { method, params, target, callOptions } = request;
     const profile = request.context.profile;

@@ -35,8 +35,13 @@ export class LocalServer {
     return new LocalTransport(this);
   }
 
-  /** @internal Answers one request. */
-  async answer(message: Message, signal: AbortSignal): Promise<unknown> {
+  /**
+   * @internal Answers one request: the result itself when it is at hand (every method, and a
+   * tool whose handler returns no promise), else a promise of it. Throws (or rejects with) a
+   * wire error `{ code, message }`. Not async: an async function and its await were two
+   * microtask turns and a promise on every in-process call.
+   */
+  answer(message: Message, signal: AbortSignal): unknown {
     switch (message.method) {
       case "initialize":
         return {
@@ -58,20 +63,34 @@ export class LocalServer {
         const tool = this.#tools.get(String(message.params?.name));
         if (tool === undefined)
           throw { code: ErrorCode.InvalidParams, message: `Unknown tool: ${String(message.params?.name)}` };
+        let result: CallToolResult | Promise<CallToolResult>;
         try {
-          return await tool.handler((message.params?.arguments ?? {}) as Record<string, unknown>, { signal });
+          result = tool.handler((message.params?.arguments ?? {}) as Record<string, unknown>, { signal });
         } catch (error) {
-          return {
-            isError: true,
-            content: [{ type: "text", text: error instanceof Error ? error.message : String(error) }],
-          };
+          return toolError(error);
         }
+        return isThenable(result) ? Promise.resolve(result).catch(toolError) : result;
       }
       default:
         throw { code: ErrorCode.MethodNotFound, message: `Method not found: ${message.method}` };
     }
   }
 }
+
+/** A handler's failure, as the tool error result its caller gets. */
+function toolError(error: unknown): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: "text", text: error instanceof Error ? error.message : String(error) }],
+  };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/** Settled already: an answer at hand is delivered on its `then`, one microtask turn later. */
+const RESOLVED = Promise.resolve();
 
 /**
  * Controllers of the calls in flight, kept for reuse: a new AbortController for every call was
@@ -106,20 +125,36 @@ class LocalTransport implements Transport {
     const id = m.id;
     const controller = controllers.take();
     this.#inflight.set(id, controller);
-    this.#server.answer(m, controller.signal).then(
-      (result) => this.#reply({ jsonrpc: "2.0", id, result } as JSONRPCMessage, id, controller),
-      (error: { code?: number; message?: string }) =>
-        this.#reply(
-          {
-            jsonrpc: "2.0",
+    let answer: unknown;
+    try {
+      answer = this.#server.answer(m, controller.signal);
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    if (isThenable(answer)) {
+      answer.then(
+        (result) => this.#reply({ jsonrpc: "2.0", id, result } as JSONRPCMessage, id, controller),
+        (error: { code?: number; message?: string }) =>
+          this.#reply(
+            {
+              jsonrpc: "2.0",
+              id,
+              error: {
+                code: error?.code ?? ErrorCode.InternalError,
+                message: String(error?.message ?? error),
+              },
+            } as JSONRPCMessage,
             id,
-            error: { code: error?.code ?? ErrorCode.InternalError, message: String(error?.message ?? error) },
-          } as JSONRPCMessage,
-          id,
-          controller,
-        ),
-    );
-    return Promise.resolve();
+            controller,
+          ),
+      );
+    } else {
+      // Never from inside `send`: the caller may not be ready for its answer until `send` returns.
+      RESOLVED.then(() =>
+        this.#reply({ jsonrpc: "2.0", id, result: answer } as JSONRPCMessage, id, controller),
+      );
+    }
+    return RESOLVED;
   }
 
   #reply(message: JSONRPCMessage, id: string | number, controller: AbortController): void {

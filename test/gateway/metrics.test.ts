@@ -39,6 +39,23 @@ describe("GatewayMetrics", () => {
     expect(sample(body, "mcplex_request_duration_seconds_sum", series)).toBeCloseTo(0.04);
   });
 
+  it("keeps counting requests across renders, each render showing the running total", async () => {
+    const metrics = new GatewayMetrics({ processMetrics: false });
+    const ok = { method: "ping", outcome: "ok", seconds: 0 } as const;
+    metrics.observeRequest(ok);
+    metrics.observeRequest(ok);
+    const first = await render(metrics);
+    expect(sample(first, "mcplex_requests_total", { method: "ping", outcome: "ok" })).toBe(2);
+    // Rendered again with nothing new: the same total, not twice it nor none.
+    expect(sample(await render(metrics), "mcplex_requests_total", { method: "ping", outcome: "ok" })).toBe(2);
+    metrics.observeRequest(ok);
+    metrics.observeRequest({ ...ok, outcome: "error" });
+    const third = await render(metrics);
+    expect(sample(third, "mcplex_requests_total", { method: "ping", outcome: "ok" })).toBe(3);
+    expect(sample(third, "mcplex_requests_total", { method: "ping", outcome: "error" })).toBe(1);
+    expect(sample(third, "mcplex_request_duration_seconds_count", { method: "ping" })).toBe(4);
+  });
+
   it("puts durations in buckets from half a millisecond to a minute", async () => {
     const metrics = new GatewayMetrics({ processMetrics: false });
     metrics.observeRequest({ method: "ping", outcome: "ok", seconds: 0.0003 });

@@ -1,4 +1,10 @@
-import type { Interceptor, RequestContext } from "../../hub/call-pipeline.js";
+import type {
+  CallRequest,
+  Handler,
+  Interceptor,
+  JsonObject,
+  RequestContext,
+} from "../../hub/call-pipeline.js";
 import { logPasses } from "../../protocol/log-levels.js";
 
 /**
@@ -14,9 +20,17 @@ export class LogRelay {
   readonly #inflight = new Map<string, RequestContext[]>();
 
   /** Keeps each tool call in the list of its server while it runs. */
-  readonly interceptor: Interceptor = (next) => async (request) => {
+  // Not async: a call no message can reach (a 2026 client's that asked for no level; `relay`
+  // sends such a client nothing) passes straight to `next`, with no promise of this layer's own.
+  readonly interceptor: Interceptor = (next) => (request) => {
     const server = request.target?.server;
     if (request.method !== "tools/call" || server === undefined) return next(request);
+    const ctx = request.context;
+    if (ctx.stateless && ctx.logLevel === undefined) return next(request);
+    return this.#tracked(request, server, next);
+  };
+
+  async #tracked(request: CallRequest, server: string, next: Handler): Promise<JsonObject> {
     let calls = this.#inflight.get(server);
     if (calls === undefined) {
       calls = [];
@@ -30,7 +44,7 @@ export class LogRelay {
       if (calls[calls.length - 1] === ctx) calls.pop();
       else calls.splice(calls.indexOf(ctx), 1);
     }
-  };
+  }
 
   /**
    * Sends `server`'s log message to the calls in flight on it whose clients asked for that

@@ -2,6 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import type { SandboxQueue } from "../../code-mode/sandbox-queue.js";
 import type { Hub, ServerStatus } from "../../hub/hub.js";
 import { STANDARD_METHOD_TABLE } from "../../protocol/method-table.js";
+import { DurationHistogram, type DurationSeries } from "./duration-histogram.js";
 import type { ResultCache } from "./result-cache.js";
 
 /** How a request ended: answered, failed (JSON-RPC error), or a tool result with `isError`. */
@@ -47,15 +48,23 @@ const STATES: ReadonlyArray<ServerStatus["state"]> = [
 ];
 
 /** 0.5 ms to 60 s. */
+const OUTCOMES: readonly RequestOutcome[] = ["ok", "error", "tool_error"];
+
 const DURATION_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ];
 
 interface Series {
-  ok: { inc(): void };
-  error: { inc(): void };
-  tool_error: { inc(): void };
-  duration: { observe(value: number): void };
+  readonly labels: { method: string; server: string; tool: string };
+  /**
+   * Requests by outcome not yet added to `mcplex_requests_total`: counted here, added when the
+   * counter is read (its `collect`). prom-client's `inc` builds and checks its label key on
+   * every call (about 3k instructions a request under callgrind).
+   */
+  ok: number;
+  error: number;
+  tool_error: number;
+  duration: DurationSeries;
 }
 
 let processRegistry: Registry | undefined;
@@ -87,7 +96,7 @@ export class GatewayMetrics {
   readonly #maxSeries: number;
   readonly #methods: ReadonlySet<string>;
   readonly #requests: Counter<"method" | "server" | "tool" | "outcome">;
-  readonly #duration: Histogram<"method" | "server" | "tool">;
+  readonly #duration: DurationHistogram;
   readonly #state: Gauge<"server" | "state">;
   readonly #reconnects: Counter<"server">;
   readonly #pinChanges: Gauge<"server" | "held">;
@@ -120,14 +129,15 @@ export class GatewayMetrics {
       help: "Requests answered by the gateway, by method, upstream server, tool and outcome.",
       labelNames: ["method", "server", "tool", "outcome"],
       registers,
+      collect: () => this.#addRequests(),
     });
-    this.#duration = new Histogram({
-      name: "mcplex_request_duration_seconds",
-      help: "Time from receiving a request to answering it.",
-      labelNames: ["method", "server", "tool"],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
+    this.#duration = new DurationHistogram(
+      "mcplex_request_duration_seconds",
+      "Time from receiving a request to answering it.",
+      DURATION_BUCKETS,
+    );
+    // The registry writes out any object with prom-client's metric methods (see DurationHistogram).
+    this.registry.registerMetric(this.#duration as unknown as Histogram);
     this.#state = new Gauge({
       name: "mcplex_upstream_state",
       help: "1 for the current state of each upstream server, 0 for the others.",
@@ -259,8 +269,22 @@ export class GatewayMetrics {
   /** Records one finished request. */
   observeRequest(observation: RequestObservation): void {
     const series = this.#seriesFor(observation.method, observation.server ?? "", observation.tool ?? "");
-    series[observation.outcome].inc();
+    series[observation.outcome]++;
     series.duration.observe(observation.seconds);
+  }
+
+  /** Adds the requests counted since the last read to `mcplex_requests_total`. */
+  #addRequests(): void {
+    for (const byServer of this.#series.values())
+      for (const byTool of byServer.values())
+        for (const series of byTool.values()) {
+          for (const outcome of OUTCOMES) {
+            const count = series[outcome];
+            if (count === 0) continue;
+            series[outcome] = 0;
+            this.#requests.inc({ ...series.labels, outcome }, count);
+          }
+        }
   }
 
   #seriesFor(rawMethod: string, server: string, rawTool: string): Series {
@@ -283,10 +307,11 @@ export class GatewayMetrics {
     if (existing !== undefined) return existing;
     const labels = { method, server, tool };
     const series: Series = {
-      ok: this.#requests.labels({ ...labels, outcome: "ok" }),
-      error: this.#requests.labels({ ...labels, outcome: "error" }),
-      tool_error: this.#requests.labels({ ...labels, outcome: "tool_error" }),
-      duration: this.#duration.labels(labels),
+      labels,
+      ok: 0,
+      error: 0,
+      tool_error: 0,
+      duration: this.#duration.series(labels),
     };
     byTool.set(tool, series);
     this.#seriesCount++;
