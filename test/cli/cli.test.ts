@@ -29,6 +29,25 @@ beforeAll(async () => {
 });
 
 describe("mcplex list", () => {
+  it("shows a server called with each user's own credentials as per-user, not idle", async () => {
+    const file = join(dir, "per-user.yaml");
+    await writeFile(
+      file,
+      [
+        "servers:",
+        "  mine:",
+        "    command: node",
+        "    env: { KEY: '${user:KEY}' }",
+        "    credentials: per-user",
+        "",
+      ].join("\n"),
+    );
+    const { code, stdout } = await runCli(["list", "--config", file]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^mine {2}per-user {2}stdio/m);
+    expect(stdout).toContain("called with each signed-in user's own credentials");
+  });
+
   it("prints one JSON object with servers, state, protocol, error and tools", async () => {
     const { code, stdout } = await runCli(["list", "--config", config, "--json"]);
     expect(code).toBe(0);

@@ -19,6 +19,13 @@ export async function listCommand(args: string[]): Promise<number> {
       const tools = hub.tools(values.profile);
       // Text output only: the JSON shape is fixed.
       const hints = new Map(hub.servers().map((s) => [s.name, s.hint]));
+      // A server called with each user's own credentials has no shared connection to be in a state.
+      const perUser = new Set(
+        hub
+          .servers()
+          .filter((s) => s.userConnections !== undefined)
+          .map((s) => s.name),
+      );
       const servers = hub.servers().map((s) => ({
         name: s.name,
         state: s.state,
@@ -44,9 +51,14 @@ export async function listCommand(args: string[]): Promise<number> {
         const breaker =
           (server.breaker === undefined ? "" : `  breaker ${server.breaker}`) +
           (server.fallbackReason === undefined ? "" : `  (${server.fallbackReason})`);
+        const state = perUser.has(server.name) ? "per-user" : server.state;
         console.log(
-          `${server.name}  ${server.state}  ${server.transport}  ${protocol}  ${server.tools.length} tools${breaker}`,
+          `${server.name}  ${state}  ${server.transport}  ${protocol}  ${server.tools.length} tools${breaker}`,
         );
+        if (perUser.has(server.name))
+          console.log(
+            "    called with each signed-in user's own credentials: it starts on a user's first call",
+          );
         if (server.error !== null) {
           for (const line of server.error.split("\n")) console.log(`    ${line}`);
           const hint = hints.get(server.name);
