@@ -1,6 +1,7 @@
 import { createServer } from "node:net";
 import { type LlmFlags, resolveLlmConfig } from "../agent/llm-config.js";
 import { checkConfig, type ServerSummary } from "../config/check-config.js";
+import { isPerUser } from "../config/read-credentials.js";
 import { redact } from "../config/redact.js";
 import type { McplexConfig } from "../config/types.js";
 import { ConfigError } from "../errors.js";
@@ -214,8 +215,9 @@ function serverChecks(
     if (!server.enabled) {
       return { area: "server", server: name, status: "skip", message: "disabled in the config" };
     }
-    const credentials = hub.serverConfig(name)?.credentials;
-    if (credentials !== undefined && credentials !== "shared") {
+    const own = hub.serverConfig(name);
+    if (own !== undefined && isPerUser(own)) {
+      const { credentials } = own;
       // Nothing shared to start: each signed-in user's first call opens that user's own.
       return {
         area: "server",

@@ -6,6 +6,7 @@ import { ConfigError, type ConfigIssue, McplexError } from "../errors.js";
 import { joinPath } from "./config-issues.js";
 import { type LoadConfigOptions, loadConfig } from "./load-config.js";
 import { AUDIT_TO_STDERR } from "./read-audit.js";
+import { isPerUser } from "./read-credentials.js";
 import { redact } from "./redact.js";
 import type { AuditConfig, McplexConfig, ToolFilter, TransportKind } from "./types.js";
 
@@ -147,7 +148,7 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
   // Per-user servers are called for signed-in users only: without sign-in, every call is refused.
   if (config.auth === undefined) {
     for (const server of [...config.servers, ...(config.available ?? [])]) {
-      if (server.credentials === undefined || server.credentials === "shared") continue;
+      if (!isPerUser(server)) continue;
       warnings.push({
         path: joinPath(serverPath(config, server.name), "credentials"),
         message:

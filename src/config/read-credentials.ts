@@ -8,6 +8,15 @@ export const DEFAULT_MAX_USERS = 16;
 /** Defaults of the top-level `users:` block. */
 export const USERS_DEFAULTS = { maxConnections: 64, maxPerUser: 8, idleTimeout: 600_000 } as const;
 
+/**
+ * Whether each signed-in user calls `server` with credentials of their own (`credentials:`
+ * `per-user` or `{ exchange }`): such a server has no shared connection, and callers without a
+ * user are refused.
+ */
+export function isPerUser(server: ServerConfig): boolean {
+  return server.credentials !== undefined && server.credentials !== "shared";
+}
+
 const EXCHANGE_KEYS = ["audience", "resource", "scopes", "issuer", "clientId", "clientSecret"];
 const CREDENTIALS_CHOICES = 'use "shared" (the default), "per-user", or { exchange: { audience, clientId } }';
 
@@ -122,7 +131,7 @@ export function readUsers(reader: ValueReader, value: unknown): UsersConfig | un
  * server's `env` values, `args` and a remote's `headers` values, which are filled per user.
  */
 export function checkUserPlaceholders(reader: ValueReader, server: ServerConfig, path: string): void {
-  const perUser = server.credentials !== undefined && server.credentials !== "shared";
+  const perUser = isPerUser(server);
   const fillable: Array<[string, string]> = [];
   const fixed: Array<[string, string]> = [];
   if (server.transport === "stdio") {

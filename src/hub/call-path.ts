@@ -7,6 +7,7 @@ import type {
 import type { Catalog } from "../catalog/catalog.js";
 import { carriesUris, namespaceResult } from "../catalog/namespaced-uris.js";
 import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
+import { isPerUser } from "../config/read-credentials.js";
 import { redactValue } from "../config/redact.js";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
@@ -37,7 +38,6 @@ import type { PerUserServers } from "./per-user-servers.js";
 import type { ServerRequestRouter } from "./server-request-router.js";
 import { redactToolError } from "./upstream-redaction.js";
 import type { UserLease } from "./user-connections.js";
-import { isPerUser } from "./user-servers.js";
 
 /** A configured server and its (shared) connection. */
 export interface ServerEntry {

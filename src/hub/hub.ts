@@ -15,6 +15,7 @@ import type {
   ResourceTarget,
   ServerSnapshot,
 } from "../catalog/types.js";
+import { isPerUser } from "../config/read-credentials.js";
 import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig, UsersConfig } from "../config/types.js";
 import type { CredentialVault, UserConnectionPlan, UserRef } from "../credentials/user-credentials.js";
@@ -46,7 +47,6 @@ import {
 import { waitForOwners } from "./starting-owners.js";
 import { hubToolLists } from "./tool-lists.js";
 import { UpstreamPool } from "./upstream-pool.js";
-import { isPerUser } from "./user-servers.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 /** Most pages {@link Hub.skills} reads (the bound of every list the hub reads whole). */

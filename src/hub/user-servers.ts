@@ -12,11 +12,6 @@ import {
 } from "../credentials/user-credentials.js";
 import { McplexError } from "../errors.js";
 
-/** Whether each signed-in user calls `config`'s server with credentials of their own. */
-export function isPerUser(config: ServerConfig): boolean {
-  return config.credentials !== undefined && config.credentials !== "shared";
-}
-
 /** Where a user connects a server (`HubOptions.connectUrl`), when the hub knows. */
 export type ConnectUrl = (user: UserRef, server: string) => string;
 

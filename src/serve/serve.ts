@@ -2,6 +2,7 @@ import type { AuditSink, AuditSinkEvent } from "../audit/audit-sink.js";
 import type { ModeTable } from "../catalog-modes/view-resolver.js";
 import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
 import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
+import { isPerUser } from "../config/read-credentials.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CredentialVault } from "../credentials/user-credentials.js";
 import type { HttpFront, HttpFrontOptions } from "../fronts/http-front.js";
@@ -204,7 +205,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   let frontOrigin: string | undefined;
   const resource = config.auth?.resource;
   const credentials =
-    config.auth !== undefined && perUserServers(config)
+    config.auth !== undefined && [...config.servers, ...(config.available ?? [])].some(isPerUser)
       ? await (await import("../credentials/gateway-credentials.js")).gatewayCredentials({
           config,
           vault:
@@ -521,11 +522,4 @@ function frontLimits(
       : { maxConnectionsPerClient: serve.maxConnectionsPerClient }),
     ...(serve.memoryBudget === undefined ? {} : { memoryBudget: serve.memoryBudget }),
   };
-}
-
-/** Whether a server is called with each user's own credentials (`credentials:` not `shared`). */
-function perUserServers(config: McplexConfig): boolean {
-  return [...config.servers, ...(config.available ?? [])].some(
-    (server) => server.credentials !== undefined && server.credentials !== "shared",
-  );
 }
