@@ -52,44 +52,14 @@ async function serveBare() {
   return `http://127.0.0.1:${server.address().port}/mcp`;
 }
 
-/** bench/http-target.ts's `mcplex`: the HTTP front over bench/echo-hub.ts's hub. */
+/** bench/http-target.ts's `mcplex`: the HTTP front over bench/echo-hub.mjs's hub. */
 async function serveMcplex(noDashboard) {
   const dist = new URL("../dist/", import.meta.url);
-  const { Hub } = await import(new URL("hub/hub.js", dist).href);
-  const { LocalServer } = await import(new URL("upstream/local-server.js", dist).href);
   const { Gateway } = await import(new URL("gateway/gateway.js", dist).href);
   const { startHttpFront } = await import(new URL("fronts/http-front.js", dist).href);
   const { dashboardPage } = await import(new URL("dashboard/dashboard.js", dist).href);
-  const local = new LocalServer("echo", [
-    {
-      name: "echo",
-      inputSchema: { type: "object", properties: { message: { type: "string" } } },
-      handler: (a) => ({ content: [{ type: "text", text: String(a.message) }] }),
-    },
-  ]);
-  const hub = new Hub({
-    config: {
-      source: "bench",
-      format: "mcplex",
-      profiles: {},
-      tokens: [],
-      secrets: [],
-      servers: [
-        {
-          name: "echo",
-          transport: "local",
-          server: local,
-          prefix: "",
-          enabled: true,
-          lazy: false,
-          timeout: 60_000,
-          startTimeout: 60_000,
-          tools: {},
-        },
-      ],
-    },
-  });
-  await hub.start();
+  const { startEchoHub } = await import(new URL("echo-hub.mjs", import.meta.url).href);
+  const hub = await startEchoHub();
   const front = await startHttpFront(new Gateway(hub), {
     port: 0,
     websocket: false,

@@ -15,7 +15,7 @@ import { dashboardPage } from "../dist/dashboard/dashboard.js";
 import { startHttpFront } from "../dist/fronts/http-front.js";
 import { Gateway } from "../dist/gateway/gateway.js";
 import { toNodeListener } from "../test/fixtures/servers/node-fetch-listener.js";
-import { startEchoHub } from "./echo-hub.js";
+import { startEchoHub } from "./echo-hub.mjs";
 
 const kind = process.argv[2];
 const echo = (text: string) => ({ content: [{ type: "text" as const, text }] });

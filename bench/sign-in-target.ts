@@ -14,7 +14,7 @@ import { OAuthAuthenticator } from "../dist/auth/oauth-authenticator.js";
 import { parseConfig } from "../dist/config/parse-config.js";
 import { startHttpFront } from "../dist/fronts/http-front.js";
 import { Gateway } from "../dist/gateway/gateway.js";
-import { startEchoHub } from "./echo-hub.js";
+import { startEchoHub } from "./echo-hub.mjs";
 
 const STATIC_TOKEN = "bench-static-token-0123456789abcdef";
 

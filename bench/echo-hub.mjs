@@ -1,16 +1,21 @@
 /**
  * The hub the HTTP benches serve: one in-process `echo` tool (a LocalServer, no prefix), started.
- * Imported from dist/ as mcplex ships (run `npm run build` first).
+ * Imported from dist/ as mcplex ships (run `npm run build` first). Plain JavaScript, so that
+ * plain node runs it too (bench/gateway-http-callgrind.mjs, under valgrind) as tsx does.
+ *
+ * @returns {Promise<import("../dist/hub/hub.js").Hub>}
  */
-import { Hub } from "../dist/hub/hub.js";
-import { LocalServer } from "../dist/upstream/local-server.js";
-
-export async function startEchoHub(): Promise<Hub> {
+export async function startEchoHub() {
+  const dist = new URL("../dist/", import.meta.url);
+  const { Hub } = await import(new URL("hub/hub.js", dist).href);
+  const { LocalServer } = await import(new URL("upstream/local-server.js", dist).href);
   const local = new LocalServer("echo", [
     {
       name: "echo",
       inputSchema: { type: "object", properties: { message: { type: "string" } } },
-      handler: (args) => ({ content: [{ type: "text", text: String(args.message) }] }),
+      handler: (/** @type {{ message?: unknown }} */ args) => ({
+        content: [{ type: "text", text: String(args.message) }],
+      }),
     },
   ]);
   const hub = new Hub({
