@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
+import { openText, sealText } from "../config/sealed-text.js";
 import type { CredentialVault, UserServerRecord } from "../credentials/user-credentials.js";
 import { McplexError } from "../errors.js";
 import type { RedisLink } from "./redis-link.js";
@@ -85,20 +86,12 @@ export class RedisCredentialVault implements CredentialVault {
   }
 
   #seal(text: string, user: string, server: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
-    cipher.setAAD(boundTo(user, server));
-    const body = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
+    return sealText(this.#key, text, boundTo(user, server));
   }
 
   #open(sealed: string, user: string, server: string): string {
-    const raw = Buffer.from(sealed, "base64");
     try {
-      const decipher = createDecipheriv("aes-256-gcm", this.#key, raw.subarray(0, 12));
-      decipher.setAAD(boundTo(user, server));
-      decipher.setAuthTag(raw.subarray(12, 28));
-      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+      return openText(this.#key, sealed, boundTo(user, server));
     } catch {
       throw new McplexError(
         "SECRET_STORE_INVALID",

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
+import { openText, sealText } from "../config/sealed-text.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import type { RedisLink } from "./redis-link.js";
 import { withRedisLock } from "./redis-lock.js";
@@ -51,21 +52,13 @@ export class RedisOAuthStore implements OAuthStore {
     return withRedisLock(this.#link, keyOf("oauth-lock", server), run);
   }
 
+  // The server's name is bound in: a record cannot be moved to another server's key.
   #seal(text: string, server: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
-    // The server's name is bound in: a record cannot be moved to another server's key.
-    cipher.setAAD(Buffer.from(server));
-    const body = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
+    return sealText(this.#key, text, Buffer.from(server));
   }
 
   #open(sealed: string, server: string): string {
-    const raw = Buffer.from(sealed, "base64");
-    const decipher = createDecipheriv("aes-256-gcm", this.#key, raw.subarray(0, 12));
-    decipher.setAAD(Buffer.from(server));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+    return openText(this.#key, sealed, Buffer.from(server));
   }
 }
 

@@ -1,9 +1,10 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Stats } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { withFileLock } from "../config/file-lock.js";
 import { readRegularFile } from "../config/read-regular-file.js";
+import { openText, sealText } from "../config/sealed-text.js";
 import {
   createKeyFile,
   derivationProblem,
@@ -230,20 +231,12 @@ export class FileCredentialVault implements CredentialVault {
   }
 
   #seal(text: string, key: StoreKey, user: string, server: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", key.encryption, iv);
-    cipher.setAAD(boundTo(user, server));
-    const body = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
+    return sealText(key.encryption, text, boundTo(user, server));
   }
 
   #open(sealed: string, key: StoreKey, user: string, server: string): string {
-    const raw = Buffer.from(sealed, "base64");
     try {
-      const decipher = createDecipheriv("aes-256-gcm", key.encryption, raw.subarray(0, 12));
-      decipher.setAAD(boundTo(user, server));
-      decipher.setAuthTag(raw.subarray(12, 28));
-      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+      return openText(key.encryption, sealed, boundTo(user, server));
     } catch {
       throw this.#invalid(`holds a record for server ${server} that was modified or moved`);
     }
