@@ -15,13 +15,35 @@ export interface FileLockOptions {
  * store: a `serve` refreshing OAuth tokens while `mcplex secrets set` runs; the pin lock file;
  * a config `mcplex add` edits).
  *
+ * Holders in this process take their turns in order before the file is tried: the file then
+ * serialises processes only (holders of one process polling it waited on its backoff, and ten
+ * writers at once outlasted its 10 s wait). Not reentrant: an operation must not take the
+ * lock it holds.
+ *
  * @throws McplexError (`FILE_LOCKED`) when another process holds it past `waitMs`.
  */
-export async function withFileLock<T>(
+export function withFileLock<T>(
   path: string,
   operation: () => Promise<T>,
   options: FileLockOptions = {},
 ): Promise<T> {
+  const run = (turns.get(path) ?? Promise.resolve()).then(
+    () => holdFile(path, operation, options),
+    () => holdFile(path, operation, options),
+  );
+  const settled = run.catch(() => undefined);
+  turns.set(path, settled);
+  // The last in line clears the entry, so locks no longer used hold no memory.
+  void settled.then(() => {
+    if (turns.get(path) === settled) turns.delete(path);
+  });
+  return run;
+}
+
+/** Each lock's holders in this process, one after another. */
+const turns = new Map<string, Promise<unknown>>();
+
+async function holdFile<T>(path: string, operation: () => Promise<T>, options: FileLockOptions): Promise<T> {
   const { waitMs = 10_000, staleMs = 30_000 } = options;
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const deadline = Date.now() + waitMs;

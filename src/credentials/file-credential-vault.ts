@@ -125,31 +125,29 @@ export class FileCredentialVault implements CredentialVault {
     // authorization server, and must not hold up other users' writes meanwhile.
     const name = createHash("sha256").update(`${user}\0${server}`).digest("base64url").slice(0, 22);
     const lock = `${this.file}.${name}.lock`;
-    return inTurn(lock, () => withFileLock(lock, run, { waitMs: 35_000 }));
+    return withFileLock(lock, run, { waitMs: 35_000 });
   }
 
   /** Runs `change` on the file as it is now under the file's lock, and writes it when it says so. */
   async #change(change: (file: VaultFile, key: StoreKey) => Promise<boolean>): Promise<void> {
     await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
     const lock = `${this.file}.lock`;
-    await inTurn(lock, () =>
-      withFileLock(lock, async () => {
-        const read = (await this.#read()) ?? (await this.#create());
-        // A copy: the file as read is kept for readers until the new one replaces it.
-        const file = { ...read.file, records: structuredClone(read.file.records) };
-        if (!(await change(file, read.key))) return;
-        try {
-          await writeFileAtomic(this.file, `${JSON.stringify(file)}\n`, { mode: 0o600 });
-        } catch (error) {
-          throw new SecretStoreError(
-            "SECRET_STORE_INVALID",
-            `cannot write credential vault ${this.file}`,
-            {},
-            { cause: error },
-          );
-        }
-      }),
-    );
+    await withFileLock(lock, async () => {
+      const read = (await this.#read()) ?? (await this.#create());
+      // A copy: the file as read is kept for readers until the new one replaces it.
+      const file = { ...read.file, records: structuredClone(read.file.records) };
+      if (!(await change(file, read.key))) return;
+      try {
+        await writeFileAtomic(this.file, `${JSON.stringify(file)}\n`, { mode: 0o600 });
+      } catch (error) {
+        throw new SecretStoreError(
+          "SECRET_STORE_INVALID",
+          `cannot write credential vault ${this.file}`,
+          {},
+          { cause: error },
+        );
+      }
+    });
   }
 
   async #create(): Promise<{ file: VaultFile; key: StoreKey }> {
@@ -257,23 +255,4 @@ function boundTo(user: string, server: string): Buffer {
 /** Which version of the file `stats` describe: a write renames a new file in, so a new inode. */
 function versionOf(stats: Stats): string {
   return `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
-}
-
-/** Each lock's holders in this process, one after another (see {@link inTurn}). */
-const turns = new Map<string, Promise<unknown>>();
-
-/**
- * Runs `operation` after the ones queued before it under `lock` in this process: the lock file
- * then serialises processes only. Holders in one process polling the lock file would wait on
- * its backoff, and ten writers at once outlasted its 10 s wait.
- */
-function inTurn<T>(lock: string, operation: () => Promise<T>): Promise<T> {
-  const run = (turns.get(lock) ?? Promise.resolve()).then(operation, operation);
-  const settled = run.catch(() => undefined);
-  turns.set(lock, settled);
-  // The last in line clears the entry, so locks of users gone hold no memory.
-  void settled.then(() => {
-    if (turns.get(lock) === settled) turns.delete(lock);
-  });
-  return run;
 }
