@@ -15,15 +15,15 @@ import type { CredentialVault, UserCredentialSource, UserRef } from "./user-cred
 /** What {@link gatewayCredentials} is given. */
 export interface GatewayCredentialsOptions {
   config: McplexConfig;
-  /** Where the users' records are kept: the file vault, or Redis with `cluster:`. */
-  vault: CredentialVault;
+  /** Where the users' records are kept. Default: Redis with `cluster`, else the file vault beside the secret store. */
+  vault?: CredentialVault;
+  /** The replica's cluster: its vault in Redis, and the key every replica signs connect links with. */
+  cluster?: { credentialVault(): CredentialVault; readonly connectKey: Buffer };
   /**
-   * The origin users' browsers reach the gateway at, for connect links: `auth.resource`'s origin
-   * when set, else asked once the HTTP front listens (its address).
+   * Where the HTTP front listens, once it does: the origin of connect links when `auth.resource`
+   * names none.
    */
-  base: () => string;
-  /** Signs connect links and sealed OAuth states (a key derived from the cluster secret): every replica takes every replica's links. Default: a key made at start. */
-  secret?: string;
+  frontOrigin: () => string | undefined;
   /** The configured server of a name (the config may be reloaded). */
   server: (name: string) => ServerConfig | undefined;
 }
@@ -55,10 +55,21 @@ export interface GatewayCredentials {
  * Loaded by `serve()` only when a server asks for it.
  */
 export async function gatewayCredentials(options: GatewayCredentialsOptions): Promise<GatewayCredentials> {
-  const { config, vault } = options;
+  const { config, cluster } = options;
+  const vault =
+    options.vault ??
+    cluster?.credentialVault() ??
+    new (await import("./file-credential-vault.js")).FileCredentialVault();
+  // Every replica takes every replica's links (a key of the cluster secret); else links die with the process.
+  const secret = cluster?.connectKey.toString("base64url");
+  const resource = config.auth?.resource;
   const links = new ConnectLinks({
-    base: options.base,
-    secret: options.secret ?? randomBytes(32).toString("base64url"),
+    base: () => {
+      const origin = resource === undefined ? options.frontOrigin() : new URL(resource).origin;
+      if (origin === undefined) throw new Error("connect links need the HTTP front's address");
+      return origin;
+    },
+    secret: secret ?? randomBytes(32).toString("base64url"),
   });
   const signal = new ConnectSignal();
   const flow = new ConnectFlow({ vault, links, signal });
@@ -77,9 +88,9 @@ export async function gatewayCredentials(options: GatewayCredentialsOptions): Pr
     prompt: connectPrompt({
       waitConnected: connectWaiter(links, signal, { vault }),
       // Its own key, the same on every replica: a state it signs is never one of another purpose.
-      ...(options.secret === undefined
+      ...(secret === undefined
         ? {}
-        : { stateKey: createHmac("sha256", options.secret).update("connect-prompt").digest() }),
+        : { stateKey: createHmac("sha256", secret).update("connect-prompt").digest() }),
     }),
     pages: connectPages({ flow, links, server: options.server }),
     revoke: async (userKey, server) => {

@@ -203,21 +203,13 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // Servers called with each user's own credentials (`credentials:`), when users sign in: the
   // vault, connect pages and sources, loaded only then.
   let frontOrigin: string | undefined;
-  const resource = config.auth?.resource;
   const credentials =
     config.auth !== undefined && [...config.servers, ...(config.available ?? [])].some(isPerUser)
       ? await (await import("../credentials/gateway-credentials.js")).gatewayCredentials({
           config,
-          vault:
-            options.credentialVault ??
-            cluster?.credentialVault() ??
-            new (await import("../credentials/file-credential-vault.js")).FileCredentialVault(),
-          base: () => {
-            const origin = resource === undefined ? frontOrigin : new URL(resource).origin;
-            if (origin === undefined) throw new Error("connect links need the HTTP front's address");
-            return origin;
-          },
-          ...(cluster === undefined ? {} : { secret: cluster.connectKey.toString("base64url") }),
+          ...(options.credentialVault === undefined ? {} : { vault: options.credentialVault }),
+          ...(cluster === undefined ? {} : { cluster }),
+          frontOrigin: () => frontOrigin,
           server: (name) => hub.serverConfig(name),
         })
       : undefined;
