@@ -42,6 +42,8 @@ servers:
 profiles:
   no-report:
     tools: { deny: [alpha__show_report] }
+  jobs-only:
+    tools: { allow: ["jobs__*"] }
 auth:
   issuers:
     - issuer: ${as.issuer}
@@ -53,6 +55,8 @@ auth:
       mode: code
     - when: { sub: [narrow] }
       profile: no-report
+    - when: { sub: [jobs-only] }
+      profile: jobs-only
     - when: { sub: ["*"] }
   require:
     - tools: ["alpha__*"]
@@ -181,12 +185,14 @@ describe("auth.require follows the resolved target", () => {
     }
   });
 
-  it("keeps a profile's denied tool out of reach by the app name too", async () => {
-    const bearer = await token("narrow", true);
-    for (const name of ["alpha__show_report", "show_report"]) {
-      const answer = await rpc(bearer, "tools/call", { name, arguments: {} });
-      expect(reachedReport(answer), name).toBe(false);
-      expect(answer.error?.message, name).toMatch(/Unknown tool/);
+  it("keeps a tool a profile denies, or does not allow, out of reach by the app name too", async () => {
+    for (const sub of ["narrow", "jobs-only"]) {
+      const bearer = await token(sub, true);
+      for (const name of ["alpha__show_report", "show_report"]) {
+        const answer = await rpc(bearer, "tools/call", { name, arguments: {} });
+        expect(reachedReport(answer), `${sub}: ${name}`).toBe(false);
+        expect(answer.error?.message, `${sub}: ${name}`).toMatch(/Unknown tool/);
+      }
     }
   });
 });
