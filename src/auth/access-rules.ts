@@ -1,6 +1,7 @@
 import picomatch from "picomatch";
 import type { AccessRuleConfig, AuthConfig, ScopeRuleConfig } from "../config/types.js";
 import type { RequestTarget } from "../hub/call-pipeline.js";
+import { resolvedNames } from "./resolved-names.js";
 
 /** The claims a rule reads, gathered once per token. */
 export interface UserClaims {
@@ -82,8 +83,12 @@ function flatGlobs(patterns: readonly string[] | undefined): ((text: string) => 
 }
 
 /**
- * A compiled `auth.require`: the scopes a request's target needs and the caller lacks. Tools and
- * prompts are matched by their exposed names, resources by URI, and `servers` by the server the
+ * A compiled `auth.require`: the scopes a request's target needs and the caller lacks. A rule
+ * applies to what the target resolved to, whatever name the request reached it by: `tools` globs
+ * match the tool's exposed name (`server__tool`, as the catalog lists it, also when an MCP App
+ * called it by its server's own name; a task's requests match the tool whose call created it),
+ * `prompts` the prompt's exposed name, `resources` any of the URIs that name the resource (the
+ * one asked, its server's own, and its qualified `mcplex://` form), and `servers` the server the
  * target resolved to.
  */
 export function scopeRules(
@@ -97,13 +102,14 @@ export function scopeRules(
     scopes: rule.scopes,
   }));
   return (target, granted) => {
+    const { server, tool, prompt, uris } = resolvedNames(target);
     const missing: string[] = [];
     for (const rule of compiled) {
       const applies =
-        (target.server !== undefined && rule.servers?.includes(target.server) === true) ||
-        (target.kind === "tool" && rule.tools?.(target.name) === true) ||
-        (target.kind === "prompt" && rule.prompts?.(target.name) === true) ||
-        (target.kind === "resource" && rule.resources?.(target.uri) === true);
+        (server !== undefined && rule.servers?.includes(server) === true) ||
+        (tool !== undefined && rule.tools?.(tool) === true) ||
+        (prompt !== undefined && rule.prompts?.(prompt) === true) ||
+        uris.some((uri) => rule.resources?.(uri) === true);
       if (!applies) continue;
       for (const scope of rule.scopes)
         if (!granted.includes(scope) && !missing.includes(scope)) missing.push(scope);

@@ -3,10 +3,14 @@ import { RpcError } from "../errors.js";
 import { type Interceptor, takesRawResults } from "../hub/call-pipeline.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { scopeRules } from "./access-rules.js";
+import { resolvedNames } from "./resolved-names.js";
 
 /**
  * Refuses a signed-in caller's request whose target needs scopes its token lacks
- * (`auth.require`), before it reaches a server: `ErrorCode.Forbidden` with
+ * (`auth.require`), before it reaches a server. It sees every request with the target it resolved
+ * to, whatever route named it: a direct call, an MCP App's unprefixed name, `call_tool` and
+ * `run_code`'s inner calls (each a request from the top of the pipeline), a task's requests (as
+ * the call that created the task). The refusal is `ErrorCode.Forbidden` with
  * `data: { reason: "insufficient_scope", scope }`, where `scope` is what to sign in again with
  * (the scopes held and those missing). The HTTP fronts answer it 403 with a step-up challenge;
  * code mode's inner calls and the other fronts get it as a JSON-RPC error. Callers that did not
@@ -20,7 +24,10 @@ export function scopeCheck(rules: readonly ScopeRuleConfig[]): Interceptor {
     const target = request.target;
     // A target the caller's profile does not reach has no server: it goes on to be answered as
     // unknown, as a name that exists nowhere is; asking for a scope first would reveal it exists.
-    if (identity?.via !== "oauth" || target?.server === undefined) return next(request);
+    // A tool of a per-user server the caller has not connected to yet is checked now, as the
+    // tool it will be once connected: the call that follows the connect does not come back here.
+    if (identity?.via !== "oauth" || target === undefined || resolvedNames(target).server === undefined)
+      return next(request);
     const granted = identity.scopes ?? [];
     const missing = missingFor(target, granted);
     if (missing.length === 0) return next(request);

@@ -39,8 +39,10 @@ export type RequestTarget =
   /**
    * A task handle (`name`, as the client sent it), opened to its server and the id that server
    * gave the task (`taskId`); both absent when the handle names no task this caller may reach.
+   * `tool` is the exposed name of the tool whose call created the task (absent in a handle
+   * minted before handles named it): a request about the task is authorized as that tool's call.
    */
-  | { kind: "task"; name: string; server?: string; taskId?: string };
+  | { kind: "task"; name: string; server?: string; taskId?: string; tool?: string };
 
 /**
  * Who a request comes from, as the front's `Authenticator` decided at admission. It rides on the

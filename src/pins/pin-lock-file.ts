@@ -9,11 +9,20 @@ import { canonicalJson, type PinnedTool } from "./tool-fingerprint.js";
 export interface LockedTool {
   fingerprint: string;
   tool: PinnedTool;
+  /**
+   * `1`: pinned by lock format 1, over its fields only (`FORMAT_1_FIELDS`): the app URI, icons
+   * and task support were never approved. Such a pin is renewed or held at the tool's first
+   * list (see `ToolPins.check` and docs/pinning.md, "Format 1"). Absent: over every pinned field.
+   */
+  format?: 1;
 }
+
+/** The lock format this version writes. */
+export const LOCKFILE_VERSION = 2;
 
 /** The lock file: format version, and per server the tools approved, by their original name. */
 export interface PinLock {
-  lockfileVersion: 1;
+  lockfileVersion: typeof LOCKFILE_VERSION;
   servers: Record<string, { tools: Record<string, LockedTool> }>;
 }
 
@@ -31,10 +40,13 @@ export function lockFilePath(configPath: string): string {
 
 /** An empty lock. */
 export function emptyLock(): PinLock {
-  return { lockfileVersion: 1, servers: {} };
+  return { lockfileVersion: LOCKFILE_VERSION, servers: {} };
 }
 
-/** Reads a lock file; a missing one is empty. */
+/**
+ * Reads a lock file; a missing one is empty. A format-1 file (`"lockfileVersion": 1`) is read as
+ * format 2 with each of its pins marked `format: 1`; it is written as format 2 at the next change.
+ */
 export async function readPinLock(path: string): Promise<PinLock> {
   let text: string;
   try {
@@ -62,18 +74,28 @@ export async function readPinLock(path: string): Promise<PinLock> {
   } catch {
     throw invalid("is not JSON");
   }
-  const lock = data as Partial<PinLock>;
-  if (typeof lock !== "object" || lock === null || lock.lockfileVersion !== 1)
-    throw invalid('has no "lockfileVersion": 1 (written by another version of mcplex?)');
+  const lock = data as { lockfileVersion?: unknown; servers?: PinLock["servers"] };
+  const version = typeof lock === "object" && lock !== null ? lock.lockfileVersion : undefined;
+  if (version !== 1 && version !== LOCKFILE_VERSION)
+    throw invalid(
+      `has "lockfileVersion": ${JSON.stringify(version) ?? "none"}, not 1 or ${LOCKFILE_VERSION} (written by a newer version of mcplex?)`,
+    );
   if (typeof lock.servers !== "object" || lock.servers === null) throw invalid('has no "servers" map');
   for (const [server, entry] of Object.entries(lock.servers)) {
     if (typeof entry?.tools !== "object" || entry.tools === null)
       throw invalid(`has no "tools" map for "${server}"`);
-    for (const [name, locked] of Object.entries(entry.tools))
+    for (const [name, locked] of Object.entries(entry.tools)) {
       if (typeof locked?.fingerprint !== "string" || typeof locked.tool !== "object" || locked.tool === null)
         throw invalid(`has no fingerprint and tool for "${server}" tool "${name}"`);
+      if (locked.format !== undefined && locked.format !== 1)
+        throw invalid(
+          `has "format": ${JSON.stringify(locked.format)} for "${server}" tool "${name}" (only 1 is known)`,
+        );
+      // What format 1 pinned covers its fields only: marked so, whatever the file says.
+      if (version === 1) locked.format = 1;
+    }
   }
-  return lock as PinLock;
+  return { lockfileVersion: LOCKFILE_VERSION, servers: lock.servers };
 }
 
 /** The text of a lock: canonical (sorted keys) and indented, so that it diffs well under version control. */

@@ -1,6 +1,12 @@
 import { createHash } from "node:crypto";
 
-/** The fields of a tool a fingerprint covers: what a model reads, and what a call must match. */
+/**
+ * The fields of a tool a fingerprint covers: what a person or model reads (name, title,
+ * description, annotations, icons), what a call must match (the schemas), and what decides how it
+ * runs or what it opens: `execution` (task support) and, of `_meta`, the MCP App it opens
+ * (`_meta.ui.resourceUri` and the older `_meta["ui/resourceUri"]`) and who sees it
+ * (`_meta.ui.visibility`).
+ */
 export const PINNED_FIELDS = [
   "name",
   "title",
@@ -8,7 +14,20 @@ export const PINNED_FIELDS = [
   "inputSchema",
   "outputSchema",
   "annotations",
+  "icons",
+  "execution",
+  "_meta",
 ] as const;
+
+/** The fields lock format 1 covered (see {@link PINNED_FIELDS}; docs/pinning.md, "Format 1"). */
+export const FORMAT_1_FIELDS = [
+  "name",
+  "title",
+  "description",
+  "inputSchema",
+  "outputSchema",
+  "annotations",
+] as const satisfies readonly PinnedField[];
 
 /** One of {@link PINNED_FIELDS}. */
 export type PinnedField = (typeof PINNED_FIELDS)[number];
@@ -17,14 +36,55 @@ export type PinnedField = (typeof PINNED_FIELDS)[number];
 export type PinnedTool = { name: string } & Partial<Record<Exclude<PinnedField, "name">, unknown>>;
 
 /**
- * The pinned fields of a tool as listed by its server (`_meta`, `icons` and any other field are
- * left out: they change without changing what the tool does or what a model is told).
+ * The pinned fields of a tool as listed by its server: {@link PINNED_FIELDS}, of `_meta` only
+ * the keys named there (the rest of `_meta` and any other field are left out: they change
+ * without changing what the tool does, opens or tells a model). `fields` narrows them (the
+ * format-1 fields, to compare with a pin of that format).
  */
-export function pinnedTool(tool: { name: string } & Record<string, unknown>): PinnedTool {
+export function pinnedTool(
+  tool: { name: string } & Record<string, unknown>,
+  fields: readonly PinnedField[] = PINNED_FIELDS,
+): PinnedTool {
   const out: PinnedTool = { name: tool.name };
-  for (const field of PINNED_FIELDS)
-    if (field !== "name" && tool[field] !== undefined) out[field] = tool[field];
+  for (const field of fields) {
+    if (field === "name") continue;
+    const value = field === "_meta" ? pinnedMeta(tool._meta) : tool[field];
+    if (value !== undefined) out[field] = value;
+  }
   return out;
+}
+
+/** The app URI keys of MCP Apps (SEP-1865): the current one under `ui`, and the older flat one. */
+const APP_URI_KEY = "resourceUri";
+const OLD_APP_URI_KEY = "ui/resourceUri";
+
+/**
+ * Of a tool's `_meta`, what is pinned: `ui.resourceUri`, `ui.visibility` and `"ui/resourceUri"`.
+ * A `ui` that is not an object is pinned whole (whatever a client makes of it). `undefined` when
+ * none is there.
+ */
+function pinnedMeta(meta: unknown): Record<string, unknown> | undefined {
+  if (typeof meta !== "object" || meta === null || Array.isArray(meta)) return undefined;
+  const record = meta as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  const ui = record.ui;
+  if (typeof ui === "object" && ui !== null && !Array.isArray(ui)) {
+    const { [APP_URI_KEY]: resourceUri, visibility } = ui as Record<string, unknown>;
+    const pinned: Record<string, unknown> = {};
+    if (resourceUri !== undefined) pinned[APP_URI_KEY] = resourceUri;
+    if (visibility !== undefined) pinned.visibility = visibility;
+    if (Object.keys(pinned).length > 0) out.ui = pinned;
+  } else if (ui !== undefined) out.ui = ui;
+  if (record[OLD_APP_URI_KEY] !== undefined) out[OLD_APP_URI_KEY] = record[OLD_APP_URI_KEY];
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
+/** Whether a tool names an MCP App it opens (either form of the app URI). */
+export function opensApp(tool: { _meta?: unknown }): boolean {
+  const meta = pinnedMeta(tool._meta);
+  if (meta === undefined) return false;
+  const ui = meta.ui as Record<string, unknown> | undefined;
+  return meta[OLD_APP_URI_KEY] !== undefined || (typeof ui === "object" && ui[APP_URI_KEY] !== undefined);
 }
 
 /**
@@ -51,10 +111,17 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * A tool's fingerprint: `sha256:` and the hex SHA-256 of the UTF-8 {@link canonicalJson} of its
- * {@link pinnedTool} fields. Any change to a pinned field, however deep in a schema, changes it.
+ * {@link pinnedTool} fields (all of them, or `fields`). Any change to a pinned field, however deep
+ * in a schema, changes it.
  */
-export function toolFingerprint(tool: { name: string } & Record<string, unknown>): string {
-  return `sha256:${createHash("sha256")
-    .update(canonicalJson(pinnedTool(tool)), "utf8")
-    .digest("hex")}`;
+export function toolFingerprint(
+  tool: { name: string } & Record<string, unknown>,
+  fields: readonly PinnedField[] = PINNED_FIELDS,
+): string {
+  return pinnedFingerprint(pinnedTool(tool, fields));
+}
+
+/** The fingerprint of pinned fields as the lock file records them. */
+export function pinnedFingerprint(pinned: PinnedTool): string {
+  return `sha256:${createHash("sha256").update(canonicalJson(pinned), "utf8").digest("hex")}`;
 }

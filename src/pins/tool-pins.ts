@@ -3,7 +3,7 @@ import type { PinPolicy } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import { type LockedTool, type PinLock, readPinLock, updatePinLock } from "./pin-lock-file.js";
 import { diffTool, type FieldChange } from "./tool-diff.js";
-import { canonicalJson, pinnedTool, toolFingerprint } from "./tool-fingerprint.js";
+import { canonicalJson, FORMAT_1_FIELDS, opensApp, pinnedTool, toolFingerprint } from "./tool-fingerprint.js";
 
 /**
  * A tool whose listing differs from what was approved: `changed` (a pinned field differs),
@@ -44,7 +44,7 @@ export class ToolPins {
   readonly path: string;
   #lock: PinLock;
   /** What each server listed last, by original name: what {@link trust} approves. */
-  readonly #listed = new Map<string, Map<string, { tool: Tool; fingerprint: string }>>();
+  readonly #listed = new Map<string, Map<string, ListedTool>>();
   /** Writes in flight, in order; {@link flush} waits for them. */
   #writes: Promise<unknown> = Promise.resolve();
   #writeError: unknown;
@@ -82,7 +82,7 @@ export class ToolPins {
    * the first time has its tools pinned as they are (written to the lock file behind).
    */
   check(server: string, policy: Exclude<PinPolicy, "off">, listed: readonly Tool[]): PinCheck {
-    const now = new Map<string, { tool: Tool; fingerprint: string }>();
+    const now = new Map<string, ListedTool>();
     for (const tool of listed)
       if (!now.has(tool.name))
         now.set(tool.name, { tool, fingerprint: toolFingerprint(tool as Tool & Record<string, unknown>) });
@@ -99,8 +99,10 @@ export class ToolPins {
     }
     const changes: ToolChange[] = [];
     const hold = policy !== "warn";
-    for (const [name, { tool, fingerprint }] of now) {
+    for (const [name, listedNow] of now) {
+      const { tool, fingerprint } = listedNow;
       const before = own(approved, name);
+      if (before?.format === 1 && this.#renewed(server, name, before, listedNow)) continue;
       if (before?.fingerprint === fingerprint) continue;
       const change: ToolChange = {
         server,
@@ -129,6 +131,28 @@ export class ToolPins {
     const tools =
       policy === "hold-server" && heldNames.size > 0 ? [] : listed.filter((t) => !heldNames.has(t.name));
     return { tools, changes };
+  }
+
+  /**
+   * A format-1 pin (see `LockedTool.format`) at the tool's first list since: renewed over every
+   * pinned field (in memory and in the lock file) when the fields format 1 covered are as
+   * approved and the tool opens no MCP App; `false` otherwise, and the tool is then compared as
+   * any other (a changed format-1 field, or an app URI never approved, is a change).
+   */
+  #renewed(server: string, name: string, before: LockedTool, listed: ListedTool): boolean {
+    const tool = listed.tool as Tool & Record<string, unknown>;
+    if (toolFingerprint(tool, FORMAT_1_FIELDS) !== before.fingerprint || opensApp(tool)) return false;
+    const renewed = locked(listed);
+    const tools = own(this.#lock.servers, server)!.tools;
+    setOwn(tools, name, renewed);
+    // Another process may have renewed or trusted it first: what it wrote stands.
+    this.#write((lock) => {
+      const entry = own(lock.servers, server);
+      const pinned = entry === undefined ? undefined : own(entry.tools, name);
+      if (pinned?.format === 1 && pinned.fingerprint === before.fingerprint)
+        setOwn(entry!.tools, name, renewed);
+    });
+    return true;
   }
 
   /**
@@ -199,7 +223,13 @@ export class ToolPins {
   }
 }
 
-function locked(listed: { tool: Tool; fingerprint: string }): LockedTool {
+/** A tool as its server listed it last, with its fingerprint. */
+interface ListedTool {
+  tool: Tool;
+  fingerprint: string;
+}
+
+function locked(listed: ListedTool): LockedTool {
   return { fingerprint: listed.fingerprint, tool: pinnedTool(listed.tool as Tool & Record<string, unknown>) };
 }
 

@@ -57,8 +57,8 @@ describe("fingerprints", () => {
     expect(canonicalJson({ b: 1, a: [2, { d: 3, c: 4 }] })).toBe('{"a":[2,{"c":4,"d":3}],"b":1}');
   });
 
-  it("are a documented SHA-256 of the canonical JSON of the pinned fields, ignoring _meta and icons", () => {
-    const withMeta = { ...add, _meta: { build: 7 }, icons: [{ src: "x.png" }] };
+  it("are a documented SHA-256 of the canonical JSON of the pinned fields, ignoring _meta but its app keys", () => {
+    const withMeta = { ...add, _meta: { build: 7, ui: { csp: {} } } };
     // The value any implementation must find: sha256 of the canonical JSON text below.
     expect(
       canonicalJson({ name: add.name, description: add.description, inputSchema: add.inputSchema }),
@@ -67,6 +67,15 @@ describe("fingerprints", () => {
     );
     expect(toolFingerprint(withMeta)).toBe(toolFingerprint(add as Tool & Record<string, unknown>));
     expect(toolFingerprint(withMeta)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // What a person or model sees and what decides execution are pinned.
+    for (const changed of [
+      { ...withMeta, icons: [{ src: "x.png" }] },
+      { ...withMeta, execution: { taskSupport: "optional" } },
+      { ...withMeta, _meta: { ...withMeta._meta, ui: { resourceUri: "ui://a/b.html" } } },
+      { ...withMeta, _meta: { ...withMeta._meta, "ui/resourceUri": "ui://a/b.html" } },
+      { ...withMeta, _meta: { ...withMeta._meta, ui: { visibility: ["app"] } } },
+    ])
+      expect(toolFingerprint(changed)).not.toBe(toolFingerprint(withMeta));
   });
 });
 

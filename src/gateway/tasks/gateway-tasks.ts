@@ -55,7 +55,8 @@ export class GatewayTasks {
     const { catalog } = this.#hub;
     if (!catalog.servers().includes(opened.server) || !catalog.reaches(opened.server, ctx.profile))
       return { kind: "task", name: value };
-    return { kind: "task", name: value, server: opened.server, taskId: opened.taskId };
+    const target: RequestTarget = { kind: "task", name: value, server: opened.server, taskId: opened.taskId };
+    return opened.tool === undefined ? target : { ...target, tool: opened.tool };
   }
 
   /**
@@ -63,15 +64,18 @@ export class GatewayTasks {
    * `resultType: "task"`, 2025-11-25 `{ task }`) with its id made a handle; anything else as it is.
    */
   created(request: CallRequest, result: JsonObject): JsonObject {
-    const server = request.target?.server;
+    const { target } = request;
+    const server = target?.server;
     if (server === undefined) return result;
     const owner = taskOwner(request.context);
+    // The handle names the tool the call resolved to, whatever name the client called it by.
+    const tool = target?.kind === "tool" ? target.tool?.name : undefined;
     if (isTaskResult(result)) {
-      return { ...result, taskId: this.handles.mint(server, String(result.taskId), owner) };
+      return { ...result, taskId: this.handles.mint(server, String(result.taskId), owner, tool) };
     }
     const task = rev2025CreatedTask(result);
     if (task === undefined) return result;
-    const handle = this.handles.mint(server, task.taskId, owner);
+    const handle = this.handles.mint(server, task.taskId, owner, tool);
     this.#remember(owner, handle, { server, taskId: task.taskId });
     return { ...result, task: { ...task, taskId: handle } };
   }

@@ -6,12 +6,20 @@ const PREFIX = "mcplex-task.";
 /** Bytes of the HMAC kept in a handle (128 bits: forging one is out of reach). */
 const MAC_BYTES = 16;
 
-/** What a handle names: the server that holds the task, its id there, the replica it runs on. */
+/**
+ * What a handle names: the server that holds the task, its id there, the replica it runs on,
+ * and the tool whose call created it.
+ */
 export interface OpenedHandle {
   readonly server: string;
   readonly taskId: string;
   /** The replica whose connection to the server holds the task; `undefined` for a gateway alone. */
   readonly replica: string | undefined;
+  /**
+   * The exposed name of the tool whose call created the task: requests about the task need what
+   * a call of that tool needs (`auth.require`). `undefined` in a handle minted without it.
+   */
+  readonly tool: string | undefined;
 }
 
 /** Options of {@link TaskHandles}. */
@@ -30,13 +38,15 @@ export interface TaskHandlesOptions {
  * profile, see {@link taskOwner}), so a handle that was altered, minted by another gateway, or
  * presented by another caller opens to nothing, and is answered as an unknown task.
  *
- * `mcplex-task.<payload>.<mac>`: the payload is base64url JSON `[server, taskId, replica?]` (not
- * secret: the task id alone reaches nothing), the MAC an HMAC-SHA256 of payload and caller.
+ * `mcplex-task.<payload>.<mac>`: the payload is base64url JSON `[server, taskId, replica, tool]`
+ * (`replica` null for a gateway alone; a handle of an earlier version may end after `taskId` or
+ * `replica`), not secret: the task id alone reaches nothing. The MAC is an HMAC-SHA256 of payload
+ * and caller, so the tool a handle names is the one its task was created by.
  *
  * @example
  * const handles = new TaskHandles();
  * const handle = handles.mint("jobs", "786512e2", "token#0|");
- * handles.open(handle, "token#0|"); // { server: "jobs", taskId: "786512e2", replica: undefined }
+ * handles.open(handle, "token#0|"); // { server: "jobs", taskId: "786512e2", replica: undefined, tool: undefined }
  * handles.open(handle, "token#1|"); // undefined
  */
 export class TaskHandles {
@@ -49,9 +59,14 @@ export class TaskHandles {
     this.replica = options.replica;
   }
 
-  /** The handle of task `taskId` of `server`, for `owner` (see {@link taskOwner}). */
-  mint(server: string, taskId: string, owner: string): string {
-    const named = this.replica === undefined ? [server, taskId] : [server, taskId, this.replica];
+  /**
+   * The handle of task `taskId` of `server`, for `owner` (see {@link taskOwner}), created by a
+   * call of `tool` (its exposed name).
+   */
+  mint(server: string, taskId: string, owner: string, tool?: string): string {
+    const named: Array<string | null> = [server, taskId];
+    if (this.replica !== undefined || tool !== undefined) named.push(this.replica ?? null);
+    if (tool !== undefined) named.push(tool);
     const payload = Buffer.from(JSON.stringify(named)).toString("base64url");
     return `${PREFIX}${payload}.${this.#mac(payload, owner).toString("base64url")}`;
   }
@@ -79,6 +94,7 @@ export class TaskHandles {
       server: named[0],
       taskId: named[1],
       replica: typeof named[2] === "string" ? named[2] : undefined,
+      tool: typeof named[3] === "string" ? named[3] : undefined,
     };
   }
 
