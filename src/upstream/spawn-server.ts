@@ -120,8 +120,15 @@ export function spawnServer(params: StdioServerParams): ServerProcess {
 /** Processes started by {@link spawnAhead}, by what they run, until a transport takes them. */
 const ahead = new Map<string, ServerProcess>();
 
+/** Everything that changes how the process is launched: a sandboxed server never takes a plain one's. */
 function keyOf(params: StdioServerParams): string {
-  return JSON.stringify([params.command, params.args ?? [], params.env ?? {}, params.cwd ?? null]);
+  return JSON.stringify([
+    params.command,
+    params.args ?? [],
+    params.env ?? {},
+    params.cwd ?? null,
+    params.sandbox ?? null,
+  ]);
 }
 
 /**
