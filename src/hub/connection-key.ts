@@ -3,7 +3,7 @@ import type { ServerConfig } from "../config/types.js";
 
 /**
  * What makes two server definitions the same connection: the same launch of a stdio server
- * (command, args, env, cwd, and its sandbox: a sandboxed server never
+ * (command, args, env, cwd, and its sandbox with the folder it hides: a sandboxed server never
  * shares the process of one that is not, nor of one confined otherwise), the same URL and
  * headers (remote), or the same root and rules (workspace), the same pinned protocol revision,
  * and the same settings of the connection itself (start timeout, idle stop, reconnecting,
@@ -36,7 +36,7 @@ function connectionSettings(config: ServerConfig): string | undefined {
 /** A sandboxed stdio server's confinement, as JSON; `undefined` for one that runs unsandboxed. */
 function sandboxKey(config: ServerConfig): string | undefined {
   if (config.transport !== "stdio" || !config.sandbox) return undefined;
-  return JSON.stringify(config.sandbox);
+  return JSON.stringify([config.sandbox, config.configDir ?? null]);
 }
 
 function baseKey(config: ServerConfig): string {

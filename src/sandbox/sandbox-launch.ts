@@ -7,6 +7,7 @@ import {
   mkdtempSync,
   readdirSync,
   readlinkSync,
+  realpathSync,
   rmdirSync,
   rmSync,
   statSync,
@@ -200,12 +201,23 @@ export function memoryFileSystems(memory: number): { tmp: number; shm: number } 
   return { tmp: memory - shm, shm };
 }
 
+/** The real path of the config's folder, when there is one to hide. */
+function hiddenFolder(configDir: string | undefined): string | undefined {
+  if (configDir === undefined) return undefined;
+  try {
+    return realpathSync(configDir);
+  } catch {
+    return configDir;
+  }
+}
+
 /**
  * Wraps a stdio server's launch in bubblewrap as `sandbox` says: all namespaces of its own (PID,
  * IPC, UTS, cgroup, user where unprivileged, and network unless `all`), a new session, no new
  * privileges, no capabilities, a seccomp filter ({@link seccompFilter}), dying with mcplex; the
- * system read-only, a minimal read-only /dev, its package read-only, a private /tmp (also its
- * HOME) and /dev/shm, the configured paths; limits set by prlimit before bwrap starts. Throws SANDBOX_UNAVAILABLE where bubblewrap
+ * system read-only, a minimal read-only /dev, its package read-only (not the config's folder,
+ * `configDir`, unless `fs` lists it), a private /tmp (also its HOME) and /dev/shm, the configured
+ * paths; limits set by prlimit before bwrap starts. Throws SANDBOX_UNAVAILABLE where bubblewrap
  * cannot run here.
  */
 export function sandboxLaunch(
@@ -215,6 +227,7 @@ export function sandboxLaunch(
     env: Record<string, string>;
     cwd?: string;
     server?: string;
+    configDir?: string;
   },
   sandbox: SandboxConfig,
 ): SandboxLaunch {
@@ -223,12 +236,16 @@ export function sandboxLaunch(
   // requireSandbox has refused an arch without a filter; this keeps the type honest.
   if (!filter.ok) throw new Error(filter.reason);
   const cwd = params.cwd ?? process.cwd();
+  const hidden = hiddenFolder(params.configDir);
   const pkg = serverPackage(
     params.command,
     params.args,
     cwd,
     { PATH: process.env.PATH, ...params.env },
-    params.server,
+    {
+      ...(params.server === undefined ? {} : { server: params.server }),
+      ...(hidden === undefined ? {} : { hidden }),
+    },
   );
   const sizes = memoryFileSystems(sandbox.memory);
   const args = [
@@ -261,10 +278,10 @@ export function sandboxLaunch(
     "--seccomp",
     String(SECCOMP_FD),
   ];
-  for (const path of new Set(pkg.dirs)) args.push("--ro-bind", path, path);
+  for (const path of new Set(pkg.paths)) args.push("--ro-bind", path, path);
   for (const path of sandbox.fs.read) args.push("--ro-bind-try", path, path);
   for (const path of sandbox.fs.write) args.push("--bind-try", path, path);
-  const visible = [...pkg.dirs, ...sandbox.fs.read, ...sandbox.fs.write];
+  const visible = [...pkg.paths, ...sandbox.fs.read, ...sandbox.fs.write];
   const inside = visible.some((dir) => cwd === dir || cwd.startsWith(`${dir}/`));
   args.push("--chdir", inside ? cwd : "/tmp");
   const env: Record<string, string> = { HOME: "/tmp", TMPDIR: "/tmp", ...params.env };

@@ -22,6 +22,8 @@ export interface StdioServerParams {
   server?: string;
   /** Run it inside bubblewrap, confined as this says (src/sandbox/). */
   sandbox?: SandboxConfig;
+  /** The config's folder, which a sandboxed server does not see unless its `fs` lists it. */
+  configDir?: string;
 }
 
 /**
@@ -79,6 +81,7 @@ export function stdioParams(config: StdioServerConfig): StdioServerParams {
     server: config.name,
     ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),
+    ...(config.sandbox && config.configDir !== undefined ? { configDir: config.configDir } : {}),
   };
 }
 
@@ -134,6 +137,7 @@ function keyOf(params: StdioServerParams): string {
     params.env ?? {},
     params.cwd ?? null,
     params.sandbox ?? null,
+    params.configDir ?? null,
   ]);
 }
 
