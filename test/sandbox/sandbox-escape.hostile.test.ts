@@ -220,18 +220,25 @@ describe("a server run from beside its config", () => {
     writeFileSync(join(folder, "mcplex.lock.json"), "{}");
     writeFileSync(join(folder, "audit.log"), "audit\n");
     writeFileSync(join(folder, ".env"), "TOKEN=secret\n");
-    const read = async (path: string) => {
-      const run = await runCli(
-        ["call", "probe__probe", JSON.stringify({ kind: "read", path }), "--config", "mcplex.yaml"],
-        { cwd: folder },
-      );
-      expect(run.code, run.stderr).toBe(0);
-      return JSON.parse(run.stdout) as Outcome;
-    };
-    expect(await read(join(folder, "server.mjs"))).toMatchObject({ ok: true });
-    const readable: string[] = [];
-    for (const name of neighbours) if ((await read(join(folder, name))).ok) readable.push(name);
-    reportFigure("files beside the config read from the sandbox", readable.join(", ") || "none");
-    expect(readable).toEqual([]);
+    const run = await runCli(
+      [
+        "call",
+        "probe__probe",
+        JSON.stringify({
+          kind: "reads",
+          paths: ["server.mjs", ...neighbours].map((name) => join(folder, name)),
+        }),
+        "--config",
+        "mcplex.yaml",
+      ],
+      { cwd: folder },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const readable = (JSON.parse(run.stdout) as { readable: string[] }).readable.map((path) =>
+      path.slice(folder.length + 1),
+    );
+    reportFigure("files beside the config read from the sandbox", readable.join(", "));
+    // Its own script, and nothing beside it.
+    expect(readable).toEqual(["server.mjs"]);
   }, 60_000);
 });
