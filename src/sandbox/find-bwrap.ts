@@ -31,8 +31,8 @@ export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | undefi
   return executable(local) ? local : undefined;
 }
 
-/** Whether sandboxing works on this machine: the bwrap found, or why not (with the fix). */
-export type SandboxSupport = { ok: true; bwrap: string } | { ok: false; reason: string };
+/** Whether sandboxing works on this machine: the bwrap found and the seccomp program, or why not (with the fix). */
+export type SandboxSupport = { ok: true; bwrap: string; seccomp: Buffer } | { ok: false; reason: string };
 
 let cached: SandboxSupport | undefined;
 
@@ -89,15 +89,18 @@ export function probeSandbox(options: { fresh?: boolean } = {}): SandboxSupport 
         "or remove `sandbox:` from the config",
     };
   } else {
-    cached = { ok: true, bwrap };
+    cached = { ok: true, bwrap, seccomp: filter.program };
   }
   return cached;
 }
 
-/** The bwrap to run a sandboxed server with; throws SANDBOX_UNAVAILABLE saying why and how to fix it. */
-export function requireSandbox(server: string | undefined): string {
+/**
+ * The bwrap to run a sandboxed server with and the seccomp program it loads; throws
+ * SANDBOX_UNAVAILABLE saying why and how to fix it.
+ */
+export function requireSandbox(server: string | undefined): { bwrap: string; seccomp: Buffer } {
   const support = probeSandbox();
-  if (support.ok) return support.bwrap;
+  if (support.ok) return support;
   throw new McplexError(
     "SANDBOX_UNAVAILABLE",
     `${server === undefined ? "" : `${server}: `}cannot start in a sandbox: ${support.reason}`,

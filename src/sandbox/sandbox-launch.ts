@@ -19,7 +19,6 @@ import { join } from "node:path";
 import type { SandboxConfig } from "../config/types.js";
 import { requireSandbox } from "./find-bwrap.js";
 import { startFilterProxy } from "./host-filter-proxy.js";
-import { seccompFilter } from "./seccomp-filter.js";
 import { programDirs, serverPackage } from "./server-package.js";
 
 /** The descriptor bwrap reads the seccomp program from (`--seccomp 3`): the spawn's fourth stdio. */
@@ -214,7 +213,7 @@ function hiddenFolder(configDir: string | undefined): string | undefined {
 /**
  * Wraps a stdio server's launch in bubblewrap as `sandbox` says: all namespaces of its own (PID,
  * IPC, UTS, cgroup, user where unprivileged, and network unless `all`), a new session, no new
- * privileges, no capabilities, a seccomp filter ({@link seccompFilter}), dying with mcplex; the
+ * privileges, no capabilities, a seccomp filter (`seccomp-filter.ts`), dying with mcplex; the
  * system read-only, a minimal read-only /dev, its package read-only (not the config's folder,
  * `configDir`, unless `fs` lists it), a private /tmp (also its HOME) and /dev/shm, the configured
  * paths; limits set by prlimit before bwrap starts. Throws SANDBOX_UNAVAILABLE where bubblewrap
@@ -231,10 +230,7 @@ export function sandboxLaunch(
   },
   sandbox: SandboxConfig,
 ): SandboxLaunch {
-  const bwrap = requireSandbox(params.server);
-  const filter = seccompFilter();
-  // requireSandbox has refused an arch without a filter; this keeps the type honest.
-  if (!filter.ok) throw new Error(filter.reason);
+  const { bwrap, seccomp } = requireSandbox(params.server);
   const cwd = params.cwd ?? process.cwd();
   const hidden = hiddenFolder(params.configDir);
   const pkg = serverPackage(
@@ -331,7 +327,7 @@ export function sandboxLaunch(
         ? wrapped.slice(1)
         : ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...wrapped],
     env,
-    seccomp: filter.program,
+    seccomp,
     release() {
       if (released) return;
       released = true;
