@@ -157,9 +157,9 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     }
     const sandbox = readSandbox(reader, doc.sandbox, "sandbox", (p) => resolveReadPath(ctx, p));
     if (sandbox) {
-      config.servers = config.servers.map((server) => withSandbox(server, sandbox));
+      config.servers = config.servers.map((server) => withSandbox(server, sandbox, ctx.baseDir));
       if (config.available !== undefined)
-        config.available = config.available.map((server) => withSandbox(server, sandbox));
+        config.available = config.available.map((server) => withSandbox(server, sandbox, ctx.baseDir));
     }
     config.profiles = readProfiles(reader, doc.profiles);
     config.tokens = readTokens(reader, doc.tokens);
@@ -208,9 +208,9 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
 type ServerReader = typeof readMcplexServer;
 
 /** The top-level `sandbox:` default, for a stdio server that says nothing of its own. */
-function withSandbox(server: ServerConfig, sandbox: SandboxConfig): ServerConfig {
+function withSandbox(server: ServerConfig, sandbox: SandboxConfig, configDir: string): ServerConfig {
   if (server.transport !== "stdio" || server.sandbox !== undefined) return server;
-  return { ...server, sandbox };
+  return { ...server, sandbox, configDir };
 }
 
 /** `available:`: servers read like `servers:` entries, under names of their own. */

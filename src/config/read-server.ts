@@ -274,6 +274,7 @@ export function readStdio(ctx: ReadContext, node: RawMap, path: string) {
     env,
     ...(cwd === undefined ? {} : { cwd: resolveReadPath(ctx, cwd) }),
     ...(sandbox === undefined ? {} : { sandbox }),
+    ...(sandbox ? { configDir: ctx.baseDir } : {}),
   };
 }
 

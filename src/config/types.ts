@@ -156,6 +156,11 @@ export interface StdioServerConfig extends ServerCommon {
    * default off for this server, absent when neither asks for a sandbox.
    */
   sandbox?: SandboxConfig | false;
+  /**
+   * The folder of the config that defines a sandboxed server (set with `sandbox`): the sandbox
+   * keeps it out of sight (mcplex.yaml, its lock file, .env, audit.log) unless `sandbox.fs` lists it.
+   */
+  configDir?: string;
 }
 
 /**

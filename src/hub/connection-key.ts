@@ -2,16 +2,20 @@ import { SERVER_DEFAULTS } from "../config/read-server.js";
 import type { ServerConfig } from "../config/types.js";
 
 /**
- * What makes two server definitions the same connection: the same command, args,
- * env and cwd (stdio), the same URL and headers (remote), or the same root and rules
- * (workspace), the same pinned protocol revision, and the same settings of the connection
- * itself (start timeout, idle stop, reconnecting, per-client connections, recording,
- * simulation): a shared connection runs by one definition's settings, so two that differ there
- * get one each. Servers with equal keys share one upstream.
+ * What makes two server definitions the same connection: the same launch of a stdio server
+ * (command, args, env, cwd, and its sandbox with the folder it hides: a sandboxed server never
+ * shares the process of one that is not, nor of one confined otherwise), the same URL and
+ * headers (remote), or the same root and rules (workspace), the same pinned protocol revision,
+ * and the same settings of the connection itself (start timeout, idle stop, reconnecting,
+ * per-client connections, per-user credentials, recording, simulation): a shared connection
+ * runs by one definition's settings, so two that differ there get one each. Servers with equal
+ * keys share one upstream.
  */
 export function connectionKey(config: ServerConfig): string {
   // Keys of definitions that set none of these stay as they were (cached tool lists keep theirs).
   let key = baseKey(config);
+  const sandbox = sandboxKey(config);
+  if (sandbox !== undefined) key += `|sandbox:${sandbox}`;
   if (config.protocolVersion !== undefined) key += `@${config.protocolVersion}`;
   const own = connectionSettings(config);
   return own === undefined ? key : `${key}#${own}`;
@@ -27,6 +31,12 @@ function connectionSettings(config: ServerConfig): string | undefined {
   if (config.startTimeout !== SERVER_DEFAULTS.startTimeout)
     defined.push(["startTimeout", config.startTimeout]);
   return defined.length === 0 ? undefined : JSON.stringify(defined);
+}
+
+/** A sandboxed stdio server's confinement, as JSON; `undefined` for one that runs unsandboxed. */
+function sandboxKey(config: ServerConfig): string | undefined {
+  if (config.transport !== "stdio" || !config.sandbox) return undefined;
+  return JSON.stringify([config.sandbox, config.configDir ?? null]);
 }
 
 function baseKey(config: ServerConfig): string {

@@ -3,8 +3,9 @@ import type { Upstream } from "../upstream/upstream.js";
 import { connectionKey } from "./connection-key.js";
 
 /**
- * The hub's connections: server definitions that are the same connection (same
- * command, args, env, cwd; or same URL and credentials) share one {@link Upstream}.
+ * The hub's connections: server definitions that are the same connection (the same launch:
+ * command, args, env, cwd and sandbox; or same URL and credentials; see {@link connectionKey})
+ * share one {@link Upstream}.
  */
 export class UpstreamPool {
   readonly #byKey = new Map<string, { upstream: Upstream; users: Set<string> }>();

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { McplexError } from "../errors.js";
+import { seccompFilter } from "./seccomp-filter.js";
 
 /** How a person gets bubblewrap, for the errors that need it. */
 export const BWRAP_INSTALL_HINT =
@@ -30,14 +31,15 @@ export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | undefi
   return executable(local) ? local : undefined;
 }
 
-/** Whether sandboxing works on this machine: the bwrap found, or why not (with the fix). */
-export type SandboxSupport = { ok: true; bwrap: string } | { ok: false; reason: string };
+/** Whether sandboxing works on this machine: the bwrap found and the seccomp program, or why not (with the fix). */
+export type SandboxSupport = { ok: true; bwrap: string; seccomp: Buffer } | { ok: false; reason: string };
 
 let cached: SandboxSupport | undefined;
 
 /**
- * Runs a real, empty sandbox once (all namespaces, as servers get them) and says whether it
- * started. Cached for the process: the kernel's answer does not change while mcplex runs.
+ * Runs a real, empty sandbox once (all namespaces, the read-only /dev with its /dev/shm and the
+ * seccomp filter, as servers get them) and says whether it started. Cached for the process: the
+ * kernel's answer does not change while mcplex runs.
  */
 export function probeSandbox(options: { fresh?: boolean } = {}): SandboxSupport {
   if (cached !== undefined && options.fresh !== true) return cached;
@@ -46,16 +48,27 @@ export function probeSandbox(options: { fresh?: boolean } = {}): SandboxSupport 
     cached = { ok: false, reason: `bubblewrap (bwrap) was not found: ${BWRAP_INSTALL_HINT}` };
     return cached;
   }
+  const filter = seccompFilter();
+  if (!filter.ok) {
+    cached = {
+      ok: false,
+      reason: `${filter.reason}, and a server does not run sandboxed without one; run it unsandboxed (\`sandbox: false\`) or on one of those`,
+    };
+    return cached;
+  }
   // Through prlimit, as servers start: it is util-linux's, missing from some minimal images.
+  // The filter comes on stdin (`--seccomp 0`), which `true` does not read.
   const run = spawnSync(
     "prlimit",
     [
       "--nofile=256",
       "--",
       bwrap,
-      ...["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--new-session", "--", "true"],
+      ...["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "--new-session"],
+      ...["--dev", "/dev", "--size", "1048576", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"],
+      ...["--seccomp", "0", "--", "true"],
     ],
-    { encoding: "utf8", timeout: 10_000 },
+    { encoding: "utf8", timeout: 10_000, input: filter.program },
   );
   if ((run.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
     cached = {
@@ -76,15 +89,18 @@ export function probeSandbox(options: { fresh?: boolean } = {}): SandboxSupport 
         "or remove `sandbox:` from the config",
     };
   } else {
-    cached = { ok: true, bwrap };
+    cached = { ok: true, bwrap, seccomp: filter.program };
   }
   return cached;
 }
 
-/** The bwrap to run a sandboxed server with; throws SANDBOX_UNAVAILABLE saying why and how to fix it. */
-export function requireSandbox(server: string | undefined): string {
+/**
+ * The bwrap to run a sandboxed server with and the seccomp program it loads; throws
+ * SANDBOX_UNAVAILABLE saying why and how to fix it.
+ */
+export function requireSandbox(server: string | undefined): { bwrap: string; seccomp: Buffer } {
   const support = probeSandbox();
-  if (support.ok) return support.bwrap;
+  if (support.ok) return support;
   throw new McplexError(
     "SANDBOX_UNAVAILABLE",
     `${server === undefined ? "" : `${server}: `}cannot start in a sandbox: ${support.reason}`,

@@ -7,6 +7,7 @@ import {
   mkdtempSync,
   readdirSync,
   readlinkSync,
+  realpathSync,
   rmdirSync,
   rmSync,
   statSync,
@@ -20,11 +21,16 @@ import { requireSandbox } from "./find-bwrap.js";
 import { startFilterProxy } from "./host-filter-proxy.js";
 import { programDirs, serverPackage } from "./server-package.js";
 
+/** The descriptor bwrap reads the seccomp program from (`--seccomp 3`): the spawn's fourth stdio. */
+export const SECCOMP_FD = 3;
+
 /** A sandboxed launch: what to spawn instead, and what to undo once the process has exited. */
 export interface SandboxLaunch {
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** The seccomp program, to be written to the child's {@link SECCOMP_FD} and closed. */
+  seccomp: Buffer;
   /** Stops the host side (the filtering proxy, its socket, the pids cgroup); safe to call twice. */
   release(): void;
 }
@@ -186,25 +192,58 @@ function removeCgroup(dir: string, tries: number): void {
 }
 
 /**
+ * How the sandbox's two in-memory file systems share `memory`: /dev/shm gets a quarter, /tmp the
+ * rest, so that together they hold no more than the limit (RLIMIT_DATA does not count them).
+ */
+export function memoryFileSystems(memory: number): { tmp: number; shm: number } {
+  const shm = Math.floor(memory / 4);
+  return { tmp: memory - shm, shm };
+}
+
+/** The real path of the config's folder, when there is one to hide. */
+function hiddenFolder(configDir: string | undefined): string | undefined {
+  if (configDir === undefined) return undefined;
+  try {
+    return realpathSync(configDir);
+  } catch {
+    return configDir;
+  }
+}
+
+/**
  * Wraps a stdio server's launch in bubblewrap as `sandbox` says: all namespaces of its own (PID,
  * IPC, UTS, cgroup, user where unprivileged, and network unless `all`), a new session, no new
- * privileges, no capabilities, dying with mcplex; the system read-only, its package read-only,
- * a private /tmp (also its HOME), the configured paths; limits set by prlimit before bwrap starts.
- * Throws SANDBOX_UNAVAILABLE where bubblewrap cannot run here.
+ * privileges, no capabilities, a seccomp filter (`seccomp-filter.ts`), dying with mcplex; the
+ * system read-only, a minimal read-only /dev, its package read-only (not the config's folder,
+ * `configDir`, unless `fs` lists it), a private /tmp (also its HOME) and /dev/shm, the configured
+ * paths; limits set by prlimit before bwrap starts. Throws SANDBOX_UNAVAILABLE where bubblewrap
+ * cannot run here.
  */
 export function sandboxLaunch(
-  params: { command: string; args: string[]; env: Record<string, string>; cwd?: string; server?: string },
+  params: {
+    command: string;
+    args: string[];
+    env: Record<string, string>;
+    cwd?: string;
+    server?: string;
+    configDir?: string;
+  },
   sandbox: SandboxConfig,
 ): SandboxLaunch {
-  const bwrap = requireSandbox(params.server);
+  const { bwrap, seccomp } = requireSandbox(params.server);
   const cwd = params.cwd ?? process.cwd();
+  const hidden = hiddenFolder(params.configDir);
   const pkg = serverPackage(
     params.command,
     params.args,
     cwd,
     { PATH: process.env.PATH, ...params.env },
-    params.server,
+    {
+      ...(params.server === undefined ? {} : { server: params.server }),
+      ...(hidden === undefined ? {} : { hidden }),
+    },
   );
+  const sizes = memoryFileSystems(sandbox.memory);
   const args = [
     "--unshare-all",
     ...(sandbox.network === "all" ? ["--share-net"] : []),
@@ -215,18 +254,30 @@ export function sandboxLaunch(
     ...systemArgs(),
     "--proc",
     "/proc",
+    // bwrap's minimal /dev (null, zero, full, random, urandom, tty, pts), read-only once /dev/shm
+    // is mounted over it: nothing can be written there but to the devices themselves.
     "--dev",
     "/dev",
-    // The private /tmp lives in memory that RLIMIT_DATA does not count: it gets a size of its own.
+    // The private /tmp and /dev/shm live in memory that RLIMIT_DATA does not count: they share `memory`.
+    "--perms",
+    "1777",
     "--size",
-    String(sandbox.memory),
+    String(sizes.shm),
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",
+    "/dev",
+    "--size",
+    String(sizes.tmp),
     "--tmpfs",
     "/tmp",
+    "--seccomp",
+    String(SECCOMP_FD),
   ];
-  for (const dir of new Set(pkg.dirs)) args.push("--ro-bind", dir, dir);
+  for (const path of new Set(pkg.paths)) args.push("--ro-bind", path, path);
   for (const path of sandbox.fs.read) args.push("--ro-bind-try", path, path);
   for (const path of sandbox.fs.write) args.push("--bind-try", path, path);
-  const visible = [...pkg.dirs, ...sandbox.fs.read, ...sandbox.fs.write];
+  const visible = [...pkg.paths, ...sandbox.fs.read, ...sandbox.fs.write];
   const inside = visible.some((dir) => cwd === dir || cwd.startsWith(`${dir}/`));
   args.push("--chdir", inside ? cwd : "/tmp");
   const env: Record<string, string> = { HOME: "/tmp", TMPDIR: "/tmp", ...params.env };
@@ -276,6 +327,7 @@ export function sandboxLaunch(
         ? wrapped.slice(1)
         : ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, ...wrapped],
     env,
+    seccomp,
     release() {
       if (released) return;
       released = true;

@@ -3,12 +3,15 @@ import { homedir } from "node:os";
 import { basename, delimiter, dirname, join, resolve } from "node:path";
 import { McplexError } from "../errors.js";
 
-/** What a sandboxed server runs, and the host directories it needs to see (read-only) to run it. */
+/** What a sandboxed server runs, and the host paths it needs to see (read-only) to run it. */
 export interface ServerPackage {
   command: string;
   args: string[];
-  /** Host directories bound read-only at the same path: the server's package and its dependencies. */
-  dirs: string[];
+  /**
+   * Host paths bound read-only at the same path: the server's package and its dependencies'
+   * directories, or only its own files where a directory would show the hidden folder.
+   */
+  paths: string[];
 }
 
 /** Directories bwrap binds anyway: a program found there needs nothing more. */
@@ -33,6 +36,23 @@ export function programDirs(path: string): string[] {
   if (SYSTEM_DIRS.some((dir) => real.startsWith(dir))) return [];
   const dir = dirname(real);
   return [basename(dir) === "bin" ? dirname(dir) : dir];
+}
+
+/** Whether `dir` is `folder` or holds it. */
+function holds(dir: string, folder: string): boolean {
+  return folder === dir || folder.startsWith(dir === "/" ? "/" : `${dir}/`);
+}
+
+/**
+ * The directories to bind, each replaced by the given files under it where it is or holds
+ * `hidden` (the config's folder: mcplex.yaml, its lock file, .env, audit.log), so that a server
+ * run from beside its config sees its own file and not its neighbours.
+ */
+function sparing(dirs: string[], files: string[], hidden: string | undefined): string[] {
+  if (hidden === undefined) return dirs;
+  return dirs.flatMap((dir) =>
+    holds(dir, hidden) ? files.filter((file) => file.startsWith(dir === "/" ? "/" : `${dir}/`)) : [dir],
+  );
 }
 
 /** The nearest `node_modules` at or above `dir`, where a script's dependencies are found. */
@@ -81,14 +101,17 @@ function binOf(dir: string, name: string): string | undefined {
  * installed bin directly (npx itself would want the network and a writable cache), binding the
  * `node_modules` it is installed in; `node script.js` binds the script's directory and its nearest
  * `node_modules`; any other program binds its own directory when it is outside the system's.
+ * A directory that is or holds `hidden` is not bound: only the program, the script and the
+ * script's `package.json` in it are.
  */
 export function serverPackage(
   command: string,
   args: readonly string[],
   cwd: string,
   env: Record<string, string | undefined>,
-  server?: string,
+  options: { server?: string; hidden?: string } = {},
 ): ServerPackage {
+  const { server, hidden } = options;
   const name = basename(command);
   const fail = (message: string) =>
     new McplexError("UPSTREAM_START_FAILED", `${server === undefined ? "" : `${server}: `}${message}`, {
@@ -112,15 +135,18 @@ export function serverPackage(
     }
     const modules = nearestNodeModules(dirname(realpathSync(dir))) ?? realpathSync(dir);
     const nodeProgram = onPath("node", env, cwd);
+    const dirs = [modules, realpathSync(dir), ...(nodeProgram === undefined ? [] : programDirs(nodeProgram))];
+    const files = [realpathSync(bin), ...(nodeProgram === undefined ? [] : [realpathSync(nodeProgram)])];
     return {
       command: realpathSync(bin),
       args: rest.slice(at + 1).filter((arg, i) => !(i === 0 && arg === "--")),
-      dirs: [modules, realpathSync(dir), ...(nodeProgram === undefined ? [] : programDirs(nodeProgram))],
+      paths: sparing(dirs, files, hidden),
     };
   }
   const program = onPath(command, env, cwd);
   if (program === undefined) throw fail(`command "${command}" was not found; check the command and PATH`);
   const dirs = programDirs(program);
+  const files = [realpathSync(program)];
   const launch = [...args];
   // The working directory may be out of sight inside, so a relative script becomes absolute.
   const evaluates = args.some((arg) => ["-e", "--eval", "-p", "--print"].includes(arg));
@@ -130,8 +156,11 @@ export function serverPackage(
     const path = realpathSync(script);
     launch[at] = path;
     dirs.push(dirname(path));
+    files.push(path);
+    // Node reads it for the script's module type.
+    if (existsSync(join(dirname(path), "package.json"))) files.push(join(dirname(path), "package.json"));
     const modules = nearestNodeModules(dirname(path));
     if (modules !== undefined) dirs.push(modules);
   }
-  return { command: program, args: launch, dirs };
+  return { command: program, args: launch, paths: sparing(dirs, files, hidden) };
 }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import type { Writable } from "node:stream";
 import type { SandboxConfig, ServerConfig, StdioServerConfig } from "../config/types.js";
-import { sandboxLaunch } from "../sandbox/sandbox-launch.js";
+import { SECCOMP_FD, sandboxLaunch } from "../sandbox/sandbox-launch.js";
 import { signalGroup, trackChild } from "./child-processes.js";
 
 /** What to run. */
@@ -21,6 +22,8 @@ export interface StdioServerParams {
   server?: string;
   /** Run it inside bubblewrap, confined as this says (src/sandbox/). */
   sandbox?: SandboxConfig;
+  /** The config's folder, which a sandboxed server does not see unless its `fs` lists it. */
+  configDir?: string;
 }
 
 /**
@@ -78,6 +81,7 @@ export function stdioParams(config: StdioServerConfig): StdioServerParams {
     server: config.name,
     ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
     ...(config.sandbox ? { sandbox: config.sandbox } : {}),
+    ...(config.sandbox && config.configDir !== undefined ? { configDir: config.configDir } : {}),
   };
 }
 
@@ -97,7 +101,8 @@ export function spawnServer(params: StdioServerParams): ServerProcess {
   const child = spawn(command, args, {
     env: { ...defaultEnvironment(), ...env },
     cwd,
-    stdio: ["pipe", "pipe", "pipe"],
+    // A sandbox's seccomp program goes to bwrap on a fourth descriptor (SECCOMP_FD).
+    stdio: launch === undefined ? ["pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe", "pipe"],
     windowsHide: true,
     // A process group of its own, so that stopping it stops what it started too. A
     // Ctrl-C in the terminal then reaches mcplex alone, which stops the groups itself.
@@ -107,6 +112,10 @@ export function spawnServer(params: StdioServerParams): ServerProcess {
   if (launch !== undefined) {
     child.once("exit", () => launch.release());
     child.once("error", () => launch.release());
+    const seccomp = child.stdio[SECCOMP_FD] as Writable | null | undefined;
+    // A start that fails before bwrap reads it breaks the pipe: the exit says what went wrong.
+    seccomp?.on("error", () => {});
+    seccomp?.end(launch.seccomp);
   }
   const spawned = new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
@@ -120,8 +129,16 @@ export function spawnServer(params: StdioServerParams): ServerProcess {
 /** Processes started by {@link spawnAhead}, by what they run, until a transport takes them. */
 const ahead = new Map<string, ServerProcess>();
 
+/** Everything that changes how the process is launched: a sandboxed server never takes a plain one's. */
 function keyOf(params: StdioServerParams): string {
-  return JSON.stringify([params.command, params.args ?? [], params.env ?? {}, params.cwd ?? null]);
+  return JSON.stringify([
+    params.command,
+    params.args ?? [],
+    params.env ?? {},
+    params.cwd ?? null,
+    params.sandbox ?? null,
+    params.configDir ?? null,
+  ]);
 }
 
 /**
