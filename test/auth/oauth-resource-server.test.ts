@@ -131,6 +131,8 @@ const sally = () =>
   issuer.sign({
     sub: "sally",
     email: "sally@sales.example.com",
+    // An email rule admits only an address the issuer verified.
+    email_verified: true,
     groups: [],
     scope: "mcp",
     aud: `${origin}/mcp`,
