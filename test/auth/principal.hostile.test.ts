@@ -6,6 +6,7 @@ import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { rawHttp } from "../support/gateway.js";
 import { attackTimeout, reportFigure } from "../support/hostile.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
+import { openSession } from "./guarded-entries.js";
 
 // The outside tester's attacks on who a caller is (issue 32, points 1-5), through `serve()` on
 // loopback without `auth.resource`, with two real authorization servers (oidc-provider: A and
@@ -111,6 +112,7 @@ ${issuersYaml()}  access:
       operator: true
     - when: { issuer: ${c.issuer}, client: ci-bot }
       operator: true
+    - when: { issuer: ${b.issuer}, sub: root-admin }
 `;
   const config = parseConfig(yaml, { source: "principal.yaml", env: {} });
   running = await serve({ config, transport: "http", http: { host: "127.0.0.1", port: 0 }, watch: false });
@@ -155,6 +157,23 @@ ${issuersYaml()}  access:
     reportFigure("issuer B's root-admin on /metrics", `${fromB} (A's: ${fromA})`);
     expect(fromA).toBe(200);
     expect(fromB).toBe(403);
+  });
+
+  it("keeps a 2025 session of A's root-admin from B's root-admin", async () => {
+    const aud = `${origin}/mcp`;
+    const session = await openSession(origin, await a.sign({ sub: "root-admin", aud }));
+    const answer = await rawHttp(`${origin}/mcp`, {
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${await b.sign({ sub: "root-admin", aud })}`,
+        "mcp-session-id": session,
+        "mcp-protocol-version": "2025-11-25",
+      },
+      body: { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    });
+    expect(answer.status).toBe(403);
+    expect(answer.body).toContain("belongs to another user");
   });
 });
 
