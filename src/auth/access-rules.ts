@@ -1,12 +1,25 @@
 import picomatch from "picomatch";
 import type { AccessRuleConfig, AuthConfig, ScopeRuleConfig } from "../config/types.js";
 import type { RequestTarget } from "../hub/call-pipeline.js";
+import { isEmailAddress, stringList, wholeMatcher } from "./claim-matchers.js";
 import { resolvedNames } from "./resolved-names.js";
 
-/** The claims a rule reads, gathered once per token. */
+/**
+ * The caller a token names, with the claims a rule reads, gathered once per token. A caller is
+ * its issuer and its subject together: two issuers' equal `sub` are two callers. A token without
+ * a `sub` is a machine caller (client credentials), known by its `client`.
+ */
 export interface UserClaims {
-  readonly sub: string;
+  /** The issuer that vouched for the token (its entry of `auth.issuers`). */
+  readonly issuer: string;
+  /** The token's `sub`; absent for a machine caller. */
+  readonly sub?: string;
+  /** The OAuth client (`client_id`, else `azp`), where the token names one. */
+  readonly client?: string;
+  /** The email claim, when it is one valid address (see `isEmailAddress`). */
   readonly email?: string;
+  /** Whether the issuer says it verified {@link email} (the claim is the boolean `true`). */
+  readonly emailVerified: boolean;
   readonly groups: readonly string[];
   readonly scopes: readonly string[];
 }
@@ -25,37 +38,52 @@ export function claimAt(claims: Readonly<Record<string, unknown>>, path: string)
   return value;
 }
 
-/** The claims the rules read, where `auth.claims` says they are. */
-export function userClaims(claims: Readonly<Record<string, unknown>>, config: AuthConfig): UserClaims {
+/** The claims the rules read, where `auth.claims` says they are, each taken only with its type. */
+export function userClaims(
+  claims: Readonly<Record<string, unknown>>,
+  issuer: string,
+  config: AuthConfig,
+): UserClaims {
   const email = claimAt(claims, config.claims.email);
+  const client = typeof claims.client_id === "string" ? claims.client_id : claims.azp;
   return {
-    sub: String(claims.sub),
-    ...(typeof email === "string" ? { email } : {}),
-    groups: stringsOf(claimAt(claims, config.claims.groups)),
-    // RFC 9068 `scope` is space-separated; some providers send `scp` as a list.
+    issuer,
+    ...(typeof claims.sub === "string" && claims.sub !== "" ? { sub: claims.sub } : {}),
+    ...(typeof client === "string" && client !== "" ? { client } : {}),
+    ...(typeof email === "string" && isEmailAddress(email) ? { email } : {}),
+    emailVerified: claimAt(claims, config.claims.emailVerified) === true,
+    groups: stringList(claimAt(claims, config.claims.groups)),
+    // RFC 6749 §3.3: `scope` is space-separated; some providers send `scp` as a list.
     scopes:
-      typeof claims.scope === "string" ? claims.scope.split(" ").filter(Boolean) : stringsOf(claims.scp),
+      typeof claims.scope === "string" ? claims.scope.split(" ").filter(Boolean) : stringList(claims.scp),
   };
 }
 
-function stringsOf(value: unknown): string[] {
-  if (typeof value === "string") return value.split(/[ ,]+/).filter(Boolean);
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
-}
-
-/** A compiled `auth.access`: the first rule whose `when` holds, or `undefined` when none does. */
+/**
+ * A compiled `auth.access`: the first rule whose `when` holds, or `undefined` when none does. A
+ * rule with `client` matches machine callers only, a rule without it users only; `issuer`
+ * narrows it to those issuers' tokens; an `email` matches a verified address only, unless the
+ * rule says `unverifiedEmail`.
+ */
 export function accessRules(
   rules: readonly AccessRuleConfig[] | undefined,
 ): (user: UserClaims) => AccessRuleConfig | undefined {
-  // No rules: everyone signed in is let in, with the front's profile and no operator rights.
-  if (rules === undefined) return () => ({ when: {} });
+  // No rules: every signed-in user is let in, with the front's profile and no operator rights;
+  // a machine caller only by a rule that names its client.
+  if (rules === undefined) return (user) => (user.sub === undefined ? undefined : { when: {} });
   const compiled = rules.map((rule) => {
-    const sub = globs(rule.when.sub);
-    const email = globs(rule.when.email, true);
-    const { groups, scope } = rule.when;
+    const { issuer, client, groups, scope } = rule.when;
+    const sub = rule.when.sub === undefined ? undefined : wholeMatcher(rule.when.sub);
+    const email = rule.when.email === undefined ? undefined : wholeMatcher(rule.when.email, { email: true });
+    const unverified = rule.when.unverifiedEmail === true;
     return (user: UserClaims) =>
-      (sub === undefined || sub(user.sub)) &&
-      (email === undefined || (user.email !== undefined && email(user.email))) &&
+      (issuer === undefined || issuer.includes(user.issuer)) &&
+      (client === undefined
+        ? user.sub !== undefined
+        : user.sub === undefined && user.client !== undefined && client.includes(user.client)) &&
+      (sub === undefined || (user.sub !== undefined && sub(user.sub))) &&
+      (email === undefined ||
+        (user.email !== undefined && (unverified || user.emailVerified) && email(user.email))) &&
       (groups === undefined || groups.some((group) => user.groups.includes(group))) &&
       (scope === undefined || scope.every((s) => user.scopes.includes(s)));
   });
@@ -63,13 +91,6 @@ export function accessRules(
     const index = compiled.findIndex((matches) => matches(user));
     return index === -1 ? undefined : rules[index];
   };
-}
-
-function globs(
-  patterns: readonly string[] | undefined,
-  nocase = false,
-): ((text: string) => boolean) | undefined {
-  return patterns === undefined ? undefined : picomatch([...patterns], { dot: true, nocase });
 }
 
 /** Names are flat strings here, not paths: `*` matches across `/` (as profiles' globs do). */

@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import type { AuthConfig, TokenConfig } from "../config/types.js";
+import { userKey } from "../credentials/user-ref.js";
 import {
   type Authenticator,
   type AuthOutcome,
@@ -8,7 +9,7 @@ import {
   StaticTokenAuthenticator,
 } from "../fronts/authenticator.js";
 import { parseBearer } from "../fronts/bearer-auth.js";
-import { accessRules, userClaims } from "./access-rules.js";
+import { accessRules, type UserClaims, userClaims } from "./access-rules.js";
 import { TokenRefused, TokenVerifier, type VerifiedToken } from "./token-verifier.js";
 
 /** Verified tokens kept at most; past it the oldest go first. */
@@ -47,7 +48,13 @@ export class OAuthAuthenticator implements Authenticator {
   readonly #scopesSupported: string[];
   readonly #log: (message: string) => void;
   readonly #logged = new Map<string, number>();
-  readonly #audienceSets = new Map<string, ReadonlySet<string>>();
+  /**
+   * The URLs the gateway is reached at, without an endpoint: `auth.resource`, else the origins
+   * the HTTP front is bound to (see {@link bound}). Never taken from a request.
+   */
+  #bases: readonly string[];
+  /** The `aud` values a token may name: each base, its endpoints, and `auth.audience`. */
+  #audiences: ReadonlySet<string>;
 
   constructor(
     config: AuthConfig,
@@ -63,6 +70,8 @@ export class OAuthAuthenticator implements Authenticator {
       onEvent(message);
     };
     this.#verifier = new TokenVerifier(config, this.#log);
+    this.#bases = config.resource === undefined ? [] : [config.resource];
+    this.#audiences = audiencesOf(this.#bases, config.audience);
     this.#ruleFor = accessRules(config.access);
     this.#scopesSupported = [
       ...new Set([...config.scopes, ...config.require.flatMap((rule) => rule.scopes)]),
@@ -72,6 +81,19 @@ export class OAuthAuthenticator implements Authenticator {
   /** How many times each issuer's key set was fetched (tried), in `auth.issuers` order. */
   get keyFetches(): number[] {
     return this.#verifier.keyFetches;
+  }
+
+  /**
+   * Where the HTTP front listens (`http://127.0.0.1:8420`, `http://localhost:8420`): without
+   * `auth.resource`, these are the resource's URLs, the audiences accepted. Until it is called
+   * (and with neither), no token's audience is accepted.
+   */
+  bound(origins: readonly string[]): void {
+    if (this.#config.resource !== undefined) return;
+    this.#bases = [...origins];
+    this.#audiences = audiencesOf(this.#bases, this.#config.audience);
+    // Verified for other audiences: checked again.
+    this.#cache.clear();
   }
 
   /** Tokens kept as verified now (a refused token is never kept), for tests and metrics. */
@@ -118,7 +140,7 @@ export class OAuthAuthenticator implements Authenticator {
       let pending = this.#pending.get(key);
       if (pending === undefined) {
         // One check per token at a time, however many requests carry it at once.
-        pending = this.#check(token, this.#audiences(request));
+        pending = this.#check(token);
         this.#pending.set(key, pending);
         void pending.then(
           () => this.#pending.delete(key),
@@ -139,20 +161,12 @@ export class OAuthAuthenticator implements Authenticator {
       if (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value!);
       this.#cache.set(key, cached);
     }
-    // The accepted audiences may follow the request's Host (no `auth.resource`): checked each time.
-    const audiences = this.#audiences(request);
-    if (!cached.token.audience.some((aud) => audiences.has(aud)))
-      return this.#unauthorized(
-        request,
-        "Unauthorized: the token is not for this resource (its audience names another)",
-        "invalid_token",
-      );
     return cached.outcome;
   }
 
-  async #check(token: string, audiences: ReadonlySet<string>): Promise<Cached> {
-    const verified = await this.#verifier.verify(token, [...audiences]);
-    const user = userClaims(verified.claims, this.#config);
+  async #check(token: string): Promise<Cached> {
+    const verified = await this.#verifier.verify(token, [...this.#audiences]);
+    const user = userClaims(verified.claims, verified.issuer, this.#config);
     const rule = this.#ruleFor(user);
     const missing = this.#config.scopes.filter((scope) => !user.scopes.includes(scope));
     let outcome: AuthOutcome;
@@ -172,20 +186,19 @@ export class OAuthAuthenticator implements Authenticator {
         wwwAuthenticate: `Bearer error="insufficient_scope", scope="${scope}"`,
       };
     } else {
-      const client = verified.claims.client_id ?? verified.claims.azp;
       const identity: { -readonly [K in keyof Identity]: Identity[K] } = {
-        key: `user:${verified.issuerIndex}:${user.sub}`,
+        key: principalKey(user),
         via: "oauth",
-        subject: user.sub,
         issuer: verified.issuer,
         scopes: user.scopes,
         operator: rule.operator === true,
         expiresAt: verified.expiresAt,
       };
+      if (user.sub !== undefined) identity.subject = user.sub;
       // For token exchange only: a function, and not enumerable, so that no JSON, log or
       // comparison of the identity carries the token.
       Object.defineProperty(identity, "accessToken", { value: () => token, enumerable: false });
-      if (typeof client === "string") identity.client = client;
+      if (user.client !== undefined) identity.client = user.client;
       if (rule.profile !== undefined) identity.profile = rule.profile;
       if (rule.mode !== undefined) identity.mode = rule.mode;
       outcome = { ok: true, identity };
@@ -230,28 +243,39 @@ export class OAuthAuthenticator implements Authenticator {
     return `${this.#base(request)}/.well-known/oauth-protected-resource${endpointOf(request.path)}`;
   }
 
-  /** `auth.resource`, or on loopback the URL of the request's own Host (the guard checked it). */
+  /**
+   * The resource URL to name to this request's client: of the accepted bases, the one its Host
+   * names (so a client that came by `localhost` is told `localhost`), else the first. It names
+   * only URLs whose tokens are accepted; the Host only picks which.
+   */
   #base(request: AuthRequest): string {
-    return this.#config.resource ?? `http://${headerOf(request, "host") ?? "127.0.0.1"}`;
-  }
-
-  /** The `aud` values a token presented with this request may name (made once per base URL). */
-  #audiences(request: AuthRequest): ReadonlySet<string> {
-    const base = this.#base(request);
-    let audiences = this.#audienceSets.get(base);
-    if (audiences === undefined) {
-      audiences = new Set([
-        base,
-        `${base}/`,
-        ...ENDPOINTS.map((e) => `${base}${e}`),
-        ...(this.#config.audience ?? []),
-      ]);
-      // Bases follow the Host header only on loopback, where the guard admits a few names.
-      if (this.#audienceSets.size >= 64) this.#audienceSets.clear();
-      this.#audienceSets.set(base, audiences);
+    const bases = this.#bases;
+    if (bases.length > 1) {
+      const host = headerOf(request, "host")?.toLowerCase();
+      const named = bases.find((base) => base === `http://${host}`);
+      if (named !== undefined) return named;
     }
-    return audiences;
+    return bases[0] ?? "http://127.0.0.1";
   }
+}
+
+/** The `aud` values accepted for the resource at `bases`: each, each endpoint of it, and `extra`. */
+function audiencesOf(bases: readonly string[], extra: readonly string[] = []): ReadonlySet<string> {
+  return new Set([
+    ...bases.flatMap((base) => [base, `${base}/`, ...ENDPOINTS.map((e) => `${base}${e}`)]),
+    ...extra,
+  ]);
+}
+
+/**
+ * The key of a caller's identity (limits, caches, sessions, parked calls, task handles): its
+ * issuer with its subject, hashed, as the credential vault keys users (`userKey`); `user:` for
+ * a user, `client:` for a machine caller (no `sub`), so neither can be taken for the other.
+ */
+function principalKey(user: UserClaims): string {
+  return user.sub === undefined
+    ? `client:${userKey(user.issuer, user.client ?? "")}`
+    : `user:${userKey(user.issuer, user.sub)}`;
 }
 
 /** Which resource a path belongs to: `/mcp`, `/sse` (with its `/messages`), `/ws`, or the server (""). */

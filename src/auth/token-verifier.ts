@@ -33,7 +33,7 @@ export interface VerifiedToken {
   readonly issuerIndex: number;
   readonly issuer: string;
   readonly claims: Readonly<Record<string, unknown>>;
-  /** The `aud` values it names, checked again on every request (the accepted set may follow the Host). */
+  /** The `aud` values it names. */
   readonly audience: readonly string[];
   /** When it stops being valid (ms since the epoch). */
   readonly expiresAt: number;
@@ -46,12 +46,15 @@ interface Issuer {
   readonly algorithms: string[];
   readonly keys: IssuerKeys;
   readonly introspection?: IntrospectionClient;
+  /** The start of the opaque tokens this issuer introspects, when it is not the default one. */
+  readonly prefix?: string;
 }
 
 /**
  * Checks access tokens against the configured issuers: a JWT by its signature (the issuer's
  * JWKS), `iss`, `aud`, `exp` and `nbf` (with `auth.clockTolerance`) and an algorithm allow-list;
- * an opaque token by asking an issuer that introspects (RFC 7662).
+ * an opaque token by asking the one issuer it belongs to (RFC 7662 introspection; by the prefix
+ * `auth.issuers[].introspection.prefix` names, else the issuer without one).
  */
 export class TokenVerifier {
   readonly #issuers: Issuer[];
@@ -90,6 +93,7 @@ export class TokenVerifier {
       const client = entry.introspection;
       if (client !== undefined) {
         Object.assign(issuer, {
+          ...(client.prefix === undefined ? {} : { prefix: client.prefix }),
           introspection: {
             clientId: client.clientId,
             ...(client.clientSecret === undefined ? {} : { clientSecret: client.clientSecret }),
@@ -158,55 +162,58 @@ export class TokenVerifier {
   }
 
   async #introspect(token: string, audiences: readonly string[]): Promise<VerifiedToken> {
-    const introspecting = this.#issuers.filter((issuer) => issuer.introspection !== undefined);
-    if (introspecting.length === 0)
+    // Shown to one issuer only: the one whose prefix the token starts with, else the one without.
+    const issuer =
+      this.#issuers.find(
+        (candidate) => candidate.prefix !== undefined && token.startsWith(candidate.prefix),
+      ) ??
+      this.#issuers.find(
+        (candidate) => candidate.introspection !== undefined && candidate.prefix === undefined,
+      );
+    if (issuer?.introspection === undefined)
       throw new TokenRefused(
-        "the token is not a JWT, and no issuer is configured to introspect opaque tokens",
+        this.#issuers.some((candidate) => candidate.introspection !== undefined)
+          ? "the token is not a JWT, and no issuer introspects opaque tokens of its kind (prefix)"
+          : "the token is not a JWT, and no issuer is configured to introspect opaque tokens",
       );
     const now = Date.now() / 1000;
-    let unavailable: string | undefined;
-    for (const issuer of introspecting) {
-      let claims: Record<string, unknown> | undefined;
-      try {
-        claims = await introspect(issuer.introspection!, token);
-      } catch (error) {
-        unavailable = (error as Error).message;
-        continue;
-      }
-      if (claims === undefined) continue;
-      if (claims.iss !== undefined && claims.iss !== issuer.issuer)
-        throw new TokenRefused("the token's issuer is not one this gateway accepts", false, true);
-      const audience = audienceOf(claims.aud);
-      if (!audience.some((aud) => audiences.includes(aud)))
-        throw new TokenRefused(
-          "the token is not for this resource (its audience names another, or none)",
-          false,
-          true,
-        );
-      const exp = typeof claims.exp === "number" ? claims.exp : undefined;
-      if (exp !== undefined && exp + this.#toleranceS <= now)
-        throw new TokenRefused("the token has expired", false, true);
-      if (typeof claims.nbf === "number" && claims.nbf - this.#toleranceS > now)
-        throw new TokenRefused("the token is not valid yet", false, true);
-      const subject = claims.sub ?? claims.client_id;
-      if (typeof subject !== "string")
-        throw new TokenRefused("the token names no subject (sub)", false, true);
-      return {
-        issuerIndex: issuer.index,
-        issuer: issuer.issuer,
-        claims: { ...claims, sub: subject },
-        audience,
-        // Without `exp`, asked again after a minute; with it, at most every five (revocation shows).
-        expiresAt: Math.min((exp ?? now + 60) * 1000, Date.now() + 5 * 60_000),
-      };
+    let claims: Record<string, unknown> | undefined;
+    try {
+      claims = await introspect(issuer.introspection, token);
+    } catch (error) {
+      throw new TokenRefused(`the token could not be checked: ${(error as Error).message}`, true);
     }
-    if (unavailable !== undefined)
-      throw new TokenRefused(`the token could not be checked: ${unavailable}`, true);
-    throw new TokenRefused(
-      "the token is not active (expired, revoked or unknown to the issuer)",
-      false,
-      true,
-    );
+    if (claims === undefined)
+      throw new TokenRefused(
+        "the token is not active (expired, revoked or unknown to the issuer)",
+        false,
+        true,
+      );
+    if (claims.iss !== undefined && claims.iss !== issuer.issuer)
+      throw new TokenRefused("the token's issuer is not one this gateway accepts", false, true);
+    const audience = audienceOf(claims.aud);
+    if (!audience.some((aud) => audiences.includes(aud)))
+      throw new TokenRefused(
+        "the token is not for this resource (its audience names another, or none)",
+        false,
+        true,
+      );
+    const exp = typeof claims.exp === "number" ? claims.exp : undefined;
+    if (exp !== undefined && exp + this.#toleranceS <= now)
+      throw new TokenRefused("the token has expired", false, true);
+    if (typeof claims.nbf === "number" && claims.nbf - this.#toleranceS > now)
+      throw new TokenRefused("the token is not valid yet", false, true);
+    // Without `sub` it is a machine caller's (client credentials), known by its client: never a user.
+    if (typeof claims.sub !== "string" && typeof claims.client_id !== "string")
+      throw new TokenRefused("the token names no subject (sub) and no client (client_id)", false, true);
+    return {
+      issuerIndex: issuer.index,
+      issuer: issuer.issuer,
+      claims,
+      audience,
+      // Without `exp`, asked again after a minute; with it, at most every five (revocation shows).
+      expiresAt: Math.min((exp ?? now + 60) * 1000, Date.now() + 5 * 60_000),
+    };
   }
 }
 

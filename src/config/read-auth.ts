@@ -1,3 +1,4 @@
+import { emailPatternProblem } from "../auth/claim-matchers.js";
 import { joinPath } from "./config-issues.js";
 import type {
   AccessRuleConfig,
@@ -55,7 +56,7 @@ export function readAuth(
     scopes: scopeList(reader, node.scopes, "auth.scopes") ?? [],
     clockTolerance: DEFAULT_CLOCK_TOLERANCE_MS,
     jwksCooldown: DEFAULT_JWKS_COOLDOWN_MS,
-    claims: { groups: "groups", email: "email" },
+    claims: { groups: "groups", email: "email", emailVerified: "email_verified" },
     require: readRequire(reader, node.require),
   };
   const resource = reader.nonEmpty(node.resource, "auth.resource");
@@ -80,14 +81,14 @@ export function readAuth(
   if (cooldown !== undefined) auth.jwksCooldown = cooldown;
   const claims = reader.map(node.claims, "auth.claims");
   if (claims !== undefined) {
-    reader.knownKeys(claims, "auth.claims", ["groups", "email"]);
-    const groups = reader.nonEmpty(claims.groups, "auth.claims.groups");
-    if (groups !== undefined) auth.claims.groups = groups;
-    const email = reader.nonEmpty(claims.email, "auth.claims.email");
-    if (email !== undefined) auth.claims.email = email;
+    reader.knownKeys(claims, "auth.claims", ["groups", "email", "emailVerified"]);
+    for (const key of ["groups", "email", "emailVerified"] as const) {
+      const path = reader.nonEmpty(claims[key], `auth.claims.${key}`);
+      if (path !== undefined) auth.claims[key] = path;
+    }
   }
   if (node.access !== undefined && node.access !== null)
-    auth.access = readAccess(reader, node.access, profiles);
+    auth.access = readAccess(reader, node.access, profiles, auth.issuers);
   const dashboard = readDashboard(reader, node.dashboard, auth.issuers);
   if (dashboard !== undefined) auth.dashboard = dashboard;
   return auth;
@@ -190,6 +191,7 @@ function readIssuers(reader: ValueReader, value: unknown): AuthIssuerConfig[] {
     if (introspection !== undefined) entry.introspection = introspection;
     issuers.push(entry);
   });
+  checkIntrospectionRouting(reader, issuers);
   return issuers;
 }
 
@@ -200,7 +202,7 @@ function readIntrospection(
 ): AuthIssuerConfig["introspection"] | undefined {
   const node = reader.map(value, path);
   if (node === undefined) return undefined;
-  reader.knownKeys(node, path, ["endpoint", "clientId", "clientSecret"]);
+  reader.knownKeys(node, path, ["endpoint", "clientId", "clientSecret", "prefix"]);
   const clientId = reader.nonEmpty(node.clientId, joinPath(path, "clientId"));
   if (clientId === undefined) {
     if (node.clientId === undefined)
@@ -225,10 +227,46 @@ function readIntrospection(
     reader.secrets.add(secret);
     out.clientSecret = secret;
   }
+  const prefix = reader.nonEmpty(node.prefix, joinPath(path, "prefix"));
+  if (prefix !== undefined) out.prefix = prefix;
   return out;
 }
 
-function readAccess(reader: ValueReader, value: unknown, profiles: readonly string[]): AccessRuleConfig[] {
+/**
+ * An opaque token goes to one issuer only (introspection shows it to whoever is asked): with
+ * several issuers that introspect, all but one say by `prefix` which tokens are theirs, and no
+ * prefix starts another.
+ */
+function checkIntrospectionRouting(reader: ValueReader, issuers: readonly AuthIssuerConfig[]): void {
+  const introspecting = issuers
+    .map((entry, i) => ({ entry, path: joinPath(joinPath("auth.issuers", i), "introspection") }))
+    .filter(({ entry }) => entry.introspection !== undefined);
+  const unprefixed = introspecting.filter(({ entry }) => entry.introspection?.prefix === undefined);
+  for (const { path } of unprefixed.slice(1))
+    reader.fail(
+      joinPath(path, "prefix"),
+      `is needed: ${unprefixed[0]!.path} already takes the opaque tokens no prefix claims, and an opaque token is shown to one issuer only; give the prefix this issuer's tokens start with`,
+    );
+  introspecting.forEach(({ entry, path }, i) => {
+    const prefix = entry.introspection?.prefix;
+    if (prefix === undefined) return;
+    for (const other of introspecting.slice(i + 1)) {
+      const theirs = other.entry.introspection?.prefix;
+      if (theirs !== undefined && (theirs.startsWith(prefix) || prefix.startsWith(theirs)))
+        reader.fail(
+          joinPath(path, "prefix"),
+          `overlaps ${joinPath(other.path, "prefix")}: a token would match both; make each prefix start no other`,
+        );
+    }
+  });
+}
+
+function readAccess(
+  reader: ValueReader,
+  value: unknown,
+  profiles: readonly string[],
+  issuers: readonly AuthIssuerConfig[],
+): AccessRuleConfig[] {
   if (!Array.isArray(value)) {
     reader.fail(
       "auth.access",
@@ -252,12 +290,8 @@ function readAccess(reader: ValueReader, value: unknown, profiles: readonly stri
         );
       return;
     }
-    reader.knownKeys(when, whenPath, ["sub", "email", "groups", "scope"]);
-    const rule: AccessRuleConfig = { when: {} };
-    for (const key of ["sub", "email", "groups", "scope"] as const) {
-      const list = oneOrMany(reader, when[key], joinPath(whenPath, key));
-      if (list !== undefined) rule.when[key] = list;
-    }
+    const rule = readWhen(reader, when, whenPath, issuers);
+    if (rule === undefined) return;
     const profile = reader.nonEmpty(node.profile, joinPath(path, "profile"));
     if (profile !== undefined) {
       if (!profiles.includes(profile))
@@ -276,6 +310,54 @@ function readAccess(reader: ValueReader, value: unknown, profiles: readonly stri
     rules.push(rule);
   });
   return rules;
+}
+
+/** One rule's `when`: which issuers' callers, and which of their claims. */
+function readWhen(
+  reader: ValueReader,
+  when: Record<string, unknown>,
+  path: string,
+  issuers: readonly AuthIssuerConfig[],
+): AccessRuleConfig | undefined {
+  reader.knownKeys(when, path, ["issuer", "client", "sub", "email", "unverifiedEmail", "groups", "scope"]);
+  const rule: AccessRuleConfig = { when: {} };
+  for (const key of ["issuer", "client", "sub", "email", "groups", "scope"] as const) {
+    const list = oneOrMany(reader, when[key], joinPath(path, key));
+    if (list !== undefined) rule.when[key] = list;
+  }
+  const known = issuers.map((entry) => entry.issuer);
+  const issuer = rule.when.issuer;
+  if (issuer !== undefined) {
+    const unknown = issuer.filter((name) => !known.includes(name));
+    if (unknown.length > 0)
+      return reader.fail(
+        joinPath(path, "issuer"),
+        `${unknown.join(", ")} is not one of auth.issuers (${known.join(", ")}); name the issuer exactly as listed there`,
+      );
+  } else if (issuers.length > 1)
+    return reader.fail(
+      joinPath(path, "issuer"),
+      `is required when auth.issuers lists several: a rule would otherwise match the same claims (sub, email, groups) from every issuer; name the issuer(s) it is for, such as issuer: ${known[0]}`,
+    );
+  if (rule.when.client !== undefined && (rule.when.sub !== undefined || rule.when.email !== undefined))
+    return reader.fail(
+      path,
+      "names a client (a machine caller, whose token has no sub) and a user's sub or email; write one rule for the machine caller and one for users",
+    );
+  for (const [i, pattern] of (rule.when.email ?? []).entries()) {
+    const problem = emailPatternProblem(reader.probe(pattern));
+    if (problem !== undefined) return reader.fail(joinPath(joinPath(path, "email"), i), problem);
+  }
+  const unverified = reader.boolean(when.unverifiedEmail, joinPath(path, "unverifiedEmail"));
+  if (unverified !== undefined) {
+    if (rule.when.email === undefined)
+      return reader.fail(
+        joinPath(path, "unverifiedEmail"),
+        "applies to an email condition; give email too, or remove it",
+      );
+    rule.when.unverifiedEmail = unverified;
+  }
+  return rule;
 }
 
 function readRequire(reader: ValueReader, value: unknown): ScopeRuleConfig[] {

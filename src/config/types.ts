@@ -451,7 +451,8 @@ export interface AuthConfig {
    * The URL clients reach this gateway at, without the endpoint path (`https://mcp.example.com`,
    * or with the path prefix a proxy adds). Each endpoint is a resource of its own
    * (`<resource>/mcp`, `/sse`, `/ws`), the audience a token must name. Required off loopback;
-   * on loopback, default: the request's Host (`http://127.0.0.1:8420`).
+   * on loopback, default: the address the gateway is bound to and `localhost` on its port
+   * (`http://127.0.0.1:8420`, `http://localhost:8420`), never the request's Host.
    */
   resource?: string;
   /** `aud` values accepted besides the resource's URLs (an IdP that names APIs otherwise). */
@@ -471,7 +472,7 @@ export interface AuthConfig {
    */
   jwksCooldown: number;
   /** Where the claims the rules read are found, as dotted paths (`realm_access.roles`). */
-  claims: { groups: string; email: string };
+  claims: { groups: string; email: string; emailVerified: string };
   /**
    * Who gets what, first match wins. Absent: every signed-in user gets the front's default
    * profile (and no operator rights). Present: a user no rule matches is refused (403).
@@ -508,14 +509,33 @@ export interface AuthIssuerConfig {
   jwksUri?: string;
   /** Signature algorithms accepted. Default: RS256-512, PS256-512, ES256-512, EdDSA (never `none` or HS*). */
   algorithms: string[];
-  /** For opaque (non-JWT) tokens: RFC 7662 introspection with this client's credentials. */
-  introspection?: { endpoint?: string; clientId: string; clientSecret?: string };
+  /**
+   * For opaque (non-JWT) tokens: RFC 7662 introspection with this client's credentials. With
+   * several issuers that introspect, all but one give `prefix`: the opaque tokens that start
+   * with it are this issuer's, and only this issuer is asked about them; the one without takes
+   * the opaque tokens no prefix claims.
+   */
+  introspection?: { endpoint?: string; clientId: string; clientSecret?: string; prefix?: string };
 }
 
 /** One entry of `auth.access`: users whose claims match `when` get `profile` (and `operator`, `mode`). */
 export interface AccessRuleConfig {
-  /** All given conditions must hold; a list matches any of its entries (globs for `sub`, `email`). */
-  when: { sub?: string[]; email?: string[]; groups?: string[]; scope?: string[] };
+  /**
+   * All given conditions must hold; a list matches any of its entries (globs for `sub`, `email`;
+   * README "Sign-in" says how each matches). `issuer`: the issuers (`auth.issuers`) whose tokens
+   * the rule is for, required when there are several. `client`: the rule is for machine callers
+   * (tokens without `sub`) of these `client_id`s, and matches no user; a rule without it matches
+   * users only. `unverifiedEmail`: `email` matches even when the issuer has not verified it.
+   */
+  when: {
+    issuer?: string[];
+    client?: string[];
+    sub?: string[];
+    email?: string[];
+    unverifiedEmail?: boolean;
+    groups?: string[];
+    scope?: string[];
+  };
   /** The profile they see; absent: the front's default (everything). */
   profile?: string;
   /** May read `/metrics` and `/readyz` and act on servers in the dashboard. Default false. */

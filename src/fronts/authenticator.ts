@@ -62,6 +62,12 @@ export interface Authenticator {
    */
   wellKnown?(name: string, suffix: string, request: AuthRequest): Record<string, unknown> | undefined;
   /**
+   * Told once the front listens: the origins it is reached at (`http://127.0.0.1:8420`, and
+   * `http://localhost:8420` on loopback), for an authenticator whose tokens must name the
+   * gateway (their audience) and that has no configured URL of it. Never a request's Host.
+   */
+  bound?(origins: readonly string[]): void;
+  /**
    * The `WWW-Authenticate` value of a 403 for a caller whose token lacks `scope`
    * (space-separated): the challenge a client steps up with.
    */

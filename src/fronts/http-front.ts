@@ -14,7 +14,7 @@ import { ConnectionLimits } from "./connection-limits.js";
 import type { FrontPageFactory } from "./front-page.js";
 import { HttpAdmission } from "./http-admission.js";
 import { sendJson, sendRpcError } from "./http-exchange.js";
-import { DEFAULT_PORT, type GuardPolicy } from "./http-guard.js";
+import { DEFAULT_PORT, type GuardPolicy, isLoopbackHost } from "./http-guard.js";
 import { listenProblem } from "./listen-error.js";
 import { mcpEndpoint } from "./mcp-endpoint.js";
 import { ByteBudget, type MemoryBudget } from "./memory-budget.js";
@@ -369,8 +369,9 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
   admission.listening(port);
+  options.authenticator?.bound?.(boundOrigins(address, port));
   const hostPart = host.includes(":") ? `[${host}]` : host;
   const base = `http://${hostPart}:${port}`;
   endpoints.mcp = `${base}/mcp`;
@@ -400,6 +401,17 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
       await closed;
     },
   };
+}
+
+/**
+ * The origins a server listening at `address:port` is reached at: the address itself, and
+ * `localhost` when it is a loopback address (the name every local client uses for it).
+ */
+function boundOrigins(address: string, port: number): string[] {
+  const literal = address.includes(":") ? `[${address}]` : address;
+  const origins = [`http://${literal}:${port}`];
+  if (isLoopbackHost(address)) origins.push(`http://localhost:${port}`);
+  return origins;
 }
 
 /** Why the front could not listen, with what to do about it (instead of a stack trace). */

@@ -51,8 +51,10 @@ export type RequestTarget =
  */
 export interface Identity {
   /**
-   * The key limits, caches and parked calls are kept under: `token#0` for a static token (never
-   * the token itself), the client's address when no credential is asked for.
+   * The key limits, caches, sessions, tasks and parked calls are kept under: `token#0` for a
+   * static token (never the token itself), the client's address when no credential is asked
+   * for, and for an OAuth caller its principal, issuer and subject together (`user:<digest>`,
+   * or `client:<digest>` of issuer and client for a token without `sub`).
    */
   readonly key: string;
   /** How it was established: a static token, nothing asked (loopback), or an OAuth access token. */

@@ -131,6 +131,8 @@ const sally = () =>
   issuer.sign({
     sub: "sally",
     email: "sally@sales.example.com",
+    // An email rule admits only an address the issuer verified.
+    email_verified: true,
     groups: [],
     scope: "mcp",
     aud: `${origin}/mcp`,
@@ -408,6 +410,59 @@ describe("the auth: block", () => {
         expect.objectContaining({
           path: "auth.require[0]",
           message: expect.stringContaining("selects nothing"),
+        }),
+      ]),
+    );
+  });
+
+  it("names the problems of rules and introspection across several issuers at their paths", () => {
+    const issues = issuesOf(`servers: {}
+auth:
+  issuers:
+    - issuer: https://a.example.com
+      introspection: { clientId: rs }
+    - issuer: https://b.example.com
+      introspection: { clientId: rs }
+    - issuer: https://c.example.com
+      introspection: { clientId: rs, prefix: c_ }
+    - issuer: https://d.example.com
+      introspection: { clientId: rs, prefix: c_d_ }
+  access:
+    - when: { groups: [a] }
+    - when: { issuer: https://z.example.com }
+    - when: { issuer: https://a.example.com, client: bot, sub: root }
+    - when: { issuer: https://a.example.com, email: "@example.com" }
+    - when: { issuer: https://a.example.com, unverifiedEmail: true }
+`);
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: "auth.access[0].when.issuer",
+          message: expect.stringContaining("is required when auth.issuers lists several"),
+        }),
+        expect.objectContaining({
+          path: "auth.access[1].when.issuer",
+          message: expect.stringContaining("https://z.example.com is not one of auth.issuers"),
+        }),
+        expect.objectContaining({
+          path: "auth.access[2].when",
+          message: expect.stringContaining("write one rule for the machine caller and one for users"),
+        }),
+        expect.objectContaining({
+          path: "auth.access[3].when.email[0]",
+          message: expect.stringContaining('such as "*@example.com"'),
+        }),
+        expect.objectContaining({
+          path: "auth.access[4].when.unverifiedEmail",
+          message: expect.stringContaining("give email too"),
+        }),
+        expect.objectContaining({
+          path: "auth.issuers[1].introspection.prefix",
+          message: expect.stringContaining("auth.issuers[0].introspection already takes the opaque tokens"),
+        }),
+        expect.objectContaining({
+          path: "auth.issuers[2].introspection.prefix",
+          message: expect.stringContaining("overlaps auth.issuers[3].introspection.prefix"),
         }),
       ]),
     );

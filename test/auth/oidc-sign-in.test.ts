@@ -19,6 +19,7 @@ import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.js";
+import { userKey } from "../../src/credentials/user-ref.js";
 import type { Identity, Interceptor } from "../../src/hub/call-pipeline.js";
 import { type RunningGateway, type ServeEvent, serve } from "../../src/serve/serve.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
@@ -534,7 +535,8 @@ describe("scopes, opaque tokens and the identity on the request", () => {
     );
     expect(answer.status).toBe(200);
     expect(identities.at(-1)).toEqual({
-      key: "user:0:alice",
+      // The principal: the issuer with the subject, keyed as the credential vault keys users.
+      key: `user:${userKey(as.issuer, "alice")}`,
       via: "oauth",
       subject: "alice",
       issuer: as.issuer,

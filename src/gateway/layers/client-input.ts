@@ -85,13 +85,15 @@ function withCallOptions(request: CallRequest, callOptions: CallOptions): CallRe
 
 /**
  * Who a parked call belongs to: the caller's token (`token#<n>`, the same on every replica of
- * one config), the signed-in user (the digest of issuer and subject, the same on every replica)
- * and profile. A caller without either (loopback, no tokens configured) is only its profile:
- * its address changes with the replica a retry passes through.
+ * one config), the signed-in caller (its identity's key: the digest of issuer and subject, or
+ * of issuer and client for a machine caller; the same on every replica) and profile. A caller
+ * without either (loopback, no tokens configured) is only its profile: its address changes
+ * with the replica a retry passes through.
  */
 function principalOf(ctx: RequestContext): string {
   const token = ctx.caller?.startsWith("token#") === true ? ctx.caller : "";
-  return `${token}|${userRefOf(ctx.identity)?.key ?? ""}|${ctx.profile ?? ""}`;
+  const signedIn = ctx.identity?.via === "oauth" ? ctx.identity.key : "";
+  return `${token}|${signedIn}|${ctx.profile ?? ""}`;
 }
 
 /**
