@@ -104,7 +104,7 @@ export class ConnectSignIn {
       metadata,
       clientInformation: { client_id: clientId },
       redirectUrl: this.redirectUrl(),
-      resource: new URL(resource),
+      resource,
       ...(scopes.length === 0 ? {} : { scope: scopes.join(" ") }),
     });
     const state: SignInState = {
@@ -157,7 +157,7 @@ export class ConnectSignIn {
         authorizationCode: code,
         codeVerifier: state.k,
         redirectUri: this.redirectUrl(),
-        resource: new URL(state.r),
+        resource: state.r,
         ...(iss === null ? {} : { iss }),
         ...(this.#fetch === undefined ? {} : { fetchFn: this.#fetch }),
       });
