@@ -130,7 +130,11 @@ async function clientOf(user: string): Promise<{ client: Client; asked: string[]
   client.setRequestHandler("elicitation/create", async (request) => {
     const url = String((request.params as { url?: string }).url);
     asked.push(url);
-    void connectAt(url, user);
+    // A connect that fails ends the session, so the waiting call fails now, saying why, not at the timeout.
+    connectAt(url, user).catch(async (error: unknown) => {
+      console.error(`${user}'s connect failed:`, error);
+      await client.close();
+    });
     return { action: "accept" };
   });
   await client.connect(
