@@ -156,6 +156,19 @@ export function summarizeConfig(config: McplexConfig): ConfigSummary {
       });
     }
   }
+  // Connect links sign their user in at the gateway's provider, with auth.dashboard's client or
+  // one the gateway registers there (RFC 7591), which many providers do not allow.
+  if (
+    config.auth !== undefined &&
+    config.auth.dashboard?.clientId === undefined &&
+    [...config.servers, ...(config.available ?? [])].some((s) => s.credentials === "per-user")
+  ) {
+    const resource = config.auth.resource ?? "<the gateway's URL>";
+    warnings.push({
+      path: "auth.dashboard.clientId",
+      message: `per-user servers' connect links sign their user in at the gateway's identity provider with a client the gateway registers there itself (RFC 7591); a provider that allows no registration refuses every connect: register a public client (no secret, redirect URIs ${resource}/connect/-/signed-in and ${resource}/dashboard) and set auth.dashboard.clientId`,
+    });
+  }
   const off = disabledBlockWarning(config);
   if (off !== undefined) warnings.push(off);
   if (config.servers.length > 0 && !config.servers.some((s) => s.enabled)) {

@@ -3,6 +3,7 @@ import type { OAuthConfig, RemoteServerConfig, ServerConfig } from "../config/ty
 import { McplexError } from "../errors.js";
 import { type OAuthRecord, ServerOAuthProvider } from "../upstream/oauth.js";
 import type { ConnectLinks, ConnectTicket } from "./connect-links.js";
+import { digest, sameDigest } from "./connect-sign-in.js";
 import type { ConnectSignal } from "./connect-signal.js";
 import type { CredentialVault } from "./user-credentials.js";
 import { userValueNames } from "./user-value-names.js";
@@ -31,10 +32,20 @@ interface SealedState {
   /** The authorization server and the protected-resource metadata it was found through. */
   a: string;
   r?: string;
-  /** Expiry (ms since the epoch). */
+  /** Expiry (ms since the epoch), and the link's nonce: what it stores, it stores once. */
   e: number;
+  n: string;
+  /** SHA-256 of the binding cookie of the browser that signed in as the user. */
+  b: string;
   /** The client mcplex is at the authorization server for this user (registered on the way). */
   c?: StoredOAuthClientInformation;
+}
+
+/** What the form of values posts back, sealed: the link's ticket, for the browser that signed in through it. */
+interface ValuesGrant {
+  p: "values";
+  t: ConnectTicket;
+  b: string;
 }
 
 /** Who a finished connect was for. */
@@ -45,11 +56,13 @@ export interface Connected {
 }
 
 /**
- * Connects a user's own account of a per-user server, for the `/connect/<server>` pages: the
- * server's OAuth (the SDK's `auth()`: discovery, registration or client ID metadata document,
- * PKCE, the `resource` indicator) begun for the user a ticket names and finished by the
- * redirect back, its tokens stored in the vault under that user only; or the values of a
- * server's `${user:NAME}` placeholders, from a form.
+ * Connects a user's own account of a per-user server, for the `/connect/<server>` pages, once
+ * the browser has signed in as the user the ticket names (`ConnectSignIn`): the server's OAuth
+ * (the SDK's `auth()`: discovery, registration or client ID metadata document, PKCE, the
+ * `resource` indicator) begun for that user and finished by the redirect back, its tokens
+ * stored in the vault under that user only; or the values of a server's `${user:NAME}`
+ * placeholders, from a form. Both are bound to the browser that signed in (its cookie's
+ * digest, sealed in the state or the form) and store once per link.
  */
 export class ConnectFlow {
   readonly #vault: CredentialVault;
@@ -73,10 +86,11 @@ export class ConnectFlow {
   }
 
   /**
-   * Begins the server's OAuth for the ticket's user: resolves with the authorization URL to send
-   * the browser to (its `state` sealed: the user, the PKCE verifier, the authorization server).
+   * Begins the server's OAuth for the ticket's user, whose browser (`browser`: its binding
+   * cookie) signed in as them: resolves with the authorization URL to send the browser to (its
+   * `state` sealed: the user, the PKCE verifier, the authorization server, the browser).
    */
-  async begin(ticket: ConnectTicket, server: RemoteServerConfig): Promise<URL> {
+  async begin(ticket: ConnectTicket, server: RemoteServerConfig, browser: string): Promise<URL> {
     // Nothing is stored before tokens come back: a connect the user abandons or refuses leaves no
     // record (the client registered on the way travels in the sealed state). A client
     // registered at an earlier connect is used again.
@@ -130,6 +144,8 @@ export class ConnectFlow {
       a: discovery.authorizationServerUrl,
       ...(discovery.resourceMetadataUrl === undefined ? {} : { r: discovery.resourceMetadataUrl }),
       e: ticket.expires,
+      n: ticket.nonce,
+      b: digest(browser),
       ...(pending.client === undefined ? {} : { c: pending.client }),
     };
     url.searchParams.set("state", this.#links.seal(state));
@@ -143,10 +159,20 @@ export class ConnectFlow {
    * @throws McplexError `UPSTREAM_UNAUTHORIZED` naming what went wrong (the server's `error`, a
    *   state that is not ours or has expired, a refused code).
    */
-  async finish(server: RemoteServerConfig, query: URLSearchParams): Promise<Connected> {
+  async finish(
+    server: RemoteServerConfig,
+    query: URLSearchParams,
+    browser: string | undefined,
+  ): Promise<Connected> {
     const state = this.#links.open<SealedState>(query.get("state"));
-    if (state === undefined || state.v !== server.name)
+    if (state === undefined || state.v !== server.name || typeof state.b !== "string")
       throw refused(server.name, "this answer does not belong to a connect begun here");
+    // The browser that signed in as the user, not one the authorization URL was passed to.
+    if (browser === undefined || !sameDigest(digest(browser), state.b))
+      throw refused(
+        server.name,
+        "this answer comes to another browser than the one that signed in for the link",
+      );
     if (!(state.e > this.#links.now())) throw refused(server.name, "this connect took too long");
     const error = query.get("error");
     if (error !== null) {
@@ -193,6 +219,9 @@ export class ConnectFlow {
         { cause },
       );
     }
+    const ticket = { user: state.u, subject: state.s, server: state.v, expires: state.e, nonce: state.n };
+    if (!(await this.#links.use(ticket, "stored")))
+      throw refused(server.name, "this link has already connected an account");
     const current = await this.#vault.get(state.u, server.name);
     await this.#vault.put(state.u, server.name, {
       ...current,
@@ -204,12 +233,46 @@ export class ConnectFlow {
     return { user: state.u, subject: state.s, server: server.name };
   }
 
+  /** What the form of values carries back (sealed): `ticket`, for the browser that signed in as its user. */
+  valuesGrant(ticket: ConnectTicket, browser: string): string {
+    const grant: ValuesGrant = { p: "values", t: ticket, b: digest(browser) };
+    return this.#links.seal(grant);
+  }
+
   /**
-   * Stores the values of the server's `${user:NAME}` placeholders for the ticket's user.
+   * Stores the values of the server's `${user:NAME}` placeholders for the user of `grant`
+   * ({@link valuesGrant}), when `browser` is the one it was made for; once per link.
    *
-   * @throws McplexError `INVALID_ARGUMENT` when a name is missing, unknown, empty or too long.
+   * @throws McplexError `INVALID_ARGUMENT` when the grant is not this browser's or has expired,
+   *   the link already stored values, or a name is missing, unknown, empty or too long.
    */
-  async saveValues(ticket: ConnectTicket, server: ServerConfig, given: URLSearchParams): Promise<void> {
+  async saveValues(
+    grant: string | null,
+    browser: string | undefined,
+    server: ServerConfig,
+    given: URLSearchParams,
+  ): Promise<void> {
+    const opened = this.#links.open<ValuesGrant>(grant);
+    if (opened?.p !== "values" || opened.t.server !== server.name)
+      throw new McplexError(
+        "INVALID_ARGUMENT",
+        `${server.name}: this form was not made here; open the link again`,
+        {
+          server: server.name,
+        },
+      );
+    if (browser === undefined || !sameDigest(digest(browser), opened.b))
+      throw new McplexError(
+        "INVALID_ARGUMENT",
+        `${server.name}: this form was sent from another browser than the one that signed in for the link`,
+        { server: server.name, hint: "Open the link in your own browser, sign in, and fill the form there." },
+      );
+    const ticket = opened.t;
+    if (!(ticket.expires > this.#links.now()))
+      throw new McplexError("INVALID_ARGUMENT", `${server.name}: this connect link has expired`, {
+        server: server.name,
+        hint: "Call the tool again for a fresh link.",
+      });
     const values: Record<string, string> = {};
     for (const name of userValueNames(server)) {
       const value = given.get(name);
@@ -228,6 +291,11 @@ export class ConnectFlow {
         );
       values[name] = value;
     }
+    if (!(await this.#links.use(ticket, "stored")))
+      throw new McplexError("INVALID_ARGUMENT", `${server.name}: this link has already saved values`, {
+        server: server.name,
+        hint: "Call the tool again for a fresh link.",
+      });
     const current = await this.#vault.get(ticket.user, server.name);
     await this.#vault.put(ticket.user, server.name, {
       ...current,

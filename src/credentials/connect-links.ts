@@ -17,8 +17,10 @@ const MAC_BYTES = 16;
 export interface ConnectTicket {
   /** {@link UserRef.key}: the vault record the browser's connect is stored under. */
   readonly user: string;
-  /** The user's `sub`, to greet them on the page. */
+  /** The user's `sub`, to greet them on the page once the browser has signed in as them. */
   readonly subject: string;
+  /** The issuer that vouched for the user: where the page signs the browser in. */
+  readonly issuer?: string;
   readonly server: string;
   /** Expiry, ms since the epoch. */
   readonly expires: number;
@@ -42,13 +44,21 @@ export interface ConnectLinksOptions {
   ttlMs?: number;
   /** The clock, for tests. */
   now?: () => number;
+  /**
+   * Claims a key once across replicas (`ClusterLink.claimState`): `false` when any replica
+   * claimed it before. Without it, a link is used once in this process.
+   */
+  claim?: (key: string, ttlMs: number) => Promise<boolean>;
 }
+
+/** The steps of a link that each happen once: its user signed in through it, and what it connects was stored. */
+export type LinkStep = "signed-in" | "stored";
 
 /**
  * Makes and checks the links a user opens to connect a per-user server:
  * `<base>/connect/<server>?ticket=<signed>`. The ticket (HMAC-SHA256, 10 minutes) names the
- * user it was made for, so the page needs no sign-in cookie and what the browser connects is
- * stored under that user only. Also seals what an OAuth redirect must bring back (the `state`:
+ * user it was made for; the page stores nothing before the browser has signed in as that user
+ * (`ConnectSignIn`), and each link is used once ({@link use}, on every replica). Also seals what an OAuth redirect must bring back (the `state`:
  * the user, the PKCE verifier), encrypted, so any replica can finish a connect another began.
  *
  * @example
@@ -61,6 +71,9 @@ export class ConnectLinks {
   readonly #sealKey: Buffer;
   readonly #ttlMs: number;
   readonly #now: () => number;
+  readonly #claim: ((key: string, ttlMs: number) => Promise<boolean>) | undefined;
+  /** The link steps taken in this process, by key, with their expiry. */
+  readonly #used = new Map<string, number>();
 
   constructor(options: ConnectLinksOptions) {
     const { base } = options;
@@ -72,6 +85,7 @@ export class ConnectLinks {
     this.#sealKey = derive("connect-state");
     this.#ttlMs = options.ttlMs ?? CONNECT_LINK_MS;
     this.#now = options.now ?? Date.now;
+    this.#claim = options.claim;
   }
 
   /** The gateway's origin (and path prefix) the links point at, without a trailing slash. */
@@ -84,6 +98,7 @@ export class ConnectLinks {
     const ticket: ConnectTicket = {
       user: user.key,
       subject: user.subject,
+      ...(user.issuer === undefined ? {} : { issuer: user.issuer }),
       server,
       expires: this.#now() + this.#ttlMs,
       nonce: randomBytes(9).toString("base64url"),
@@ -117,6 +132,21 @@ export class ConnectLinks {
     if (parsed.server !== server) throw linkProblem(`this connect link is for another server than ${server}`);
     if (!(parsed.expires > this.#now())) throw linkProblem("this connect link has expired");
     return parsed;
+  }
+
+  /**
+   * Takes `step` of the link `ticket` came from, once: `false` when it was taken before, here or
+   * (with `claim`) on any replica. A link whose user signed in is used: opened again, by anyone,
+   * it is refused; and what it connects is stored once.
+   */
+  async use(ticket: ConnectTicket, step: LinkStep): Promise<boolean> {
+    const now = this.#now();
+    for (const [key, expires] of this.#used) if (!(expires > now)) this.#used.delete(key);
+    const key = `connect-link:${step}:${ticket.server}:${ticket.nonce}`;
+    if (this.#used.has(key)) return false;
+    this.#used.set(key, ticket.expires);
+    // Kept past the ticket's expiry by a minute: an expired ticket is refused anyway.
+    return this.#claim === undefined ? true : this.#claim(key, Math.max(0, ticket.expires - now) + 60_000);
   }
 
   /** `data` encrypted and authenticated (AES-256-GCM), base64url, for a `state` parameter. */

@@ -1,10 +1,13 @@
 import { createHmac, randomBytes } from "node:crypto";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
 import type { RevokeOutcome } from "../dashboard/user-connections.js";
+import { McplexError } from "../errors.js";
+import type { Authenticator } from "../fronts/authenticator.js";
 import type { ConnectPages } from "../fronts/connect-pages.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
 import { ConnectFlow } from "./connect-flow.js";
 import { ConnectLinks } from "./connect-links.js";
+import { ConnectSignIn, verifyWith } from "./connect-sign-in.js";
 import { ConnectSignal, connectWaiter } from "./connect-signal.js";
 import { credentialRouter } from "./credential-router.js";
 import { disconnect } from "./disconnect.js";
@@ -17,8 +20,20 @@ export interface GatewayCredentialsOptions {
   config: McplexConfig;
   /** Where the users' records are kept. Default: Redis with `cluster`, else the file vault beside the secret store. */
   vault?: CredentialVault;
-  /** The replica's cluster: its vault in Redis, and the key every replica signs connect links with. */
-  cluster?: { credentialVault(): CredentialVault; readonly connectKey: Buffer };
+  /**
+   * The replica's cluster: its vault in Redis, the key every replica signs connect links with,
+   * and the single-use claims that make a link used on one replica used on all.
+   */
+  cluster?: {
+    credentialVault(): CredentialVault;
+    readonly connectKey: Buffer;
+    claimState(state: string, ttlMs: number): Promise<boolean>;
+  };
+  /**
+   * The HTTP front's authenticator, once it exists: the connect pages check with it the access
+   * token their browser signed in with, as the gateway checks a caller's.
+   */
+  authenticator: () => Authenticator | undefined;
   /**
    * Where the HTTP front listens, once it does: the origin of connect links when `auth.resource`
    * names none.
@@ -56,13 +71,22 @@ export interface GatewayCredentials {
  */
 export async function gatewayCredentials(options: GatewayCredentialsOptions): Promise<GatewayCredentials> {
   const { config, cluster } = options;
+  const auth = config.auth;
+  if (auth === undefined)
+    throw new McplexError(
+      "CONFIG_INVALID",
+      "per-user credentials need users who sign in: add an auth: block",
+      {
+        path: "auth",
+      },
+    );
   const vault =
     options.vault ??
     cluster?.credentialVault() ??
     new (await import("./file-credential-vault.js")).FileCredentialVault();
   // Every replica takes every replica's links (a key of the cluster secret); else links die with the process.
   const secret = cluster?.connectKey.toString("base64url");
-  const resource = config.auth?.resource;
+  const resource = auth.resource;
   const links = new ConnectLinks({
     base: () => {
       const origin = resource === undefined ? options.frontOrigin() : new URL(resource).origin;
@@ -70,12 +94,14 @@ export async function gatewayCredentials(options: GatewayCredentialsOptions): Pr
       return origin;
     },
     secret: secret ?? randomBytes(32).toString("base64url"),
+    ...(cluster === undefined ? {} : { claim: (key, ttlMs) => cluster.claimState(key, ttlMs) }),
   });
+  const signIn = new ConnectSignIn({ links, auth, verify: verifyWith(options.authenticator) });
   const signal = new ConnectSignal();
   const flow = new ConnectFlow({ vault, links, signal });
   const { connectPages } = await import("../fronts/connect-pages.js");
   const { connectPrompt } = await import("../gateway/layers/connect-prompt.js");
-  const issuers = (config.auth?.issuers ?? []).map((i) => i.issuer);
+  const issuers = auth.issuers.map((i) => i.issuer);
   const exchange = issuers.length === 0 ? undefined : new TokenExchangeSource({ issuers });
   const source = credentialRouter({
     perUser: perUserSource({ vault, links }),
@@ -92,7 +118,7 @@ export async function gatewayCredentials(options: GatewayCredentialsOptions): Pr
         ? {}
         : { stateKey: createHmac("sha256", secret).update("connect-prompt").digest() }),
     }),
-    pages: connectPages({ flow, links, server: options.server }),
+    pages: connectPages({ flow, links, signIn, server: options.server }),
     revoke: async (userKey, server) => {
       const servers = await disconnect(userKey, server, {
         vault,

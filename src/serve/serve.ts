@@ -5,6 +5,7 @@ import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-to
 import { isPerUser } from "../config/read-credentials.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CredentialVault } from "../credentials/user-credentials.js";
+import type { Authenticator } from "../fronts/authenticator.js";
 import type { HttpFront, HttpFrontOptions } from "../fronts/http-front.js";
 import type { StdioFrontOptions } from "../fronts/stdio-front.js";
 import type { ClientSession } from "../gateway/client-session.js";
@@ -203,6 +204,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // Servers called with each user's own credentials (`credentials:`), when users sign in: the
   // vault, connect pages and sources, loaded only then.
   let frontOrigin: string | undefined;
+  let authenticator: Authenticator | undefined;
   const credentials =
     config.auth !== undefined && [...config.servers, ...(config.available ?? [])].some(isPerUser)
       ? await (await import("../credentials/gateway-credentials.js")).gatewayCredentials({
@@ -210,6 +212,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           ...(options.credentialVault === undefined ? {} : { vault: options.credentialVault }),
           ...(cluster === undefined ? {} : { cluster }),
           frontOrigin: () => frontOrigin,
+          authenticator: () => authenticator,
           server: (name) => hub.serverConfig(name),
         })
       : undefined;
@@ -380,7 +383,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         ...(options.http?.allowedOrigins ?? []),
       ];
       // Sign-in (`auth:`): its code, and jose's, loaded only then.
-      const authenticator =
+      authenticator =
         config.auth === undefined
           ? undefined
           : (await import("../auth/gateway-sign-in.js")).gatewaySignIn(config.auth, gateway, {

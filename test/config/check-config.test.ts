@@ -89,6 +89,22 @@ describe("config check", () => {
     ]);
   });
 
+  it("warns that per-user connect links rely on client registration at the gateway's provider without auth.dashboard.clientId", () => {
+    const servers =
+      "servers:\n  mine:\n    command: x\n    env: { KEY: '${user:KEY}' }\n    credentials: per-user\n";
+    const auth =
+      "auth:\n  resource: https://mcp.example.com\n  issuers:\n    - issuer: https://id.example.com\n";
+    expect(summary(`${servers}${auth}`).warnings).toEqual([
+      {
+        path: "auth.dashboard.clientId",
+        message: expect.stringContaining(
+          "redirect URIs https://mcp.example.com/connect/-/signed-in and https://mcp.example.com/dashboard) and set auth.dashboard.clientId",
+        ),
+      },
+    ]);
+    expect(summary(`${servers}${auth}  dashboard:\n    clientId: mcplex-page\n`).warnings).toEqual([]);
+  });
+
   it("warns about tool globs that cannot compile", () => {
     const result = summary(
       "servers:\n  a:\n    command: x\n    tools:\n      allow: ['search_[a-z', 'ok_*']\nprofiles:\n  p:\n    tools:\n      deny: ['{a,b']\n",

@@ -30,12 +30,15 @@ import { LocalServer } from "../../src/upstream/local-server.js";
 import { oauthFetch, ServerOAuthProvider } from "../../src/upstream/oauth.js";
 import { remote } from "../support/config.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
+import { linkSignIn, userAt } from "./support/link-sign-in.js";
 import { startWhoamiServer, type WhoamiServer } from "./support/whoami-server.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const dir = mkdtempSync(join(tmpdir(), "mcplex-connect-browser-"));
-const alice: UserRef = { key: "user-key-alice", subject: "alice" };
+let alice: UserRef;
 let as: AuthServer;
+/** The gateway's own identity provider, where the connect page signs its browser in first. */
+let idp: AuthServer;
 let whoami: WhoamiServer;
 let hub: Hub;
 let gateway: Gateway;
@@ -44,6 +47,8 @@ let base = "";
 
 beforeAll(async () => {
   as = await startAuthServer();
+  idp = await startAuthServer();
+  alice = userAt(idp, "alice");
   whoami = await startWhoamiServer(as);
   const github: ServerConfig = remote("github", whoami.url, "streamable-http", { credentials: "per-user" });
   const vault = new FileCredentialVault({ env: { MCPLEX_HOME: dir } });
@@ -100,6 +105,7 @@ beforeAll(async () => {
     connect: connectPages({
       flow: new ConnectFlow({ vault, links, signal: connected }),
       links,
+      signIn: linkSignIn(links, idp),
       server: (name) => (name === "github" ? github : undefined),
     }),
   });
@@ -111,6 +117,7 @@ afterAll(async () => {
   await hub?.close();
   await whoami?.close();
   await as?.close();
+  await idp?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -129,10 +136,14 @@ describe("connecting a per-user server in a browser", { timeout: 60_000 }, () =>
         // The client opens the link for the user and answers at once; the call waits for the connect.
         browsing = (async () => {
           await page.goto(url);
-          await page.fill('input[name="login"]', "alice");
-          await page.fill('input[name="password"]', "anything");
-          await page.click('button:has-text("Sign in")');
-          await page.click('button:has-text("Allow")');
+          // Signed in at the gateway's provider first (who opened the link), then at the server's.
+          for (const provider of [idp, as]) {
+            await page.waitForURL((at) => at.origin === new URL(provider.issuer).origin);
+            await page.fill('input[name="login"]', "alice");
+            await page.fill('input[name="password"]', "anything");
+            await page.click('button:has-text("Sign in")');
+            await page.click('button:has-text("Allow")');
+          }
           await page.waitForURL((at) => at.pathname === "/connect/github/callback");
           return (await page.locator("body").textContent()) ?? "";
         })();
@@ -140,7 +151,9 @@ describe("connecting a per-user server in a browser", { timeout: 60_000 }, () =>
       });
       await client.connect(new StreamableHTTPClientTransport(new URL(front.url)));
       const result = await client.callTool({ name: "github__whoami", arguments: {} });
-      expect(await browsing).toContain("Connected to github. You can return to your conversation.");
+      const said = await browsing;
+      expect(said).toContain("Connected to github. You can return to your conversation.");
+      expect(said).toContain("Signed in as alice.");
       expect(result.isError).not.toBe(true);
       expect((result.content as Array<{ text: string }>)[0]?.text).toBe("alice");
       expect(whoami.calls.map((c) => c.sub)).toEqual(["alice"]);

@@ -31,6 +31,8 @@ import { oauthFetch, ServerOAuthProvider } from "../../src/upstream/oauth.js";
 import { configOf, remote, stdio } from "../support/config.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 import { startRedis } from "../support/redis.js";
+import { LinkBrowser } from "./support/link-browser.js";
+import { linkSignIn, userAt } from "./support/link-sign-in.js";
 import { startWhoamiServer, type WhoamiServer } from "./support/whoami-server.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcplex-connect-"));
@@ -47,11 +49,16 @@ let notes: ServerConfig;
 /** Every page body mcplex served in this file, to grep for tokens. */
 const pages: string[] = [];
 
-const alice: UserRef = { key: "user-key-alice", subject: "alice", issuer: "https://id.example" };
-const bob: UserRef = { key: "user-key-bob", subject: "bob", issuer: "https://id.example" };
+/** Users of the test's provider, where the connect page signs its browser in too. */
+let alice: UserRef;
+let bob: UserRef;
 
 beforeAll(async () => {
-  as = await startAuthServer();
+  as = await startAuthServer({
+    users: ["alice", "bob", "carol", "erin", "grace"].map((sub) => ({ sub, email: `${sub}@x`, groups: [] })),
+  });
+  alice = userAt(as, "alice");
+  bob = userAt(as, "bob");
   whoami = await startWhoamiServer(as);
   github = remote("github", whoami.url, "streamable-http", { credentials: "per-user" });
   notes = stdio("notes", "node", ["notes.js"], {
@@ -66,7 +73,12 @@ beforeAll(async () => {
   await hub.start();
   front = await startHttpFront(new Gateway(hub), {
     port: 0,
-    connect: connectPages({ flow, links, server: (name) => servers.get(name) }),
+    connect: connectPages({
+      flow,
+      links,
+      signIn: linkSignIn(links, as),
+      server: (name) => servers.get(name),
+    }),
   });
   base = front.url.replace(/\/mcp$/, "");
   // Refresh tokens are kept only when offline_access is granted; the SDK asks for it when the
@@ -89,18 +101,25 @@ async function page(url: string, init: RequestInit = {}): Promise<Response & { b
   return Object.assign(response, { body_: text });
 }
 
-/** Opens the connect link as `user`'s browser: the page, the provider's sign-in and consent, the callback. */
+/**
+ * Opens the connect link as `user`'s browser: the page, the sign-in at the gateway's provider
+ * (the same provider here), then the server's sign-in and consent, the callback.
+ */
 async function connectAt(url: string, user: string, decision: "allow" | "deny" = "allow") {
-  const start = await page(url);
-  expect(start.status).toBe(302);
-  const authorization = new URL(start.headers.get("location")!);
+  const browser = new LinkBrowser(new Map([[as, user]]));
+  const toServer = await browser.open(url, {
+    stopAt: (to) => to.searchParams.get("redirect_uri")?.endsWith("/connect/github/callback") === true,
+  });
+  expect(toServer.status).toBe(302);
+  const authorization = toServer.url;
   expect(authorization.origin).toBe(as.issuer);
   expect(authorization.searchParams.get("resource")).toBe(whoami.url);
   expect(authorization.searchParams.get("code_challenge_method")).toBe("S256");
   expect(authorization.searchParams.get("redirect_uri")).toBe(`${base}/connect/github/callback`);
   const back = await as.approve(authorization, { user, decision });
-  const done = await page(`${base}/connect/github/callback?${back}`);
-  return Object.assign(done, { callback: `${base}/connect/github/callback?${back}` });
+  const callback = `${base}/connect/github/callback?${back}`;
+  const done = await page(callback, { headers: { cookie: browser.jar.header(new URL(callback)) } });
+  return Object.assign(done, { callback, browser });
 }
 
 /** The link a call of `user` is answered with, from the source. */
@@ -200,9 +219,11 @@ describe("per-user OAuth through /connect/<server>", () => {
       await Promise.all(linksToRedis.map((l) => l.connect()));
       const key = deriveKey("three-replicas-secret-0123456789abcdef", "credential-vault");
       const replicas = linksToRedis.map((l) => new RedisCredentialVault(l, key));
-      // Alice connects again (through the page, as before), and her record is the cluster's.
-      await connectAt(await linkFor({ ...alice, key: "user-key-alice-2" }), "alice");
-      const record = await vault.get("user-key-alice-2", "github");
+      // Alice connects again (through the page, as before), and her record is the cluster's (and
+      // kept aside under another key, for the revocation test below).
+      await connectAt(links.connectUrl(alice, "github"), "alice");
+      const record = await vault.get(alice.key, "github");
+      await vault.put("user-key-alice-2", "github", record!);
       await replicas[0]!.put(alice.key, "github", record!);
       expect(await callAs(alice, replicas[0]!)).toBe("alice");
       whoami.refuseTokensSeen();
@@ -215,6 +236,8 @@ describe("per-user OAuth through /connect/<server>", () => {
       expect(new Set(whoami.calls.slice(-12).map((c) => c.token))).toEqual(
         new Set([after?.oauth?.tokens?.access_token]),
       );
+      // The grant the replicas rotated is alice's from now on (the copy here was spent).
+      await vault.put(alice.key, "github", after!);
     } finally {
       for (const l of linksToRedis) l.close();
       await redis.stop();
@@ -245,9 +268,9 @@ describe("per-user OAuth through /connect/<server>", () => {
   });
 
   it("sends a user whose grant was revoked at the provider to connect again, and drops the dead tokens", async () => {
-    const grace = { key: "user-key-grace", subject: "grace" };
-    await connectAt(await linkFor(grace), "alice");
-    expect(await callAs(grace)).toBe("alice");
+    const grace = userAt(as, "grace");
+    await connectAt(await linkFor(grace), "grace");
+    expect(await callAs(grace)).toBe("grace");
     const record = await vault.get(grace.key, "github");
     // Revoked at the provider (the user removed the app there), and the access token refused.
     const revoked = await fetch(as.endpoints.revocation, {
@@ -298,19 +321,26 @@ describe("per-user OAuth through /connect/<server>", () => {
   });
 
   it("says what happened when the user refuses consent, and on a state that is not ours", async () => {
-    const refused = await connectAt(await linkFor({ ...bob, key: "user-key-carol" }), "bob", "deny");
+    const carol = userAt(as, "carol");
+    const refused = await connectAt(await linkFor(carol), "carol", "deny");
     expect(refused.status).toBe(400);
     expect(refused.body_).toContain("github: access was not granted");
-    expect(await vault.get("user-key-carol", "github")).toBeUndefined();
+    expect(await vault.get(carol.key, "github")).toBeUndefined();
     // The same answer brought back twice: the code is spent, the page says so, and what the
     // first one stored stays (the provider revokes a reused code's tokens: its own choice).
-    const erin = { ...bob, key: "user-key-erin" };
-    const done = await connectAt(await linkFor(erin), "bob");
+    const erin = userAt(as, "erin");
+    const done = await connectAt(await linkFor(erin), "erin");
     expect(done.status).toBe(200);
     const stored = await vault.get(erin.key, "github");
-    const replayed = await page(done.callback);
+    const replayed = await page(done.callback, {
+      headers: { cookie: done.browser.jar.header(new URL(done.callback)) },
+    });
     expect(replayed.status).toBe(400);
     expect(replayed.body_).toContain("github: the authorization server did not accept the code");
+    // From another browser (the answer passed on), refused before the code is even tried.
+    const elsewhere = await page(done.callback);
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body_).toContain("another browser than the one that signed in");
     expect(await vault.get(erin.key, "github")).toEqual(stored);
     const forged = await page(`${base}/connect/github/callback?code=abc&state=forged`);
     expect(forged.status).toBe(400);
@@ -319,19 +349,32 @@ describe("per-user OAuth through /connect/<server>", () => {
 
   it("stores a stdio server's ${user:NAME} values from a same-origin form, never showing them", async () => {
     const url = await linkFor(alice, notes);
-    const form = await page(url);
+    const browser = new LinkBrowser(new Map([[as, "alice"]]));
+    const form = await browser.open(url);
+    pages.push(form.text);
     expect(form.status).toBe(200);
-    expect(form.body_).toContain('<input type="password" name="NOTES_KEY"');
-    expect(form.body_).toContain('<input type="password" name="REGION"');
-    expect(form.body_).not.toContain('name="FIXED"');
-    const ticket = new URL(url).searchParams.get("ticket")!;
-    const body = new URLSearchParams({ ticket, NOTES_KEY: "nk-secret-4711", REGION: "eu" });
-    const post = (origin?: string) =>
+    expect(form.text).toContain('<input type="password" name="NOTES_KEY"');
+    expect(form.text).toContain('<input type="password" name="REGION"');
+    expect(form.text).not.toContain('name="FIXED"');
+    // The form carries a grant for this browser (sealed), not the link's ticket.
+    expect(form.text).not.toContain(new URL(url).searchParams.get("ticket")!);
+    const grant = /name="grant" value="([^"]+)"/.exec(form.text)![1]!;
+    const body = new URLSearchParams({ grant, NOTES_KEY: "nk-secret-4711", REGION: "eu" });
+    const cookie = browser.jar.header(new URL(`${base}/connect/notes`));
+    const post = (origin?: string, from = cookie) =>
       page(`${base}/connect/notes`, {
         method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", ...(origin ? { origin } : {}) },
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          cookie: from,
+          ...(origin ? { origin } : {}),
+        },
         body,
       });
+    // Sent from another browser (the page passed on): refused, nothing stored.
+    const other = await post(base, "");
+    expect(other.status).toBe(400);
+    expect(other.body_).toContain("another browser than the one that signed in");
     expect((await post()).status).toBe(403);
     expect((await post("http://evil.example")).status).toBe(403);
     const saved = await post(base);

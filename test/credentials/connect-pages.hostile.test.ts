@@ -13,7 +13,10 @@ import { Gateway } from "../../src/gateway/gateway.js";
 import { Hub } from "../../src/hub/hub.js";
 import { configOf, remote, stdio } from "../support/config.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
+import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 import { rng } from "../support/rng.js";
+import { LinkBrowser } from "./support/link-browser.js";
+import { linkSignIn, userAt } from "./support/link-sign-in.js";
 
 // Mallory holds a connect link of her own and wants what she connects stored under Alice (so
 // that Alice's calls run with Mallory's account), or Alice's values read back. She alters her
@@ -21,12 +24,15 @@ import { rng } from "../support/rng.js";
 // changed, cut, lengthened), forges OAuth states, and sends forms too large, of the wrong type,
 // from other origins, for servers that do not exist. Every probe must be refused with a page
 // (4xx, never a 5xx or a dropped connection), nothing may be stored under Alice, and the pages
-// must go on serving a real connect afterwards.
+// must go on serving a real connect afterwards. (The form now carries a sealed grant for the
+// browser that signed in, not the ticket: a ticket posted in it is refused as any forgery is.)
 
 const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 const dir = mkdtempSync(join(tmpdir(), "mcplex-connect-hostile-"));
-const alice: UserRef = { key: "user-key-alice", subject: "alice" };
-const mallory: UserRef = { key: "user-key-mallory", subject: "mallory" };
+let alice: UserRef;
+let mallory: UserRef;
+/** The gateway's identity provider, where the pages sign their browser in. */
+let idp: AuthServer;
 const notes = stdio("notes", "node", ["notes.js"], {
   credentials: "per-user",
   env: { NOTES_KEY: "${user:NOTES_KEY}" },
@@ -39,6 +45,11 @@ let front: HttpFront;
 let base = "";
 
 beforeAll(async () => {
+  idp = await startAuthServer({
+    users: ["alice", "mallory"].map((sub) => ({ sub, email: `${sub}@x`, groups: [] })),
+  });
+  alice = userAt(idp, "alice");
+  mallory = userAt(idp, "mallory");
   vault = new FileCredentialVault({ env: { MCPLEX_HOME: dir } });
   links = new ConnectLinks({ base: () => base });
   const servers = new Map([notes, github].map((s) => [s.name, s]));
@@ -46,13 +57,19 @@ beforeAll(async () => {
   await hub.start();
   front = await startHttpFront(new Gateway(hub), {
     port: 0,
-    connect: connectPages({ flow: new ConnectFlow({ vault, links }), links, server: (n) => servers.get(n) }),
+    connect: connectPages({
+      flow: new ConnectFlow({ vault, links }),
+      links,
+      signIn: linkSignIn(links, idp),
+      server: (n) => servers.get(n),
+    }),
   });
   base = front.url.replace(/\/mcp$/, "");
 });
 afterAll(async () => {
   await front?.close();
   await hub?.close();
+  await idp?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -166,15 +183,18 @@ describe("the connect pages under attack", () => {
       expect(answer.status, path).toBeLessThan(500);
     }
     // A server whose authorization server cannot be reached: a page that says so, not a 5xx.
-    const unreachable = await fetch(links.connectUrl(mallory, "github"));
+    const unreachable = await new LinkBrowser(new Map([[idp, "mallory"]])).open(
+      links.connectUrl(mallory, "github"),
+    );
     expect(unreachable.status).toBe(400);
-    expect(await unreachable.text()).toContain("github: its sign-in could not be started");
+    expect(unreachable.text).toContain("github: its sign-in could not be started");
     expect(await vault.users()).toEqual([]);
   });
 
   it("still connects a real user afterwards, under that user only", async () => {
-    const ticket = new URL(links.connectUrl(mallory, "notes")).searchParams.get("ticket")!;
-    const saved = await form(new URLSearchParams({ ticket, NOTES_KEY: "mallory-own-key" }));
+    const browser = new LinkBrowser(new Map([[idp, "mallory"]]));
+    const page = await browser.open(links.connectUrl(mallory, "notes"));
+    const saved = await browser.submit(page, { NOTES_KEY: "mallory-own-key" });
     expect(saved.status).toBe(200);
     expect(await vault.users()).toEqual([mallory.key]);
     expect(await vault.get(alice.key, "notes")).toBeUndefined();

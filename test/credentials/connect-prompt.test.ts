@@ -27,9 +27,14 @@ import { Hub } from "../../src/hub/hub.js";
 import { LocalServer } from "../../src/upstream/local-server.js";
 import { stdio } from "../support/config.js";
 import { postRev2026, rawHttp, rev2026Headers, rev2026Request } from "../support/gateway.js";
+import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
+import { LinkBrowser } from "./support/link-browser.js";
+import { linkSignIn, userAt } from "./support/link-sign-in.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcplex-prompt-"));
-const user: UserRef = { key: "user-key-alice", subject: "alice" };
+let user: UserRef;
+/** The gateway's identity provider, where the connect page signs its browser in. */
+let idp: AuthServer;
 let vault: FileCredentialVault;
 let links: ConnectLinks;
 let hub: Hub;
@@ -44,6 +49,8 @@ const acct = stdio("acct", "node", ["acct.js"], {
 } as Partial<ServerConfig>);
 
 beforeAll(async () => {
+  idp = await startAuthServer();
+  user = userAt(idp, "alice");
   vault = new FileCredentialVault({ env: { MCPLEX_HOME: dir } });
   links = new ConnectLinks({ base: () => base });
   const flow = new ConnectFlow({ vault, links, signal: connected });
@@ -86,7 +93,12 @@ beforeAll(async () => {
   });
   front = await startHttpFront(gateway, {
     port: 0,
-    connect: connectPages({ flow, links, server: (name) => (name === "acct" ? acct : undefined) }),
+    connect: connectPages({
+      flow,
+      links,
+      signIn: linkSignIn(links, idp),
+      server: (name) => (name === "acct" ? acct : undefined),
+    }),
   });
   base = front.url.replace(/\/mcp$/, "");
 });
@@ -95,6 +107,7 @@ afterAll(async () => {
   gateway?.close();
   await hub?.close();
   rmSync(dir, { recursive: true, force: true });
+  await idp?.close();
 });
 beforeEach(async () => {
   await vault.delete(user.key);
@@ -102,13 +115,10 @@ beforeEach(async () => {
 
 /** The user, in a browser, at the link: the form, then the value posted from the page. */
 async function connectAt(url: string): Promise<void> {
-  const form = await fetch(url);
+  const browser = new LinkBrowser(new Map([[idp, "alice"]]));
+  const form = await browser.open(url);
   expect(form.status).toBe(200);
-  const posted = await fetch(`${base}/connect/acct`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
-    body: new URLSearchParams({ ticket: new URL(url).searchParams.get("ticket")!, ACCT_KEY: "k-123" }),
-  });
+  const posted = await browser.submit(form, { ACCT_KEY: "k-123" });
   expect(posted.status).toBe(200);
 }
 
@@ -280,7 +290,12 @@ describe("waiting for a connect", () => {
       AbortSignal.timeout(30_000),
     );
     const ticket = links.check(new URL(links.connectUrl(user, "acct")).searchParams.get("ticket"), "acct");
-    await there.saveValues(ticket, acct, new URLSearchParams({ ACCT_KEY: "k-9" }));
+    await there.saveValues(
+      there.valuesGrant(ticket, "browser"),
+      "browser",
+      acct,
+      new URLSearchParams({ ACCT_KEY: "k-9" }),
+    );
     await wait;
     expect(here.size).toBe(0);
   });

@@ -17,6 +17,7 @@ import { parseConfig } from "../../src/config/parse-config.js";
 import type { McplexConfig } from "../../src/config/types.js";
 import { ConnectFlow } from "../../src/credentials/connect-flow.js";
 import { ConnectLinks } from "../../src/credentials/connect-links.js";
+import { ConnectSignIn, verifyWith } from "../../src/credentials/connect-sign-in.js";
 import { ConnectSignal, connectWaiter } from "../../src/credentials/connect-signal.js";
 import { credentialRouter } from "../../src/credentials/credential-router.js";
 import { disconnect } from "../../src/credentials/disconnect.js";
@@ -29,6 +30,7 @@ import { Gateway } from "../../src/gateway/gateway.js";
 import { connectPrompt } from "../../src/gateway/layers/connect-prompt.js";
 import { Hub } from "../../src/hub/hub.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
+import { LinkBrowser } from "./support/link-browser.js";
 import { startWhoamiServer, type WhoamiServer } from "./support/whoami-server.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcplex-per-user-e2e-"));
@@ -83,6 +85,8 @@ auth:
     connect: connectPages({
       flow: new ConnectFlow({ vault, links, signal: connected }),
       links,
+      // The browser signs in at the gateway's provider first, its token checked by the front's authenticator.
+      signIn: new ConnectSignIn({ links, auth: config.auth!, verify: verifyWith(() => authenticator) }),
       server: (name) => servers.find((s) => s.name === name),
     }),
   });
@@ -102,14 +106,18 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The user at the second server's pages: the connect link followed, signed in, consented, back. */
+/** The user's browser at the link: signed in at the gateway's provider, then at the second server's, back. */
 async function connectAt(url: string, user: string): Promise<string> {
-  const start = await fetch(url, { redirect: "manual" });
-  expect(start.status).toBe(302);
-  const back = await upstreamAs.approve(start.headers.get("location")!, { user });
-  const done = await fetch(`${base}/connect/github/callback?${back}`);
+  const browser = new LinkBrowser(
+    new Map([
+      [idp, user],
+      [upstreamAs, user],
+    ]),
+  );
+  const done = await browser.open(url);
+  expect(done.signedInAt).toEqual([idp.issuer, upstreamAs.issuer]);
   expect(done.status).toBe(200);
-  return done.text();
+  return done.text;
 }
 
 /** An SDK v2 client (2025-11-25 session) signed in as `user`, taking URL elicitation by connecting. */
@@ -122,7 +130,11 @@ async function clientOf(user: string): Promise<{ client: Client; asked: string[]
   client.setRequestHandler("elicitation/create", async (request) => {
     const url = String((request.params as { url?: string }).url);
     asked.push(url);
-    void connectAt(url, user);
+    // A connect that fails ends the session, so the waiting call fails now, saying why, not at the timeout.
+    connectAt(url, user).catch(async (error: unknown) => {
+      console.error(`${user}'s connect failed:`, error);
+      await client.close();
+    });
     return { action: "accept" };
   });
   await client.connect(

@@ -28,6 +28,7 @@ import {
   valuesOf,
   type Whoami,
 } from "./per-user-gateway.js";
+import { LinkBrowser } from "./support/link-browser.js";
 import { startWhoamiServer, type WhoamiServer } from "./support/whoami-server.js";
 
 const USERS = ["alice", "bob"];
@@ -99,16 +100,16 @@ async function connect(user: string): Promise<void> {
   expect(first.isError).toBe(true);
   const link = /https?:\/\/\S+\/connect\/acct\?ticket=[\w.~-]+/.exec(first.text)?.[0];
   expect(link, first.text).toBeDefined();
-  const start = await fetch(link!, { redirect: "manual" });
-  expect(start.status).toBe(302);
-  const authorization = new URL(start.headers.get("location")!);
-  expect(authorization.origin).toBe(accounts.issuer);
-  const back = await accounts.approve(authorization, { user });
-  const callback = new URL(link!);
-  callback.pathname = "/connect/acct/callback";
-  callback.search = back.toString();
-  const done = await fetch(callback, { redirect: "manual" });
-  expect(await done.text()).toContain("Connected");
+  // The user's browser signs in at the gateway's provider (who opened the link), then at acct's.
+  const browser = new LinkBrowser(
+    new Map([
+      [gw.as, user],
+      [accounts, user],
+    ]),
+  );
+  const done = await browser.open(link!);
+  expect(done.signedInAt).toEqual([gw.as.issuer, accounts.issuer]);
+  expect(done.text).toContain("Connected");
 }
 
 describe("per-user OAuth, token exchange and per-user processes, two users at once", () => {
