@@ -29,6 +29,8 @@ function signInWith(extra = "", fetchFn?: typeof fetch): { signIn: ConnectSignIn
   );
   const links = new ConnectLinks({ base: BASE });
   const authenticator = new OAuthAuthenticator(config.auth!);
+  // As the HTTP front does once it listens: the gateway's own URL is the audience accepted.
+  authenticator.bound([BASE]);
   const signIn = new ConnectSignIn({
     links,
     auth: config.auth!,

@@ -19,8 +19,16 @@ export function linkSignIn(links: ConnectLinks, idp: AuthServer): ConnectSignIn 
     source: "mcplex.yaml",
     env: {},
   });
-  const authenticator = new OAuthAuthenticator(config.auth!);
-  return new ConnectSignIn({ links, auth: config.auth!, verify: verifyWith(() => authenticator) });
+  // As the HTTP front does once it listens: the audience accepted is the gateway's own URL.
+  let authenticator: OAuthAuthenticator | undefined;
+  const bound = () => {
+    if (authenticator === undefined) {
+      authenticator = new OAuthAuthenticator(config.auth!);
+      authenticator.bound([links.base]);
+    }
+    return authenticator;
+  };
+  return new ConnectSignIn({ links, auth: config.auth!, verify: verifyWith(bound) });
 }
 
 /** `sub` as a user of `idp`, as the gateway knows them. */
