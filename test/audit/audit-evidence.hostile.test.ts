@@ -1,0 +1,89 @@
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serve } from "../../src/serve/serve.js";
+import { configOf, fixture } from "../support/config.js";
+import { connectHttp } from "../support/gateway.js";
+import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
+
+// The outside tester's attacks on the audit trail as evidence: a trail that cannot be written
+// must not leave calls hanging, a flood must not push an earlier call's line out of every file,
+// and the file must not be written through a link someone else put at its path.
+
+/** A full collection of the heap, as a loaded gateway has every few seconds. */
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mcplex-audit-evidence-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe("an audit trail that cannot be written", () => {
+  const CALLS = attackSize(7, 40);
+  const MESSAGE = "x".repeat(attackSize(3, 4) << 20);
+
+  it(
+    `answers each of ${CALLS} large calls (run, or refused with AUDIT_BEHIND) when its directory is gone`,
+    async () => {
+      const trail = join(dir, "gone");
+      await mkdir(trail);
+      const running = await serve({
+        config: configOf([fixture("fx")], {
+          audit: { to: join(trail, "audit.log"), maxSize: 1024, keep: 5, content: true },
+          serve: { readyWait: 60_000 },
+        }),
+        transport: "http",
+        http: { host: "127.0.0.1", port: 0, dashboard: false },
+        watch: false,
+      });
+      try {
+        await running.started;
+        const client = await connectHttp(running.http!.url, { name: "unwritable" });
+        try {
+          // One line in the file; then the directory goes, and the next rotation cannot reopen it.
+          await client.callTool({ name: "fx__echo", arguments: { message: "before" } });
+          await rm(trail, { recursive: true, force: true });
+          // Two large lines fill the backlog that waits for the disk; the calls after them wait.
+          const call = (n: number) =>
+            client.callTool({ name: "fx__echo", arguments: { message: `${n} ${MESSAGE}` } }).then(
+              () => "ran",
+              (error: Error) =>
+                /AUDIT_BEHIND|audit line cannot be written/.test(error.message) ? "refused" : error.message,
+            );
+          const first = [await call(-1), await call(-2)];
+          // Other clients' traffic goes on meanwhile (lists are not audited, so never wait), and
+          // the heap is collected as a busy gateway's is: nothing a waiting call needs may go.
+          let waiting = true;
+          const traffic = (async () => {
+            for (let round = 1; waiting; round++) {
+              await client.listTools();
+              if (round % 10 === 0) collectGarbage();
+            }
+          })();
+          const answers = await Promise.all(Array.from({ length: CALLS }, (_, n) => call(n)));
+          waiting = false;
+          await traffic;
+          answers.push(...first);
+          const ran = answers.filter((a) => a === "ran").length;
+          const refused = answers.filter((a) => a === "refused").length;
+          reportFigure(
+            "unwritable audit trail",
+            `${CALLS} large calls: ${ran} ran, ${refused} refused, ${CALLS - ran - refused} other`,
+          );
+          expect(answers.filter((a) => a !== "ran" && a !== "refused")).toEqual([]);
+          expect(refused).toBeGreaterThan(0);
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await running.close(0);
+      }
+    },
+    attackTimeout(90_000, 300_000),
+  );
+});
