@@ -1,4 +1,5 @@
-import { type FileHandle, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { McplexError } from "../errors.js";
 import { type AuditBacklog, type AuditSink, DEFAULT_BACKLOG_BYTES, DEFAULT_WAIT_MS } from "./audit-sink.js";
@@ -220,14 +221,37 @@ export class RotatingFile implements AuditSink {
   }
 }
 
-/** Opens `path` to append (mode 0600 when created) and its size; refuses what is not a regular file. */
+/** Append, create, never through a symbolic link, and never waiting for a FIFO's reader. */
+const APPEND_FLAGS =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Opens `path` to append and its size. Refuses a symbolic link at the path (the link itself, not
+ * where it points, is what someone else may have put there), what is not a regular file, and a
+ * file with other hard links; an existing file's mode becomes 0600 as a new one's is.
+ */
 async function openAppend(path: string): Promise<[FileHandle, number]> {
-  // Checked first: opening a FIFO for writing would wait for a reader.
-  const before = await stat(path).catch(() => undefined);
-  if (before !== undefined && !before.isFile()) throw new Error("it is not a regular file");
-  const handle = await open(path, "a", 0o600);
+  let handle: FileHandle;
   try {
-    return [handle, (await handle.stat()).size];
+    handle = await open(path, APPEND_FLAGS, 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP")
+      throw new Error("it is a symbolic link, which the audit trail never follows (name the file itself)", {
+        cause: error,
+      });
+    // A directory; a FIFO or socket without a reader.
+    if (code === "EISDIR" || code === "ENXIO") throw new Error("it is not a regular file", { cause: error });
+    throw error;
+  }
+  try {
+    // Checked on what was opened, not on the path: nothing can swap the file in between.
+    const info = await handle.stat();
+    if (!info.isFile()) throw new Error("it is not a regular file");
+    if (info.nlink > 1)
+      throw new Error(`it has ${info.nlink - 1} other hard link(s), which could expose or alter it`);
+    if ((info.mode & 0o777) !== 0o600) await handle.chmod(0o600);
+    return [handle, info.size];
   } catch (error) {
     await handle.close().catch(() => {});
     throw error;

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
@@ -86,4 +86,48 @@ describe("an audit trail that cannot be written", () => {
     },
     attackTimeout(90_000, 300_000),
   );
+});
+
+describe("the audit file's path", () => {
+  it("refuses a symbolic link at the path, and leaves the file it points to as it was", async () => {
+    const target = join(dir, "elsewhere.log");
+    await writeFile(target, "not the audit trail\n", { mode: 0o644 });
+    const link = join(dir, "linked-audit.log");
+    await symlink(target, link);
+    const started = serve({
+      config: configOf([fixture("fx")], {
+        audit: { to: link, maxSize: 10 << 20, keep: 5, content: false },
+        serve: { readyWait: 60_000 },
+      }),
+      transport: "http",
+      http: { host: "127.0.0.1", port: 0, dashboard: false },
+      watch: false,
+    });
+    await expect(started).rejects.toMatchObject({
+      code: "AUDIT_OPEN_FAILED",
+      message: expect.stringContaining("symbolic link"),
+    });
+    expect(await readFile(target, "utf8")).toBe("not the audit trail\n");
+    expect((await stat(target)).mode & 0o777).toBe(0o644);
+  });
+
+  it("makes an audit file that was readable by others 0600 before writing to it", async () => {
+    const file = join(dir, "shared-audit.log");
+    await writeFile(file, "", { mode: 0o644 });
+    await chmod(file, 0o644); // past the umask
+    const running = await serve({
+      config: configOf([fixture("fx")], {
+        audit: { to: file, maxSize: 10 << 20, keep: 5, content: false },
+        serve: { readyWait: 60_000 },
+      }),
+      transport: "http",
+      http: { host: "127.0.0.1", port: 0, dashboard: false },
+      watch: false,
+    });
+    try {
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+    } finally {
+      await running.close(0);
+    }
+  });
 });
