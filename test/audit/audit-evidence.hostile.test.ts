@@ -1,10 +1,12 @@
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serve } from "../../src/serve/serve.js";
+import { DEFAULT_AUDIT_MAX_LINE } from "../../src/config/read-audit.js";
+import { type ServeEvent, serve } from "../../src/serve/serve.js";
 import { configOf, fixture } from "../support/config.js";
 import { connectHttp } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
@@ -86,6 +88,111 @@ describe("an audit trail that cannot be written", () => {
     },
     attackTimeout(90_000, 300_000),
   );
+});
+
+describe("a flood of calls with huge names", () => {
+  const FLOOD = 14;
+  const NAME_CHARS = attackSize(400_000, 3_900_000);
+  /** The flood is more than every kept file can hold, as it was for the outside tester. */
+  const MAX_SIZE = attackSize(1 << 20, 10 << 20);
+  const KEEP = attackSize(2, 5);
+
+  it(
+    `keeps an earlier call's line through ${FLOOD} unknown-tool calls with names of ${NAME_CHARS} characters`,
+    async () => {
+      const trail = join(dir, "flood");
+      await mkdir(trail);
+      const file = join(trail, "audit.log");
+      const events: ServeEvent[] = [];
+      const running = await serve({
+        config: configOf([fixture("fx")], {
+          audit: { to: file, maxSize: MAX_SIZE, keep: KEEP, content: false },
+          serve: { readyWait: 60_000 },
+        }),
+        transport: "http",
+        http: { host: "127.0.0.1", port: 0, dashboard: false },
+        watch: false,
+        onEvent: (event) => events.push(event),
+      });
+      const names: string[] = [];
+      try {
+        await running.started;
+        const client = await connectHttp(running.http!.url, { name: "flood" });
+        try {
+          await client.callTool({ name: "fx__echo", arguments: { message: "the evidence" } });
+          for (let n = 0; n < FLOOD; n++) {
+            const name = `${n}`.padEnd(NAME_CHARS, "x");
+            names.push(name);
+            await expect(client.callTool({ name, arguments: {} })).rejects.toThrow();
+          }
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await running.close(0);
+      }
+
+      const lines: string[] = [];
+      for (const name of (await readdir(trail)).filter((n) => n.startsWith("audit.log")))
+        lines.push(...(await readFile(join(trail, name), "utf8")).split("\n").filter(Boolean));
+      const longest = Math.max(...lines.map((line) => Buffer.byteLength(line) + 1));
+      const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      const evidence = records.filter((r) => r.target === "fx__echo").length;
+      const flood = records.filter((r) => typeof r.target === "object");
+      reportFigure(
+        "audit flood",
+        `${FLOOD} names of ${NAME_CHARS} characters: the earlier line kept ${evidence} time(s), longest line ${longest} bytes, ${flood.length} flood lines`,
+      );
+      expect(evidence).toBe(1);
+      expect(longest).toBeLessThanOrEqual(DEFAULT_AUDIT_MAX_LINE);
+      // Each flood call is in the trail, its name cut to what identifies it.
+      expect(flood.map((r) => r.target)).toEqual(
+        names.map((name) => ({
+          cut: true,
+          length: name.length,
+          sha256: createHash("sha256").update(name).digest("hex"),
+          head: name.slice(0, 256),
+        })),
+      );
+      expect(events.filter((e) => e.type === "audit-recent-lines-dropped")).toEqual([]);
+    },
+    attackTimeout(60_000, 300_000),
+  );
+
+  it("warns the operator when a flood rotates out lines younger than audit.keepFor", async () => {
+    const trail = join(dir, "warned");
+    await mkdir(trail);
+    const file = join(trail, "audit.log");
+    const events: ServeEvent[] = [];
+    const running = await serve({
+      config: configOf([fixture("fx")], {
+        // Two files of 16 KiB: a few dozen lines of cut names fill them.
+        audit: { to: file, maxSize: 16 * 1024, keep: 1, content: false },
+        serve: { readyWait: 60_000 },
+      }),
+      transport: "http",
+      http: { host: "127.0.0.1", port: 0, dashboard: false },
+      watch: false,
+      onEvent: (event) => events.push(event),
+    });
+    try {
+      await running.started;
+      const client = await connectHttp(running.http!.url, { name: "flood" });
+      try {
+        await client.callTool({ name: "fx__echo", arguments: { message: "the evidence" } });
+        for (let n = 0; n < 60; n++)
+          await expect(client.callTool({ name: `${n}`.padEnd(1100, "x"), arguments: {} })).rejects.toThrow();
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await running.close(0);
+    }
+    const warnings = events.filter((e) => e.type === "audit-recent-lines-dropped");
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings[0]).toMatchObject({ to: file, file: `${file}.1`, keepForMs: 24 * 3_600_000 });
+    expect((warnings[0] as { lines: number }).lines).toBeGreaterThan(0);
+  });
 });
 
 describe("the audit file's path", () => {
