@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuditSinkEvent } from "../../src/audit/audit-sink.js";
+import { RotatingFile } from "../../src/audit/rotating-file.js";
 import { DEFAULT_AUDIT_MAX_LINE } from "../../src/config/read-audit.js";
 import { type ServeEvent, serve } from "../../src/serve/serve.js";
 import { configOf, fixture } from "../support/config.js";
@@ -216,6 +218,42 @@ describe("the audit file's path", () => {
     });
     expect(await readFile(target, "utf8")).toBe("not the audit trail\n");
     expect((await stat(target)).mode & 0o777).toBe(0o644);
+  });
+
+  it("does not follow a symbolic link put at the path while the file is reopened after a failed write", async () => {
+    const trail = join(dir, "swapped");
+    await mkdir(trail);
+    const path = join(trail, "audit.log");
+    const target = join(dir, "swap-target.log");
+    await writeFile(target, "not the audit trail\n", { mode: 0o600 });
+    const events: AuditSinkEvent[] = [];
+    let writeFailed: () => void = () => {};
+    const failed = new Promise<void>((resolve) => {
+      writeFailed = resolve;
+    });
+    const file = await RotatingFile.open(path, {
+      maxSize: 1024,
+      keep: 2,
+      onEvent: (event) => {
+        events.push(event);
+        if (event.type === "audit-write-failed") writeFailed();
+      },
+    });
+    const line = (n: number) => `${JSON.stringify({ n, pad: "x".repeat(600) })}\n`;
+    file.write(line(1));
+    // The directory goes: the rotation before the second line cannot reopen the file...
+    await rm(trail, { recursive: true, force: true });
+    file.write(line(2));
+    await failed;
+    // ...and someone else puts it back as a link to a file of theirs; the next tries refuse it.
+    await mkdir(trail);
+    await symlink(target, path);
+    await file.close();
+    expect(await readFile(target, "utf8")).toBe("not the audit trail\n");
+    expect(events.at(-1)).toMatchObject({
+      type: "audit-lines-lost",
+      error: expect.stringContaining("symbolic link"),
+    });
   });
 
   it("makes an audit file that was readable by others 0600 before writing to it", async () => {
