@@ -29,10 +29,11 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe("an audit trail that cannot be written", () => {
   const CALLS = attackSize(7, 40);
-  const MESSAGE = "x".repeat(attackSize(3, 4) << 20);
+  /** Under the HTTP front's 4 MiB body limit. */
+  const MESSAGE = "x".repeat(3 << 20);
 
   it(
-    `answers each of ${CALLS} large calls (run, or refused with AUDIT_BEHIND) when its directory is gone`,
+    `answers each of ${CALLS} large calls (run, or refused with AUDIT_BEHIND, none left waiting) when the audit directory is gone`,
     async () => {
       const trail = join(dir, "gone");
       await mkdir(trail);
@@ -57,7 +58,12 @@ describe("an audit trail that cannot be written", () => {
             client.callTool({ name: "fx__echo", arguments: { message: `${n} ${MESSAGE}` } }).then(
               () => "ran",
               (error: Error) =>
-                /AUDIT_BEHIND|audit line cannot be written/.test(error.message) ? "refused" : error.message,
+                /audit line cannot be written/.test(error.message)
+                  ? "refused"
+                  : // The front's memory budget turns away what does not fit: answered too.
+                    /memory budget/.test(error.message)
+                    ? "shed"
+                    : error.message,
             );
           const first = [await call(-1), await call(-2)];
           // Other clients' traffic goes on meanwhile (lists are not audited, so never wait), and
@@ -75,11 +81,13 @@ describe("an audit trail that cannot be written", () => {
           answers.push(...first);
           const ran = answers.filter((a) => a === "ran").length;
           const refused = answers.filter((a) => a === "refused").length;
+          const shed = answers.filter((a) => a === "shed").length;
           reportFigure(
             "unwritable audit trail",
-            `${CALLS} large calls: ${ran} ran, ${refused} refused, ${CALLS - ran - refused} other`,
+            `${answers.length} large calls: ${ran} ran, ${refused} refused (AUDIT_BEHIND), ${shed} shed by the memory budget, ${answers.length - ran - refused - shed} unanswered or other`,
           );
-          expect(answers.filter((a) => a !== "ran" && a !== "refused")).toEqual([]);
+          // "Request timed out" is the client giving up on a call never answered.
+          expect(answers.filter((a) => a !== "ran" && a !== "refused" && a !== "shed")).toEqual([]);
           expect(refused).toBeGreaterThan(0);
         } finally {
           await client.close();
