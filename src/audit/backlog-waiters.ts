@@ -23,30 +23,42 @@ export class BacklogWaiters {
   }
 
   /**
-   * Resolves on the next {@link wake}; rejects with {@link refusal} after `waitMs`, or with an
-   * `AbortedError` when `signal` aborts first (the client went: nothing to refuse).
+   * Resolves on the next {@link wake}; rejects with {@link refusal} at `deadline` (a
+   * `performance.now()` time; `waitMs` from now by default), or with an `AbortedError` when
+   * `signal` aborts first (the client went: nothing to refuse).
    */
-  wait(signal: AbortSignal, behind: () => string): Promise<void> {
+  wait(signal: AbortSignal, behind: () => string, deadline = this.deadline()): Promise<void> {
     return new Promise((resolve, reject) => {
-      // A raced timer would outlive the wait; a timeout signal goes with it.
-      const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.#waitMs)]);
-      const done = () => {
-        deadline.removeEventListener("abort", onAbort);
+      // A timer, not `AbortSignal.any([signal, AbortSignal.timeout(ms)])`: Node holds a timeout
+      // signal only weakly, so a full collection of the heap while the call waited took its
+      // deadline with it and the call waited for ever. The timer list holds this one.
+      const settle = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
         this.#waiters.delete(done);
+      };
+      const done = () => {
+        settle();
         resolve();
       };
       const onAbort = () => {
-        this.#waiters.delete(done);
+        settle();
         reject(
           signal.aborted
             ? new AbortedError("the call was cancelled while it waited for the audit trail")
             : this.refusal(behind()),
         );
       };
-      if (deadline.aborted) return onAbort();
-      deadline.addEventListener("abort", onAbort, { once: true });
+      const timer = setTimeout(onAbort, Math.max(0, deadline - performance.now()));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
       this.#waiters.add(done);
     });
+  }
+
+  /** When a call that starts waiting now is refused: `waitMs` from now. */
+  deadline(): number {
+    return performance.now() + this.#waitMs;
   }
 
   /** Lets every waiting call go: the backlog has room again. */

@@ -15,5 +15,10 @@ export async function openAuditSink(
 ): Promise<AuditSink> {
   const { stderr, ...backlog } = options;
   if (config.to === "stderr") return new StreamSink(stderr ?? process.stderr, "stderr", backlog);
-  return RotatingFile.open(config.to, { ...backlog, maxSize: config.maxSize, keep: config.keep });
+  return RotatingFile.open(config.to, {
+    ...backlog,
+    maxSize: config.maxSize,
+    keep: config.keep,
+    ...(config.keepFor === undefined ? {} : { keepFor: config.keepFor }),
+  });
 }

@@ -1,4 +1,5 @@
-import { type FileHandle, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, lstat, open, readdir, rename, unlink } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { McplexError } from "../errors.js";
 import { type AuditBacklog, type AuditSink, DEFAULT_BACKLOG_BYTES, DEFAULT_WAIT_MS } from "./audit-sink.js";
@@ -10,7 +11,15 @@ export interface RotatingFileOptions extends AuditBacklog {
   maxSize: number;
   /** Rotated files kept (`audit.log.1` ... `audit.log.<keep>`); 0 keeps none. */
   keep: number;
+  /**
+   * A rotation that drops a file whose newest line is younger than this (ms) reports
+   * `audit-recent-lines-dropped`. Default 24 h.
+   */
+  keepFor?: number;
 }
+
+/** Default of {@link RotatingFileOptions.keepFor}: a day. */
+export const DEFAULT_KEEP_FOR_MS = 24 * 3_600_000;
 
 /** Most bytes of lines written at once: whole lines only, so a line is never split. */
 const BATCH_BYTES = 64 * 1024;
@@ -25,8 +34,8 @@ const CLOSING_TRIES = 3;
  * so lines never interleave or split, also across rotations. Before a write would take the file
  * past `maxSize` it is rotated: `audit.log` becomes `audit.log.1`, `.1` becomes `.2`, ... up to
  * `.<keep>` (the oldest is dropped), and a new `audit.log` is created with mode 0600. A failed
- * write keeps its lines and is tried again every second (the file reopened), and the calls wait
- * for room as `AuditSink` says.
+ * write keeps its lines and is tried again every second (the file reopened); until one works,
+ * new calls wait for it as they wait for room (`AuditSink.room`).
  *
  * @example
  * const file = await RotatingFile.open("/var/log/mcplex/audit.log", { maxSize: 10 << 20, keep: 5 });
@@ -37,6 +46,7 @@ export class RotatingFile implements AuditSink {
   readonly path: string;
   readonly #maxSize: number;
   readonly #keep: number;
+  readonly #keepFor: number;
   readonly #backlogBytes: number;
   readonly #waiters: BacklogWaiters;
   readonly #onEvent: AuditBacklog["onEvent"];
@@ -67,6 +77,7 @@ export class RotatingFile implements AuditSink {
     this.#rotated = rotated;
     this.#maxSize = options.maxSize;
     this.#keep = options.keep;
+    this.#keepFor = options.keepFor ?? DEFAULT_KEEP_FOR_MS;
     this.#backlogBytes = options.backlogBytes ?? DEFAULT_BACKLOG_BYTES;
     this.#onEvent = options.onEvent;
     this.#waiters = new BacklogWaiters(path, options.waitMs ?? DEFAULT_WAIT_MS, options.onEvent);
@@ -103,7 +114,9 @@ export class RotatingFile implements AuditSink {
   }
 
   room(signal: AbortSignal): Promise<void> | undefined {
-    if (this.#queuedBytes <= this.#backlogBytes) return undefined;
+    // While writes fail, a call waits for one that works: lines that only memory holds are not
+    // a trail, and capped lines would let thousands of calls run before the backlog filled.
+    if (this.#failure === undefined && this.#queuedBytes <= this.#backlogBytes) return undefined;
     return this.#waiters.wait(signal, () => this.#behind());
   }
 
@@ -195,6 +208,9 @@ export class RotatingFile implements AuditSink {
   async #rotate(): Promise<void> {
     await this.#handle?.close().catch(() => {});
     this.#handle = undefined;
+    // The file this rotation drops: the current one when none are kept, else the oldest kept one.
+    if (this.#keep === 0) await this.#warnIfRecent(this.path);
+    else if (this.#rotated >= this.#keep) await this.#warnIfRecent(`${this.path}.${this.#keep}`);
     try {
       if (this.#keep === 0) await unlink(this.path);
       else {
@@ -211,6 +227,26 @@ export class RotatingFile implements AuditSink {
     this.#size = 0;
   }
 
+  /** Reports the dropping of `file` when its newest line (its last write) is younger than `keepFor`. */
+  async #warnIfRecent(file: string): Promise<void> {
+    if (this.#onEvent === undefined) return;
+    try {
+      const info = await lstat(file);
+      const newestAgeMs = Math.max(0, Date.now() - info.mtimeMs);
+      if (!info.isFile() || newestAgeMs >= this.#keepFor) return;
+      this.#onEvent({
+        type: "audit-recent-lines-dropped",
+        to: this.path,
+        file,
+        lines: await countLines(file),
+        newestAgeMs: Math.round(newestAgeMs),
+        keepForMs: this.#keepFor,
+      });
+    } catch {
+      // Gone or unreadable: nothing to count, and the rotation goes on.
+    }
+  }
+
   #lost(count: number): void {
     this.#onEvent?.({ type: "audit-lines-lost", to: this.path, count, error: this.#failure ?? "" });
     this.#lines = [];
@@ -220,17 +256,57 @@ export class RotatingFile implements AuditSink {
   }
 }
 
-/** Opens `path` to append (mode 0600 when created) and its size; refuses what is not a regular file. */
+/** Append, create, never through a symbolic link, and never waiting for a FIFO's reader. */
+const APPEND_FLAGS =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Opens `path` to append and its size. Refuses a symbolic link at the path (the link itself, not
+ * where it points, is what someone else may have put there), what is not a regular file, and a
+ * file with other hard links; an existing file's mode becomes 0600 as a new one's is.
+ */
 async function openAppend(path: string): Promise<[FileHandle, number]> {
-  // Checked first: opening a FIFO for writing would wait for a reader.
-  const before = await stat(path).catch(() => undefined);
-  if (before !== undefined && !before.isFile()) throw new Error("it is not a regular file");
-  const handle = await open(path, "a", 0o600);
+  let handle: FileHandle;
   try {
-    return [handle, (await handle.stat()).size];
+    handle = await open(path, APPEND_FLAGS, 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP")
+      throw new Error("it is a symbolic link, which the audit trail never follows (name the file itself)", {
+        cause: error,
+      });
+    // A directory; a FIFO or socket without a reader.
+    if (code === "EISDIR" || code === "ENXIO") throw new Error("it is not a regular file", { cause: error });
+    throw error;
+  }
+  try {
+    // Checked on what was opened, not on the path: nothing can swap the file in between.
+    const info = await handle.stat();
+    if (!info.isFile()) throw new Error("it is not a regular file");
+    if (info.nlink > 1)
+      throw new Error(`it has ${info.nlink - 1} other hard link(s), which could expose or alter it`);
+    if ((info.mode & 0o777) !== 0o600) await handle.chmod(0o600);
+    return [handle, info.size];
   } catch (error) {
     await handle.close().catch(() => {});
     throw error;
+  }
+}
+
+/** The lines of `file` (never through a symbolic link), read a chunk at a time. */
+async function countLines(file: string): Promise<number> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const chunk = Buffer.alloc(BATCH_BYTES * 16);
+    let lines = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) return lines;
+      const read = chunk.subarray(0, bytesRead);
+      for (let at = read.indexOf(10); at !== -1; at = read.indexOf(10, at + 1)) lines++;
+    }
+  } finally {
+    await handle.close();
   }
 }
 

@@ -39,12 +39,18 @@ export class StreamSink implements AuditSink {
   }
 
   room(signal: AbortSignal): Promise<void> | undefined {
+    return this.#room(signal, undefined);
+  }
+
+  /** Waits again after a wake that left no room, until the one deadline of the call's first wait. */
+  #room(signal: AbortSignal, deadline: number | undefined): Promise<void> | undefined {
     if (this.#broken !== undefined)
       return Promise.reject(this.#waiters.refusal(`${this.#name} failed: ${this.#broken}`));
     if (this.#stream.writableLength <= this.#backlogBytes) return undefined;
+    const until = deadline ?? this.#waiters.deadline();
     return this.#waiters
-      .wait(signal, () => `${this.#stream.writableLength} bytes wait to be written to ${this.#name}`)
-      .then(() => this.room(signal));
+      .wait(signal, () => `${this.#stream.writableLength} bytes wait to be written to ${this.#name}`, until)
+      .then(() => this.#room(signal, until));
   }
 
   /** Waits until the stream has taken every line (at most `waitMs`); the stream stays open. */

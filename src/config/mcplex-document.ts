@@ -126,6 +126,8 @@ function auditEntry(audit: AuditConfig): RawMap {
   const entry: RawMap = { to: audit.to };
   if (audit.maxSize !== DEFAULT_AUDIT_MAX_SIZE) entry.maxSize = audit.maxSize;
   if (audit.keep !== DEFAULT_AUDIT_KEEP) entry.keep = audit.keep;
+  if (audit.maxLine !== undefined) entry.maxLine = audit.maxLine;
+  if (audit.keepFor !== undefined) entry.keepFor = audit.keepFor;
   if (audit.content) entry.content = true;
   return entry;
 }

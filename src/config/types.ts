@@ -436,6 +436,10 @@ export interface AuditConfig {
   maxSize: number;
   /** Rotated files kept (`audit.log.1` ... `audit.log.<keep>`). Default 5. */
   keep: number;
+  /** Most bytes of one line; longer fields are cut to their length, SHA-256 and head. Default 64 KiB. */
+  maxLine?: number;
+  /** A rotation that drops lines younger than this (ms) warns (`audit-recent-lines-dropped`). Default 24 h. */
+  keepFor?: number;
   /** Add each call's arguments and its result (or error), redacted like every log. Default false. */
   content: boolean;
 }

@@ -273,6 +273,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         sink: audit,
         redact: (text) => hub.redact(text),
         content: config.audit?.content === true,
+        ...(config.audit?.maxLine === undefined ? {} : { maxLine: config.audit.maxLine }),
         ...(telemetry === undefined ? {} : { traceId: telemetry.traceId }),
       }),
     );

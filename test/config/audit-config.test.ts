@@ -31,6 +31,18 @@ describe("the audit: block", () => {
     });
   });
 
+  it("reads maxLine and keepFor only when given (their defaults apply where the trail is written)", () => {
+    expect(read("audit:\n  to: ./audit.log\n  maxLine: 32KiB\n  keepFor: 2h\n")).toMatchObject({
+      maxLine: 32_768,
+      keepFor: 7_200_000,
+    });
+    const bad = Object.fromEntries(
+      issues("audit:\n  to: a.log\n  maxLine: 1KiB\n  keepFor: soon\n").map((i) => [i.path, i.message]),
+    );
+    expect(bad["audit.maxLine"]).toBe('must be at least 16384 bytes, such as "64KiB"');
+    expect(bad["audit.keepFor"]).toContain('"soon" is not a duration');
+  });
+
   it("reads to: stderr as the process's stderr, and ./stderr as a file", () => {
     expect(read("audit:\n  to: stderr\n")?.to).toBe("stderr");
     expect(read("audit:\n  to: ./stderr\n")?.to).toBe("/etc/mcplex/stderr");

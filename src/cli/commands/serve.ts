@@ -355,6 +355,11 @@ function printAuditEvent(event: AuditSinkEvent): void {
         `mcplex: warning: ${event.count} call${event.count === 1 ? "" : "s"} refused (AUDIT_BEHIND): the audit trail to ${event.to} cannot keep up`,
       );
       return;
+    case "audit-recent-lines-dropped":
+      console.error(
+        `mcplex: warning: rotating the audit trail dropped ${event.file} with ${event.lines} line${event.lines === 1 ? "" : "s"}, the newest ${Math.round(event.newestAgeMs / 1000)} s old (younger than audit.keepFor): lines come faster than audit.keep files of audit.maxSize hold; look for a flood of calls, or raise audit.keep or audit.maxSize`,
+      );
+      return;
     case "audit-lines-lost":
       console.error(
         `mcplex: error: ${event.count} audit line${event.count === 1 ? "" : "s"} could not be written to ${event.to} before stopping: ${event.error}`,

@@ -1,4 +1,6 @@
+import { cappedLine } from "../../audit/audit-line.js";
 import type { AuditSink } from "../../audit/audit-sink.js";
+import { DEFAULT_AUDIT_MAX_LINE } from "../../config/read-audit.js";
 import { redactValue } from "../../config/redact.js";
 import { McplexError } from "../../errors.js";
 import {
@@ -57,6 +59,11 @@ export interface AuditLogOptions {
   /** Add each request's arguments and its result (or error), redacted. Default false. */
   content?: boolean;
   /**
+   * Most bytes of one line (its newline included): longer strings in it are cut, each to its
+   * length, SHA-256 and first characters (see `cappedLine`). Default 64 KiB; at least 16 KiB.
+   */
+  maxLine?: number;
+  /**
    * The trace id of the request's span, read as the request enters the layer (telemetry's
    * `traceId`: the layer then runs inside the gateway's SERVER span). Without one, the client's
    * `traceparent` (in `_meta` or its HTTP header) is read.
@@ -84,6 +91,7 @@ const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/;
 export function auditLog(options: AuditLogOptions): Interceptor {
   const { sink, redact } = options;
   const content = options.content === true;
+  const maxLine = options.maxLine ?? DEFAULT_AUDIT_MAX_LINE;
   const traceIdOf = options.traceId;
   const layer: Interceptor = (next) => (request) => {
     if (request.row?.forwarded !== true) return next(request);
@@ -123,7 +131,7 @@ export function auditLog(options: AuditLogOptions): Interceptor {
         if (wire !== undefined) record.error = { code: wire.code, message: redact(wire.message) };
         else record.result = redactValue(result, redact);
       }
-      sink.write(lineOf(record));
+      sink.write(lineOf(record, maxLine));
     }
   }
 }
@@ -168,13 +176,17 @@ function recordOf(
   return record as AuditRecord;
 }
 
-/** The record as one line; content that cannot be written as JSON is left out, saying so. */
-function lineOf(record: AuditRecord): string {
+/**
+ * The record as one line of at most `maxLine` bytes (long fields cut); content that cannot be
+ * written as JSON is left out, saying so.
+ */
+function lineOf(record: AuditRecord, maxLine: number): string {
   try {
-    return `${JSON.stringify(record)}\n`;
+    return cappedLine(record as unknown as Record<string, unknown>, maxLine);
   } catch (error) {
     const { arguments: _a, result: _r, ...rest } = record;
-    return `${JSON.stringify({ ...rest, contentError: error instanceof Error ? error.message : String(error) })}\n`;
+    const contentError = error instanceof Error ? error.message : String(error);
+    return cappedLine({ ...rest, contentError }, maxLine);
   }
 }
 
