@@ -48,7 +48,8 @@ export function printableJson(value: unknown): string {
  * configLiteral("${secret:other.API_KEY}") // "$${secret:other.API_KEY}"
  */
 export function configLiteral(text: string): string {
-  return text.replaceAll("${", "$${");
+  // A function, since in a replacement string `$$` means one `$`.
+  return text.replaceAll("${", () => "$${");
 }
 
 /**

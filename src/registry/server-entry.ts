@@ -126,7 +126,8 @@ function packagePlan(server: ServerJson, pkg: RegistryPackage, index: number, ru
     identifierProblem(pkg.registryType, id),
   );
   const version = pkg.version ?? server.version;
-  const versionPath = pkg.version === undefined ? "version" : `${at}.version`;
+  // The field the version came from; with neither, the package's, which is where it belongs.
+  const versionPath = pkg.version === undefined && server.version !== undefined ? "version" : `${at}.version`;
   const pinned = /@[^/]*:/.test(identifier) || (pkg.registryType === "oci" && /:[^/]*$/.test(identifier));
   if (pkg.registryType === "oci" && pinned) {
     // The tag or digest is in the reference (schema 2025-12-11): a `latest` tag is no pin.
@@ -358,16 +359,20 @@ function entryValue(
     inputs,
     text(textOf) {
       const pieces: string[] = [];
+      // Fixed text is escaped as one run: `${` may span a `{...}` that is no variable.
+      let fixed = "";
       for (const part of parts) {
         const input = part.startsWith("{") ? byName.get(part.slice(1, -1)) : undefined;
         if (input === undefined) {
-          pieces.push(configLiteral(part));
+          fixed += part;
           continue;
         }
         const text = textOf(input);
         if (text === undefined) return undefined;
-        pieces.push(configText(text));
+        pieces.push(configLiteral(fixed), configText(text));
+        fixed = "";
       }
+      pieces.push(configLiteral(fixed));
       const joined = joinConfigText(pieces);
       if (joined === undefined)
         throw refused(
