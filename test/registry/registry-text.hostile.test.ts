@@ -496,37 +496,39 @@ describe("registry text reaches the terminal without its control characters (23)
 
   it.concurrent("search prints names, descriptions and versions without escapes", async () => {
     const result = await mcplex(["search", "evil-"]);
+    expect(clean(result.stdout + result.stderr), JSON.stringify(result.stdout)).toBe(true);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("io.github.evil-term/shown");
     // A line break in a description does not make a line of its own.
     expect(result.stdout).not.toMatch(/^io\.github\.fake\/line/m);
-    expect(clean(result.stdout + result.stderr), JSON.stringify(result.stdout)).toBe(true);
   });
 
   it.concurrent("search --json keeps every byte as a JSON escape", async () => {
     const result = await mcplex(["search", "evil-term", "--json"]);
+    expect(clean(result.stdout + result.stderr), JSON.stringify(result.stdout)).toBe(true);
     expect(result.code, result.stderr).toBe(0);
     const [server] = JSON.parse(result.stdout) as Array<{ description: string }>;
     expect(server!.description).toContain(ESCAPES);
-    expect(clean(result.stdout + result.stderr), JSON.stringify(result.stdout)).toBe(true);
   });
 
   it.concurrent("add prints what it found, and writes its comment, without escapes", async () => {
     const file = join(dir, "terminal.yaml");
     const add = await mcplex(["add", "evil-term", "--config", file, "--env", "TERM_PROBE=1"]);
+    const text = await readFile(file, "utf8").catch(() => "");
+    expect(clean(add.stdout + add.stderr + text), JSON.stringify(add.stderr)).toBe(true);
     expect(add.code, add.stderr).toBe(0);
     expect(add.stderr).toContain("found io.github.evil-term/shown");
-    const text = await readFile(file, "utf8");
     expect(Object.keys(parse(text).servers)).toHaveLength(1);
-    expect(clean(add.stdout + add.stderr + text), JSON.stringify(add.stderr)).toBe(true);
   });
 
   it.concurrent("add's errors quote versions and names without escapes", async () => {
     const version = await mcplex(["add", "evil-version", "--config", join(dir, "never.yaml")]);
-    expect(version.stderr).toContain("REGISTRY_ENTRY_REFUSED");
     const twice = await mcplex(["add", "evil-twice", "--config", join(dir, "never.yaml")]);
+    const versionClean = clean(version.stdout + version.stderr);
+    const twiceClean = clean(twice.stdout + twice.stderr);
+    expect(versionClean, JSON.stringify(version.stderr)).toBe(true);
+    expect(twiceClean, JSON.stringify(twice.stderr)).toBe(true);
+    expect(version.stderr).toContain("REGISTRY_ENTRY_REFUSED");
     expect(twice.stderr).toContain("REGISTRY_AMBIGUOUS");
-    expect(clean(version.stdout + version.stderr), JSON.stringify(version.stderr)).toBe(true);
-    expect(clean(twice.stdout + twice.stderr), JSON.stringify(twice.stderr)).toBe(true);
   });
 });
