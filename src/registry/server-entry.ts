@@ -299,6 +299,8 @@ function argText(arg: RegistryArgument): string {
  */
 function checker(server: string) {
   return <T extends string>(path: string, value: T, problem: (value: T) => string | undefined): T => {
+    if (typeof value !== "string")
+      throw refused(server, path, JSON.stringify(value) ?? "", "it is not a string");
     if (hasControlCharacters(value)) throw refused(server, path, value, "it holds control characters");
     const why = problem(value);
     if (why !== undefined) throw refused(server, path, value, why);
@@ -345,6 +347,8 @@ function entryValue(
   }
   const template = from.value;
   const valuePath = `${path}.${valueField}`;
+  if (typeof template !== "string")
+    throw refused(server, valuePath, JSON.stringify(template) ?? "", "it is not a string");
   if (hasControlCharacters(template))
     throw refused(server, valuePath, template, "it holds control characters");
   const inputs = Object.entries(from.variables ?? {})
@@ -464,10 +468,11 @@ function toInput(kind: EntryInput["kind"], name: string, from: RegistryInput): E
   return {
     kind,
     name,
-    ...(from.description === undefined ? {} : { description: from.description }),
+    // The document comes from the network: a field of another type than the schema's is left out.
+    ...(typeof from.description === "string" ? { description: from.description } : {}),
     required: from.isRequired === true,
     secret: from.isSecret === true,
-    ...(from.default === undefined ? {} : { default: from.default }),
-    ...(from.choices === undefined ? {} : { choices: from.choices }),
+    ...(typeof from.default === "string" ? { default: from.default } : {}),
+    ...(Array.isArray(from.choices) ? { choices: from.choices.filter((c) => typeof c === "string") } : {}),
   };
 }

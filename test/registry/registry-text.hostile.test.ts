@@ -425,6 +425,25 @@ describe("registry text is written as data, never as config syntax (19)", () => 
     attackTimeout(30_000, 60_000),
   );
 
+  it.concurrent("into a JSON mcpServers file too, the text loads back as itself", async () => {
+    const file = join(dir, "claude.json");
+    await writeFile(file, '{\n  "mcpServers": {}\n}\n');
+    const add = await mcplex([
+      "add",
+      "io.github.hostile/expand-package-0",
+      "--name",
+      "json",
+      "--config",
+      file,
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const server = (await load(file)).find((s) => s.name === "json") as StdioServerConfig;
+    probes[19]++;
+    if (server.env.PROBE_VALUE !== FORMS[0]) through[19]++;
+    expect(server.env.PROBE_VALUE).toBe(FORMS[0]);
+    expect(JSON.stringify(server)).not.toMatch(new RegExp(LEAKS.join("|")));
+  });
+
   it("on a terminal, a default taken with Enter is the registry's text, a typed value the user's", async () => {
     const file = join(dir, "asked.yaml");
     const command = [process.execPath, CLI, "add", "io.github.hostile/asked", "--config", file]
