@@ -288,6 +288,39 @@ function probeUrl(text: string): string {
   return out;
 }
 
+/**
+ * Why a container's mount is refused: a host directory the registry fixed (`-v /:/host`,
+ * `--mount type=bind,src=/`), or one a default fills in. The host path a container sees is the
+ * user's to give (`src={dump_dir}`, asked for); a named volume is the container runtime's.
+ */
+function bindSourceProblem(arg: RegistryArgument): string | undefined {
+  const name = arg.name!;
+  if (name.includes("=")) return "a container flag gives its value as the argument's value";
+  const value = arg.value ?? arg.default;
+  if (value === undefined || typeof value !== "string") return undefined;
+  let source: string | undefined;
+  if (name === "-v" || name === "--volume") {
+    const host = value.split(":")[0] ?? "";
+    source = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(host) ? undefined : host;
+  } else if (name === "--mount") {
+    const fields = new Map(
+      value.split(",").map((field) => {
+        const at = field.indexOf("=");
+        return at < 0 ? [field, ""] : [field.slice(0, at), field.slice(at + 1)];
+      }),
+    );
+    if ((fields.get("type") ?? "volume") === "bind") source = fields.get("src") ?? fields.get("source") ?? "";
+  }
+  if (source === undefined) return undefined;
+  const variable = /^\{([^{}]+)\}$/.exec(source)?.[1];
+  const input = variable === undefined ? undefined : arg.variables?.[variable];
+  if (input === undefined)
+    return "it mounts a host directory the registry chose; the host path must be asked for";
+  if (input.default !== undefined || input.value !== undefined)
+    return "it mounts a host directory the registry fills in";
+  return undefined;
+}
+
 /** Argument text as a refusal shows it. */
 function argText(arg: RegistryArgument): string {
   return [arg.name, arg.value ?? arg.default ?? arg.valueHint].filter((part) => part !== undefined).join(" ");
@@ -420,6 +453,10 @@ function argumentParts(
     if (!named && namedOnly)
       throw refused(server, at, argText(arg), "a positional argument before the image would be taken for it");
     if (named) check(`${at}.name`, arg.name!, problem);
+    if (named && namedOnly) {
+      const why = bindSourceProblem(arg);
+      if (why !== undefined) throw refused(server, at, argText(arg), why);
+    }
     const fixed = arg.value ?? arg.default;
     const value =
       fixed !== undefined

@@ -239,6 +239,34 @@ const REFUSALS: RefusalProbe[] = [
   },
   {
     point: 22,
+    what: "docker run --privileged",
+    field: "packages[0].runtimeArguments[0].name",
+    server: {
+      packages: [
+        {
+          registryType: "oci",
+          identifier: "docker.io/evil/image:1.0.0",
+          runtimeArguments: [{ type: "named", name: "--privileged" }],
+        },
+      ],
+    },
+  },
+  {
+    point: 22,
+    what: "a bind mount of the host's root the registry chose",
+    field: "packages[0].runtimeArguments[0]",
+    server: {
+      packages: [
+        {
+          registryType: "oci",
+          identifier: "docker.io/evil/image:1.0.0",
+          runtimeArguments: [{ type: "named", name: "--mount", value: "type=bind,src=/,dst=/host" }],
+        },
+      ],
+    },
+  },
+  {
+    point: 22,
     what: "a header named with a line break",
     field: "remotes[0].headers[0].name",
     server: {

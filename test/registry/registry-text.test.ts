@@ -66,6 +66,33 @@ describe("joinConfigText", () => {
   });
 });
 
+describe("container mounts", () => {
+  const oci = (runtimeArguments: unknown[]) => () =>
+    planEntry(
+      {
+        name: "a/img",
+        packages: [{ registryType: "oci", identifier: "example/img:1.0.0", runtimeArguments } as never],
+      },
+      { hasProgram: () => true },
+    );
+
+  it("refuses a host directory the registry chose or fills in, and takes one the user is asked for", () => {
+    expect(oci([{ type: "named", name: "-v", value: "/:/host" }])).toThrow(/host directory/);
+    expect(oci([{ type: "named", name: "--mount", value: "type=bind,source=/etc,dst=/e" }])).toThrow(
+      /host directory/,
+    );
+    expect(
+      oci([{ type: "named", name: "-v", value: "{d}:/data", variables: { d: { default: "/home" } } }]),
+    ).toThrow(/fills in/);
+    expect(oci([{ type: "named", name: "--mount=type=bind,src=/,dst=/h" }])).toThrow(/value/);
+    expect(
+      oci([{ type: "named", name: "-v", value: "{d}:/data", variables: { d: { isRequired: true } } }]),
+    ).not.toThrow();
+    expect(oci([{ type: "named", name: "-v", value: "cache:/cache" }])).not.toThrow();
+    expect(oci([{ type: "named", name: "--mount", value: "type=volume,src=cache,dst=/c" }])).not.toThrow();
+  });
+});
+
 describe("printable", () => {
   it("takes out ESC, CSI, OSC, BEL, C1 and bidirectional marks; a line break becomes a space", () => {
     const shown = printable("a\u001b[2J\u001b]0;t\u0007b\u009b31m\u202ec\nd\te");
