@@ -1,5 +1,6 @@
 import { RegistryError } from "../errors.js";
 import { printable } from "./registry-text.js";
+import type { RegistryArgument } from "./server-json.js";
 
 /**
  * What `mcplex add` refuses to write from a registry's `server.json`: each check returns why a
@@ -313,5 +314,38 @@ export function identifierProblem(registryType: string | undefined, identifier: 
   const pattern = registryType === "npm" ? NPM_NAME : registryType === "pypi" ? PYPI_NAME : OCI_REFERENCE;
   if (!pattern.test(identifier))
     return `it is not ${registryType === "oci" ? "an image reference" : `a ${registryType} package name`} (a version, path, URL or flag goes nowhere else)`;
+  return undefined;
+}
+
+/**
+ * Why a container's mount is refused: a host directory the registry fixed (`-v /:/host`,
+ * `--mount type=bind,src=/`), or one a default fills in. The host path a container sees is the
+ * user's to give (`src={dump_dir}`, asked for); a named volume is the container runtime's.
+ */
+export function bindSourceProblem(arg: RegistryArgument): string | undefined {
+  const name = arg.name!;
+  if (name.includes("=")) return "a container flag gives its value as the argument's value";
+  const value = arg.value ?? arg.default;
+  if (value === undefined || typeof value !== "string") return undefined;
+  let source: string | undefined;
+  if (name === "-v" || name === "--volume") {
+    const host = value.split(":")[0] ?? "";
+    source = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(host) ? undefined : host;
+  } else if (name === "--mount") {
+    const fields = new Map(
+      value.split(",").map((field) => {
+        const at = field.indexOf("=");
+        return at < 0 ? [field, ""] : [field.slice(0, at), field.slice(at + 1)];
+      }),
+    );
+    if ((fields.get("type") ?? "volume") === "bind") source = fields.get("src") ?? fields.get("source") ?? "";
+  }
+  if (source === undefined) return undefined;
+  const variable = /^\{([^{}]+)\}$/.exec(source)?.[1];
+  const input = variable === undefined ? undefined : arg.variables?.[variable];
+  if (input === undefined)
+    return "it mounts a host directory the registry chose; the host path must be asked for";
+  if (input.default !== undefined || input.value !== undefined)
+    return "it mounts a host directory the registry fills in";
   return undefined;
 }

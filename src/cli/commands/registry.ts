@@ -7,10 +7,11 @@ import { resolveConfigPath } from "../../config/load-config.js";
 import { MCPLEX_SERVER_KEYS, SERVER_NAME } from "../../config/read-server.js";
 import { SecretStore } from "../../config/secret-store.js";
 import { RegistryError } from "../../errors.js";
+import type { EntryInput, InputText } from "../../registry/entry-value.js";
 import { hasProgram } from "../../registry/find-program.js";
 import { RegistryClient } from "../../registry/registry-client.js";
 import { printable, printableJson } from "../../registry/registry-text.js";
-import { type EntryInput, type InputText, planEntry } from "../../registry/server-entry.js";
+import { planEntry } from "../../registry/server-entry.js";
 import type { ServerJson } from "../../registry/server-json.js";
 import { EXIT, UsageError } from "../output.js";
 
