@@ -38,6 +38,8 @@ export type McplexErrorCode =
   | "REGISTRY_UNAVAILABLE"
   /** `mcplex add`: a server whose packages need a program this machine lacks (`uvx`, `docker`). */
   | "RUNTIME_MISSING"
+  /** `mcplex add`: a registry entry with a field mcplex does not write (an unpinned version, a loader variable, a non-https remote...). */
+  | "REGISTRY_ENTRY_REFUSED"
   /** A workspace path that does not exist (or vanished, such as a dangling symlink). */
   | "WORKSPACE_NOT_FOUND"
   /** A workspace path outside the root, refused by a rule, or denied by the file system. */

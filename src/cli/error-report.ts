@@ -49,6 +49,7 @@ const USAGE_CODES = new Set<McplexErrorCode>([
   "REGISTRY_NOT_FOUND",
   "REGISTRY_AMBIGUOUS",
   "RUNTIME_MISSING",
+  "REGISTRY_ENTRY_REFUSED",
 ]);
 
 const RPC_HINTS: Record<number, string> = {

@@ -1,28 +1,25 @@
 import { RegistryError } from "../errors.js";
-import type {
-  RegistryArgument,
-  RegistryInput,
-  RegistryPackage,
-  RegistryTransport,
-  ServerJson,
-} from "./server-json.js";
-
-/** A value `mcplex add` needs from the user before it can write the entry. */
-export interface EntryInput {
-  /**
-   * What the value is: an environment variable, a remote's header, a URL variable, an argument,
-   * or a `{variable}` inside an environment variable's or a header's fixed value.
-   */
-  kind: "env" | "header" | "url-variable" | "argument" | "variable";
-  /** Its name: the variable's, the header's, the URL variable's, or an argument's value hint. */
-  name: string;
-  description?: string;
-  required: boolean;
-  /** Kept in the secret store and written as `${secret:...}`, never in the config. */
-  secret: boolean;
-  default?: string;
-  choices?: string[];
-}
+import {
+  containerArgumentProblem,
+  envNameProblem,
+  headerNameProblem,
+  identifierProblem,
+  refused,
+  remoteUrlProblem,
+  runnerArgumentProblem,
+  versionProblem,
+} from "./entry-rules.js";
+import {
+  argText,
+  argumentParts,
+  checker,
+  type EntryInput,
+  entryValue,
+  type InputText,
+  unique,
+} from "./entry-value.js";
+import { configLiteral } from "./registry-text.js";
+import type { RegistryPackage, RegistryTransport, ServerJson } from "./server-json.js";
 
 /** The programs each package type runs with, in the order they are tried. */
 const RUNTIMES: Record<string, string[]> = {
@@ -52,9 +49,11 @@ export interface EntryPlan {
   inputs: EntryInput[];
   /**
    * The config entry, with each input's text from `textOf` (the value, or a `${secret:...}`
-   * reference); an input `textOf` leaves out is left out of the entry.
+   * reference); an input `textOf` leaves out is left out of the entry. Every text of the
+   * registry's own is written literally (`$${`); an entry the rules refuse (a remote that is not
+   * https:, an argument that reconfigures the runner) is REGISTRY_ENTRY_REFUSED.
    */
-  build(textOf: (input: EntryInput) => string | undefined): Record<string, unknown>;
+  build(textOf: (input: EntryInput) => InputText | undefined): Record<string, unknown>;
 }
 
 /** Options of {@link planEntry}. */
@@ -66,18 +65,21 @@ export interface PlanOptions {
 /**
  * Chooses how to run a registry server here: the first package this machine can run (npm, then
  * PyPI, then OCI), else its first remote. A server with packages none of which can run here, and
- * no remote, is RUNTIME_MISSING naming what to install.
+ * no remote, is RUNTIME_MISSING naming what to install. What the registry says is data: a
+ * version that is not exact, an environment variable or argument that changes how the runner
+ * loads code, a remote that is not https: are REGISTRY_ENTRY_REFUSED, naming the field.
  */
 export function planEntry(server: ServerJson, options: PlanOptions): EntryPlan {
-  const packages = (server.packages ?? []).filter(
-    (pkg) => pkg.transport?.type === undefined || pkg.transport.type === "stdio",
+  const packages = (server.packages ?? []).flatMap((pkg, index) =>
+    pkg.transport?.type === undefined || pkg.transport.type === "stdio" ? [{ pkg, index }] : [],
   );
-  for (const pkg of packages) {
+  for (const { pkg, index } of packages) {
     const runtime = (RUNTIMES[pkg.registryType ?? ""] ?? []).find(options.hasProgram);
-    if (runtime !== undefined && pkg.identifier) return packagePlan(server, pkg, runtime);
+    if (runtime !== undefined && pkg.identifier) return packagePlan(server, pkg, index, runtime);
   }
-  const remote = (server.remotes ?? []).find((r) => typeof r.url === "string" && r.url !== "");
-  if (remote !== undefined) return remotePlan(server, remote);
+  const remotes = server.remotes ?? [];
+  const at = remotes.findIndex((r) => typeof r.url === "string" && r.url !== "");
+  if (at >= 0) return remotePlan(server, remotes[at]!, at);
   const types = [...new Set((server.packages ?? []).map((pkg) => pkg.registryType ?? "unknown"))];
   if (types.length === 0)
     throw new RegistryError("RUNTIME_MISSING", `${server.name} lists no package and no remote to run`, {
@@ -96,29 +98,80 @@ export function planEntry(server: ServerJson, options: PlanOptions): EntryPlan {
   );
 }
 
-function packagePlan(server: ServerJson, pkg: RegistryPackage, runtime: string): EntryPlan {
-  const identifier = pkg.identifier!;
-  const version = pkg.version ?? server.version;
-  const env = (pkg.environmentVariables ?? []).flatMap((v) =>
-    v.name ? [[v.name, entryValue("env", v.name, v)] as const] : [],
+function packagePlan(server: ServerJson, pkg: RegistryPackage, index: number, runtime: string): EntryPlan {
+  const at = `packages[${index}]`;
+  const check = checker(server.name);
+  const identifier = check(`${at}.identifier`, pkg.identifier!, (id) =>
+    identifierProblem(pkg.registryType, id),
   );
-  const args = argumentParts(pkg.packageArguments ?? []);
-  const runtimeArgs = argumentParts(pkg.runtimeArguments ?? []);
+  const version = pkg.version ?? server.version;
+  // The field the version came from; with neither, the package's, which is where it belongs.
+  const versionPath = pkg.version === undefined && server.version !== undefined ? "version" : `${at}.version`;
+  // An image reference with its tag or digest in it (`img:1.2`, `img@sha256:...`).
+  const pinned = pkg.registryType === "oci" && /(?:@[^/]*:|:[^/]*$)/.test(identifier);
+  if (pinned) {
+    // The tag or digest is in the reference (schema 2025-12-11): a `latest` tag is no pin.
+    if (/:latest$/.test(identifier))
+      throw refused(
+        server.name,
+        `${at}.identifier`,
+        identifier,
+        "an image needs a tag other than latest, or a digest",
+      );
+  } else {
+    const problem = versionProblem(pkg.registryType, version);
+    if (problem !== undefined) throw refused(server.name, versionPath, version ?? "", problem);
+  }
+  const env = (pkg.environmentVariables ?? []).flatMap((v, i) => {
+    if (!v.name) return [];
+    const path = `${at}.environmentVariables[${i}]`;
+    check(`${path}.name`, v.name, envNameProblem);
+    return [[v.name, entryValue(server.name, path, "env", v.name, v)] as const];
+  });
+  if ((pkg.registryType === "npm" || pkg.registryType === "pypi") && (pkg.runtimeArguments ?? []).length > 0)
+    throw refused(
+      server.name,
+      `${at}.runtimeArguments[0]`,
+      argText(pkg.runtimeArguments![0]!),
+      `arguments for ${runtime} before the package reconfigure it`,
+    );
+  const args = argumentParts(
+    server.name,
+    `${at}.packageArguments`,
+    pkg.packageArguments ?? [],
+    runnerArgumentProblem,
+  );
+  const runtimeArgs = argumentParts(
+    server.name,
+    `${at}.runtimeArguments`,
+    pkg.runtimeArguments ?? [],
+    containerArgumentProblem,
+    true,
+  );
   const inputs = unique([...env.flatMap(([, v]) => v.inputs), ...runtimeArgs.inputs, ...args.inputs]);
+  // A package published on another registry than the public one is fetched from there.
+  const base = pkg.registryBaseUrl;
+  const privateBase =
+    base !== undefined &&
+    base !== "" &&
+    ((pkg.registryType === "npm" && !PUBLIC.npm.test(base)) ||
+      (pkg.registryType === "pypi" && !PUBLIC.pypi.test(base)))
+      ? check(`${at}.registryBaseUrl`, base, remoteUrlProblem)
+      : undefined;
   let target: string;
   switch (pkg.registryType) {
     case "npm":
-      target = version ? `${identifier}@${version}` : identifier;
+      target = `${identifier}@${version}`;
       break;
     case "pypi":
-      target = version ? `${identifier}==${version}` : identifier;
+      target = `${identifier}==${version}`;
       break;
     default:
       // OCI references carry their tag (schema 2025-12-11); older entries gave it as `version`.
-      target = /[:@][^/]*$/.test(identifier) || !version ? identifier : `${identifier}:${version}`;
+      target = pinned ? identifier : `${identifier}:${version}`;
   }
   return {
-    source: `${pkg.registryType} ${target}`,
+    source: `${pkg.registryType} ${target}${privateBase === undefined ? "" : ` from ${privateBase}`}`,
     ...(version === undefined ? {} : { version }),
     stdio: true,
     inputs,
@@ -129,32 +182,42 @@ function packagePlan(server: ServerJson, pkg: RegistryPackage, runtime: string):
         if (text !== undefined) vars[name] = text;
       }
       const tail = args.build(textOf);
+      const written = configLiteral(target);
       let argv: string[];
-      // A package published on another registry than the public one is fetched from there.
-      const base = pkg.registryBaseUrl;
       if (pkg.registryType === "npm")
-        argv = ["-y", ...(base && !PUBLIC.npm.test(base) ? [`--registry=${base}`] : []), target, ...tail];
+        argv = ["-y", ...(privateBase ? [`--registry=${configLiteral(privateBase)}`] : []), written, ...tail];
       else if (pkg.registryType === "pypi")
-        argv = [...(base && !PUBLIC.pypi.test(base) ? ["--index-url", base] : []), target, ...tail];
+        argv = [...(privateBase ? ["--index-url", configLiteral(privateBase)] : []), written, ...tail];
       else {
         // The container sees only the variables named with -e; their values come from mcplex's env.
         const passEnv = Object.keys(vars).flatMap((name) => ["-e", name]);
-        argv = ["run", "--rm", "-i", ...runtimeArgs.build(textOf), ...passEnv, target, ...tail];
+        argv = ["run", "--rm", "-i", ...runtimeArgs.build(textOf), ...passEnv, written, ...tail];
       }
       return { command: runtime, args: argv, ...(Object.keys(vars).length > 0 ? { env: vars } : {}) };
     },
   };
 }
 
-function remotePlan(server: ServerJson, remote: RegistryTransport): EntryPlan {
-  const url = entryValue("url-variable", "url", {
+function remotePlan(server: ServerJson, remote: RegistryTransport, index: number): EntryPlan {
+  const at = `remotes[${index}]`;
+  const check = checker(server.name);
+  // The URL as the registry fixed it (its `{variables}` standing for a host name part) must be
+  // http(s) already; once filled in, https: (or http: to this machine).
+  check(`${at}.url`, remote.url!, (url) => {
+    const problem = remoteUrlProblem(url.replace(/\{[^{}]*\}/g, "x"));
+    return problem !== undefined && !problem.startsWith("http:") ? problem : undefined;
+  });
+  const url = entryValue(server.name, at, "url-variable", "url", {
     value: remote.url!,
     isRequired: true,
     ...(remote.variables ? { variables: remote.variables } : {}),
   });
-  const headers = (remote.headers ?? []).flatMap((h) =>
-    h.name ? [[h.name, entryValue("header", h.name, h)] as const] : [],
-  );
+  const headers = (remote.headers ?? []).flatMap((h, i) => {
+    if (!h.name) return [];
+    const path = `${at}.headers[${i}]`;
+    check(`${path}.name`, h.name, headerNameProblem);
+    return [[h.name, entryValue(server.name, path, "header", h.name, h)] as const];
+  });
   return {
     source: `remote ${remote.url}`,
     ...(server.version === undefined ? {} : { version: server.version }),
@@ -166,8 +229,11 @@ function remotePlan(server: ServerJson, remote: RegistryTransport): EntryPlan {
         const text = value.text(textOf);
         if (text !== undefined) out[name] = text;
       }
+      const written = url.text(textOf) ?? configLiteral(remote.url!);
+      const problem = remoteUrlProblem(probeUrl(written));
+      if (problem !== undefined) throw refused(server.name, `${at}.url`, probeUrl(written), problem);
       return {
-        url: url.text(textOf) ?? remote.url!,
+        url: written,
         ...(remote.type === "sse" ? { transport: "sse" } : {}),
         ...(Object.keys(out).length > 0 ? { headers: out } : {}),
       };
@@ -175,93 +241,29 @@ function remotePlan(server: ServerJson, remote: RegistryTransport): EntryPlan {
   };
 }
 
-/** A value of the entry and the inputs it is made of. */
-interface EntryValue {
-  inputs: EntryInput[];
-  /** The text, or `undefined` when an input it needs has none. */
-  text(textOf: (input: EntryInput) => string | undefined): string | undefined;
-}
-
 /**
- * A value as `server.json` gives it: fixed (`value`), a template whose `{name}` placeholders
- * are its `variables` (each an input; a secret one becomes a `${secret:...}` inside the text),
- * or, without `value`, an input itself.
+ * A URL as written, with its references standing for a host name part, so that what the
+ * scheme and host will be can be checked before anything is expanded: `$${` is the literal
+ * `${`, any other `${...}` (the user's own, a secret) becomes `x`.
  */
-function entryValue(kind: EntryInput["kind"], name: string, from: RegistryInput): EntryValue {
-  if (from.value === undefined) {
-    const input = toInput(kind, name, from);
-    return { inputs: [input], text: (textOf) => textOf(input) };
-  }
-  const template = from.value;
-  const inputs = Object.entries(from.variables ?? {})
-    .filter(([variable]) => template.includes(`{${variable}}`))
-    .map(([variable, def]) =>
-      toInput(kind === "header" || kind === "env" ? "variable" : kind, variable, def),
-    );
-  return {
-    inputs,
-    text(textOf) {
-      let text = template;
-      for (const input of inputs) {
-        const part = textOf(input);
-        if (part === undefined) return undefined;
-        text = text.replaceAll(`{${input.name}}`, part);
+function probeUrl(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; ) {
+    if (text.startsWith("$${", i)) {
+      out += "${";
+      i += 3;
+    } else if (text.startsWith("${", i)) {
+      let depth = 1;
+      let j = i + 2;
+      for (; j < text.length && depth > 0; j++) {
+        if (text.startsWith("${", j)) {
+          depth++;
+          j++;
+        } else if (text[j] === "}") depth--;
       }
-      return text;
-    },
-  };
-}
-
-/** Arguments as argv parts; a required one without a value becomes an input. */
-function argumentParts(list: RegistryArgument[]): {
-  inputs: EntryInput[];
-  build: (textOf: (input: EntryInput) => string | undefined) => string[];
-} {
-  const parts: Array<{ flag?: string; value?: EntryValue }> = [];
-  for (const [index, arg] of list.entries()) {
-    const named = arg.type === "named";
-    if (named && !arg.name) continue;
-    const fixed = arg.value ?? arg.default;
-    const value =
-      fixed !== undefined
-        ? entryValue("argument", arg.name ?? `arg${index + 1}`, { ...arg, value: fixed })
-        : arg.isRequired
-          ? entryValue("argument", named ? arg.name! : (arg.valueHint ?? `arg${index + 1}`), {
-              ...arg,
-              isRequired: true,
-            })
-          : undefined;
-    // A named flag without a value is a switch (`--verbose`); an optional one left out is omitted.
-    if (named && (value !== undefined || (arg.isRequired !== true && arg.valueHint === undefined)))
-      parts.push({ flag: arg.name!, ...(value === undefined ? {} : { value }) });
-    else if (!named && value !== undefined) parts.push({ value });
+      out += "x";
+      i = j;
+    } else out += text[i++];
   }
-  return {
-    inputs: parts.flatMap((part) => part.value?.inputs ?? []),
-    build: (textOf) =>
-      parts.flatMap((part) => {
-        const text = part.value?.text(textOf);
-        if (part.value !== undefined && text === undefined) return [];
-        return [...(part.flag === undefined ? [] : [part.flag]), ...(text === undefined ? [] : [text])];
-      }),
-  };
-}
-
-/** One input per name: a variable two values use is asked for once. */
-function unique(inputs: EntryInput[]): EntryInput[] {
-  const seen = new Map<string, EntryInput>();
-  for (const input of inputs) if (!seen.has(input.name)) seen.set(input.name, input);
-  return [...seen.values()];
-}
-
-function toInput(kind: EntryInput["kind"], name: string, from: RegistryInput): EntryInput {
-  return {
-    kind,
-    name,
-    ...(from.description === undefined ? {} : { description: from.description }),
-    required: from.isRequired === true,
-    secret: from.isSecret === true,
-    ...(from.default === undefined ? {} : { default: from.default }),
-    ...(from.choices === undefined ? {} : { choices: from.choices }),
-  };
+  return out;
 }

@@ -6,9 +6,12 @@ import { addServerEntry } from "../../config/add-server-entry.js";
 import { resolveConfigPath } from "../../config/load-config.js";
 import { MCPLEX_SERVER_KEYS, SERVER_NAME } from "../../config/read-server.js";
 import { SecretStore } from "../../config/secret-store.js";
+import { RegistryError } from "../../errors.js";
+import type { EntryInput, InputText } from "../../registry/entry-value.js";
 import { hasProgram } from "../../registry/find-program.js";
 import { RegistryClient } from "../../registry/registry-client.js";
-import { type EntryInput, planEntry } from "../../registry/server-entry.js";
+import { printable, printableJson } from "../../registry/registry-text.js";
+import { planEntry } from "../../registry/server-entry.js";
 import type { ServerJson } from "../../registry/server-json.js";
 import { EXIT, UsageError } from "../output.js";
 
@@ -22,26 +25,59 @@ export async function searchCommand(args: string[]): Promise<number> {
   const limit = values.limit === undefined ? 30 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit takes a whole number above 0");
   const client = new RegistryClient(values.registry === undefined ? {} : { url: values.registry });
-  const items = await client.search(positionals.join(" "), { limit });
+  const items = await printableErrors(() => client.search(positionals.join(" "), { limit }));
   if (values.json === true) {
-    console.log(JSON.stringify(items.map((item) => item.server)));
+    console.log(printableJson(items.map((item) => item.server)));
     return EXIT.ok;
   }
   if (items.length === 0) {
-    console.error(`mcplex: no server in ${client.url} matches "${positionals.join(" ")}"`);
+    console.error(
+      `mcplex: no server in ${printable(client.url)} matches "${printable(positionals.join(" "))}"`,
+    );
     return EXIT.ok;
   }
+  // Every text of the registry's is shown without its control characters: a name or a
+  // description must not clear the screen, hide text or forge a line.
   for (const { server } of items) {
-    console.log(`${server.name}  ${server.version ?? ""}  ${kinds(server)}`);
-    if (server.description) console.log(`    ${server.description}`);
+    console.log(printable(`${server.name}  ${text(server.version)}  ${kinds(server)}`));
+    if (server.description) console.log(`    ${printable(text(server.description))}`);
   }
   console.error(`${items.length} servers; add one with: mcplex add NAME`);
   return EXIT.ok;
 }
 
+/** A field a registry should have given as a string, as text whatever it gave. */
+function text(value: unknown): string {
+  return typeof value === "string" ? value : value === undefined ? "" : JSON.stringify(value);
+}
+
+/**
+ * Runs `work`, its errors with their messages and hints made printable: they quote the
+ * registry's names and values.
+ */
+async function printableErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof RegistryError)
+      throw new RegistryError(
+        error.code,
+        printable(error.message),
+        {
+          ...(error.path === undefined ? {} : { path: printable(error.path) }),
+          ...(error.hint === undefined ? {} : { hint: printable(error.hint) }),
+          retryable: error.retryable,
+        },
+        { cause: error },
+      );
+    if (error instanceof UsageError) throw new UsageError(printable(error.message));
+    throw error;
+  }
+}
+
 /** How a server can be installed, as `search` lists it: `npm, oci, remote`. */
 function kinds(server: ServerJson): string {
-  const list = (server.packages ?? []).map((pkg) => pkg.registryType ?? "?");
+  const list = (server.packages ?? []).map((pkg) => text(pkg.registryType ?? "?"));
   if ((server.remotes ?? []).length > 0) list.push("remote");
   return [...new Set(list)].join(", ");
 }
@@ -74,6 +110,15 @@ export async function addCommand(args: string[]): Promise<number> {
     given.set(pair.slice(0, at), pair.slice(at + 1));
   }
   const client = new RegistryClient(values.registry === undefined ? {} : { url: values.registry });
+  return printableErrors(() => add(client, wanted, given, values));
+}
+
+async function add(
+  client: RegistryClient,
+  wanted: string,
+  given: Map<string, string>,
+  values: { config?: string | undefined; name?: string | undefined },
+): Promise<number> {
   const server = await client.resolve(wanted);
   const plan = planEntry(server, { hasProgram: (name) => hasProgram(name) });
   const key =
@@ -87,23 +132,27 @@ export async function addCommand(args: string[]): Promise<number> {
       `"${key}" cannot name a server; pass --name with letters, digits, _ . - (64 at most)`,
     );
   console.error(
-    `found ${server.name} ${server.version ?? ""}${server.description ? `: ${server.description}` : ""}`,
+    printable(
+      `found ${server.name} ${text(server.version)}${server.description ? `: ${text(server.description)}` : ""}`,
+    ),
   );
-  console.error(`  runs as ${plan.source}`);
+  console.error(`  runs as ${printable(plan.source)}`);
 
   const unknown = [...given.keys()].filter((name) => !plan.inputs.some((input) => input.name === name));
   if (unknown.length > 0) {
     const known = plan.inputs.map((input) => input.name).join(", ") || "none";
     throw new UsageError(`${server.name} declares no input ${unknown.join(", ")}; it declares: ${known}`);
   }
-  const answers = new Map<EntryInput, string>();
+  // What the user gives (--env, the prompt) is theirs, written as typed; a default is the
+  // registry's text, written so that it loads back as itself.
+  const answers = new Map<EntryInput, { value: string; user: boolean }>();
   const missing: EntryInput[] = [];
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
   for (const input of plan.inputs) {
     let value = given.get(input.name);
     if (value === undefined && interactive) value = (await ask(input)) || undefined;
-    value ??= input.default;
-    if (value !== undefined) answers.set(input, value);
+    if (value !== undefined) answers.set(input, { value, user: true });
+    else if (input.default !== undefined) answers.set(input, { value: input.default, user: false });
     else if (input.required) missing.push(input);
   }
   if (missing.length > 0) {
@@ -112,16 +161,20 @@ export async function addCommand(args: string[]): Promise<number> {
       `${server.name} needs ${list.join(", ")}; pass ${missing.map((input) => `--env ${input.name}=...`).join(" ")}`,
     );
   }
+  // The entry is made, and checked, before a secret is stored or the file touched: a refused
+  // entry leaves both as they were.
+  const entry = plan.build((input): InputText | undefined => {
+    const answer = answers.get(input);
+    if (answer === undefined) return undefined;
+    if (input.secret) return `\${secret:${secretName(key, input)}}`;
+    return answer.user ? answer.value : { literal: answer.value };
+  });
   const secrets = [...answers].filter(([input]) => input.secret);
   if (secrets.length > 0) {
     const store = new SecretStore();
-    for (const [input, value] of secrets) await store.set(secretName(key, input), value);
+    for (const [input, answer] of secrets) await store.set(secretName(key, input), answer.value);
     console.error(`  stored ${secrets.map(([input]) => secretName(key, input)).join(", ")} in ${store.file}`);
   }
-  const entry = plan.build((input) => {
-    const value = answers.get(input);
-    return value === undefined ? undefined : input.secret ? `\${secret:${secretName(key, input)}}` : value;
-  });
   const file =
     values.config === undefined
       ? ((await resolveConfigPath({ cwd: process.cwd() })) ?? resolve("mcplex.yaml"))
@@ -140,7 +193,9 @@ export async function addCommand(args: string[]): Promise<number> {
       return sandbox ? { ...entry, sandbox: true } : entry;
     },
     {
-      comment: `${server.name}${plan.version === undefined ? "" : ` ${plan.version}`}, from the MCP Registry`,
+      comment: printable(
+        `${server.name}${plan.version === undefined ? "" : ` ${plan.version}`}, from the MCP Registry`,
+      ),
     },
   );
   console.error(
@@ -173,7 +228,7 @@ async function ask(input: EntryInput): Promise<string> {
       .filter(Boolean)
       .join("; ");
     const question = rl.question(
-      `${input.name}${about ? ` (${about})` : ""}${input.secret ? " [secret]" : ""}: `,
+      printable(`${input.name}${about ? ` (${about})` : ""}${input.secret ? " [secret]" : ""}: `),
     );
     muted = input.secret;
     const answer = await question;
