@@ -165,19 +165,20 @@ describe("per-user values stay with their user", () => {
   it("lists a per-user server's tools to each user from their own connection only", async () => {
     // mallory's own process writes her NOTE into its description.
     await call("mallory", "tenant__note");
-    const all = await listTools("mallory");
-    const mine = all.find((t) => t.name === "tenant__note");
-    expect(mine?.description).toContain(INJECTED);
     const seen: string[] = [];
     // alice connected it but has not called it yet; dave never connected it.
-    for (const user of ["bob", "alice", "dave"]) {
-      const tools = await listTools(user);
-      if (JSON.stringify(tools).includes(INJECTED)) seen.push(user);
-      if (user === "dave") expect(tools.filter((t) => t.name.startsWith("tenant__"))).toEqual([]);
-      else expect(tools.find((t) => t.name === "tenant__note")?.description).toContain(`${user}'s notes`);
-    }
+    for (const user of ["bob", "alice", "dave"])
+      if (JSON.stringify(await listTools(user)).includes(INJECTED)) seen.push(user);
     reportFigure("per-user tool lists", `${seen.length} of 3 other users saw mallory's description`);
     expect(seen).toEqual([]);
+    for (const user of ["bob", "alice"])
+      expect((await listTools(user)).find((t) => t.name === "tenant__note")?.description).toContain(
+        `${user}'s notes`,
+      );
+    expect((await listTools("dave")).filter((t) => t.name.startsWith("tenant__"))).toEqual([]);
+    expect((await listTools("mallory")).find((t) => t.name === "tenant__note")?.description).toContain(
+      INJECTED,
+    );
     // The shared catalog (the dashboard's, `mcplex call`'s) holds no user's list.
     expect(gw.running.hub.tools().filter((t) => t.server === "tenant")).toEqual([]);
     // dave's first call still reaches the connect prompt.
