@@ -115,8 +115,8 @@ export class Hub {
         createUpstream: (server, plan, onEvent, redact) =>
           this.#createUpstream(server, onEvent, plan, redact),
         users: () => this.#users,
-        toolsChanged: (server) =>
-          this.#emit({ type: "catalog-changed", servers: [server], kinds: ["tools"] }),
+        toolsChanged: (server, user) =>
+          this.#emit({ type: "catalog-changed", servers: [server], kinds: ["tools"], user }),
         configs: () => [...this.#entries.values()].map((e) => e.config).filter((c) => isPerUser(c)),
         catalogOptions: () => ({ profiles: this.#profiles, serverOrder: [...this.#entries.keys()] }),
         revision: () => this.#catalog.revision,

@@ -32,8 +32,8 @@ export interface PerUserServersHost {
   ): Upstream;
   /** The `users:` block as configured now. */
   users(): UsersConfig | undefined;
-  /** A user's connection listed the server's tools (anew): tell listeners the server's tools changed. */
-  toolsChanged(server: string): void;
+  /** `user`'s connection listed the server's tools (anew): tell listeners that user's tools changed. */
+  toolsChanged(server: string, user: string): void;
   /** The per-user servers configured now (enabled or not). */
   configs(): ServerConfig[];
   /** What a user's catalog is built with: the hub's profiles and server order. */
@@ -79,6 +79,8 @@ export class PerUserServers {
   readonly #catalogs = new Map<string, { revision: number; from: Upstream[]; catalog: Catalog }>();
   /** What each user's connection redacts: kept beside the connection, gone with it. */
   readonly #redactors = new WeakMap<Upstream, ConnectionRedactor>();
+  /** The tools each user's connection last announced (as JSON). */
+  readonly #announced = new WeakMap<Upstream, string>();
 
   constructor(
     host: PerUserServersHost,
@@ -187,7 +189,7 @@ export class PerUserServers {
     const upstream = this.#host.createUpstream(
       own,
       redactedPlan(plan, redactor),
-      (_, event) => this.#onEvent(config, user, event),
+      (upstream, event) => this.#onEvent(config, user, upstream, event),
       redactor.redact,
     );
     this.#redactors.set(upstream, redactor);
@@ -198,13 +200,17 @@ export class PerUserServers {
    * A user's connection lists its tools: that user's catalog is built again. Other events of a
    * user's connection (its log messages, resource updates) are that user's and go to no one else.
    */
-  #onEvent(config: ServerConfig, user: UserRef, event: UpstreamEvent): void {
+  #onEvent(config: ServerConfig, user: UserRef, upstream: Upstream, event: UpstreamEvent): void {
     const listed =
       (event.type === "state" && event.state === "ready") ||
       (event.type === "list-changed" && event.kinds.includes("tools"));
     if (!listed) return;
+    // Its start reports the list twice (listed, then ready): the user hears of it once.
+    const tools = JSON.stringify(upstream.tools);
+    if (this.#announced.get(upstream) === tools) return;
+    this.#announced.set(upstream, tools);
     this.#catalogs.delete(user.key);
-    this.#host.toolsChanged(config.name);
+    this.#host.toolsChanged(config.name, user.key);
   }
 }
 

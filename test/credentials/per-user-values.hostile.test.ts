@@ -12,6 +12,7 @@
  * - a value never becomes an option of the server's.
  */
 import { resolve } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userKey } from "../../src/credentials/user-ref.js";
 import { postRev2026, rev2026Request } from "../support/gateway.js";
@@ -185,6 +186,40 @@ describe("per-user values stay with their user", () => {
     const first = await call("dave", "tenant__note");
     expect(first).toContain("/connect/tenant");
     expect(first).not.toContain(INJECTED);
+  });
+
+  it("tells only the user whose own list changed that it did (tools/list_changed)", async () => {
+    const client = new Client({ name: "bob", version: "1.0.0" }, { versionNegotiation: { mode: "legacy" } });
+    const heard: number[] = [];
+    let next: (() => void) | undefined;
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
+      heard.push(Date.now());
+      next?.();
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gw.mcp), {
+        requestInit: { headers: { authorization: `Bearer ${gw.tokens.bob}` } },
+      }),
+    );
+    try {
+      await client.listTools();
+      heard.length = 0;
+      // mallory's connection opens again and lists; then bob's does. Both notices would come
+      // down bob's one stream in that order: by the time his own arrives, hers would have too.
+      const hub = gw.running.hub;
+      await hub.closeUser(key("mallory"), "tenant");
+      await call("mallory", "tenant__note");
+      const own = new Promise<void>((done) => {
+        next = done;
+      });
+      await hub.closeUser(key("bob"), "tenant");
+      await call("bob", "tenant__note");
+      await own;
+      reportFigure("list_changed across users", `bob heard ${heard.length - 1} notices of others' lists`);
+      expect(heard).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
   });
 
   it("never passes a value as an option of the server's", async () => {
