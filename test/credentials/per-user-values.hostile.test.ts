@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userKey } from "../../src/credentials/user-ref.js";
 import { postRev2026, rev2026Request } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
+import { startTokenCheckingServer, type TokenCheckingServer } from "../support/token-checking-server.js";
 import { type PerUserGateway, startPerUserGateway } from "./per-user-gateway.js";
 
 const TENANT = resolve("test/fixtures/servers/tenant-server.mjs");
@@ -34,15 +35,27 @@ const VALUES: Record<string, Record<string, string>> = {
 };
 
 let gw: PerUserGateway;
+/** A remote server called with each user's sign-in token exchanged for one of its own. */
+let tickets: TokenCheckingServer;
 let ids = 0;
 const key = (user: string) => userKey(gw.as.issuer, user);
 
 beforeAll(async () => {
   const node = JSON.stringify(process.execPath);
-  gw = await startPerUserGateway(
-    USERS,
-    "",
-    `  tenant:
+  gw = await startPerUserGateway(USERS, "", async (idp) => {
+    tickets = await startTokenCheckingServer({ issuer: idp.issuer, jwksUri: idp.endpoints.jwks });
+    const client = await idp.allowExchange({
+      audiences: { [tickets.audience]: { scopes: ["tickets:read"], ttlSeconds: 600 } },
+    });
+    return `  tickets:
+    url: ${tickets.url}
+    credentials:
+      exchange:
+        audience: ${tickets.audience}
+        scopes: [tickets:read]
+        clientId: ${client.clientId}
+        clientSecret: ${client.clientSecret}
+  tenant:
     command: ${node}
     args: [${JSON.stringify(TENANT)}, "\${user:MODE}"]
     env: { TENANT_NOTE: "\${user:NOTE}", TENANT_TOKEN: "\${user:TOKEN}" }
@@ -50,12 +63,15 @@ beforeAll(async () => {
   echo:
     command: ${node}
     args: [${JSON.stringify(TENANT)}]
-`,
-  );
+`;
+  });
   for (const [user, values] of Object.entries(VALUES))
     await gw.running.hub.credentialVault.put(key(user), "tenant", { values, connectedAt: Date.now() });
 }, 120_000);
-afterAll(() => gw?.close());
+afterAll(async () => {
+  await gw?.close();
+  await tickets?.close();
+});
 
 /** `user`'s call of `tool`, the whole JSON-RPC answer as text. */
 async function call(user: string, tool: string, args: Record<string, unknown> = {}): Promise<string> {
@@ -106,6 +122,24 @@ describe("per-user values stay with their user", () => {
     },
     attackTimeout(60_000, 300_000),
   );
+
+  it("redacts a user's exchanged token from that user's results only", async () => {
+    const own = await call("alice", "tickets__leak");
+    const token = tickets.leaked.get("alice")?.[0];
+    expect(token).toMatch(/^ey/);
+    const hiddenFromAlice = !own.includes(token!);
+    // bob guesses it right, and wrong: both come back as sent.
+    const right = await call("bob", "echo__fail", { what: token });
+    const wrong = await call("bob", "echo__fail", { what: `${token!.slice(0, -2)}##` });
+    const quoted = [right.includes(token!), wrong.includes(`${token!.slice(0, -2)}##`)];
+    reportFigure(
+      "exchanged tokens",
+      `alice's token ${hiddenFromAlice ? "redacted" : "in clear"} in her own error; bob's right and wrong guesses quoted back: ${quoted}`,
+    );
+    expect(hiddenFromAlice).toBe(true);
+    expect(own).toContain("refused with token ***");
+    expect(quoted).toEqual([true, true]);
+  });
 
   it("leaves another user's text as it is, whatever values one user chose", async () => {
     await call("carol", "tenant__note"); // carol's process runs with "echo", "tool", "failed on"
