@@ -74,6 +74,11 @@ export class SecretSet {
     return this.#redact(text);
   }
 
+  /** The secrets held; a new array each time {@link add} adds one (so a cache can compare it). */
+  get secrets(): readonly string[] {
+    return this.#secrets;
+  }
+
   /** Adds secrets; those held already stay. */
   add(secrets: readonly string[]): void {
     const fresh = secrets.filter((secret) => !this.#secrets.includes(secret));

@@ -1,4 +1,5 @@
 import type { CatalogTool } from "../catalog/types.js";
+import { userRefOf } from "../credentials/user-ref.js";
 import { McplexError, RpcError } from "../errors.js";
 import type { RequestContext } from "../hub/call-pipeline.js";
 import {
@@ -404,7 +405,7 @@ export class Gateway {
   #onHubEvent(event: HubEvent): void {
     switch (event.type) {
       case "catalog-changed":
-        this.#listChanged(event.kinds);
+        this.#listChanged(event.kinds, event.user);
         return;
       case "resource-updated":
         this.#resourceUpdated(event.uri);
@@ -434,11 +435,14 @@ export class Gateway {
     this.#listChanged(kinds);
   }
 
-  #listChanged(kinds: ListKind[]): void {
+  /** With `user` (a per-user server's list of that user's changed), to that user's sessions only. */
+  #listChanged(kinds: ListKind[], user?: string): void {
     for (const [, method] of listChangedMethods(kinds)) {
-      for (const session of this.#sessions) if (session.initialized) session.notify(method, {});
+      for (const session of this.#sessions)
+        if (session.initialized && (user === undefined || userRefOf(session.identity)?.key === user))
+          session.notify(method, {});
     }
-    this.#listens.listChanged(kinds);
+    this.#listens.listChanged(kinds, user);
   }
 
   #resourceUpdated(uri: string): void {

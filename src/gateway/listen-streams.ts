@@ -1,3 +1,4 @@
+import { userRefOf } from "../credentials/user-ref.js";
 import type { RequestContext } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import type { ListKind } from "../protocol/list-changes.js";
@@ -31,6 +32,8 @@ interface AwaitedAck {
 interface Listener {
   id: string | number;
   filter: SubscriptionFilter;
+  /** The signed-in user who listens (`UserRef.key`), if any. */
+  user: string | undefined;
   /** The tasks it hears about: per server, the server's task id and the client's handle. */
   tasks: Map<string, Map<string, string>> | undefined;
   send: (method: string, params: Record<string, unknown>) => void;
@@ -116,7 +119,13 @@ export class ListenStreams {
     if (tasks !== undefined) filter.taskIds = [...tasks.values()].flatMap((byId) => [...byId.values()]);
     const tag = { [META.subscriptionId]: id };
     send("notifications/subscriptions/acknowledged", { _meta: tag, notifications: filter });
-    const listener: Listener = { id, filter, tasks, send: (method, p) => send(method, { ...p, _meta: tag }) };
+    const listener: Listener = {
+      id,
+      filter,
+      user: userRefOf(ctx.identity)?.key,
+      tasks,
+      send: (method, p) => send(method, { ...p, _meta: tag }),
+    };
     this.#listeners.add(listener);
     try {
       await new Promise<void>((resolve) => {
@@ -206,10 +215,12 @@ export class ListenStreams {
     }
   }
 
-  /** Sends list changes of `kinds` to the streams that asked for them. */
-  listChanged(kinds: readonly ListKind[]): void {
+  /** Sends list changes of `kinds` to the streams that asked for them (with `user`, that user's only). */
+  listChanged(kinds: readonly ListKind[], user?: string): void {
     for (const [flag, method] of listChangedMethods(kinds)) {
-      for (const listener of this.#listeners) if (listener.filter[flag] === true) listener.send(method, {});
+      for (const listener of this.#listeners)
+        if (listener.filter[flag] === true && (user === undefined || listener.user === user))
+          listener.send(method, {});
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import type { Catalog } from "../catalog/catalog.js";
+import { userRefOf } from "../credentials/user-ref.js";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
 import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
@@ -105,12 +106,19 @@ function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handle
         if (identity.instructions !== undefined) result.instructions = identity.instructions;
         return result;
       }
-      case "tools/list":
+      case "tools/list": {
+        // The caller's own per-user servers list through their own connections, opened now.
+        const user = userRefOf(request.context.identity);
+        await hub.openUserServers(user, {
+          signal: request.context.signal,
+          ...(profile === undefined ? {} : { profile }),
+        });
         // Tools only an MCP App calls go to clients that render apps, never to a model's.
         return {
+          // With the caller's own per-user servers' tools: a per-user server lists per user.
           tools: (rendersApps(request.context.clientCapabilities)
-            ? hub.tools(profile)
-            : hub.modelTools(profile)
+            ? hub.tools(profile, user)
+            : hub.modelTools(profile, user)
           ).map(
             (t): Tool =>
               t.meta !== undefined
@@ -120,6 +128,7 @@ function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handle
                   : { ...t.tool, name: t.name },
           ),
         };
+      }
       case "prompts/list":
         return {
           prompts: hub

@@ -34,10 +34,9 @@ import {
 } from "./call-pipeline.js";
 import type { ClientConnections } from "./client-connections.js";
 import { disabledServer, notFound } from "./hub-errors.js";
-import type { PerUserServers } from "./per-user-servers.js";
+import type { PerUserServers, UserCallLease } from "./per-user-servers.js";
 import type { ServerRequestRouter } from "./server-request-router.js";
 import { redactToolError } from "./upstream-redaction.js";
-import type { UserLease } from "./user-connections.js";
 
 /** A configured server and its (shared) connection. */
 export interface ServerEntry {
@@ -329,8 +328,8 @@ export class CallPath {
    * each call's progress) with the config's secrets taken out, raw and encoded: a server may
    * quote the token it was given in them, as in its errors. The one place both pass.
    */
-  redactNotice<T>(params: T): T {
-    return redactValue(params, this.#host.redactor);
+  redactNotice<T>(params: T, redact: (text: string) => string = this.#host.redactor): T {
+    return redactValue(params, redact);
   }
 
   async #request(
@@ -341,12 +340,14 @@ export class CallPath {
   ): Promise<JsonObject> {
     const { config } = entry;
     if (!config.enabled) throw disabledServer(config.name);
-    const { own, router, redactor } = this.#host;
+    const { own, router } = this.#host;
     const client = options.client;
     // A per-user server: the caller's own connection (per user is enough, share: false or not).
-    const lease: UserLease | undefined = isPerUser(config)
+    const lease: UserCallLease | undefined = isPerUser(config)
       ? await this.#host.perUser.acquire(options.user, config, options.signal)
       : undefined;
+    // A user's own values and tokens are taken out of that user's results only.
+    const redactor = lease?.redact ?? this.#host.redactor;
     const upstream =
       lease !== undefined
         ? lease.upstream
@@ -366,7 +367,7 @@ export class CallPath {
       const requestOptions: UpstreamRequestOptions = {
         timeout: options.timeout ?? config.timeout,
         signal: options.signal,
-        onProgress: onProgress === undefined ? undefined : (p) => onProgress(this.redactNotice(p)),
+        onProgress: onProgress === undefined ? undefined : (p) => onProgress(this.redactNotice(p, redactor)),
         // A 2025 server reads no capabilities per request (nor knows the extension).
         clientCapabilities:
           waits && options.tasks !== "decline" && !upstream.rev2025

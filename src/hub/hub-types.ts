@@ -144,7 +144,11 @@ export type HubEvent =
       error?: string;
       retryAt?: number;
     }
-  | { type: "catalog-changed"; servers: string[]; kinds: ListKind[] }
+  /**
+   * Lists of `servers` changed; with `user` (a `UserRef.key`), only that user's own list of a
+   * per-user server did, which no one else's list shows.
+   */
+  | { type: "catalog-changed"; servers: string[]; kinds: ListKind[]; user?: string }
   | { type: "resource-updated"; server: string; uri: string }
   | { type: "notification"; server: string; method: string; params?: Record<string, unknown> }
   | { type: "slow-call"; server: string; method: string; name?: string; ms: number }

@@ -112,15 +112,17 @@ export class Hub {
     this.toolLists = hubToolLists(options.toolCache, (config.available ?? []).length > 0, this.#redactor);
     this.#perUser = new PerUserServers(
       {
-        createUpstream: (server, plan, onEvent) => this.#createUpstream(server, onEvent, plan),
+        createUpstream: (server, plan, onEvent, redact) =>
+          this.#createUpstream(server, onEvent, plan, redact),
         users: () => this.#users,
-        toolsChanged: (server) => {
-          this.#publish(server);
-          this.#emit({ type: "catalog-changed", servers: [server], kinds: ["tools"] });
-        },
-        addSecrets: (values) => this.addSecrets(values),
+        toolsChanged: (server, user) =>
+          this.#emit({ type: "catalog-changed", servers: [server], kinds: ["tools"], user }),
+        configs: () => [...this.#entries.values()].map((e) => e.config).filter((c) => isPerUser(c)),
+        catalogOptions: () => ({ profiles: this.#profiles, serverOrder: [...this.#entries.keys()] }),
+        revision: () => this.#catalog.revision,
+        pinned: (config, snapshot, listedAt) => this.#pinned.filter(config, snapshot, listedAt),
+        secrets: this.#secrets,
         emit: (event) => this.#emit(event),
-        toolLists: this.toolLists,
       },
       {
         ...(options.vault === undefined ? {} : { vault: options.vault }),
@@ -278,6 +280,19 @@ export class Hub {
   }
 
   /**
+   * How many secrets a text is redacted of before it reaches a caller: the config's (those
+   * {@link redact} hides), or, for the results of `server` called by the user `userKey` through
+   * their own connection to a per-user server, the config's and that user's own (values and
+   * tokens). For watching what a redactor holds: another user's values never count here.
+   */
+  redactedSecrets(options: { server?: string; user?: string } = {}): number {
+    const { server, user } = options;
+    const own =
+      server === undefined || user === undefined ? undefined : this.#perUser.redactedSecrets(user, server);
+    return own ?? new Set(this.#secrets.secrets).size;
+  }
+
+  /**
    * Adds the secrets of a reloaded config to those {@link redact} hides. The old ones stay:
    * a message about a server that used one may still be on its way.
    */
@@ -311,18 +326,22 @@ export class Hub {
     return this.#catalog;
   }
 
-  /** Tools of every ready server (as the catalog names them); lists past their `ttlMs` are refreshed behind. */
-  tools(profile?: string): readonly CatalogTool[] {
+  /**
+   * Tools of every ready server (as the catalog names them); lists past their `ttlMs` are
+   * refreshed behind. With `user`, also the tools that user's own connections to per-user
+   * servers listed (no other user's: a per-user server's list is its user's alone).
+   */
+  tools(profile?: string, user?: UserRef): readonly CatalogTool[] {
     this.#refreshStale();
-    return this.#catalog.tools(profile);
+    return withOwn(this.#catalog.tools(profile), this.#perUser.userCatalog(user)?.tools(profile));
   }
   /**
    * The tools a model may see: {@link tools} less those only an MCP App calls (its
    * `_meta.ui.visibility` leaves out `"model"`). Such tools stay callable by name.
    */
-  modelTools(profile?: string): readonly CatalogTool[] {
+  modelTools(profile?: string, user?: UserRef): readonly CatalogTool[] {
     this.#refreshStale();
-    return this.#catalog.modelTools(profile);
+    return withOwn(this.#catalog.modelTools(profile), this.#perUser.userCatalog(user)?.modelTools(profile));
   }
   resources(profile?: string): readonly CatalogResource[] {
     this.#refreshStale();
@@ -563,7 +582,6 @@ export class Hub {
     this.#pinned.forget(name);
     this.#available.forget(name);
     this.#catalog.removeServer(name);
-    this.#perUser.forget(name);
     await Promise.all([
       this.#own.closeServer(name),
       this.#perUser.connections.closeServer(name),
@@ -669,7 +687,6 @@ export class Hub {
     const entry: Entry = { config, upstream: this.#pool.acquire(config) };
     this.#entries.set(config.name, entry);
     this.#catalog.setServer(this.#snapshot(entry));
-    if (isPerUser(config)) void this.#perUser.load(config);
     return entry;
   }
 
@@ -689,6 +706,7 @@ export class Hub {
     config: ServerConfig,
     onEvent: ((upstream: Upstream, event: UpstreamEvent) => void) | undefined,
     plan?: UserConnectionPlan,
+    redact: (text: string) => string = this.#redactor,
   ): Upstream {
     const options = this.#options;
     const credentials =
@@ -702,7 +720,7 @@ export class Hub {
       clientInfo: options.clientInfo ?? { name: "mcplex", version: "0.1.0" },
       onEvent: onEvent === undefined ? () => {} : (event) => onEvent(upstream, event),
       onServerRequest: () => this.#router.handlerFor(upstream),
-      redact: this.#redactor,
+      redact,
       slowMs: options.slowMs,
       backoff: options.backoff,
       clientCapabilities: options.clientCapabilities,
@@ -834,12 +852,45 @@ export class Hub {
     name: string,
     options: { profile?: string; signal?: AbortSignal; user?: UserRef } = {},
   ): Promise<CatalogTool | undefined> {
-    const tool = this.#catalog.resolveTool(name, options.profile);
+    const tool = this.#resolveTool(name, options);
     if (tool !== undefined) return tool;
     const waited = await this.#startOfOwners(name, options.signal);
     const opened = await this.#openUserOwners(name, options);
     if (!waited && !opened) return undefined;
-    return this.#catalog.resolveTool(name, options.profile);
+    return this.#resolveTool(name, options);
+  }
+
+  /**
+   * Opens `user`'s own connections to the per-user servers reachable through `profile` that
+   * they hold none to yet, so that {@link tools} with `user` lists them: a server the user has
+   * connected starts; one they have not (connect first) stays out of their list, without error
+   * (a call of one of its tools by name answers with the connect prompt). Nothing without a user.
+   */
+  async openUserServers(
+    user: UserRef | undefined,
+    options: { profile?: string; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    if (user === undefined) return;
+    const opening = [...this.#entries.values()]
+      .map((e) => e.config)
+      .filter(
+        (c) =>
+          c.enabled &&
+          isPerUser(c) &&
+          !this.#perUser.listed(user, c.name) &&
+          (options.profile === undefined || this.#catalog.reaches(c.name, options.profile)),
+      );
+    await Promise.allSettled(
+      opening.map(async (config) => (await this.#perUser.acquire(user, config, options.signal)).release()),
+    );
+  }
+
+  /** A tool of the catalog, else of the user's own connections to per-user servers. */
+  #resolveTool(name: string, options: { profile?: string; user?: UserRef }): CatalogTool | undefined {
+    return (
+      this.#catalog.resolveTool(name, options.profile) ??
+      this.#perUser.userCatalog(options.user)?.resolveTool(name, options.profile)
+    );
   }
 
   /**
@@ -854,7 +905,7 @@ export class Hub {
   ): Promise<boolean> {
     const unlisted = [...this.#entries.values()]
       .map((e) => e.config)
-      .filter((c) => c.enabled && isPerUser(c) && !this.#perUser.listed(c.name));
+      .filter((c) => c.enabled && isPerUser(c) && !this.#perUser.listed(options.user, c.name));
     if (unlisted.length === 0) return false;
     const owners = ownersOfName(
       name,
@@ -919,4 +970,14 @@ function hubSkill(server: string, entry: unknown): HubSkill | undefined {
     uri: e.uri,
     entry: e as SkillEntry,
   };
+}
+
+/** `shared` followed by a user's own tools whose names it does not hold (the same array without any). */
+function withOwn(
+  shared: readonly CatalogTool[],
+  own: readonly CatalogTool[] | undefined,
+): readonly CatalogTool[] {
+  if (own === undefined || own.length === 0) return shared;
+  const names = new Set(shared.map((t) => t.name));
+  return [...shared, ...own.filter((t) => !names.has(t.name))];
 }

@@ -1,5 +1,6 @@
-import type { Tool } from "@modelcontextprotocol/client";
-import type { ServerSnapshot } from "../catalog/types.js";
+import { Catalog } from "../catalog/catalog.js";
+import type { CatalogOptions, ServerSnapshot } from "../catalog/types.js";
+import type { SecretSet } from "../config/redact.js";
 import type { ServerConfig, UsersConfig } from "../config/types.js";
 import { memoryCredentialVault } from "../credentials/memory-vault.js";
 import {
@@ -9,38 +10,60 @@ import {
   type UserCredentialSource,
   type UserRef,
 } from "../credentials/user-credentials.js";
-import type { ToolListStore } from "../recording/tool-list-store.js";
+import type { OAuthHost, OAuthRecord } from "../upstream/oauth.js";
 import type { Upstream } from "../upstream/upstream.js";
 import type { UpstreamEvent } from "../upstream/upstream-types.js";
 import type { HubEvent } from "./hub-types.js";
-import { definitionHash } from "./tool-lists.js";
 import { UserConnections, type UserLease } from "./user-connections.js";
+import { ConnectionRedactor } from "./user-redaction.js";
 import { type ConnectUrl, userServerConfig, vaultPlans } from "./user-servers.js";
 
 /** What {@link PerUserServers} needs of the hub. */
 export interface PerUserServersHost {
-  /** A connection for one user (reporting to `onEvent`, not to the catalog), not started. */
+  /**
+   * A connection for one user (reporting to `onEvent`, not to the catalog), not started; its
+   * errors redacted with `redact` (the config's secrets and that user's own).
+   */
   createUpstream(
     config: ServerConfig,
     plan: UserConnectionPlan,
     onEvent: (upstream: Upstream, event: UpstreamEvent) => void,
+    redact: (text: string) => string,
   ): Upstream;
   /** The `users:` block as configured now. */
   users(): UsersConfig | undefined;
-  /** The server's tools changed: publish its snapshot again and tell listeners. */
-  toolsChanged(server: string): void;
-  /** Values to redact from now on (a user's `${user:NAME}` values). */
-  addSecrets(values: string[]): void;
+  /** `user`'s connection listed the server's tools (anew): tell listeners that user's tools changed. */
+  toolsChanged(server: string, user: string): void;
+  /** The per-user servers configured now (enabled or not). */
+  configs(): ServerConfig[];
+  /** What a user's catalog is built with: the hub's profiles and server order. */
+  catalogOptions(): CatalogOptions;
+  /** Changes whenever the hub's catalog does (a reload, a profile changed): a user's is built again. */
+  revision(): number;
+  /** `snapshot` (a user's connection's) with what the server's pin policy holds left out. */
+  pinned(config: ServerConfig, snapshot: ServerSnapshot, listedAt: number): ServerSnapshot;
+  /** The config's secrets (a user's connection redacts them and that user's own). */
+  readonly secrets: SecretSet;
   emit(event: HubEvent): void;
-  readonly toolLists: ToolListStore;
+}
+
+/** A user's connection lent to one call, with what that user's results are redacted of. */
+export interface UserCallLease extends UserLease {
+  /** The config's secrets and this user's own (values, tokens) replaced by `***`: for this user's results only. */
+  readonly redact: (text: string) => string;
+  /** How many secrets {@link redact} takes out. */
+  readonly redactedSecrets: number;
 }
 
 /**
  * The hub's per-user servers (`credentials:` other than `shared`): each user's connections
  * ({@link UserConnections}), where their plans come from (a {@link UserCredentialSource}, else
- * the vault's values), and what the catalog shows of such a server, which has no shared
- * connection: the tools of the last list any user's connection gave (kept in the tool-list
- * store as a running server's are, and read from it at start), none before. Only tools: a
+ * the vault's values), and what each user sees of such a server. The shared catalog shows no
+ * tools of it: its process (or remote account) is the user's, run with the user's values, so
+ * its list is the user's alone, as its results are (a description one user's value wrote must
+ * not reach another's model). A user sees the tools their own connection listed, in a catalog
+ * of their own ({@link userCatalog}); before their first call, none: a call by name opens their
+ * connection (or answers with the connect prompt), and lists it from then on. Only tools: a
  * user's resources and prompts may be theirs alone.
  */
 export class PerUserServers {
@@ -49,8 +72,15 @@ export class PerUserServers {
   readonly #host: PerUserServersHost;
   readonly #source: UserCredentialSource;
   readonly #connectUrl: ConnectUrl | undefined;
-  /** Per server: the tools last listed by a user's connection (or read from the store). */
-  readonly #tools = new Map<string, { tools: readonly Tool[]; listedAt: number }>();
+  /**
+   * Per user key: the catalog of their connections' tools, built on demand for the hub's
+   * catalog revision; dropped when one of their connections lists anew or closes.
+   */
+  readonly #catalogs = new Map<string, { revision: number; from: Upstream[]; catalog: Catalog }>();
+  /** What each user's connection redacts: kept beside the connection, gone with it. */
+  readonly #redactors = new WeakMap<Upstream, ConnectionRedactor>();
+  /** The tools each user's connection last announced (as JSON). */
+  readonly #announced = new WeakMap<Upstream, string>();
 
   constructor(
     host: PerUserServersHost,
@@ -63,7 +93,10 @@ export class PerUserServers {
     this.connections = new UserConnections({
       open: (user, config, signal) => this.#open(user, config, signal),
       users: () => host.users(),
-      onClosed: (server, user, reason) => host.emit({ type: "user-connection-closed", server, user, reason }),
+      onClosed: (server, user, reason) => {
+        this.#catalogs.delete(user);
+        host.emit({ type: "user-connection-closed", server, user, reason });
+      },
     });
   }
 
@@ -71,77 +104,151 @@ export class PerUserServers {
    * The user's connection to `config`'s server for one call. Without a user (a static token,
    * stdio, the library) refuses with `SIGN_IN_REQUIRED`.
    */
-  acquire(user: UserRef | undefined, config: ServerConfig, signal?: AbortSignal): Promise<UserLease> {
-    if (user === undefined) return Promise.reject(signInRequired(config));
-    return this.connections.acquire(user, config, signal);
+  async acquire(
+    user: UserRef | undefined,
+    config: ServerConfig,
+    signal?: AbortSignal,
+  ): Promise<UserCallLease> {
+    if (user === undefined) throw signInRequired(config);
+    const lease = await this.connections.acquire(user, config, signal);
+    const redactor = this.#redactors.get(lease.upstream);
+    return {
+      upstream: lease.upstream,
+      release: lease.release,
+      redact: redactor?.redact ?? ((text) => this.#host.secrets.redact(text)),
+      get redactedSecrets() {
+        return redactor?.size ?? 0;
+      },
+    };
   }
 
-  /** What the catalog sees of a per-user server. */
+  /** How many secrets the user's started connection to `server` redacts; `undefined` without one. */
+  redactedSecrets(userKey: string, server: string): number | undefined {
+    const upstream = this.connections.started(userKey).get(server);
+    return upstream === undefined ? undefined : this.#redactors.get(upstream)?.size;
+  }
+
+  /** What the shared catalog sees of a per-user server: no one's tools. */
   snapshot(config: ServerConfig): ServerSnapshot {
-    const listed = this.#tools.get(config.name);
     const snapshot: ServerSnapshot = {
       server: config.name,
       filter: config.tools,
       // Callable whenever enabled: the call opens the caller's own connection.
       state: config.enabled ? "ready" : "unavailable",
-      tools: listed?.tools ?? [],
-      listedAt: listed?.listedAt ?? 0,
+      tools: [],
+      listedAt: 0,
     };
     if (config.prefix !== undefined) snapshot.prefix = config.prefix;
     return snapshot;
   }
 
-  /** Whether any user's connection (or the store) has given the server's tools yet. */
-  listed(name: string): boolean {
-    return this.#tools.has(name);
+  /** Whether `user`'s own connection to the server has started (and so listed its tools). */
+  listed(user: UserRef | undefined, name: string): boolean {
+    return user !== undefined && this.connections.started(user.key).has(name);
   }
 
-  /** Reads the server's last-seen tools from the store, unless a user's connection gave them since. */
-  async load(config: ServerConfig): Promise<void> {
-    const stored = await this.#host.toolLists.get(config.name).catch(() => undefined);
-    if (stored === undefined || stored.definition !== definitionHash(config) || this.#tools.has(config.name))
-      return;
-    this.#tools.set(config.name, {
-      tools: stored.tools as unknown as Tool[],
-      listedAt: Date.parse(stored.savedAt),
-    });
-    this.#host.toolsChanged(config.name);
-  }
-
-  /** Forgets a removed server's tools. */
-  forget(name: string): void {
-    this.#tools.delete(name);
+  /**
+   * The tools of `user`'s own started connections to per-user servers, named and filtered as the
+   * hub's catalog would name them (prefix, `tools:` filter, profiles, pins); `undefined` while
+   * the user has none. Nobody else's list is in it.
+   */
+  userCatalog(user: UserRef | undefined): Catalog | undefined {
+    if (user === undefined) return undefined;
+    const revision = this.#host.revision();
+    const started = this.connections.started(user.key);
+    const from = [...started.values()];
+    const cached = this.#catalogs.get(user.key);
+    if (cached?.revision === revision && sameItems(cached.from, from)) return cached.catalog;
+    if (started.size === 0) {
+      this.#catalogs.delete(user.key);
+      return undefined;
+    }
+    const snapshots: ServerSnapshot[] = [];
+    for (const config of this.#host.configs()) {
+      const upstream = started.get(config.name);
+      if (upstream === undefined || !config.enabled) continue;
+      const snapshot: ServerSnapshot = {
+        ...this.snapshot(config),
+        state: "ready",
+        tools: upstream.tools,
+        listedAt: upstream.listedAt,
+      };
+      snapshots.push(this.#host.pinned(config, snapshot, upstream.listedAt));
+    }
+    const catalog = Catalog.build(snapshots, this.#host.catalogOptions());
+    this.#catalogs.set(user.key, { revision, from, catalog });
+    return catalog;
   }
 
   async #open(user: UserRef, config: ServerConfig, signal: AbortSignal | undefined): Promise<Upstream> {
     const plan = await this.#source.plan(user, config, signal);
     const own = userServerConfig(config, plan, user, this.#connectUrl);
-    // A user's values are redacted like the config's secrets: from errors, logs and lists.
-    const values = Object.values(plan.values ?? {}).filter((value) => value.length >= 4);
-    if (values.length > 0) this.#host.addSecrets(values);
-    return this.#host.createUpstream(own, plan, (upstream, event) => this.#onEvent(config, upstream, event));
+    // The user's values and tokens are redacted from this user's results only: in a redactor
+    // shared by all, a guess of them would come back as `***` to anyone (and slow everyone).
+    const redactor = new ConnectionRedactor(this.#host.secrets, plan.values);
+    const upstream = this.#host.createUpstream(
+      own,
+      redactedPlan(plan, redactor),
+      (upstream, event) => this.#onEvent(config, user, upstream, event),
+      redactor.redact,
+    );
+    this.#redactors.set(upstream, redactor);
+    return upstream;
   }
 
   /**
-   * A user's connection lists its tools: they become the server's. Other events of a user's
-   * connection (its log messages, resource updates) are that user's and go to no one else.
+   * A user's connection lists its tools: that user's catalog is built again. Other events of a
+   * user's connection (its log messages, resource updates) are that user's and go to no one else.
    */
-  #onEvent(config: ServerConfig, upstream: Upstream, event: UpstreamEvent): void {
+  #onEvent(config: ServerConfig, user: UserRef, upstream: Upstream, event: UpstreamEvent): void {
     const listed =
       (event.type === "state" && event.state === "ready") ||
       (event.type === "list-changed" && event.kinds.includes("tools"));
     if (!listed) return;
-    const tools = upstream.tools;
-    const before = this.#tools.get(config.name);
-    if (before !== undefined && JSON.stringify(before.tools) === JSON.stringify(tools)) return;
-    this.#tools.set(config.name, { tools, listedAt: upstream.listedAt });
-    this.#host.toolsChanged(config.name);
-    void this.#host.toolLists
-      .save({
-        server: config.name,
-        definition: definitionHash(config),
-        tools: tools as unknown as Record<string, unknown>[],
-      })
-      .catch(() => {});
+    // Its start reports the list twice (listed, then ready): the user hears of it once.
+    const tools = JSON.stringify(upstream.tools);
+    if (this.#announced.get(upstream) === tools) return;
+    this.#announced.set(upstream, tools);
+    this.#catalogs.delete(user.key);
+    this.#host.toolsChanged(config.name, user.key);
   }
+}
+
+/** `plan` with every token it gives (exchanged, OAuth access and refresh) added to `redactor`. */
+function redactedPlan(plan: UserConnectionPlan, redactor: ConnectionRedactor): UserConnectionPlan {
+  const out: UserConnectionPlan = { ...plan };
+  const { bearer, oauth } = plan;
+  if (bearer !== undefined) {
+    const given = async (signal?: AbortSignal) => {
+      const token = await bearer(signal);
+      redactor.addToken(token);
+      return token;
+    };
+    const invalidate = (bearer as { invalidate?: (token: string) => void }).invalidate;
+    out.bearer =
+      invalidate === undefined ? given : Object.assign(given, { invalidate: invalidate.bind(bearer) });
+  }
+  if (oauth !== undefined) out.oauth = redactedOAuth(oauth, redactor);
+  return out;
+}
+
+function redactedOAuth(oauth: OAuthHost, redactor: ConnectionRedactor): OAuthHost {
+  const seen = (record: OAuthRecord | undefined) => {
+    redactor.addToken(record?.tokens?.access_token);
+    redactor.addToken(record?.tokens?.refresh_token);
+    return record;
+  };
+  const { store } = oauth;
+  return {
+    ...oauth,
+    store: {
+      load: async (server) => seen(await store.load(server)),
+      save: (server, record) => store.save(server, seen(record)!),
+      ...(store.exclusive === undefined ? {} : { exclusive: store.exclusive.bind(store) }),
+    },
+  };
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
 }

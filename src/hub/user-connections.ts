@@ -27,6 +27,8 @@ export interface UserLease {
 /** One user's connection to one server. */
 interface Held {
   readonly started: Promise<Upstream>;
+  /** The connection once it started. */
+  upstream?: Upstream;
   /** Calls using it now (and waiting for its start): it goes idle only at none. */
   inFlight: number;
   idleTimer: NodeJS.Timeout | undefined;
@@ -106,6 +108,12 @@ export class UserConnections {
       return opened;
     })();
     const held: Held = { started, inFlight: 0, idleTimer: undefined };
+    started.then(
+      (upstream) => {
+        held.upstream = upstream;
+      },
+      () => {},
+    );
     own.set(config.name, held);
     started.catch(() => {
       this.#forget(user.key, config.name, held);
@@ -190,6 +198,14 @@ export class UserConnections {
   /** The servers the user holds a connection to now. */
   servers(userKey: string): string[] {
     return [...(this.#byUser.get(userKey)?.keys() ?? [])];
+  }
+
+  /** The user's connections that have started, by server. */
+  started(userKey: string): Map<string, Upstream> {
+    const out = new Map<string, Upstream>();
+    for (const [server, held] of this.#byUser.get(userKey) ?? [])
+      if (held.upstream !== undefined) out.set(server, held.upstream);
+    return out;
   }
 
   async #stop(held: Held): Promise<void> {

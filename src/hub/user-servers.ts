@@ -2,7 +2,7 @@
 // config with that user's values in place of the `${user:NAME}` placeholders.
 import { DEFAULT_OAUTH_REDIRECT } from "../config/read-server.js";
 import type { ServerConfig } from "../config/types.js";
-import { fillUserPlaceholders } from "../config/user-placeholders.js";
+import { fillUserPlaceholders, optionFromValue, userValueProblem } from "../config/user-placeholders.js";
 import {
   ConnectRequiredError,
   type CredentialVault,
@@ -24,14 +24,17 @@ export function connectRequired(
   server: string,
   connectUrl: ConnectUrl | undefined,
   missing: readonly string[] = [],
+  problem?: string,
 ): McplexError {
   const what =
-    missing.length === 0
-      ? ""
-      : ` (${[...missing]
-          .sort()
-          .map((name) => `\${user:${name}}`)
-          .join(", ")} not set)`;
+    problem !== undefined
+      ? ` (${problem})`
+      : missing.length === 0
+        ? ""
+        : ` (${[...missing]
+            .sort()
+            .map((name) => `\${user:${name}}`)
+            .join(", ")} not set)`;
   if (connectUrl !== undefined) {
     const url = connectUrl(user, server);
     return new ConnectRequiredError(
@@ -86,8 +89,25 @@ export function userServerConfig(
     Object.fromEntries(Object.entries(map).map(([key, text]) => [key, fill(text)]));
   const { idleTimeout: _, ...rest } = config;
   let own: ServerConfig = { ...rest, lazy: false } as ServerConfig;
-  if (own.transport === "stdio") own = { ...own, args: own.args.map(fill), env: fillMap(own.env) };
-  else if (own.transport === "streamable-http" || own.transport === "sse" || own.transport === "websocket") {
+  if (own.transport === "stdio") {
+    // A value never becomes an option: refused where it would start an argument with "-".
+    for (const arg of own.args) {
+      const name = optionFromValue(arg, values);
+      if (name !== undefined)
+        throw connectRequired(
+          user,
+          config.name,
+          connectUrl,
+          [],
+          userValueProblem([arg], name, values[name]!),
+        );
+    }
+    own = { ...own, args: own.args.map(fill), env: fillMap(own.env) };
+  } else if (
+    own.transport === "streamable-http" ||
+    own.transport === "sse" ||
+    own.transport === "websocket"
+  ) {
     const { oauth, ...remote } = own;
     own = { ...remote, headers: fillMap(own.headers) };
     // OAuth only with the user's own grant: without it, a shared token store would lend one

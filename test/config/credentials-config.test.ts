@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { parseConfig } from "../../src/config/index.js";
 import { mcplexDocument } from "../../src/config/mcplex-document.js";
-import { fillUserPlaceholders } from "../../src/config/user-placeholders.js";
+import {
+  fillUserPlaceholders,
+  optionFromValue,
+  userValueProblem,
+} from "../../src/config/user-placeholders.js";
 import { issuesOf } from "../support/config-errors.js";
 
 const read = (text: string, env: Record<string, string> = {}) =>
@@ -126,6 +130,15 @@ describe("${user:NAME}", () => {
       "k=1 ${user:B}",
     );
     expect(missing).toEqual(["B"]);
+  });
+
+  it("never lets a value start an argument with '-' where the config starts it with the placeholder", () => {
+    expect(optionFromValue("${user:A}", { A: "--inject-flag=1" })).toBe("A");
+    expect(optionFromValue("${user:A}${user:B}", { A: "", B: "-x" })).toBe("B");
+    expect(optionFromValue("--site=${user:A}", { A: "-x" })).toBeUndefined();
+    expect(optionFromValue("${user:A}", { A: "plain" })).toBeUndefined();
+    expect(userValueProblem(["run", "${user:A}"], "A", "-rf")).toContain('${user:A} may not start with "-"');
+    expect(userValueProblem(["--tag=${user:A}"], "A", "-rf")).toBeUndefined();
   });
 });
 

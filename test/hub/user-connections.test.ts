@@ -63,7 +63,7 @@ async function whoami(hub: Hub, who: UserRef | undefined, tool = "who__whoami"):
 }
 
 describe("a per-user stdio server", () => {
-  it("runs one process per user, with that user's values, and lists the tools the first one gave", async () => {
+  it("runs one process per user, with that user's values, and lists each user's tools to that user only", async () => {
     const hub = hubOf();
     await hub.start();
     // No shared process: nothing listed, nothing started, before a user calls.
@@ -78,16 +78,19 @@ describe("a per-user stdio server", () => {
     expect(a.pid).not.toBe(b.pid);
     // The same user's next call is served by the same process.
     expect((await whoami(hub, ALICE)).pid).toBe(a.pid);
-    expect(hub.tools().map((t) => t.name)).toEqual([
-      "who__whoami",
-      "who__whoami_cached",
-      "who__ask",
-      "who__leak",
-    ]);
+    // Each user sees the list their own process gave; the shared catalog holds no one's.
+    for (const user of [ALICE, BOB])
+      expect(hub.tools(undefined, user).map((t) => t.name)).toEqual([
+        "who__whoami",
+        "who__whoami_cached",
+        "who__ask",
+        "who__leak",
+      ]);
+    expect(hub.tools()).toEqual([]);
     expect(hub.servers()[0]).toMatchObject({ state: "ready", userConnections: 2 });
     expect(hub.userServers(ALICE.key)).toEqual(["who"]);
-    // A user's values are redacted like the config's secrets.
-    expect(hub.redact("key-of-bob-0123456789")).toBe("***");
+    // A user's values are redacted from that user's results only, never by the shared redactor.
+    expect(hub.redact("key-of-bob-0123456789")).toBe("key-of-bob-0123456789");
   });
 
   it("opens one connection for a user's concurrent first calls", async () => {

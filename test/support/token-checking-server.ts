@@ -62,6 +62,8 @@ export interface TokenCheckingServer {
   readonly served: readonly ServedCall[];
   /** Requests refused for their token (401 and 403). */
   readonly refused: number;
+  /** The tokens its `leak` tool was called with, by `sub`, in order. */
+  readonly leaked: ReadonlyMap<string, readonly string[]>;
   /** Refuses the token with this `jti` from now on (as if revoked at the provider). */
   revoke(jti: string): void;
   close(): Promise<void>;
@@ -70,6 +72,7 @@ export interface TokenCheckingServer {
 /** Starts a token-checking MCP server on 127.0.0.1 (port 0). */
 export async function startTokenCheckingServer(options: TokenCheckingOptions): Promise<TokenCheckingServer> {
   const served: ServedCall[] = [];
+  const leaked = new Map<string, string[]>();
   const revoked = new Set<string>();
   let refused = 0;
   // An unknown kid fetches the keys again at once (jose's default waits 30 s between fetches):
@@ -130,6 +133,17 @@ export async function startTokenCheckingServer(options: TokenCheckingOptions): P
         };
       },
     );
+    // Fails quoting the token it was called with, as a server's error may.
+    server.registerTool(
+      "leak",
+      { description: "Fails quoting the token the call came with", inputSchema: z.object({}) },
+      async () => {
+        const token = authInfo?.token ?? "";
+        const sub = String(claims.sub);
+        leaked.set(sub, [...(leaked.get(sub) ?? []), token]);
+        return { isError: true, content: [{ type: "text", text: `refused with token ${token}` }] };
+      },
+    );
     return server;
   });
 
@@ -157,6 +171,7 @@ export async function startTokenCheckingServer(options: TokenCheckingOptions): P
     get refused() {
       return refused;
     },
+    leaked,
     revoke: (jti) => {
       revoked.add(jti);
     },

@@ -3,6 +3,7 @@ import type { CatalogTool } from "../../catalog/types.js";
 import type { CatalogView } from "../../catalog-modes/catalog-view.js";
 import { META_TOOL } from "../../catalog-modes/meta-tools.js";
 import type { ModeCaller } from "../../catalog-modes/view-resolver.js";
+import { userRefOf } from "../../credentials/user-ref.js";
 import { RpcError } from "../../errors.js";
 import type {
   CallRequest,
@@ -49,7 +50,16 @@ export function catalogViews(
   // directly, by `tools/call`, which passes the view by).
   async function viewed(req: CallRequest, view: CatalogView, next: Handler): Promise<JsonObject> {
     const profile = req.context.profile;
-    if (req.method === "tools/list") return { tools: view.listTools(hub.modelTools(profile)) };
+    const user = userRefOf(req.context.identity);
+    // The caller's per-user servers list through the caller's own connections, opened first.
+    const userTools = async () => {
+      await hub.openUserServers(user, {
+        signal: req.context.signal,
+        ...(profile === undefined ? {} : { profile }),
+      });
+      return hub.modelTools(profile, user);
+    };
+    if (req.method === "tools/list") return { tools: view.listTools(await userTools()) };
     if (req.method === "resources/list") {
       const added = view.resources();
       const result = await next(req);
@@ -59,7 +69,7 @@ export function catalogViews(
     if (req.method === "resources/read") {
       const uri = req.params.uri;
       const read =
-        typeof uri === "string" ? await view.readResource(uri, hub.modelTools(profile)) : undefined;
+        typeof uri === "string" ? await view.readResource(uri, hub.modelTools(profile, user)) : undefined;
       return read === undefined ? next(req) : (read as JsonObject);
     }
     const name = req.params.name;
@@ -69,13 +79,17 @@ export function catalogViews(
       throw new RpcError(ErrorCode.InvalidParams, "Invalid params: arguments must be an object");
     let inner = 0;
     const result = await view.call(name, args as JsonObject, {
-      tools: hub.modelTools(profile),
+      tools: await userTools(),
       signal: req.context.signal,
       ...(req.context.caller === undefined ? {} : { caller: req.context.caller }),
       ...(available === undefined ? {} : { available: () => available(profile) }),
       // A tool only an MCP App calls is not the model's, here as in `tools`.
       findTool: async (tool, signal) => {
-        const found = await hub.findTool(tool, profile === undefined ? { signal } : { profile, signal });
+        const found = await hub.findTool(tool, {
+          signal,
+          ...(profile === undefined ? {} : { profile }),
+          ...(user === undefined ? {} : { user }),
+        });
         return found !== undefined && found.appOnly !== true;
       },
       callTool: async (tool, toolArgs, signal) => {
