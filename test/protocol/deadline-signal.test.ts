@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
@@ -78,5 +80,19 @@ describe("deadlineSignal", () => {
     // Set after the old pattern's timeout, with the same length: it fires after it.
     await aborted(deadline.signal);
     expect(old.aborted).toBe(false);
+  });
+
+  it("is what src/ uses: no file combines AbortSignal.timeout with AbortSignal.any", () => {
+    const files = readdirSync("src", { recursive: true, encoding: "utf8" })
+      .filter((file) => file.endsWith(".ts"))
+      .map((file) => join("src", file));
+    const offenders = files.filter((file) => {
+      const code = readFileSync(file, "utf8")
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/\/\/.*$/gm, "");
+      return code.includes("AbortSignal.any(") && code.includes("AbortSignal.timeout(");
+    });
+    expect(files.length).toBeGreaterThan(100);
+    expect(offenders).toEqual([]);
   });
 });
