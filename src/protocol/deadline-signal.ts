@@ -1,3 +1,6 @@
+/** The longest delay a Node timer keeps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A signal that aborts when any of some signals does, or at a deadline: see {@link deadlineSignal}. */
 export interface Deadline {
   /**
@@ -36,7 +39,8 @@ export function deadlineSignal(ms: number, ...signals: Array<AbortSignal | undef
     ? undefined
     : setTimeout(
         () => time.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
-        ms,
+        // Node fires a longer timer after 1 ms: the longest it keeps (about 24.8 days) instead.
+        Math.min(ms, MAX_TIMER_MS),
       );
   timer?.unref();
   return {
