@@ -1,3 +1,5 @@
+import { type Deadline, deadlineSignal } from "../protocol/deadline-signal.js";
+
 /** How long an identity provider has to answer one request of ours. */
 const TIMEOUT_MS = 5_000;
 /** The largest document read from an identity provider (key sets and metadata are a few KiB). */
@@ -27,8 +29,19 @@ export async function fetchJson(
   url: string,
   init: { body?: URLSearchParams; headers?: Record<string, string>; signal?: AbortSignal } = {},
 ): Promise<Record<string, unknown>> {
-  const timeout = AbortSignal.timeout(TIMEOUT_MS);
-  const signal = init.signal === undefined ? timeout : AbortSignal.any([timeout, init.signal]);
+  const deadline = deadlineSignal(TIMEOUT_MS, init.signal);
+  try {
+    return await fetchWithin(url, init, deadline);
+  } finally {
+    deadline.clear();
+  }
+}
+
+async function fetchWithin(
+  url: string,
+  init: { body?: URLSearchParams; headers?: Record<string, string> },
+  deadline: Deadline,
+): Promise<Record<string, unknown>> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -36,10 +49,10 @@ export async function fetchJson(
       headers: { accept: "application/json", ...init.headers },
       ...(init.body === undefined ? {} : { body: init.body }),
       redirect: "manual",
-      signal,
+      signal: deadline.signal,
     });
   } catch (error) {
-    const reason = timeout.aborted ? `no answer within ${TIMEOUT_MS / 1000} s` : causeOf(error);
+    const reason = deadline.expired ? `no answer within ${TIMEOUT_MS / 1000} s` : causeOf(error);
     throw new ProviderUnreachable(`${url}: ${reason}`);
   }
   if (response.status !== 200) {

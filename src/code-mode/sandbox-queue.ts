@@ -108,9 +108,9 @@ export class SandboxQueue {
       );
     }
     return new Promise((resolve, reject) => {
-      const timeout = AbortSignal.timeout(bounds.queueMs);
-      const stop = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
       const onStop = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onStop);
         const mine = this.#waiting.get(client);
         const index = mine?.indexOf(waiter) ?? -1;
         if (mine === undefined || index < 0) return;
@@ -134,11 +134,18 @@ export class SandboxQueue {
       };
       const waiter: Waiter = {
         admit: () => {
-          stop.removeEventListener("abort", onStop);
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onStop);
           resolve(this.#start(client, bounds, since));
         },
       };
-      stop.addEventListener("abort", onStop, { once: true });
+      // A timer, not `AbortSignal.any([signal, AbortSignal.timeout(queueMs)])`: Node holds a
+      // timeout signal only while it has listeners of its own, and `any` watches it weakly, so a
+      // full collection of the heap took the deadline away (src/protocol/deadline-signal.ts, which
+      // code mode does not import). The timer list holds this one; unreferenced, as that was.
+      const timer = setTimeout(onStop, bounds.queueMs);
+      timer.unref();
+      signal?.addEventListener("abort", onStop, { once: true });
       queue.push(waiter);
       this.#waiting.set(client, queue);
       this.#waitingCount++;

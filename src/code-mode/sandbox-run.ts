@@ -79,6 +79,9 @@ export class SandboxRun {
   /** Aborts the signal every tool call got: on the end of the run, whatever ended it. */
   private readonly calls = new AbortController();
   private readonly stop: AbortSignal;
+  /** Aborts `stop` at `limits.wallMs`: a timer, which the event loop holds (see the constructor). */
+  private readonly wall = new AbortController();
+  private readonly wallTimer: NodeJS.Timeout;
   private readonly deferreds = new Set<QuickJSDeferredPromise>();
   private readonly waiting: Array<() => void> = [];
   private readonly logs: string[] = [];
@@ -105,8 +108,12 @@ export class SandboxRun {
     for (const binding of options.bindings) this.byExposed.set(binding.tool.exposed, binding);
     const { limits } = options;
     this.deadline = performance.now() + limits.wallMs;
-    const timeout = AbortSignal.timeout(limits.wallMs);
-    this.stop = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    // Not `AbortSignal.timeout` inside `AbortSignal.any`: Node holds a timeout signal only while it
+    // has listeners of its own and `any` watches it weakly, so a full collection of the heap took
+    // the wall-clock limit away (src/protocol/deadline-signal.ts, which code mode does not import).
+    this.wallTimer = setTimeout(() => this.wall.abort(), limits.wallMs);
+    this.wallTimer.unref();
+    this.stop = options.signal ? AbortSignal.any([options.signal, this.wall.signal]) : this.wall.signal;
     this.runtime = options.module.newRuntime();
     this.runtime.setMemoryLimit(limits.memoryBytes);
     this.runtime.setMaxStackSize(limits.stackBytes);
@@ -261,6 +268,7 @@ export class SandboxRun {
   private finish(end: End): void {
     if (this.done) return;
     this.done = true;
+    clearTimeout(this.wallTimer);
     this.stop.removeEventListener("abort", this.onStop);
     this.waiting.length = 0;
     const error = end instanceof CodeModeError ? end : "error" in end ? end.error : undefined;

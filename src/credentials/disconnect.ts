@@ -5,6 +5,7 @@ import {
   type FetchLike,
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
+import { deadlineSignal } from "../protocol/deadline-signal.js";
 import type { OAuthRecord } from "../upstream/oauth.js";
 import type { CredentialVault } from "./user-credentials.js";
 
@@ -79,11 +80,8 @@ async function revoke(
   options: DisconnectOptions,
 ): Promise<Pick<Disconnected, "revocation" | "error">> {
   const fetchFn = options.fetch ?? fetch;
-  const signal = AbortSignal.any([
-    AbortSignal.timeout(REVOKE_MS),
-    ...(options.signal ? [options.signal] : []),
-  ]);
-  const limited: FetchLike = (input, init) => fetchFn(input, { ...init, signal });
+  const deadline = deadlineSignal(REVOKE_MS, options.signal);
+  const limited: FetchLike = (input, init) => fetchFn(input, { ...init, signal: deadline.signal });
   try {
     const metadata = await authorizationServer(name, oauth, options.server(name), limited);
     // Typed on the OAuth half of the union only; an OpenID provider's metadata carries it too.
@@ -122,6 +120,8 @@ async function revoke(
     return { revocation: "revoked" };
   } catch (error) {
     return { revocation: "failed", error: `revocation failed: ${(error as Error).message}` };
+  } finally {
+    deadline.clear();
   }
 }
 

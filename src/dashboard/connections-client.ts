@@ -1,4 +1,5 @@
 import { McplexError, UpstreamUnavailableError } from "../errors.js";
+import { deadlineSignal } from "../protocol/deadline-signal.js";
 import type { ConnectionsAdmin, RevokeOutcome, UserConnectionsView } from "./user-connections.js";
 
 /** How long one request to the gateway may take, ms. */
@@ -43,16 +44,23 @@ export class ConnectionsClient implements ConnectionsAdmin {
   }
 
   async #request(method: string, path: string, signal?: AbortSignal): Promise<unknown> {
+    const deadline = deadlineSignal(REQUEST_MS, signal);
+    try {
+      return await this.#answer(method, path, deadline.signal);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** `method` on `path`, its answer read whole, within `signal`. */
+  async #answer(method: string, path: string, signal: AbortSignal): Promise<unknown> {
     const url = `${this.#origin}${path}`;
     let res: Response;
     try {
       res = await fetch(url, {
         method,
         headers: this.#token === undefined ? {} : { authorization: `Bearer ${this.#token}` },
-        signal:
-          signal === undefined
-            ? AbortSignal.timeout(REQUEST_MS)
-            : AbortSignal.any([signal, AbortSignal.timeout(REQUEST_MS)]),
+        signal,
       });
     } catch (error) {
       // fetch throws a bare "fetch failed"; its cause says why (ECONNREFUSED, "bad port").

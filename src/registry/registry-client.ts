@@ -1,4 +1,5 @@
 import { RegistryError } from "../errors.js";
+import { deadlineSignal } from "../protocol/deadline-signal.js";
 import type { RegistryServerItem, RegistryServerPage, ServerJson } from "./server-json.js";
 
 /** The official MCP Registry (its OpenAPI document's server). */
@@ -101,14 +102,24 @@ export class RegistryClient {
   }
 
   private async page(query: URLSearchParams, signal: AbortSignal | undefined): Promise<RegistryServerPage> {
+    const deadline = deadlineSignal(PAGE_TIMEOUT_MS, signal);
+    try {
+      return await this.pageWithin(query, signal, deadline.signal);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** One page, read whole within `within` (the caller's `signal` or the page's deadline). */
+  private async pageWithin(
+    query: URLSearchParams,
+    signal: AbortSignal | undefined,
+    within: AbortSignal,
+  ): Promise<RegistryServerPage> {
     const url = `${this.url}/v0.1/servers?${query}`;
-    const timeout = AbortSignal.timeout(PAGE_TIMEOUT_MS);
     let response: Response;
     try {
-      response = await this.fetch(url, {
-        headers: { accept: "application/json" },
-        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
-      });
+      response = await this.fetch(url, { headers: { accept: "application/json" }, signal: within });
     } catch (error) {
       signal?.throwIfAborted();
       throw new RegistryError(

@@ -6,6 +6,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/types.js";
 import { McplexError, RpcError, type UpstreamUnavailableError } from "../errors.js";
+import { deadlineSignal } from "../protocol/deadline-signal.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { LIST_CHANGED, type ListKind } from "../protocol/list-changes.js";
 import { paramHeaders } from "../protocol/param-headers.js";
@@ -182,7 +183,8 @@ export class Upstream {
     const wasReconnecting = this.#state === "reconnecting";
     if (!wasReconnecting) this.#setState("starting");
     this.#abort = new AbortController();
-    const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.config.startTimeout)]);
+    const deadline = deadlineSignal(this.config.startTimeout, this.#abort.signal);
+    const signal = deadline.signal;
     let connected: Connected | undefined;
     try {
       connected = await connect(this.config, {
@@ -220,6 +222,8 @@ export class Upstream {
       this.#error = redacted(failure, this.name, this.#options.redact);
       this.#scheduleRetry(failure.retryable, wasReconnecting ? "reconnecting" : "failed");
       throw this.#error;
+    } finally {
+      deadline.clear();
     }
     this.#error = undefined;
     this.#connectedAt = Date.now();

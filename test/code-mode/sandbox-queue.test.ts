@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { CodeModeError } from "../../src/code-mode/index.js";
 import {
@@ -12,6 +14,11 @@ import {
 // process's queue.
 
 const bounds: QueueBounds = { queueMs: 60_000, maxQueued: 16, wallMs: 30_000 };
+
+/** A full collection of the heap, from a task of its own (the frame that queued holds nothing). */
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+const collectSoon = () => new Promise<void>((resolve) => setImmediate(() => resolve(collectGarbage())));
 
 /** Takes a slot for `client`, recording its name in `started` when granted. */
 function take(
@@ -28,6 +35,22 @@ function take(
 }
 
 describe("the sandbox queue", () => {
+  it("refuses a script waiting with its caller's signal at queueMs, after a full collection of the heap", async () => {
+    const queue = new SandboxQueue({ workers: 1, ceiling: 1 });
+    const held = await queue.acquire("a", bounds);
+    const caller = new AbortController();
+    const waiting = queue.acquire("b", { ...bounds, queueMs: 100 }, caller.signal);
+    await collectSoon();
+    const error = await waiting.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(CodeModeError);
+    expect(error).toMatchObject({ code: "CODE_BUSY" });
+    expect(caller.signal.aborted).toBe(false);
+    held.release();
+  }, 10_000);
+
   it("starts a client's only script beyond the busy shared workers, up to the ceiling", async () => {
     const queue = new SandboxQueue({ workers: 2, ceiling: 4 });
     const started: string[] = [];

@@ -11,6 +11,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { McplexConfig, ServerConfig } from "../../src/config/types.js";
@@ -130,6 +132,11 @@ async function client2025(capabilities: Record<string, unknown>): Promise<Client
   await client.connect(new StreamableHTTPClientTransport(new URL(front.url)));
   return client;
 }
+
+/** A full collection of the heap, from a task of its own, as a loaded gateway has every few seconds. */
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+const collectSoon = () => new Promise<void>((resolve) => setImmediate(() => resolve(collectGarbage())));
 
 const text = (result: unknown) => (result as { content: Array<{ text: string }> }).content[0]?.text ?? "";
 
@@ -310,4 +317,33 @@ describe("waiting for a connect", () => {
     await expect(wait).rejects.toThrow("cancelled");
     expect(connected.size).toBe(0);
   });
+});
+
+describe("the connect prompt's bound", () => {
+  it("gives the tool error at waitMs when the user accepts and never connects, after a full collection of the heap", async () => {
+    const quick = new Gateway(hub, {
+      interceptors: [connectPrompt({ waitConnected: connectWaiter(links, connected), waitMs: 300 })],
+    });
+    const quickFront = await startHttpFront(quick, { port: 0 });
+    const client = new Client(
+      { name: "prompt-test", version: "1.0.0" },
+      { versionNegotiation: { mode: "legacy" }, capabilities: { elicitation: { url: {} } } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(quickFront.url)));
+    // The user accepts, and the heap is collected while the call waits for a connect that never comes.
+    client.setRequestHandler("elicitation/create", async () => {
+      await collectSoon();
+      return { action: "accept" };
+    });
+    try {
+      const result = await client.callTool({ name: "acct__balance", arguments: {} });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toContain(`${base}/connect/acct?ticket=`);
+      expect(connected.size).toBe(0);
+    } finally {
+      await client.close();
+      await quickFront.close();
+      quick.close();
+    }
+  }, 15_000);
 });

@@ -8,6 +8,7 @@ import {
   type JsonObject,
   takesRawResults,
 } from "../../hub/call-pipeline.js";
+import { deadlineSignal } from "../../protocol/deadline-signal.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 import { toolErrorCause } from "../route.js";
 
@@ -82,9 +83,9 @@ export function connectPrompt(options: ConnectPromptOptions): Interceptor {
   /** Starts waiting for the connect of `error`'s user, bounded; `stop` ends the wait. */
   const waitFor = (request: CallRequest, error: ConnectRequiredError) => {
     const stop = new AbortController();
-    const signal = AbortSignal.any([request.context.signal, AbortSignal.timeout(waitMs), stop.signal]);
-    const waiting = options.waitConnected(error, signal);
-    waiting.catch(() => {});
+    const deadline = deadlineSignal(waitMs, request.context.signal, stop.signal);
+    const waiting = options.waitConnected(error, deadline.signal);
+    waiting.catch(() => {}).finally(deadline.clear);
     return { waiting, stop: () => stop.abort() };
   };
 
