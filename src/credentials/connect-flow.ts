@@ -1,5 +1,6 @@
 import { auth, type FetchLike, type StoredOAuthClientInformation } from "@modelcontextprotocol/client";
 import type { OAuthConfig, RemoteServerConfig, ServerConfig } from "../config/types.js";
+import { userValueProblem } from "../config/user-placeholders.js";
 import { McplexError } from "../errors.js";
 import { type OAuthRecord, ServerOAuthProvider } from "../upstream/oauth.js";
 import type { ConnectLinks, ConnectTicket } from "./connect-links.js";
@@ -289,6 +290,13 @@ export class ConnectFlow {
             server: server.name,
           },
         );
+      // Said at once, where the user can fix it: the launch would refuse it too.
+      const problem = server.transport === "stdio" ? userValueProblem(server.args, name, value) : undefined;
+      if (problem !== undefined)
+        throw new McplexError("INVALID_ARGUMENT", `${server.name}: ${problem}`, {
+          server: server.name,
+          hint: `Give ${name} a value that does not start with "-".`,
+        });
       values[name] = value;
     }
     if (!(await this.#links.use(ticket, "stored")))
