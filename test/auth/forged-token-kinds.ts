@@ -550,7 +550,9 @@ export const FORGERIES: readonly Forgery[] = [
   },
   {
     kind: "duplicated: a forged token first or last, or two forged",
-    refusal: /several Authorization headers|malformed|not for this resource/,
+    // `Bearer a,b` is one run of visible ASCII, so one token: not a JWT, the issuer that
+    // introspects opaque tokens is asked, and does not know it.
+    refusal: /several Authorization headers|malformed|not for this resource|not active/,
     async make(ctx) {
       const { random, valid } = ctx;
       const forged = await signed(ctx, { aud: `http://127.0.0.1:${int(random, 1, 65535)}/mcp` });
