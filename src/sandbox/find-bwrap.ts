@@ -70,12 +70,15 @@ export function probeSandbox(options: { fresh?: boolean } = {}): SandboxSupport 
     ],
     { encoding: "utf8", timeout: 10_000, input: filter.program },
   );
-  if ((run.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
+  const code = (run.error as NodeJS.ErrnoException | undefined)?.code;
+  // EPIPE: bwrap exited before it read the filter, having failed first; its exit says why.
+  const failedFirst = code === "EPIPE" && run.status !== null && run.status !== 0;
+  if (code === "ENOENT") {
     cached = {
       ok: false,
       reason: "prlimit was not found: install util-linux (Debian/Ubuntu: `sudo apt-get install util-linux`)",
     };
-  } else if (run.error !== undefined) {
+  } else if (run.error !== undefined && !failedFirst) {
     cached = { ok: false, reason: `${bwrap} could not run (${run.error.message}): ${BWRAP_INSTALL_HINT}` };
   } else if (run.status !== 0) {
     const said = (run.stderr ?? "").trim().split("\n")[0] ?? "";
