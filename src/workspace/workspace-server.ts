@@ -8,7 +8,7 @@ import { registerPrompts } from "./prompts.js";
 import { ResourceWatcher } from "./resource-watcher.js";
 import { registerResources } from "./resources.js";
 import { RootWall } from "./root-wall.js";
-import { registerSearchTools } from "./search-tools.js";
+import { registerSearchTools } from "./search-files-tool.js";
 
 /** Options of {@link createWorkspaceServer}. */
 export interface WorkspaceServerOptions {
