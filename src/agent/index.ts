@@ -5,7 +5,7 @@
  * server for tests is in `mcplex/testing`.
  */
 
-export { SEARCH_TOOLS_NAME } from "../catalog/search-tools.js";
+export { SEARCH_TOOLS_NAME } from "../catalog/search-tools-tool.js";
 export type {
   AgentDoneEvent,
   AgentEvent,

@@ -3,7 +3,7 @@
  * model first sees one `search_tools` tool (the catalog's one definition of it), and the tools
  * it finds join the next request.
  */
-import { DEFAULT_SEARCH_LIMIT, type SearchToolsArguments } from "../catalog/search-tools.js";
+import { DEFAULT_SEARCH_LIMIT, type SearchToolsArguments } from "../catalog/search-tools-tool.js";
 import { ToolIndex } from "../catalog/tool-index.js";
 import type { AgentTool } from "./tool-host.js";
 

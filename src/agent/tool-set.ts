@@ -3,7 +3,7 @@
  * limit, else a `search_tools` entry point and whatever the model has found with it.
  */
 
-import { readSearchArguments, SEARCH_TOOLS_NAME, searchToolsTool } from "../catalog/search-tools.js";
+import { readSearchArguments, SEARCH_TOOLS_NAME, searchToolsTool } from "../catalog/search-tools-tool.js";
 import { McplexError } from "../errors.js";
 import type { AgentEvent } from "./agent-events.js";
 import type { ChatTool } from "./chat-types.js";

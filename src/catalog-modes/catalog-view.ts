@@ -1,5 +1,5 @@
 import type { CallToolResult, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
-import { readSearchArguments } from "../catalog/search-tools.js";
+import { readSearchArguments } from "../catalog/search-tools-tool.js";
 import { compileToolFilter, type NameMatcher } from "../catalog/tool-filter.js";
 import type { CatalogTool } from "../catalog/types.js";
 import type { CatalogMode, ModeSettings } from "./catalog-mode.js";

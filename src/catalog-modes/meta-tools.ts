@@ -1,5 +1,5 @@
 import type { Tool } from "@modelcontextprotocol/client";
-import { SEARCH_TOOLS_NAME, searchToolsTool } from "../catalog/search-tools.js";
+import { SEARCH_TOOLS_NAME, searchToolsTool } from "../catalog/search-tools-tool.js";
 import type { CatalogMode } from "./catalog-mode.js";
 
 /** Names of the meta-tools a client sees in `search` and `code` mode. */

@@ -8,7 +8,7 @@ import { registerPrompts } from "./prompts.js";
 import { ResourceWatcher } from "./resource-watcher.js";
 import { registerResources } from "./resources.js";
 import { RootWall } from "./root-wall.js";
-import { registerSearchTools } from "./search-tools.js";
+import { registerSearchFilesTool } from "./search-files-tool.js";
 
 /** Options of {@link createWorkspaceServer}. */
 export interface WorkspaceServerOptions {
@@ -65,7 +65,7 @@ export function createWorkspaceServer(options: WorkspaceServerOptions): McpServe
   );
   registerFileTools(server, ctx);
   registerDirectoryTools(server, ctx);
-  registerSearchTools(server, ctx);
+  registerSearchFilesTool(server, ctx);
   const key = `connection:${++instances}`;
   registerResources(server, ctx, key);
   registerPrompts(server, ctx);

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunAgentOptions, runAgent } from "../../src/agent/run-agent.js";
 import type { ToolHost } from "../../src/agent/tool-host.js";
-import { searchToolsTool } from "../../src/catalog/search-tools.js";
+import { searchToolsTool } from "../../src/catalog/search-tools-tool.js";
 import type { MockTurn } from "../../src/testing/mock-llm-server.js";
 import { createHubToolHost, defaultServers, type HubToolHost } from "../support/hub-tool-host.js";
 import { collect, collectText, mockErrors, ofType, startMockLlm, toolMessages } from "../support/mock-llm.js";

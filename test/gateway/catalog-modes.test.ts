@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { searchToolsTool } from "../../src/catalog/search-tools.js";
+import { searchToolsTool } from "../../src/catalog/search-tools-tool.js";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { viewResolver } from "../../src/catalog-modes/view-resolver.js";
 import type { CallRequest, Interceptor } from "../../src/hub/call-pipeline.js";

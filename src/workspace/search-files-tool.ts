@@ -31,7 +31,7 @@ const searchOutput = z.object({
 });
 
 /** Register `search_files`. */
-export function registerSearchTools(server: McpServer, ctx: WorkspaceContext): void {
+export function registerSearchFilesTool(server: McpServer, ctx: WorkspaceContext): void {
   const { wall, limits } = ctx;
   server.registerTool(
     "search_files",
