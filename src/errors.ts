@@ -4,94 +4,94 @@
  * Wire errors (JSON-RPC code + message) are {@link RpcError} and stay apart.
  */
 
-/** Stable machine-readable codes of local errors. */
-export type McplexErrorCode =
-  | "CONFIG_INVALID"
-  | "CONFIG_NOT_FOUND"
-  | "CONFIG_VARIABLE_MISSING"
-  | "SECRET_MISSING"
-  | "SECRET_STORE_INVALID"
-  | "SECRET_KEY_INVALID"
-  | "UPSTREAM_UNAVAILABLE"
-  | "UPSTREAM_START_FAILED"
-  | "SANDBOX_UNAVAILABLE"
-  | "UPSTREAM_CLOSED"
-  | "UPSTREAM_UNAUTHORIZED"
-  | "UPSTREAM_QUEUE_FULL"
-  /** The gateway's memory budget is held by requests in flight: a large request waits its turn. */
-  | "MEMORY_BUDGET_FULL"
-  | "REQUEST_TIMEOUT"
-  | "REQUEST_ABORTED"
-  | "TOOL_NOT_FOUND"
-  | "RESOURCE_NOT_FOUND"
-  | "PROMPT_NOT_FOUND"
-  | "PROTOCOL_ERROR"
-  | "TRANSPORT_ERROR"
-  | "INVALID_ARGUMENT"
-  /** A file another mcplex process holds locked (the secret store, the pin lock file, a config being edited). */
-  | "FILE_LOCKED"
-  /** `mcplex add`: no server of that name in the MCP Registry. */
-  | "REGISTRY_NOT_FOUND"
-  /** `mcplex add`: a name that several servers of the MCP Registry match; the exact name is needed. */
-  | "REGISTRY_AMBIGUOUS"
-  /** The MCP Registry could not be reached, or answered with something that is not its API. */
-  | "REGISTRY_UNAVAILABLE"
-  /** `mcplex add`: a server whose packages need a program this machine lacks (`uvx`, `docker`). */
-  | "RUNTIME_MISSING"
-  /** `mcplex add`: a registry entry with a field mcplex does not write (an unpinned version, a loader variable, a non-https remote...). */
-  | "REGISTRY_ENTRY_REFUSED"
-  /** A workspace path that does not exist (or vanished, such as a dangling symlink). */
-  | "WORKSPACE_NOT_FOUND"
-  /** A workspace path outside the root, refused by a rule, or denied by the file system. */
-  | "WORKSPACE_DENIED"
-  /** A workspace path replaced or moved while it was used; trying again may succeed. */
-  | "WORKSPACE_RACE"
-  /** A workspace search whose regular expression ran past its time limit. */
-  | "WORKSPACE_TOO_SLOW"
-  /** A workspace file over the size limit of the operation. */
-  | "WORKSPACE_TOO_LARGE"
-  /** Code mode: the script does not parse (JavaScript or TypeScript); `line`/`column` say where. */
-  | "CODE_SYNTAX"
-  /** Code mode: the script threw (or rejected) and did not catch it. */
-  | "CODE_ERROR"
-  /** Code mode: the script ran past its wall-time limit (`limits.wallMs`). */
-  | "CODE_TIMEOUT"
-  /** Code mode: the script used more memory than `limits.memoryBytes`. */
-  | "CODE_MEMORY"
-  /** Code mode: the script recursed past `limits.stackBytes`. */
-  | "CODE_STACK_OVERFLOW"
-  /** Code mode: the script called more tools than `limits.maxToolCalls`. */
-  | "CODE_TOO_MANY_CALLS"
-  /** Code mode: console output and return value together passed `limits.maxOutputBytes`. */
-  | "CODE_OUTPUT_TOO_LARGE"
-  /** Code mode: the script waits on a promise that nothing can settle any more. */
-  | "CODE_STALLED"
-  /** Code mode: no sandbox worker for the script within its queue's bounds; `retryAt` says when to try again. */
-  | "CODE_BUSY"
-  /** The audit file (`audit.to`, `--audit`) could not be opened at start. */
-  | "AUDIT_OPEN_FAILED"
-  /**
-   * A call was not run because its audit line could not be written in time (the audit trail's
-   * backlog was full for `waitMs`, or its stream is broken); retrying later may succeed.
-   */
-  | "AUDIT_BEHIND"
-  /** The tool lock file (`mcplex.lock.json`) cannot be read or is not one. */
-  | "PIN_LOCK_INVALID"
-  /** `mcplex trust` named a server or tool that has no change waiting for approval. */
-  | "PIN_NOTHING_TO_TRUST"
-  /** A server's task (the tasks extension) was cancelled before it gave a result. */
-  | "TASK_CANCELLED"
-  /**
-   * Skills: a skill file that does not match the entry it was listed with (digest, size,
-   * frontmatter), a file the entry does not list, or an entry that is not valid.
-   */
-  | "SKILL_VERIFICATION_FAILED"
-  /** A per-user server the caller has not connected yet: the error carries the `/connect/<server>` URL. */
-  | "CONNECT_REQUIRED"
-  /** A per-user server called by a caller who did not sign in (static token, stdio, library). */
-  | "SIGN_IN_REQUIRED"
-  /** A token exchange (RFC 8693) for a server was refused or failed: the provider's answer is in the message. */
-  | "TOKEN_EXCHANGE_FAILED";
+/**
+ * Every local error code with what it means: the one list of codes. {@link McplexErrorCode} is
+ * its keys, code mode's codes are those starting `CODE_`, and `docs/reference/error-codes.md`
+ * is generated from it (`npm run docs:reference`).
+ */
+export const ERROR_CODES = {
+  CONFIG_INVALID:
+    "The config file or one of its fields is wrong; `path` names the (first) field and a `ConfigError`'s `issues` list every problem found.",
+  CONFIG_NOT_FOUND: "The config file named does not exist or cannot be read.",
+  CONFIG_VARIABLE_MISSING:
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the text shows config syntax
+    "A `${VAR}` in the config names an environment variable that is not set and has no `${VAR:-default}`.",
+  SECRET_MISSING:
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the text shows config syntax
+    "A `${secret:NAME}` in the config names a secret the secret store does not hold (`mcplex secrets set NAME`).",
+  SECRET_STORE_INVALID:
+    "The secret store (or the credential vault beside it) could not be read, decrypted or written.",
+  SECRET_KEY_INVALID:
+    "The key of the secret store or credential vault is missing, unreadable or does not open it (`MCPLEX_SECRET_KEY`, or the key file).",
+  UPSTREAM_UNAVAILABLE:
+    "A server is not connected (failed, reconnecting, stopped); retryable, `retryAt` says when it is tried again.",
+  UPSTREAM_START_FAILED:
+    "A server could not be started (its program not found, its process or connection failing at start).",
+  SANDBOX_UNAVAILABLE:
+    "A server configured to run in a sandbox cannot, on this machine (no bwrap, or the kernel refuses its namespaces); it is not started unconfined.",
+  UPSTREAM_CLOSED: "A server's process exited or its connection closed.",
+  UPSTREAM_UNAUTHORIZED:
+    "A server needs an OAuth authorization mcplex does not hold, or its OAuth sign-in failed (`mcplex auth login NAME`).",
+  UPSTREAM_QUEUE_FULL:
+    "Too much already waits for a server to read it; a large message is refused at once (small ones always pass).",
+  MEMORY_BUDGET_FULL:
+    "The gateway's memory budget is held by requests in flight: a large request waits its turn.",
+  REQUEST_TIMEOUT: "A request did not finish in time; retryable.",
+  REQUEST_ABORTED: "A request was aborted by its caller's signal.",
+  TOOL_NOT_FOUND: "A tool name that is not in the catalog (or not visible through the profile in use).",
+  RESOURCE_NOT_FOUND:
+    "A resource URI that is not in the catalog (or not visible through the profile in use).",
+  PROMPT_NOT_FOUND: "A prompt name that is not in the catalog (or not visible through the profile in use).",
+  PROTOCOL_ERROR:
+    "A server does not speak a revision mcplex speaks, or its answers do not fit the protocol (a task without a result, input asked for with no handler given, too many `input_required` rounds).",
+  TRANSPORT_ERROR: "A message could not be sent to a server.",
+  INVALID_ARGUMENT:
+    "An argument or option mcplex was given is not valid; the message says which and how to fix it.",
+  FILE_LOCKED:
+    "A file another mcplex process holds locked (the secret store, the pin lock file, a config being edited).",
+  REGISTRY_NOT_FOUND: "`mcplex add`: no server of that name in the MCP Registry.",
+  REGISTRY_AMBIGUOUS:
+    "`mcplex add`: a name that several servers of the MCP Registry match; the exact name is needed.",
+  REGISTRY_UNAVAILABLE:
+    "The MCP Registry could not be reached, or answered with something that is not its API.",
+  RUNTIME_MISSING:
+    "`mcplex add`: a server whose packages need a program this machine lacks (`uvx`, `docker`).",
+  REGISTRY_ENTRY_REFUSED:
+    "`mcplex add`: a registry entry with a field mcplex does not write (an unpinned version, a loader variable, a non-https remote...).",
+  WORKSPACE_NOT_FOUND: "A workspace path that does not exist (or vanished, such as a dangling symlink).",
+  WORKSPACE_DENIED: "A workspace path outside the root, refused by a rule, or denied by the file system.",
+  WORKSPACE_RACE: "A workspace path replaced or moved while it was used; trying again may succeed.",
+  WORKSPACE_TOO_SLOW: "A workspace search whose regular expression ran past its time limit.",
+  WORKSPACE_TOO_LARGE: "A workspace file over the size limit of the operation.",
+  CODE_SYNTAX: "Code mode: the script does not parse (JavaScript or TypeScript); `line`/`column` say where.",
+  CODE_ERROR: "Code mode: the script threw (or rejected) and did not catch it.",
+  CODE_TIMEOUT: "Code mode: the script ran past its wall-time limit (`limits.wallMs`).",
+  CODE_MEMORY: "Code mode: the script used more memory than `limits.memoryBytes`.",
+  CODE_STACK_OVERFLOW: "Code mode: the script recursed past `limits.stackBytes`.",
+  CODE_TOO_MANY_CALLS: "Code mode: the script called more tools than `limits.maxToolCalls`.",
+  CODE_OUTPUT_TOO_LARGE:
+    "Code mode: console output and return value together passed `limits.maxOutputBytes`.",
+  CODE_STALLED: "Code mode: the script waits on a promise that nothing can settle any more.",
+  CODE_BUSY:
+    "Code mode: no sandbox worker for the script within its queue's bounds (`limits.queueMs`, `limits.maxQueued`); retryable, `retryAt` says when to try again.",
+  AUDIT_OPEN_FAILED: "The audit file (`audit.to`, `--audit`) could not be opened at start.",
+  AUDIT_BEHIND:
+    "A call was not run because its audit line could not be written in time (the audit trail's backlog was full for `waitMs`, or its stream is broken); retrying later may succeed.",
+  PIN_LOCK_INVALID: "The tool lock file (`mcplex.lock.json`) cannot be read or is not one.",
+  PIN_NOTHING_TO_TRUST: "`mcplex trust` named a server or tool that has no change waiting for approval.",
+  TASK_CANCELLED: "A server's task (the tasks extension) was cancelled before it gave a result.",
+  SKILL_VERIFICATION_FAILED:
+    "Skills: a skill file that does not match the entry it was listed with (digest, size, frontmatter), a file the entry does not list, or an entry that is not valid.",
+  CONNECT_REQUIRED:
+    "A per-user server the caller has not connected yet: the error carries the `/connect/<server>` URL.",
+  SIGN_IN_REQUIRED:
+    "A per-user server called by a caller who did not sign in (static token, stdio, library).",
+  TOKEN_EXCHANGE_FAILED:
+    "A token exchange (RFC 8693) for a server was refused or failed: the provider's answer is in the message.",
+} as const satisfies Record<string, string>;
+
+/** Stable machine-readable codes of local errors: the keys of {@link ERROR_CODES}. */
+export type McplexErrorCode = keyof typeof ERROR_CODES;
 
 /** Structured context an error may carry; all optional, all safe to log (never secrets). */
 export interface ErrorFields {

@@ -1,19 +1,11 @@
-import { type ErrorFields, McplexError } from "../errors.js";
+import { type ERROR_CODES, type ErrorFields, McplexError, type McplexErrorCode } from "../errors.js";
 
-/** The codes a code-mode run fails with. */
-export type CodeModeErrorCode =
-  | "CODE_SYNTAX"
-  | "CODE_ERROR"
-  | "CODE_TIMEOUT"
-  | "CODE_MEMORY"
-  | "CODE_STACK_OVERFLOW"
-  | "CODE_TOO_MANY_CALLS"
-  | "CODE_OUTPUT_TOO_LARGE"
-  | "CODE_STALLED"
-  /** No worker for the script within `limits.queueMs` or `limits.maxQueued`; retryable, `retryAt` says when. */
-  | "CODE_BUSY"
-  /** The caller's signal aborted the run. */
-  | "REQUEST_ABORTED";
+/**
+ * The codes a code-mode run fails with: those of {@link ERROR_CODES} that start `CODE_` (the
+ * script's own failures and its limits, `CODE_BUSY` for a full queue), and `REQUEST_ABORTED`
+ * when the caller's signal aborted the run.
+ */
+export type CodeModeErrorCode = Extract<McplexErrorCode, `CODE_${string}`> | "REQUEST_ABORTED";
 
 /** What a failed run had done before it failed, for the model to read. */
 export interface CodeModeErrorDetails {

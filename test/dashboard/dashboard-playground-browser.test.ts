@@ -144,7 +144,7 @@ describe("the dashboard's tools, resources, prompts and server actions", { timeo
     await img.waitFor();
     expect(await img.getAttribute("src")).toMatch(/^data:image\/png;base64,/);
     expect(await img.evaluate((node: HTMLImageElement) => node.complete && node.naturalWidth > 0)).toBe(true);
-    // The page as people see it after a call, for the README. The random port and the call's
+    // The page as people see it after a call, for docs/guide/dashboard.md. The random port and the call's
     // time are written as a default gateway would show them, so that the committed image
     // changes when the page does, not on every run.
     await page.evaluate(() => {

@@ -24,7 +24,7 @@ import { attackSize, attackTimeout, HOSTILE_FULL, reportFigure } from "../suppor
 // what waits in the gateway across fronts and clients; past it a large request is refused at once
 // (503 and Retry-After on HTTP, an error answer on /ws), and small ones still pass.
 
-/** The documented bound on the gateway's peak RSS under these loads (README, "Limits"). */
+/** The documented bound on the gateway's peak RSS under these loads (docs/guide/serve-and-connect.md: "Connections and memory"). */
 const RSS_BOUND_MIB = 400;
 const MIB = 2 ** 20;
 

@@ -60,7 +60,7 @@ describe("mcplex serve --http --token", () => {
   it("explains a port already in use, without a stack trace", async () => {
     const port = new URL(gw.url).port;
     const result = await runCli(["serve", "--http", "--port", port, "--config", config], { timeout: 15_000 });
-    expect(result.code).toBe(2); // a port in use is a usage problem (README: exit codes)
+    expect(result.code).toBe(2); // a port in use is a usage problem (docs/guide/command-line.md: exit codes)
     expect(result.stderr).toContain(`mcplex: cannot listen: 127.0.0.1:${port} is already in use`);
     expect(result.stderr).toContain("hint: stop it, or choose another port with --port");
     expect(result.stderr).not.toMatch(/\n\s+at /);

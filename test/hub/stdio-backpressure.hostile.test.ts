@@ -15,7 +15,7 @@ import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 
 const CALLS = attackSize(32, 256);
 const MESSAGE_BYTES = 4_000_000;
-/** The documented bound on the gateway's peak RSS under this load (README, "Limits"). */
+/** The documented bound on the gateway's peak RSS under this load (docs/guide/serve-and-connect.md: "Backpressure"). */
 const RSS_BOUND_MIB = 400;
 
 let dir: string;

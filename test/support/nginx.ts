@@ -1,7 +1,7 @@
 /**
  * A real nginx (Debian's, installed by scripts/ensure-nginx.mjs) for tests: a load balancer on
  * a free loopback port, in a temp directory, in front of the given upstreams, configured as
- * README.md "Running several replicas" tells operators to (streaming responses unbuffered).
+ * docs/guide/replicas.md tells operators to (streaming responses unbuffered).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
