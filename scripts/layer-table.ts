@@ -31,7 +31,13 @@ function fencedBlock(markdown: string, info: string): string[] {
 export function readLayerTable(markdown: string): LayerTable {
   const rows = fencedBlock(markdown, "layers").map((line) => line.trim().split(/\s+/));
   const mayImport = new Map<string, string[]>();
+  // An indented line continues the one above it (long lists wrap under 120 characters).
+  const entries: string[] = [];
   for (const line of fencedBlock(markdown, "may-import")) {
+    if (/^\s/.test(line) && entries.length > 0) entries[entries.length - 1] += ` ${line.trim()}`;
+    else entries.push(line);
+  }
+  for (const line of entries) {
     const match = /^(\S+): may import (.+)$/.exec(line.trim());
     if (match === null) throw new Error(`${LAYERS_DOC}: "${line}" is not "folder: may import a, b, c"`);
     const [, unit, list] = match as unknown as [string, string, string];
