@@ -2,6 +2,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import type { Catalog } from "../catalog/catalog.js";
 import { userRefOf } from "../credentials/user-ref.js";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
+import type { GatewayTasks } from "../ext/tasks/gateway-tasks.js";
 import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -9,7 +10,6 @@ import { declaredExtension, SKILLS_EXTENSION, UI_EXTENSION } from "../protocol/e
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { TASKS_EXTENSION } from "../protocol/tasks.js";
 import { targetName } from "./request-target.js";
-import type { GatewayTasks } from "./tasks/gateway-tasks.js";
 
 /** What the gateway says about itself. */
 export interface GatewayIdentity {
