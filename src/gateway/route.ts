@@ -2,11 +2,12 @@ import type { Tool } from "@modelcontextprotocol/client";
 import type { Catalog } from "../catalog/catalog.js";
 import { userRefOf } from "../credentials/user-ref.js";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
+import { rendersApps, UI_EXTENSION } from "../ext/apps/apps-extension.js";
 import type { GatewayTasks } from "../ext/tasks/gateway-tasks.js";
 import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { declaredExtension, SKILLS_EXTENSION, UI_EXTENSION } from "../protocol/extensions.js";
+import { SKILLS_EXTENSION } from "../protocol/extensions.js";
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { TASKS_EXTENSION } from "../protocol/tasks.js";
 import { targetName } from "./request-target.js";
@@ -256,11 +257,6 @@ async function forward(hub: Hub, request: CallRequest): Promise<JsonObject> {
     throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${method} names no known target (${what})`);
   }
   return await hub.dispatch(request);
-}
-
-/** Whether a client declared the MCP Apps extension (it renders `ui://` apps). */
-function rendersApps(capabilities: Record<string, unknown>): boolean {
-  return declaredExtension(capabilities, UI_EXTENSION) !== undefined;
 }
 
 function requireString(params: JsonObject, key: string): string {
