@@ -1,60 +1,17 @@
 import type { Tool } from "@modelcontextprotocol/client";
-import type { Catalog } from "../catalog/catalog.js";
 import { userRefOf } from "../credentials/user-ref.js";
-import { McplexError, NotFoundError, RpcError } from "../errors.js";
-import { rendersApps, UI_EXTENSION } from "../ext/apps/apps-extension.js";
+import { RpcError } from "../errors.js";
+import { rendersApps } from "../ext/apps/apps-extension.js";
 import type { GatewayTasks } from "../ext/tasks/gateway-tasks.js";
 import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { SKILLS_EXTENSION } from "../protocol/extensions.js";
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { TASKS_EXTENSION } from "../protocol/tasks.js";
+import { servedExtensions, serverCapabilities } from "./methods/discover.js";
+import type { GatewayIdentity } from "./methods/method-handler.js";
+import { toolError } from "./methods/tool-error.js";
 import { targetName } from "./request-target.js";
-
-/** What the gateway says about itself. */
-export interface GatewayIdentity {
-  name: string;
-  version: string;
-  instructions?: string;
-}
-
-/**
- * The capabilities the gateway serves: the core ones are fixed (the catalog may change; they do
- * not), the extensions are those its servers declare (see {@link servedExtensions}).
- */
-export function serverCapabilities(
-  stateless: boolean,
-  extensions?: Record<string, unknown>,
-): Record<string, unknown> {
-  const capabilities: Record<string, unknown> = {
-    tools: { listChanged: true },
-    resources: { subscribe: true, listChanged: true },
-    prompts: { listChanged: true },
-    completions: {},
-  };
-  if (!stateless) capabilities.logging = {};
-  if (extensions !== undefined) capabilities.extensions = extensions;
-  return capabilities;
-}
-
-/**
- * The extensions the gateway declares, from those of the servers `profile` reaches: skills
- * when one of them serves skills (with `directoryRead` only when every one of them reads
- * directories, since `resources/directory/read` may go to any), and MCP Apps with the first
- * declaring server's settings. `undefined` when none declares either.
- */
-export function servedExtensions(catalog: Catalog, profile?: string): Record<string, unknown> | undefined {
-  const served: Record<string, unknown> = {};
-  const skills = catalog.extensionServers(SKILLS_EXTENSION, profile);
-  if (skills.length > 0)
-    served[SKILLS_EXTENSION] = skills.every((s) => s.settings.directoryRead === true)
-      ? { directoryRead: true }
-      : {};
-  const apps = catalog.extensionServers(UI_EXTENSION, profile);
-  if (apps.length > 0) served[UI_EXTENSION] = apps[0]!.settings;
-  return Object.keys(served).length === 0 ? undefined : served;
-}
 
 /**
  * The end of the pipeline: the gateway's method table. Answers from the hub's catalog, with
@@ -264,30 +221,4 @@ function requireString(params: JsonObject, key: string): string {
   if (typeof value !== "string" || value === "")
     throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${key} must be a non-empty string`);
   return value;
-}
-
-/**
- * Failures of a tool call that the model should read (server down, timeout) become tool
- * results with `isError`; errors the server answered pass through as wire errors.
- */
-function toolError(error: unknown): JsonObject {
-  if (error instanceof RpcError) throw error;
-  if (error instanceof NotFoundError) throw new RpcError(ErrorCode.InvalidParams, error.message);
-  if (error instanceof McplexError) {
-    const result = { isError: true, content: [{ type: "text", text: error.message.split("\n")[0] }] };
-    toolErrors.set(result, error);
-    return result;
-  }
-  throw error;
-}
-
-const toolErrors = new WeakMap<JsonObject, McplexError>();
-
-/**
- * The typed error a tool's `isError` result was made from, for the layers around the route
- * (the connect prompt turns `CONNECT_REQUIRED` into a URL elicitation); `undefined` for any
- * other result, the server's own tool errors included.
- */
-export function toolErrorCause(result: JsonObject): McplexError | undefined {
-  return toolErrors.get(result);
 }
