@@ -1,6 +1,28 @@
 import type { Catalog } from "../../catalog/catalog.js";
 import { UI_EXTENSION } from "../../ext/apps/apps-extension.js";
+import type { JsonObject } from "../../hub/call-pipeline.js";
 import { SKILLS_EXTENSION } from "../../protocol/extensions.js";
+import { REV2026_PROTOCOL_VERSIONS } from "../../protocol/rev2026.js";
+import { TASKS_EXTENSION } from "../../protocol/tasks.js";
+import type { MethodHandlers } from "./method-handler.js";
+
+/** `ping`, and 2026's `server/discover`: what the gateway serves, to the caller's profile. */
+export const DISCOVER_METHODS: MethodHandlers = {
+  ping: async () => ({}),
+  "server/discover": async (request, { hub, identity, tasks }) => {
+    const profile = request.context.profile;
+    const capabilities = serverCapabilities(true, servedExtensions(hub.catalog, profile));
+    // Declared while a server the caller reaches may create tasks: the gateway carries them.
+    if (tasks.extended(profile))
+      capabilities.extensions = {
+        ...(capabilities.extensions as Record<string, unknown> | undefined),
+        [TASKS_EXTENSION]: {},
+      };
+    const result: JsonObject = { supportedVersions: [...REV2026_PROTOCOL_VERSIONS], capabilities };
+    if (identity.instructions !== undefined) result.instructions = identity.instructions;
+    return result;
+  },
+};
 
 /**
  * The capabilities the gateway serves: the core ones are fixed (the catalog may change; they do
