@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthConfig } from "../config/types.js";
+import { APP_FRAME_HTML, appFramePolicy, cspFromQuery } from "../ext/apps/app-frame.js";
 import type { Identity } from "../fronts/authenticator.js";
 import type { FrontPage, FrontPageFactory, FrontPageHost } from "../fronts/front-page.js";
 import { sendJson } from "../fronts/http-exchange.js";
@@ -9,7 +10,6 @@ import type { Gateway } from "../gateway/gateway.js";
 import type { WatchedCall } from "../gateway/layers/call-watch.js";
 import { healthReport } from "../gateway/layers/metrics.js";
 import type { CacheCounts } from "../gateway/layers/result-cache.js";
-import { APP_FRAME_HTML, appFramePolicy, cspFromQuery } from "./app-frame.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { ConnectionsApi, type DashboardCredentials } from "./connections-api.js";
 import { DashboardSignIn } from "./dashboard-sign-in.js";
@@ -294,7 +294,7 @@ export class Dashboard implements FrontPage {
     });
   }
 
-  /** The playground's frame for an MCP App (see `app-frame.ts`); it holds no data and needs no token. */
+  /** The playground's frame for an MCP App (see `src/ext/apps/app-frame.ts`); it holds no data and needs no token. */
   #serveAppFrame(req: IncomingMessage, res: ServerResponse): void {
     const refused = this.#host.checkPage(req);
     if (refused !== undefined) {

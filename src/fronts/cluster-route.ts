@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { taskOwner } from "../ext/tasks/task-handles.js";
 import type { Gateway } from "../gateway/gateway.js";
 import type { InputParking } from "../gateway/layers/input-parking.js";
-import { taskOwner } from "../gateway/tasks/task-handles.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { targetParamOf } from "../protocol/method-table.js";
 import type { Admitted } from "./caller.js";

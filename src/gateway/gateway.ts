@@ -1,6 +1,7 @@
 import type { CatalogTool } from "../catalog/types.js";
 import { userRefOf } from "../credentials/user-ref.js";
 import { McplexError, RpcError } from "../errors.js";
+import { GatewayTasks } from "../ext/tasks/gateway-tasks.js";
 import type { RequestContext } from "../hub/call-pipeline.js";
 import {
   allTakeRawResults,
@@ -25,9 +26,10 @@ import { InputParking } from "./layers/input-parking.js";
 import { LogRelay } from "./layers/log-relay.js";
 import { ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
+import { servedExtensions, serverCapabilities } from "./methods/discover.js";
+import type { GatewayIdentity } from "./methods/method-handler.js";
 import { resolveTarget } from "./request-target.js";
-import { type GatewayIdentity, route, servedExtensions, serverCapabilities } from "./route.js";
-import { GatewayTasks } from "./tasks/gateway-tasks.js";
+import { route } from "./route.js";
 
 /** Options of a {@link Gateway}. */
 export interface GatewayOptions {

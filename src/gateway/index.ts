@@ -62,5 +62,5 @@ export { GatewayMetrics, healthReport } from "./layers/metrics.js";
 export { type CacheCounts, ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
 export { serverTools } from "./layers/server-tools.js";
 export type { SubscriptionFilter } from "./listen-streams.js";
+export type { GatewayIdentity } from "./methods/method-handler.js";
 export type { RequestCaller } from "./request-caller.js";
-export type { GatewayIdentity } from "./route.js";

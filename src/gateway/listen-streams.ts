@@ -1,9 +1,10 @@
 import { userRefOf } from "../credentials/user-ref.js";
+import { missingTasksCapability } from "../ext/tasks/task-errors.js";
 import type { RequestContext } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { META } from "../protocol/rev2026.js";
-import { declaresTasks, missingTasksCapability } from "../protocol/tasks.js";
+import { declaresTasks } from "../protocol/tasks.js";
 import type { TaskTargets } from "./request-target.js";
 
 /** The notification types a 2026 client opts in to on `subscriptions/listen`. */

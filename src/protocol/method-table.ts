@@ -3,7 +3,9 @@
  * it, what its params name, and how the gateway treats it. The gateway, its layers and its
  * fronts read these rows instead of keeping lists of their own, so a new method (an extension's
  * `tasks/get`, a vendor's `acme/search`) is one row: a forwarded row whose target resolves is
- * sent to the server that owns the target, with no other code.
+ * sent to the server that owns the target, with no other code. A method the gateway answers
+ * itself is its row here and its handler, by the same name, in `src/gateway/methods/` (a test
+ * keeps the two in step); these rows are the wire facts alone and import nothing of the gateway.
  */
 
 /** The protocol families a method exists in: `2025` (the `initialize` revisions, 2024-11-05 too), `2026`. */

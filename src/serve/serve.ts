@@ -5,6 +5,7 @@ import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-to
 import { isPerUser } from "../config/read-credentials.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CredentialVault } from "../credentials/user-credentials.js";
+import { RELAYED_EXTENSIONS } from "../ext/apps/apps-extension.js";
 import type { Authenticator } from "../fronts/authenticator.js";
 import type { HttpFront, HttpFrontOptions } from "../fronts/http-front.js";
 import type { StdioFrontOptions } from "../fronts/stdio-front.js";
@@ -16,7 +17,6 @@ import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import type { ToolChange } from "../pins/tool-pins.js";
-import { RELAYED_EXTENSIONS } from "../protocol/extensions.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
 import { telemetrySettings } from "../telemetry/settings.js";

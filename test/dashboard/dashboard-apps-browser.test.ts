@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appFramePolicy } from "../../src/dashboard/app-frame.js";
+import { appFramePolicy } from "../../src/ext/apps/app-frame.js";
 import { type ServeProcess, serveHttp } from "../support/gateway.js";
 
 // MCP Apps in the dashboard's playground, in Debian's Chromium, behind `mcplex serve --http`:

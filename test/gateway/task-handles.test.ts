@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TaskHandles } from "../../src/gateway/tasks/task-handles.js";
+import { TaskHandles } from "../../src/ext/tasks/task-handles.js";
 import { TASKS_EXTENSION } from "../../src/protocol/tasks.js";
 import { configOf, stdio } from "../support/config.js";
 import {

@@ -10,7 +10,7 @@ import {
 } from "../../hub/call-pipeline.js";
 import { deadlineSignal } from "../../protocol/deadline-signal.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
-import { toolErrorCause } from "../route.js";
+import { toolErrorCause } from "../methods/tool-error.js";
 
 /** How long a call waits for its user to connect after they accepted to (the connect link's life). */
 const CONNECT_WAIT_MS = 10 * 60_000;

@@ -3,15 +3,9 @@ import type { CallRequest, JsonObject, RequestContext, RequestTarget } from "../
 import type { Hub } from "../../hub/hub.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 import type { ServerRequestHandler } from "../../protocol/server-requests.js";
-import {
-  declaresTasks,
-  isTaskResult,
-  missingTasksCapability,
-  RELATED_TASK,
-  rev2025CreatedTask,
-  takesRev2025Tasks,
-  unknownTask,
-} from "../../protocol/tasks.js";
+import { declaresTasks, isTaskResult } from "../../protocol/tasks.js";
+import { RELATED_TASK, rev2025CreatedTask, takesRev2025Tasks } from "./rev2025-tasks.js";
+import { missingTasksCapability, unknownTask } from "./task-errors.js";
 import { TaskHandles, type TaskHandlesOptions, taskOwner } from "./task-handles.js";
 
 /** 2025-11-25 tasks a caller's `tasks/list` shows at most (its newest). */
