@@ -3,8 +3,8 @@ import { mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { SecretStoreError } from "../errors.js";
-import { withFileLock } from "./file-lock.js";
-import { type RegularFileRead, readRegularFile } from "./read-regular-file.js";
+import { withFileLock } from "../storage/file-lock.js";
+import { type RegularFileRead, readRegularFile } from "../storage/read-regular-file.js";
 import {
   createKeyFile,
   derivationProblem,
@@ -15,8 +15,8 @@ import {
   newDerivation,
   readKeyFile,
   type StoreKey,
-} from "./secret-key.js";
-import { writeFileAtomic } from "./write-file-atomic.js";
+} from "../storage/secret-key.js";
+import { writeFileAtomic } from "../storage/write-file-atomic.js";
 
 /** Secret names: what `${secret:NAME}` can refer to. */
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;

@@ -2,9 +2,11 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Stats } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { withFileLock } from "../config/file-lock.js";
-import { readRegularFile } from "../config/read-regular-file.js";
-import { openText, sealText } from "../config/sealed-text.js";
+import { defaultSecretStorePath } from "../config/secret-store.js";
+import { SecretStoreError } from "../errors.js";
+import { withFileLock } from "../storage/file-lock.js";
+import { readRegularFile } from "../storage/read-regular-file.js";
+import { openText, sealText } from "../storage/sealed-text.js";
 import {
   createKeyFile,
   derivationProblem,
@@ -15,10 +17,8 @@ import {
   newDerivation,
   readKeyFile,
   type StoreKey,
-} from "../config/secret-key.js";
-import { defaultSecretStorePath } from "../config/secret-store.js";
-import { writeFileAtomic } from "../config/write-file-atomic.js";
-import { SecretStoreError } from "../errors.js";
+} from "../storage/secret-key.js";
+import { writeFileAtomic } from "../storage/write-file-atomic.js";
 import type { CredentialVault, UserServerRecord } from "./user-credentials.js";
 
 const FORMAT = "mcplex-credentials";
