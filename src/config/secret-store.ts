@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { SecretStoreError } from "../errors.js";
+import { mcplexHome } from "../storage/mcplex-home.js";
 import { type OpenedFile, SealedFileStore, sealedFileHeader } from "../storage/sealed-file-store.js";
 import type { KeyDerivation, KeySource, StoreKey } from "../storage/secret-key.js";
 
@@ -27,8 +27,7 @@ export interface SecretStoreOptions {
 export function defaultSecretStorePath(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string {
-  if (env.MCPLEX_HOME) return join(env.MCPLEX_HOME, "secrets.enc");
-  return join(env.XDG_CONFIG_HOME || join(homedir(), ".config"), "mcplex", "secrets.enc");
+  return join(mcplexHome(env), "secrets.enc");
 }
 
 interface Envelope {

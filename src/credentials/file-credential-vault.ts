@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { dirname, join } from "node:path";
-import { defaultSecretStorePath } from "../config/secret-store.js";
+import { join } from "node:path";
 import { SecretStoreError } from "../errors.js";
 import { withFileLock } from "../storage/file-lock.js";
+import { mcplexHome } from "../storage/mcplex-home.js";
 import { SealedFileStore, sealedFileHeader } from "../storage/sealed-file-store.js";
 import { openText, sealText } from "../storage/sealed-text.js";
 import type { KeyDerivation, StoreKey } from "../storage/secret-key.js";
@@ -15,7 +15,7 @@ const MAX_VAULT_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link FileCredentialVault}; the paths are for tests and unusual setups. */
 export interface FileCredentialVaultOptions {
-  /** The vault file. Default `credentials.json` beside the secret store (`defaultSecretStorePath`). */
+  /** The vault file. Default `credentials.json` beside the secret store, in `mcplexHome(env)`. */
   file?: string;
   /** The key file, used when `MCPLEX_SECRET_KEY` is unset. Default the secret store's `secret.key`. */
   keyFile?: string;
@@ -37,7 +37,7 @@ interface VaultFile {
 export function defaultCredentialVaultPath(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string {
-  return join(dirname(defaultSecretStorePath(env)), "credentials.json");
+  return join(mcplexHome(env), "credentials.json");
 }
 
 /**
@@ -62,7 +62,8 @@ export class FileCredentialVault implements CredentialVault {
   constructor(options: FileCredentialVaultOptions = {}) {
     const env = options.env ?? process.env;
     this.file = options.file ?? defaultCredentialVaultPath(env);
-    this.keyFile = options.keyFile ?? join(dirname(defaultSecretStorePath(env)), "secret.key");
+    // The secret store's key file, beside it in the same directory.
+    this.keyFile = options.keyFile ?? join(mcplexHome(env), "secret.key");
     this.#sealed = new SealedFileStore<VaultFile>({
       file: this.file,
       keyFile: this.keyFile,
