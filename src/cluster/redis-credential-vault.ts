@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { openText, sealText } from "../config/sealed-text.js";
 import type { CredentialVault, UserServerRecord } from "../credentials/user-credentials.js";
 import { McplexError } from "../errors.js";
+import { openText, sealText } from "../storage/sealed-text.js";
 import type { RedisLink } from "./redis-link.js";
 import { withRedisLock } from "./redis-lock.js";
 

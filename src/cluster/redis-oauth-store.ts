@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { openText, sealText } from "../config/sealed-text.js";
 import type { HubOptions } from "../hub/hub-types.js";
+import { openText, sealText } from "../storage/sealed-text.js";
 import type { RedisLink } from "./redis-link.js";
 import { withRedisLock } from "./redis-lock.js";
 

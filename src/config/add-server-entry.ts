@@ -1,9 +1,9 @@
 import { readFile, stat } from "node:fs/promises";
 import { isMap, isScalar, parseDocument as parseYamlDocument, type YAMLMap } from "yaml";
 import { ConfigError } from "../errors.js";
-import { withFileLock } from "./file-lock.js";
+import { withFileLock } from "../storage/file-lock.js";
+import { writeFileAtomic } from "../storage/write-file-atomic.js";
 import { stripJsonComments, syntaxOf } from "./parse-document.js";
-import { writeFileAtomic } from "./write-file-atomic.js";
 
 /** Options of {@link addServerEntry}. */
 export interface AddServerEntryOptions {

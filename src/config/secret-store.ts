@@ -1,22 +1,9 @@
-import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir } from "node:fs/promises";
-import { homedir } from "node:os";
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { SecretStoreError } from "../errors.js";
-import { withFileLock } from "./file-lock.js";
-import { type RegularFileRead, readRegularFile } from "./read-regular-file.js";
-import {
-  createKeyFile,
-  derivationProblem,
-  deriveKey,
-  type KeyDerivation,
-  type KeySource,
-  keyFromEnv,
-  newDerivation,
-  readKeyFile,
-  type StoreKey,
-} from "./secret-key.js";
-import { writeFileAtomic } from "./write-file-atomic.js";
+import { mcplexHome } from "../storage/mcplex-home.js";
+import { type OpenedFile, SealedFileStore, sealedFileHeader } from "../storage/sealed-file-store.js";
+import type { KeyDerivation, KeySource, StoreKey } from "../storage/secret-key.js";
 
 /** Secret names: what `${secret:NAME}` can refer to. */
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
@@ -40,8 +27,7 @@ export interface SecretStoreOptions {
 export function defaultSecretStorePath(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string {
-  if (env.MCPLEX_HOME) return join(env.MCPLEX_HOME, "secrets.enc");
-  return join(env.XDG_CONFIG_HOME || join(homedir(), ".config"), "mcplex", "secrets.enc");
+  return join(mcplexHome(env), "secrets.enc");
 }
 
 interface Envelope {
@@ -65,7 +51,8 @@ interface Envelope {
  * scrypt) or else from a key file created on the first `set` (mode 0600 in a 0700 directory).
  * A wrong key is SECRET_KEY_INVALID; a modified or truncated store is SECRET_STORE_INVALID.
  * Changes from several processes at once all land: each one reads, changes and writes the
- * store under a lock file beside it.
+ * store under a lock file beside it. File, key and lock are a `SealedFileStore`
+ * (`storage/sealed-file-store.ts`), as the file credential vault's are.
  *
  * @example
  * const store = new SecretStore();
@@ -77,13 +64,25 @@ export class SecretStore {
   readonly file: string;
   /** Path of the key file (used when `MCPLEX_SECRET_KEY` is unset). */
   readonly keyFile: string;
-  private readonly env: Readonly<Record<string, string | undefined>>;
+  private readonly sealed: SealedFileStore<Envelope>;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: SecretStoreOptions = {}) {
-    this.env = options.env ?? process.env;
-    this.file = options.file ?? defaultSecretStorePath(this.env);
+    const env = options.env ?? process.env;
+    this.file = options.file ?? defaultSecretStorePath(env);
     this.keyFile = options.keyFile ?? join(dirname(this.file), "secret.key");
+    this.sealed = new SealedFileStore<Envelope>({
+      file: this.file,
+      keyFile: this.keyFile,
+      env,
+      noun: "secret store",
+      maxBytes: MAX_STORE_BYTES,
+      indent: 2,
+      check: (data) => this.checkEnvelope(data as Partial<Envelope> | null),
+      invalid: (problem) => this.invalid(problem),
+      unfit: (found) => this.unfit(found),
+      wrongKey: (source) => this.wrongKey(source),
+    });
   }
 
   /** The value of a secret, or `undefined`. */
@@ -107,22 +106,24 @@ export class SecretStore {
     checkSecretName(name);
     if (typeof value !== "string")
       throw new SecretStoreError("INVALID_ARGUMENT", "a secret value must be a string");
-    return this.exclusive(async () => {
-      const current = (await this.load()) ?? { values: {}, key: await this.newKey() };
-      await this.write({ ...current.values, [name]: value }, current.key);
+    return this.exclusive(async (opened) => {
+      const current = this.opened(opened) ?? { values: {}, key: await this.sealed.newKey() };
+      return this.envelope({ ...current.values, [name]: value }, current.key);
     });
   }
 
   /** Removes a secret; `false` when there was none. */
   async remove(name: string): Promise<boolean> {
     checkSecretName(name);
-    return this.exclusive(async () => {
-      const current = await this.load();
-      if (current === undefined || !Object.hasOwn(current.values, name)) return false;
+    let removed = false;
+    await this.exclusive(async (opened) => {
+      const current = this.opened(opened);
+      if (current === undefined || !Object.hasOwn(current.values, name)) return undefined;
       const { [name]: _removed, ...rest } = current.values;
-      await this.write(rest, current.key);
-      return true;
+      removed = true;
+      return this.envelope(rest, current.key);
     });
+    return removed;
   }
 
   /** Runs store operations of this instance one at a time, so concurrent `set`s all land. */
@@ -132,83 +133,30 @@ export class SecretStore {
     return run;
   }
 
-  /** A read-modify-write: one at a time in this instance, and under a lock file between processes. */
-  private exclusive<T>(operation: () => Promise<T>): Promise<T> {
-    return this.serial(() => withFileLock(`${this.file}.lock`, operation));
-  }
-
-  private async keySource(): Promise<KeySource | undefined> {
-    return keyFromEnv(this.env.MCPLEX_SECRET_KEY) ?? (await readKeyFile(this.keyFile));
-  }
-
-  private async newKey(): Promise<StoreKey> {
-    const source = (await this.keySource()) ?? (await createKeyFile(this.keyFile));
-    return deriveKey(source, newDerivation(source));
+  /**
+   * A read-modify-write of the store: one at a time in this instance, and under a lock file
+   * between processes. `change` returns the envelope to write, or `undefined` to write nothing.
+   */
+  private exclusive(
+    change: (opened: OpenedFile<Envelope> | undefined) => Promise<Envelope | undefined>,
+  ): Promise<void> {
+    return this.serial(() => this.sealed.update(change));
   }
 
   private async load(): Promise<{ values: Record<string, string>; key: StoreKey } | undefined> {
-    const text = await this.readStoreFile();
-    if (text === undefined) return undefined;
-    const envelope = this.parseEnvelope(text);
-    const source = await this.keySource();
-    if (source === undefined) {
-      throw new SecretStoreError("SECRET_KEY_INVALID", `no key to open secret store ${this.file}`, {
-        hint: `set MCPLEX_SECRET_KEY, or restore the key file ${this.keyFile}`,
-      });
-    }
-    const key = await deriveKey(source, envelope.kdf);
-    const check = Buffer.from(envelope.check, "base64");
-    if (check.length !== key.check.length || !timingSafeEqual(check, key.check)) {
-      const origin = source.kind === "raw" ? source.origin : "the MCPLEX_SECRET_KEY passphrase";
-      throw new SecretStoreError(
-        "SECRET_KEY_INVALID",
-        `the key from ${origin} does not open secret store ${this.file}`,
-        {
-          hint: "use the key the store was written with; to start over, move the store file away",
-        },
-      );
-    }
-    return { values: this.decrypt(envelope, key), key };
+    return this.opened(await this.sealed.read());
   }
 
-  /** The store file's text, or `undefined` when there is none. */
-  private async readStoreFile(): Promise<string | undefined> {
-    let found: RegularFileRead;
-    try {
-      found = await readRegularFile(this.file, MAX_STORE_BYTES);
-    } catch (error) {
-      throw new SecretStoreError(
-        "SECRET_STORE_INVALID",
-        `cannot read secret store ${this.file}`,
-        {},
-        { cause: error },
-      );
-    }
-    switch (found.kind) {
-      case "missing":
-        return undefined;
-      case "not-regular":
-        throw new SecretStoreError(
-          "SECRET_STORE_INVALID",
-          `secret store ${this.file} is not a regular file`,
-          {
-            hint: "move it away (mcplex writes the store itself on the next `mcplex secrets set`), or point MCPLEX_HOME elsewhere",
-          },
-        );
-      case "too-large":
-        throw this.invalid(`is ${found.size} bytes, more than a secret store can be (${MAX_STORE_BYTES})`);
-      case "read":
-        return found.text;
-    }
+  /** The secrets of an opened store file, decrypted. */
+  private opened(
+    opened: OpenedFile<Envelope> | undefined,
+  ): { values: Record<string, string>; key: StoreKey } | undefined {
+    if (opened === undefined) return undefined;
+    return { values: this.decrypt(opened.content, opened.key), key: opened.key };
   }
 
-  private parseEnvelope(text: string): Envelope {
-    let data: Partial<Envelope>;
-    try {
-      data = JSON.parse(text) as Partial<Envelope>;
-    } catch {
-      throw this.invalid("is truncated or not a mcplex secret store");
-    }
+  /** The store file's JSON checked as an envelope; its scrypt parameters are checked after. */
+  private checkEnvelope(data: Partial<Envelope> | null): Envelope {
     if (data?.format !== FORMAT) throw this.invalid("is not a mcplex secret store");
     if (data.version !== VERSION)
       throw this.invalid(`has version ${String(data.version)}; this mcplex reads ${VERSION}`);
@@ -220,9 +168,6 @@ export class SecretStore {
     if (kdf.name !== "none" && !(kdf.name === "scrypt" && typeof kdf.salt === "string")) {
       throw this.invalid(`names an unknown key derivation "${kdf.name}"`);
     }
-    // Checked before deriving anything: the header is only authenticated after the derivation.
-    const problem = derivationProblem(kdf);
-    if (problem !== undefined) throw this.invalid(problem);
     return data as Envelope;
   }
 
@@ -248,32 +193,41 @@ export class SecretStore {
     return values as Record<string, string>;
   }
 
-  private async write(values: Record<string, string>, key: StoreKey): Promise<void> {
+  /** The envelope of `values` encrypted under `key`, with a fresh IV. */
+  private envelope(values: Record<string, string>, key: StoreKey): Envelope {
     const iv = randomBytes(12);
-    const check = key.check.toString("base64");
+    const { kdf, check } = sealedFileHeader(key);
     const cipher = createCipheriv("aes-256-gcm", key.encryption, iv);
-    cipher.setAAD(associatedData(VERSION, key.kdf, check));
+    cipher.setAAD(associatedData(VERSION, kdf, check));
     const data = Buffer.concat([cipher.update(JSON.stringify(values), "utf8"), cipher.final()]);
-    const envelope: Envelope = {
+    return {
       format: FORMAT,
       version: VERSION,
-      kdf: key.kdf,
+      kdf,
       check,
       iv: iv.toString("base64"),
       tag: cipher.getAuthTag().toString("base64"),
       data: data.toString("base64"),
     };
-    await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
-    try {
-      await writeFileAtomic(this.file, `${JSON.stringify(envelope, null, 2)}\n`, { mode: 0o600 });
-    } catch (error) {
-      throw new SecretStoreError(
-        "SECRET_STORE_INVALID",
-        `cannot write secret store ${this.file}`,
-        {},
-        { cause: error },
-      );
-    }
+  }
+
+  private unfit(found: { kind: "not-regular" } | { kind: "too-large"; size: number }): SecretStoreError {
+    if (found.kind === "too-large")
+      return this.invalid(`is ${found.size} bytes, more than a secret store can be (${MAX_STORE_BYTES})`);
+    return new SecretStoreError("SECRET_STORE_INVALID", `secret store ${this.file} is not a regular file`, {
+      hint: "move it away (mcplex writes the store itself on the next `mcplex secrets set`), or point MCPLEX_HOME elsewhere",
+    });
+  }
+
+  private wrongKey(source: KeySource): SecretStoreError {
+    const origin = source.kind === "raw" ? source.origin : "the MCPLEX_SECRET_KEY passphrase";
+    return new SecretStoreError(
+      "SECRET_KEY_INVALID",
+      `the key from ${origin} does not open secret store ${this.file}`,
+      {
+        hint: "use the key the store was written with; to start over, move the store file away",
+      },
+    );
   }
 
   private invalid(problem: string): SecretStoreError {

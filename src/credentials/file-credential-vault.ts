@@ -1,24 +1,11 @@
-import { createHash, timingSafeEqual } from "node:crypto";
-import type { Stats } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { withFileLock } from "../config/file-lock.js";
-import { readRegularFile } from "../config/read-regular-file.js";
-import { openText, sealText } from "../config/sealed-text.js";
-import {
-  createKeyFile,
-  derivationProblem,
-  deriveKey,
-  type KeyDerivation,
-  type KeySource,
-  keyFromEnv,
-  newDerivation,
-  readKeyFile,
-  type StoreKey,
-} from "../config/secret-key.js";
-import { defaultSecretStorePath } from "../config/secret-store.js";
-import { writeFileAtomic } from "../config/write-file-atomic.js";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
 import { SecretStoreError } from "../errors.js";
+import { withFileLock } from "../storage/file-lock.js";
+import { mcplexHome } from "../storage/mcplex-home.js";
+import { SealedFileStore, sealedFileHeader } from "../storage/sealed-file-store.js";
+import { openText, sealText } from "../storage/sealed-text.js";
+import type { KeyDerivation, StoreKey } from "../storage/secret-key.js";
 import type { CredentialVault, UserServerRecord } from "./user-credentials.js";
 
 const FORMAT = "mcplex-credentials";
@@ -28,7 +15,7 @@ const MAX_VAULT_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link FileCredentialVault}; the paths are for tests and unusual setups. */
 export interface FileCredentialVaultOptions {
-  /** The vault file. Default `credentials.json` beside the secret store (`defaultSecretStorePath`). */
+  /** The vault file. Default `credentials.json` beside the secret store, in `mcplexHome(env)`. */
   file?: string;
   /** The key file, used when `MCPLEX_SECRET_KEY` is unset. Default the secret store's `secret.key`. */
   keyFile?: string;
@@ -50,7 +37,7 @@ interface VaultFile {
 export function defaultCredentialVaultPath(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string {
-  return join(dirname(defaultSecretStorePath(env)), "credentials.json");
+  return join(mcplexHome(env), "credentials.json");
 }
 
 /**
@@ -70,21 +57,39 @@ export class FileCredentialVault implements CredentialVault {
   readonly file: string;
   /** Path of the key file (used when `MCPLEX_SECRET_KEY` is unset). */
   readonly keyFile: string;
-  readonly #env: Readonly<Record<string, string | undefined>>;
-  /** The derived key of the last header seen: scrypt runs once per process, not per read. */
-  #key: { header: string; key: StoreKey } | undefined;
-  /** The file as last parsed, and which version of it (inode, size, mtime). */
-  #parsed: { version: string; file: VaultFile } | undefined;
+  readonly #sealed: SealedFileStore<VaultFile>;
 
   constructor(options: FileCredentialVaultOptions = {}) {
-    this.#env = options.env ?? process.env;
-    this.file = options.file ?? defaultCredentialVaultPath(this.#env);
-    this.keyFile = options.keyFile ?? join(dirname(defaultSecretStorePath(this.#env)), "secret.key");
+    const env = options.env ?? process.env;
+    this.file = options.file ?? defaultCredentialVaultPath(env);
+    // The secret store's key file, beside it in the same directory.
+    this.keyFile = options.keyFile ?? join(mcplexHome(env), "secret.key");
+    this.#sealed = new SealedFileStore<VaultFile>({
+      file: this.file,
+      keyFile: this.keyFile,
+      env,
+      noun: "credential vault",
+      maxBytes: MAX_VAULT_BYTES,
+      // Every per-user call may look here: the file is parsed again only once it was replaced,
+      // by this process or another, and scrypt runs once per process, not per read.
+      remember: true,
+      check: (data) => this.#check(data as Partial<VaultFile> | null),
+      invalid: (problem) => this.#invalid(problem),
+      unfit: () => this.#invalid("is not a regular file of a reasonable size"),
+      wrongKey: () =>
+        new SecretStoreError(
+          "SECRET_KEY_INVALID",
+          `the secret key does not open credential vault ${this.file}`,
+          {
+            hint: "use the key the vault was written with; to start over, move the vault away (users connect again)",
+          },
+        ),
+    });
   }
 
   async get(user: string, server: string): Promise<UserServerRecord | undefined> {
-    const vault = await this.#read();
-    const sealed = vault?.file.records[user]?.[server];
+    const vault = await this.#sealed.read();
+    const sealed = vault?.content.records[user]?.[server];
     if (vault === undefined || sealed === undefined) return undefined;
     return JSON.parse(this.#open(sealed, vault.key, user, server)) as UserServerRecord;
   }
@@ -113,11 +118,11 @@ export class FileCredentialVault implements CredentialVault {
   }
 
   async servers(user: string): Promise<string[]> {
-    return Object.keys((await this.#read())?.file.records[user] ?? {}).sort();
+    return Object.keys((await this.#sealed.read())?.content.records[user] ?? {}).sort();
   }
 
   async users(): Promise<string[]> {
-    return Object.keys((await this.#read())?.file.records ?? {}).sort();
+    return Object.keys((await this.#sealed.read())?.content.records ?? {}).sort();
   }
 
   exclusive<T>(user: string, server: string, run: () => Promise<T>): Promise<T> {
@@ -130,102 +135,27 @@ export class FileCredentialVault implements CredentialVault {
 
   /** Runs `change` on the file as it is now under the file's lock, and writes it when it says so. */
   async #change(change: (file: VaultFile, key: StoreKey) => Promise<boolean>): Promise<void> {
-    await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
-    const lock = `${this.file}.lock`;
-    await withFileLock(lock, async () => {
-      const read = (await this.#read()) ?? (await this.#create());
+    await this.#sealed.update(async (read) => {
+      const { content, key } = read ?? (await this.#create());
       // A copy: the file as read is kept for readers until the new one replaces it.
-      const file = { ...read.file, records: structuredClone(read.file.records) };
-      if (!(await change(file, read.key))) return;
-      try {
-        await writeFileAtomic(this.file, `${JSON.stringify(file)}\n`, { mode: 0o600 });
-      } catch (error) {
-        throw new SecretStoreError(
-          "SECRET_STORE_INVALID",
-          `cannot write credential vault ${this.file}`,
-          {},
-          { cause: error },
-        );
-      }
+      const file = { ...content, records: structuredClone(content.records) };
+      return (await change(file, key)) ? file : undefined;
     });
   }
 
-  async #create(): Promise<{ file: VaultFile; key: StoreKey }> {
-    const source = (await this.#keySource()) ?? (await createKeyFile(this.keyFile));
-    const key = await deriveKey(source, newDerivation(source));
-    const file: VaultFile = {
-      format: FORMAT,
-      version: VERSION,
-      kdf: key.kdf,
-      check: key.check.toString("base64"),
-      records: {},
-    };
-    return { file, key };
+  async #create(): Promise<{ content: VaultFile; key: StoreKey }> {
+    const key = await this.#sealed.newKey();
+    const { kdf, check } = sealedFileHeader(key);
+    return { content: { format: FORMAT, version: VERSION, kdf, check, records: {} }, key };
   }
 
-  async #read(): Promise<{ file: VaultFile; key: StoreKey } | undefined> {
-    // Every per-user call may look here: the file is parsed again only once it was replaced
-    // (each write renames a new file in: a new inode), by this process or another.
-    const seen = await stat(this.file).catch(() => undefined);
-    const cached = this.#parsed;
-    if (seen !== undefined && cached !== undefined && cached.version === versionOf(seen))
-      return { file: cached.file, key: await this.#keyFor(cached.file) };
-    let found: Awaited<ReturnType<typeof readRegularFile>>;
-    try {
-      found = await readRegularFile(this.file, MAX_VAULT_BYTES);
-    } catch (error) {
-      throw new SecretStoreError(
-        "SECRET_STORE_INVALID",
-        `cannot read credential vault ${this.file}`,
-        {},
-        { cause: error },
-      );
-    }
-    if (found.kind === "missing") return undefined;
-    if (found.kind !== "read") throw this.#invalid("is not a regular file of a reasonable size");
-    let file: Partial<VaultFile>;
-    try {
-      file = JSON.parse(found.text) as Partial<VaultFile>;
-    } catch {
-      throw this.#invalid("is truncated or not a mcplex credential vault");
-    }
+  /** The vault file's JSON checked for format, version and fields; its scrypt parameters are checked after. */
+  #check(file: Partial<VaultFile> | null): VaultFile {
     if (file?.format !== FORMAT || file.version !== VERSION || typeof file.check !== "string")
       throw this.#invalid(`is not a version ${VERSION} mcplex credential vault`);
     if (typeof file.records !== "object" || file.records === null || typeof file.kdf?.name !== "string")
       throw this.#invalid("is missing fields");
-    const problem = derivationProblem(file.kdf);
-    if (problem !== undefined) throw this.#invalid(problem);
-    const key = await this.#keyFor(file as VaultFile);
-    if (seen !== undefined) this.#parsed = { version: versionOf(seen), file: file as VaultFile };
-    return { file: file as VaultFile, key };
-  }
-
-  async #keyFor(file: VaultFile): Promise<StoreKey> {
-    const header = JSON.stringify([file.kdf, file.check]);
-    if (this.#key?.header === header) return this.#key.key;
-    const source = await this.#keySource();
-    if (source === undefined) {
-      throw new SecretStoreError("SECRET_KEY_INVALID", `no key to open credential vault ${this.file}`, {
-        hint: `set MCPLEX_SECRET_KEY, or restore the key file ${this.keyFile}`,
-      });
-    }
-    const key = await deriveKey(source, file.kdf);
-    const check = Buffer.from(file.check, "base64");
-    if (check.length !== key.check.length || !timingSafeEqual(check, key.check)) {
-      throw new SecretStoreError(
-        "SECRET_KEY_INVALID",
-        `the secret key does not open credential vault ${this.file}`,
-        {
-          hint: "use the key the vault was written with; to start over, move the vault away (users connect again)",
-        },
-      );
-    }
-    this.#key = { header, key };
-    return key;
-  }
-
-  async #keySource(): Promise<KeySource | undefined> {
-    return keyFromEnv(this.#env.MCPLEX_SECRET_KEY) ?? (await readKeyFile(this.keyFile));
+    return file as VaultFile;
   }
 
   #seal(text: string, key: StoreKey, user: string, server: string): string {
@@ -250,9 +180,4 @@ export class FileCredentialVault implements CredentialVault {
 /** The associated data of a record: the user and the server it belongs to. */
 function boundTo(user: string, server: string): Buffer {
   return Buffer.from(`mcplex-credentials\0${user}\0${server}`, "utf8");
-}
-
-/** Which version of the file `stats` describe: a write renames a new file in, so a new inode. */
-function versionOf(stats: Stats): string {
-  return `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
 }

@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { basename, dirname, extname, join } from "node:path";
-import { withFileLock } from "../config/file-lock.js";
-import { writeFileAtomic } from "../config/write-file-atomic.js";
 import { McplexError } from "../errors.js";
+import { withFileLock } from "../storage/file-lock.js";
+import { writeFileAtomic } from "../storage/write-file-atomic.js";
 import { canonicalJson, type PinnedTool } from "./tool-fingerprint.js";
 
 /** One pinned tool in the lock file: its fingerprint and the fields it was taken over (for diffs). */

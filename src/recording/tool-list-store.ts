@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { writeFileAtomic } from "../config/write-file-atomic.js";
+import { writeFileAtomic } from "../storage/write-file-atomic.js";
 
 /**
  * A server's tools as last seen running for real: what `mcplex serve --simulate` stands in with,

@@ -1,7 +1,7 @@
 import { constants, mkdirSync } from "node:fs";
 import { lstat, open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import { writeFileAtomic } from "../config/write-file-atomic.js";
+import { writeFileAtomic } from "../storage/write-file-atomic.js";
 import { descriptorPath, errnoOf, fsError, notRegular, RACE_RULE, SYMLINK_RULE } from "./fs-checks.js";
 import { PinnedDirectory } from "./pinned-directory.js";
 import type { ResolvedPath, RootWall } from "./root-wall.js";

@@ -6,9 +6,9 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { withFileLock } from "../../src/config/file-lock.js";
 import { defaultSecretStorePath, loadConfig, SecretStore } from "../../src/config/index.js";
 import { McplexError, SecretStoreError } from "../../src/errors.js";
+import { withFileLock } from "../../src/storage/file-lock.js";
 
 const TSX = resolve("node_modules/.bin/tsx");
 

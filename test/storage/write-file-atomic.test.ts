@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeFileAtomic } from "../../src/config/write-file-atomic.js";
+import { writeFileAtomic } from "../../src/storage/write-file-atomic.js";
 
 let dir: string;
 beforeEach(async () => {
