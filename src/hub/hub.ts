@@ -18,35 +18,35 @@ import type {
 import { isPerUser } from "../config/read-credentials.js";
 import { SecretSet } from "../config/redact.js";
 import type { ProfileConfig, ServerConfig, UsersConfig } from "../config/types.js";
+import { PerUserServers } from "../credentials/per-user-servers.js";
 import type { CredentialVault, UserConnectionPlan, UserRef } from "../credentials/user-credentials.js";
 import { McplexError, NotFoundError } from "../errors.js";
-import type { ToolChange } from "../pins/tool-pins.js";
-import type { ListKind } from "../protocol/list-changes.js";
-import type { SkillEntry } from "../protocol/skills.js";
-import type { ToolListStore } from "../recording/tool-list-store.js";
-import { Upstream, type UpstreamEvent } from "../upstream/upstream.js";
-import { type AvailableServer, AvailableServers } from "./available-servers.js";
-import { CallPath, type ServerEntry } from "./call-path.js";
-import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
-import { ClientConnections } from "./client-connections.js";
-import { disabledServer, notFound } from "./hub-errors.js";
-import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
-import { PerUserServers } from "./per-user-servers.js";
-import { PinnedTools } from "./pinned-tools.js";
-import { RefCounts } from "./ref-counts.js";
-import { ServerRequestRouter } from "./server-request-router.js";
-import { serverSnapshot, serverStatus } from "./server-status.js";
-import { listSkills, type SkillsPage } from "./skill-listing.js";
+import type { SkillEntry } from "../ext/skills/skill-entry.js";
+import { listSkills, type SkillsPage } from "../ext/skills/skill-listing.js";
 import {
   type HubSkill,
   type LoadedSkill,
   type LoadSkillOptions,
   loadSkill,
   readSkillFile,
-} from "./skill-reader.js";
-import { waitForOwners } from "./starting-owners.js";
-import { hubToolLists } from "./tool-lists.js";
-import { UpstreamPool } from "./upstream-pool.js";
+} from "../ext/skills/skill-reader.js";
+import { PinnedTools } from "../pins/pinned-tools.js";
+import type { ToolChange } from "../pins/tool-pins.js";
+import type { ListKind } from "../protocol/list-changes.js";
+import type { ToolListStore } from "../recording/tool-list-store.js";
+import { type AvailableServer, AvailableServers } from "../servers/available-servers.js";
+import { ClientConnections } from "../servers/client-connections.js";
+import { disabledServer, notFound } from "../servers/lookup-errors.js";
+import { serverSnapshot, serverStatus } from "../servers/server-status.js";
+import { waitForOwners } from "../servers/starting-owners.js";
+import { hubToolLists } from "../servers/tool-lists.js";
+import { UpstreamPool } from "../servers/upstream-pool.js";
+import { Upstream, type UpstreamEvent } from "../upstream/upstream.js";
+import { CallPath, type ServerEntry } from "./call-path.js";
+import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
+import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
+import { RefCounts } from "./ref-counts.js";
+import { ServerRequestRouter } from "./server-request-router.js";
 
 const ALL_KINDS: ListKind[] = ["tools", "resources", "resourceTemplates", "prompts"];
 /** Most pages {@link Hub.skills} reads (the bound of every list the hub reads whole). */

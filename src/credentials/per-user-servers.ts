@@ -2,21 +2,21 @@ import { Catalog } from "../catalog/catalog.js";
 import type { CatalogOptions, ServerSnapshot } from "../catalog/types.js";
 import type { SecretSet } from "../config/redact.js";
 import type { ServerConfig, UsersConfig } from "../config/types.js";
-import { memoryCredentialVault } from "../credentials/memory-vault.js";
+import type { HubEvent } from "../hub/hub-types.js";
+import type { OAuthHost, OAuthRecord } from "../upstream/oauth.js";
+import type { Upstream } from "../upstream/upstream.js";
+import type { UpstreamEvent } from "../upstream/upstream-types.js";
+import { ConnectionRedactor } from "./connection-redactor.js";
+import { memoryCredentialVault } from "./memory-vault.js";
+import { UserConnections, type UserLease } from "./user-connection-pool.js";
 import {
   type CredentialVault,
   signInRequired,
   type UserConnectionPlan,
   type UserCredentialSource,
   type UserRef,
-} from "../credentials/user-credentials.js";
-import type { OAuthHost, OAuthRecord } from "../upstream/oauth.js";
-import type { Upstream } from "../upstream/upstream.js";
-import type { UpstreamEvent } from "../upstream/upstream-types.js";
-import type { HubEvent } from "./hub-types.js";
-import { UserConnections, type UserLease } from "./user-connections.js";
-import { ConnectionRedactor } from "./user-redaction.js";
-import { type ConnectUrl, userServerConfig, vaultPlans } from "./user-servers.js";
+} from "./user-credentials.js";
+import { type ConnectUrl, userServerConfig, vaultPlans } from "./user-server-config.js";
 
 /** What {@link PerUserServers} needs of the hub. */
 export interface PerUserServersHost {

@@ -1,7 +1,7 @@
 import { type FSWatcher, watch } from "node:fs";
 import { loadConfig } from "../config/load-config.js";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
-import type { Hub } from "./hub.js";
+import type { Hub } from "../hub/hub.js";
 
 /** What one reload changed, or why it was refused. */
 export type ReloadOutcome =

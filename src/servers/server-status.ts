@@ -1,8 +1,8 @@
 // How the hub describes one configured server: to callers (status) and to the catalog (snapshot).
 import type { ServerSnapshot } from "../catalog/types.js";
 import type { ServerConfig } from "../config/types.js";
+import type { ServerStatus } from "../hub/hub-types.js";
 import type { Upstream } from "../upstream/upstream.js";
-import type { ServerStatus } from "./hub-types.js";
 
 /** What `hub.servers()` says of one configured server. */
 export function serverStatus(config: ServerConfig, upstream: Upstream, tools: number): ServerStatus {

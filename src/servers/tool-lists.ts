@@ -2,10 +2,10 @@ import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { defaultSecretStorePath } from "../config/secret-store.js";
 import type { ServerConfig } from "../config/types.js";
+import type { HubEvent, ServerDetails, ServerStatus } from "../hub/hub-types.js";
 import { defaultCacheDir } from "../recording/default-cache-dir.js";
 import { ToolListStore } from "../recording/tool-list-store.js";
 import { connectionKey } from "./connection-key.js";
-import type { HubEvent, ServerDetails, ServerStatus } from "./hub-types.js";
 
 /**
  * A hash of what makes a server's connection (its {@link connectionKey}): kept with its tool

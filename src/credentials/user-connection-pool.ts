@@ -1,8 +1,8 @@
 import { DEFAULT_MAX_USERS, USERS_DEFAULTS } from "../config/read-credentials.js";
 import type { ServerConfig, UsersConfig } from "../config/types.js";
-import type { UserRef } from "../credentials/user-credentials.js";
 import { UpstreamUnavailableError } from "../errors.js";
 import type { Upstream } from "../upstream/upstream.js";
+import type { UserRef } from "./user-credentials.js";
 
 /** What {@link UserConnections} needs of the hub. */
 export interface UserConnectionsHost {
