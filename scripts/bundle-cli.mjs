@@ -42,7 +42,7 @@ const STAGES = {
     "serve/serve.js",
     "cli/oauth-login.js",
     "config/check-config.js",
-    "hub/tool-lists.js",
+    "servers/tool-lists.js",
     "gateway/gateway.js",
     "catalog-modes/view-resolver.js",
     "catalog-modes/view-engines.js",

@@ -57,7 +57,9 @@ export {
   TimeoutError,
   UpstreamUnavailableError,
 } from "./errors.js";
-export type { AvailableServer, CachedTool } from "./hub/available-servers.js";
+export type { SkillEntry, SkillFile } from "./ext/skills/skill-entry.js";
+export type { SkillsPage } from "./ext/skills/skill-listing.js";
+export type { HubSkill, LoadedSkill, LoadSkillOptions } from "./ext/skills/skill-reader.js";
 export {
   type CallRequest,
   compose,
@@ -68,8 +70,6 @@ export {
   type RequestTarget,
 } from "./hub/call-pipeline.js";
 export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "./hub/hub.js";
-export type { SkillsPage } from "./hub/skill-listing.js";
-export type { HubSkill, LoadedSkill, LoadSkillOptions } from "./hub/skill-reader.js";
 export { openPins } from "./pins/open-pins.js";
 export { lockFilePath, PinLockError } from "./pins/pin-lock-file.js";
 export type { FieldChange } from "./pins/tool-diff.js";
@@ -79,8 +79,8 @@ export { ErrorCode } from "./protocol/error-codes.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol/revisions.js";
 export type { Progress } from "./protocol/rpc-connection.js";
 export type { ServerRequest, ServerRequestHandler } from "./protocol/server-requests.js";
-export type { SkillEntry, SkillFile } from "./protocol/skills.js";
 export type { StoredToolList, ToolListStore } from "./recording/tool-list-store.js";
+export type { AvailableServer, CachedTool } from "./servers/available-servers.js";
 export type { BackoffOptions } from "./upstream/backoff.js";
 export { LocalServer, type LocalTool } from "./upstream/local-server.js";
 export type { UpstreamState } from "./upstream/upstream.js";

@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import { McplexError, NotFoundError } from "../errors.js";
 import { sendJson } from "../fronts/http-exchange.js";
 import type { Hub } from "../hub/hub.js";
-import { notFound } from "../hub/hub-errors.js";
+import { notFound } from "../servers/lookup-errors.js";
 
 /** What the dashboard's buttons can do to one server. */
 export const SERVER_ACTIONS = ["restart", "start", "stop", "enable", "disable", "trust"] as const;

@@ -10,6 +10,7 @@ import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/type
 import { isPerUser } from "../config/read-credentials.js";
 import { redactValue } from "../config/redact.js";
 import type { ServerConfig } from "../config/types.js";
+import type { PerUserServers, UserCallLease } from "../credentials/per-user-servers.js";
 import { McplexError } from "../errors.js";
 import {
   type InputRequestHandler,
@@ -21,6 +22,8 @@ import { REV2026_PROTOCOL_VERSION } from "../protocol/rev2026.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
 import { awaitTask } from "../protocol/task-polling.js";
 import { type DetailedTask, isTaskResult, withTasksExtension } from "../protocol/tasks.js";
+import type { ClientConnections } from "../servers/client-connections.js";
+import { disabledServer, notFound } from "../servers/lookup-errors.js";
 import { redactError } from "../upstream/error-redaction.js";
 import type { Upstream, UpstreamRequestOptions } from "../upstream/upstream.js";
 import {
@@ -32,9 +35,6 @@ import {
   type JsonObject,
   type RequestContext,
 } from "./call-pipeline.js";
-import type { ClientConnections } from "./client-connections.js";
-import { disabledServer, notFound } from "./hub-errors.js";
-import type { PerUserServers, UserCallLease } from "./per-user-servers.js";
 import type { ServerRequestRouter } from "./server-request-router.js";
 import { redactToolError } from "./upstream-redaction.js";
 

@@ -13,12 +13,12 @@ import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
 import type { CallWatcher, RequestSample } from "../gateway/layers/call-watch.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
-import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import type { ToolChange } from "../pins/tool-pins.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
+import { type ReloadOutcome, watchConfig } from "../servers/config-reloader.js";
 import { telemetrySettings } from "../telemetry/settings.js";
 
 /** What {@link serve} serves, and how. */
@@ -246,7 +246,9 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
   const uncache =
-    options.toolCache === undefined ? undefined : (await import("../hub/tool-lists.js")).recordToolLists(hub);
+    options.toolCache === undefined
+      ? undefined
+      : (await import("../servers/tool-lists.js")).recordToolLists(hub);
   // Servers start first, and the gateway's code loads while they do: a client that spawns
   // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
   const { Gateway } = await import("../gateway/gateway.js");

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { EXPOSED_NAME_PATTERN } from "../../src/catalog/tool-naming.js";
 import { type McplexError, NotFoundError, UpstreamUnavailableError } from "../../src/errors.js";
-import { applyConfig } from "../../src/hub/config-reloader.js";
 import { Hub, type HubEvent } from "../../src/hub/hub.js";
+import { applyConfig } from "../../src/servers/config-reloader.js";
 import { configOf, EVERYTHING, fixture, MEMORY, remote, stdio } from "../support/config.js";
 import { nextEvent, processGone } from "../support/wait.js";
 

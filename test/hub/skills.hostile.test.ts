@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McplexError } from "../../src/errors.js";
+import type { LoadedSkill } from "../../src/ext/skills/skill-reader.js";
 import { Hub } from "../../src/hub/hub.js";
-import type { LoadedSkill } from "../../src/hub/skill-reader.js";
 import { configOf, stdio } from "../support/config.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 

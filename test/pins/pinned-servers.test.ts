@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
-import { applyConfig } from "../../src/hub/config-reloader.js";
 import { Hub, type HubEvent } from "../../src/hub/hub.js";
 import { openPins } from "../../src/pins/open-pins.js";
+import { applyConfig } from "../../src/servers/config-reloader.js";
 import { runCli } from "../support/cli.js";
 import { nextEvent } from "../support/wait.js";
 

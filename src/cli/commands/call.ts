@@ -4,7 +4,7 @@ import { ownersOfName } from "../../catalog/tool-naming.js";
 import { loadConfig } from "../../config/load-config.js";
 import { McplexError, NotFoundError } from "../../errors.js";
 import type { Hub } from "../../hub/hub.js";
-import { disabledServer } from "../../hub/hub-errors.js";
+import { disabledServer } from "../../servers/lookup-errors.js";
 import { startServers, withHub } from "../hub-session.js";
 import { nearestNames } from "../nearest-names.js";
 import { EXIT, printError, UsageError } from "../output.js";

@@ -5,9 +5,10 @@
  * of a loaded skill, only one its entry lists. What a skill says reaches the model tagged with
  * the server it came from, as content of that server, never as the user's words.
  */
-import { McplexError } from "../errors.js";
-import type { ToolCallOutcome } from "./execute-tool-call.js";
-import type { AgentSkill, AgentTool, LoadedAgentSkill, ToolHost } from "./tool-host.js";
+
+import type { ToolCallOutcome } from "../../agent/execute-tool-call.js";
+import type { AgentSkill, AgentTool, LoadedAgentSkill, ToolHost } from "../../agent/tool-host.js";
+import { McplexError } from "../../errors.js";
 
 /** The tool that loads a skill. */
 export const LOAD_SKILL_NAME = "load_skill";

@@ -1,4 +1,6 @@
 import { redactor, type SecretSet } from "../config/redact.js";
+import type { OAuthHost, OAuthRecord } from "../upstream/oauth.js";
+import type { UserConnectionPlan } from "./user-credentials.js";
 
 /** Below this length a user's value is not redacted: a 3-letter value would hide every such word. */
 const MIN_VALUE_LENGTH = 4;
@@ -58,4 +60,39 @@ export class ConnectionRedactor {
   get size(): number {
     return new Set([...this.#shared.secrets, ...this.#own]).size;
   }
+}
+
+/** `plan` with every token it gives (exchanged, OAuth access and refresh) added to `redactor`. */
+export function redactedPlan(plan: UserConnectionPlan, redactor: ConnectionRedactor): UserConnectionPlan {
+  const out: UserConnectionPlan = { ...plan };
+  const { bearer, oauth } = plan;
+  if (bearer !== undefined) {
+    const given = async (signal?: AbortSignal) => {
+      const token = await bearer(signal);
+      redactor.addToken(token);
+      return token;
+    };
+    const invalidate = (bearer as { invalidate?: (token: string) => void }).invalidate;
+    out.bearer =
+      invalidate === undefined ? given : Object.assign(given, { invalidate: invalidate.bind(bearer) });
+  }
+  if (oauth !== undefined) out.oauth = redactedOAuth(oauth, redactor);
+  return out;
+}
+
+function redactedOAuth(oauth: OAuthHost, redactor: ConnectionRedactor): OAuthHost {
+  const seen = (record: OAuthRecord | undefined) => {
+    redactor.addToken(record?.tokens?.access_token);
+    redactor.addToken(record?.tokens?.refresh_token);
+    return record;
+  };
+  const { store } = oauth;
+  return {
+    ...oauth,
+    store: {
+      load: async (server) => seen(await store.load(server)),
+      save: (server, record) => store.save(server, seen(record)!),
+      ...(store.exclusive === undefined ? {} : { exclusive: store.exclusive.bind(store) }),
+    },
+  };
 }

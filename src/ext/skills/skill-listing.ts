@@ -1,9 +1,9 @@
-import type { Catalog } from "../catalog/catalog.js";
-import { namespaceSkillEntry } from "../catalog/namespaced-uris.js";
-import { AbortedError, RpcError } from "../errors.js";
-import { ErrorCode } from "../protocol/error-codes.js";
-import { SKILLS_EXTENSION } from "../protocol/extensions.js";
-import type { CallOptions, JsonObject } from "./call-pipeline.js";
+import type { Catalog } from "../../catalog/catalog.js";
+import { namespaceSkillEntry } from "../../catalog/namespaced-uris.js";
+import { AbortedError, RpcError } from "../../errors.js";
+import type { CallOptions, JsonObject } from "../../hub/call-pipeline.js";
+import { ErrorCode } from "../../protocol/error-codes.js";
+import { SKILLS_EXTENSION } from "../../protocol/extensions.js";
 
 /** What {@link listSkills} needs of the hub. */
 export interface SkillListingHost {

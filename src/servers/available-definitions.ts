@@ -4,7 +4,7 @@ import { plainName } from "../catalog/tool-naming.js";
 import type { ProfileConfig, ServerConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import type { ToolListStore } from "../recording/tool-list-store.js";
-import { definitionHash } from "./tool-lists.js";
+import { definitionHash, recordToolList } from "./tool-lists.js";
 
 /** What is shown of a tool of an `available:` server: enough to show and describe it while its server is stopped. */
 export type CachedTool = Pick<Tool, "name" | "description" | "inputSchema"> & { title?: string };
@@ -91,11 +91,7 @@ export class AvailableDefinitions {
   async record(name: string, tools: readonly Tool[]): Promise<void> {
     const config = this.#configs.get(name);
     if (config === undefined || tools.length === 0) return;
-    await this.#lists.save({
-      server: name,
-      definition: definitionHash(config),
-      tools: tools as unknown as Record<string, unknown>[],
-    });
+    await recordToolList(this.#lists, config, tools);
   }
 
   /** Every available server `profile` may see, with its live or recorded tools. */

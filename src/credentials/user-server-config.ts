@@ -3,14 +3,14 @@
 import { DEFAULT_OAUTH_REDIRECT } from "../config/read-server.js";
 import type { ServerConfig } from "../config/types.js";
 import { fillUserPlaceholders, optionFromValue, userValueProblem } from "../config/user-placeholders.js";
+import { McplexError } from "../errors.js";
 import {
   ConnectRequiredError,
   type CredentialVault,
   type UserConnectionPlan,
   type UserCredentialSource,
   type UserRef,
-} from "../credentials/user-credentials.js";
-import { McplexError } from "../errors.js";
+} from "./user-credentials.js";
 
 /** Where a user connects a server (`HubOptions.connectUrl`), when the hub knows. */
 export type ConnectUrl = (user: UserRef, server: string) => string;

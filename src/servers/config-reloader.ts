@@ -1,7 +1,18 @@
 import { type FSWatcher, watch } from "node:fs";
 import { loadConfig } from "../config/load-config.js";
-import type { McplexConfig, ServerConfig } from "../config/types.js";
-import type { Hub } from "./hub.js";
+import type { McplexConfig, ProfileConfig, ServerConfig, UsersConfig } from "../config/types.js";
+
+/** What a reload changes of a running hub (a `Hub` is one). */
+export interface ReloadTarget {
+  /** Adds the new config's secrets to those redacted. */
+  addSecrets(secrets: readonly string[]): void;
+  /** Replaces the `available:` definitions. */
+  setAvailable(configs: readonly ServerConfig[]): Promise<void>;
+  removeServer(name: string): Promise<void>;
+  addServer(config: ServerConfig): Promise<void>;
+  setUsers(users: UsersConfig | undefined): void;
+  setProfiles(profiles: Record<string, ProfileConfig>): void;
+}
 
 /** What one reload changed, or why it was refused. */
 export type ReloadOutcome =
@@ -31,7 +42,7 @@ function fingerprint(server: ServerConfig): string {
  * new profiles. Clients hear of it as list changes. Tokens are reported, not applied.
  */
 export async function applyConfig(
-  hub: Hub,
+  hub: ReloadTarget,
   before: McplexConfig,
   after: McplexConfig,
 ): Promise<ReloadOutcome & { ok: true }> {
@@ -66,7 +77,7 @@ export async function applyConfig(
  * does not load (syntax, a missing variable) is reported and changes nothing.
  */
 export function watchConfig(
-  hub: Hub,
+  hub: ReloadTarget,
   initial: McplexConfig,
   onReload: (outcome: ReloadOutcome) => void,
   options: { debounceMs?: number; transform?: (config: McplexConfig) => McplexConfig } = {},

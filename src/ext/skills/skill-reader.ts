@@ -1,7 +1,7 @@
 import type { ReadResourceResult } from "@modelcontextprotocol/client";
-import { McplexError } from "../errors.js";
-import type { SkillEntry, SkillFile } from "../protocol/skills.js";
-import type { CallOptions } from "./call-pipeline.js";
+import { McplexError } from "../../errors.js";
+import type { CallOptions } from "../../hub/call-pipeline.js";
+import type { SkillEntry, SkillFile } from "./skill-entry.js";
 
 /** A skill the hub can load: where it comes from and its entry as the catalog shows it. */
 export interface HubSkill {
@@ -44,7 +44,7 @@ export interface LoadSkillOptions extends CallOptions {
 export const SKILL_LIMITS = { files: 512, bytes: 16 * 1024 * 1024 } as const;
 
 // The checks (node:crypto, yaml) load with the first skill read, not when the hub starts.
-const checks = () => import("../protocol/skills.js");
+const checks = () => import("./skill-entry.js");
 
 /**
  * Loads a skill as a host does (SEP-2640): the entry is checked, then `SKILL.md` alone is read

@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { parse } from "yaml";
-import { McplexError } from "../errors.js";
+import { McplexError } from "../../errors.js";
 
 /** One file of a skill as its entry lists it. */
 export interface SkillFile {

@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
+import type { Tool } from "@modelcontextprotocol/client";
 import { defaultSecretStorePath } from "../config/secret-store.js";
 import type { ServerConfig } from "../config/types.js";
+import type { Implementation } from "../protocol/rev2026.js";
 import { defaultCacheDir } from "../recording/default-cache-dir.js";
 import { ToolListStore } from "../recording/tool-list-store.js";
 import { connectionKey } from "./connection-key.js";
-import type { HubEvent, ServerDetails, ServerStatus } from "./hub-types.js";
+import type { ServerDetails, ServerEvent, ServerStatus } from "./server-types.js";
 
 /**
  * A hash of what makes a server's connection (its {@link connectionKey}): kept with its tool
@@ -33,13 +35,34 @@ export function hubToolLists(
   return new ToolListStore({ dir: defaultCacheDir(), redact, legacyFile });
 }
 
+/**
+ * Saves `tools` in `store` as the last-seen list of the server `config` defines, with the hash of
+ * its definition (and how it introduced itself, when given): the one place the tool-list cache is
+ * written, whether by {@link recordToolLists} or by an `available:` server's connect and disconnect.
+ */
+export function recordToolList(
+  store: ToolListStore,
+  config: ServerConfig,
+  tools: readonly Tool[],
+  serverInfo?: Implementation,
+): Promise<void> {
+  return store.save({
+    server: config.name,
+    definition: definitionHash(config),
+    tools: tools as unknown as Record<string, unknown>[],
+    ...(serverInfo === undefined
+      ? {}
+      : { serverInfo: { name: serverInfo.name, version: serverInfo.version } }),
+  });
+}
+
 /** What {@link recordToolLists} reads of the hub. */
 export interface RecordedHub {
   readonly toolLists: ToolListStore;
   servers(): ServerStatus[];
   serverDetails(name: string): ServerDetails | undefined;
   serverConfig(name: string): ServerConfig | undefined;
-  on(listener: (event: HubEvent) => void): () => void;
+  on(listener: (event: ServerEvent) => void): () => void;
 }
 
 /**
@@ -53,16 +76,7 @@ export function recordToolLists(hub: RecordedHub): () => void {
     const details = hub.serverDetails(server);
     const config = hub.serverConfig(server);
     if (status?.simulated !== undefined || details === undefined || config === undefined) return;
-    void hub.toolLists
-      .save({
-        server,
-        definition: definitionHash(config),
-        tools: details.tools as unknown as Record<string, unknown>[],
-        ...(details.serverInfo === undefined
-          ? {}
-          : { serverInfo: { name: details.serverInfo.name, version: details.serverInfo.version } }),
-      })
-      .catch(() => {});
+    void recordToolList(hub.toolLists, config, details.tools, details.serverInfo).catch(() => {});
   };
   const off = hub.on((event) => {
     if (event.type === "server-state" && event.state === "ready") save(event.server);

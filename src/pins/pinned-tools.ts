@@ -1,7 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerSnapshot } from "../catalog/types.js";
 import type { ServerConfig } from "../config/types.js";
-import type { ToolChange, ToolPins } from "../pins/tool-pins.js";
+import type { ToolChange, ToolPins } from "./tool-pins.js";
 
 /**
  * The hub's side of pinning: each pinned server's snapshot filtered through its {@link ToolPins}

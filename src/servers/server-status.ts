@@ -1,8 +1,8 @@
-// How the hub describes one configured server: to callers (status) and to the catalog (snapshot).
+// How the hub describes one configured server: to callers (status, details) and to the catalog (snapshot).
 import type { ServerSnapshot } from "../catalog/types.js";
 import type { ServerConfig } from "../config/types.js";
 import type { Upstream } from "../upstream/upstream.js";
-import type { ServerStatus } from "./hub-types.js";
+import type { ServerDetails, ServerStatus } from "./server-types.js";
 
 /** What `hub.servers()` says of one configured server. */
 export function serverStatus(config: ServerConfig, upstream: Upstream, tools: number): ServerStatus {
@@ -34,6 +34,25 @@ export function serverStatus(config: ServerConfig, upstream: Upstream, tools: nu
   if (config.transport === "replay")
     status.simulated = config.simulator === undefined ? "recording" : "tool-list";
   return status;
+}
+
+/**
+ * How a server introduced itself on its connection and its lists as last fetched, with its
+ * original names; `undefined` while it is not connected (see `Hub.serverDetails`).
+ */
+export function serverDetails(upstream: Upstream | undefined): ServerDetails | undefined {
+  if (upstream === undefined || upstream.state !== "ready") return undefined;
+  const details: ServerDetails = {
+    tools: upstream.tools,
+    resources: upstream.resources,
+    resourceTemplates: upstream.resourceTemplates,
+    prompts: upstream.prompts,
+  };
+  if (upstream.protocolVersion !== undefined) details.protocolVersion = upstream.protocolVersion;
+  if (upstream.serverInfo !== undefined) details.serverInfo = upstream.serverInfo;
+  if (upstream.capabilities !== undefined) details.capabilities = upstream.capabilities;
+  if (upstream.instructions !== undefined) details.instructions = upstream.instructions;
+  return details;
 }
 
 /** What the catalog sees of one configured server on its upstream. */

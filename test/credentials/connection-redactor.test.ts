@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SecretSet } from "../../src/config/redact.js";
-import { ConnectionRedactor, MAX_CONNECTION_TOKENS } from "../../src/hub/user-redaction.js";
+import { ConnectionRedactor, MAX_CONNECTION_TOKENS } from "../../src/credentials/connection-redactor.js";
 
 describe("a user's connection redactor", () => {
   it("redacts the config's secrets and the user's own, and follows the config's as they grow", () => {

@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { McplexConfig, ServerConfig } from "../../src/config/types.js";
 import { McplexError } from "../../src/errors.js";
-import { applyConfig } from "../../src/hub/config-reloader.js";
 import { Hub, type HubEvent } from "../../src/hub/hub.js";
-import { definitionHash } from "../../src/hub/tool-lists.js";
+import { applyConfig } from "../../src/servers/config-reloader.js";
+import { definitionHash } from "../../src/servers/tool-lists.js";
 import { configOf, fixture, MEMORY, stdio } from "../support/config.js";
 
 const cleanups: Array<() => unknown> = [];

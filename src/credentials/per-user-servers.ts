@@ -1,22 +1,22 @@
 import { Catalog } from "../catalog/catalog.js";
+import { ownersOfName } from "../catalog/tool-naming.js";
 import type { CatalogOptions, ServerSnapshot } from "../catalog/types.js";
+import { isPerUser } from "../config/read-credentials.js";
 import type { SecretSet } from "../config/redact.js";
 import type { ServerConfig, UsersConfig } from "../config/types.js";
-import { memoryCredentialVault } from "../credentials/memory-vault.js";
+import type { Upstream } from "../upstream/upstream.js";
+import type { UpstreamEvent } from "../upstream/upstream-types.js";
+import { ConnectionRedactor, redactedPlan } from "./connection-redactor.js";
+import { memoryCredentialVault } from "./memory-vault.js";
+import { UserConnectionPool, type UserLease } from "./user-connection-pool.js";
 import {
   type CredentialVault,
   signInRequired,
   type UserConnectionPlan,
   type UserCredentialSource,
   type UserRef,
-} from "../credentials/user-credentials.js";
-import type { OAuthHost, OAuthRecord } from "../upstream/oauth.js";
-import type { Upstream } from "../upstream/upstream.js";
-import type { UpstreamEvent } from "../upstream/upstream-types.js";
-import type { HubEvent } from "./hub-types.js";
-import { UserConnections, type UserLease } from "./user-connections.js";
-import { ConnectionRedactor } from "./user-redaction.js";
-import { type ConnectUrl, userServerConfig, vaultPlans } from "./user-servers.js";
+} from "./user-credentials.js";
+import { type ConnectUrl, userServerConfig, vaultPlans } from "./user-server-config.js";
 
 /** What {@link PerUserServers} needs of the hub. */
 export interface PerUserServersHost {
@@ -30,12 +30,14 @@ export interface PerUserServersHost {
     onEvent: (upstream: Upstream, event: UpstreamEvent) => void,
     redact: (text: string) => string,
   ): Upstream;
-  /** The `users:` block as configured now. */
-  users(): UsersConfig | undefined;
   /** `user`'s connection listed the server's tools (anew): tell listeners that user's tools changed. */
   toolsChanged(server: string, user: string): void;
-  /** The per-user servers configured now (enabled or not). */
+  /** A user's connection was closed: idle, revoked (`closeUser`), or its server removed. */
+  connectionClosed(server: string, user: string, reason: "idle" | "closed"): void;
+  /** Every server configured now (enabled or not, per-user or not), in the hub's order. */
   configs(): ServerConfig[];
+  /** Whether `profile` can use the server at all (see `Catalog.reaches`). */
+  reaches(server: string, profile: string): boolean;
   /** What a user's catalog is built with: the hub's profiles and server order. */
   catalogOptions(): CatalogOptions;
   /** Changes whenever the hub's catalog does (a reload, a profile changed): a user's is built again. */
@@ -44,7 +46,6 @@ export interface PerUserServersHost {
   pinned(config: ServerConfig, snapshot: ServerSnapshot, listedAt: number): ServerSnapshot;
   /** The config's secrets (a user's connection redacts them and that user's own). */
   readonly secrets: SecretSet;
-  emit(event: HubEvent): void;
 }
 
 /** A user's connection lent to one call, with what that user's results are redacted of. */
@@ -57,7 +58,7 @@ export interface UserCallLease extends UserLease {
 
 /**
  * The hub's per-user servers (`credentials:` other than `shared`): each user's connections
- * ({@link UserConnections}), where their plans come from (a {@link UserCredentialSource}, else
+ * ({@link UserConnectionPool}), where their plans come from (a {@link UserCredentialSource}, else
  * the vault's values), and what each user sees of such a server. The shared catalog shows no
  * tools of it: its process (or remote account) is the user's, run with the user's values, so
  * its list is the user's alone, as its results are (a description one user's value wrote must
@@ -67,11 +68,13 @@ export interface UserCallLease extends UserLease {
  * user's resources and prompts may be theirs alone.
  */
 export class PerUserServers {
-  readonly connections: UserConnections;
+  readonly connections: UserConnectionPool;
   readonly vault: CredentialVault;
   readonly #host: PerUserServersHost;
   readonly #source: UserCredentialSource;
   readonly #connectUrl: ConnectUrl | undefined;
+  /** The `users:` bounds now (a reloaded config replaces them; see {@link setUsers}). */
+  #users: UsersConfig | undefined;
   /**
    * Per user key: the catalog of their connections' tools, built on demand for the hub's
    * catalog revision; dropped when one of their connections lists anew or closes.
@@ -84,20 +87,34 @@ export class PerUserServers {
 
   constructor(
     host: PerUserServersHost,
-    options: { vault?: CredentialVault; source?: UserCredentialSource; connectUrl?: ConnectUrl },
+    options: {
+      vault?: CredentialVault;
+      source?: UserCredentialSource;
+      connectUrl?: ConnectUrl;
+      users?: UsersConfig | undefined;
+    },
   ) {
     this.#host = host;
+    this.#users = options.users;
     this.vault = options.vault ?? memoryCredentialVault();
     this.#connectUrl = options.connectUrl;
     this.#source = options.source ?? vaultPlans(this.vault, options.connectUrl);
-    this.connections = new UserConnections({
+    this.connections = new UserConnectionPool({
       open: (user, config, signal) => this.#open(user, config, signal),
-      users: () => host.users(),
+      users: () => this.#users,
       onClosed: (server, user, reason) => {
         this.#catalogs.delete(user);
-        host.emit({ type: "user-connection-closed", server, user, reason });
+        host.connectionClosed(server, user, reason);
       },
     });
+  }
+
+  /**
+   * Replaces the `users:` bounds (a reloaded config): caps apply to connections opened from now
+   * on (none open is closed for them), the idle timeout to connections that go idle from now on.
+   */
+  setUsers(users: UsersConfig | undefined): void {
+    this.#users = users;
   }
 
   /**
@@ -164,7 +181,7 @@ export class PerUserServers {
       return undefined;
     }
     const snapshots: ServerSnapshot[] = [];
-    for (const config of this.#host.configs()) {
+    for (const config of this.#configs()) {
       const upstream = started.get(config.name);
       if (upstream === undefined || !config.enabled) continue;
       const snapshot: ServerSnapshot = {
@@ -178,6 +195,63 @@ export class PerUserServers {
     const catalog = Catalog.build(snapshots, this.#host.catalogOptions());
     this.#catalogs.set(user.key, { revision, from, catalog });
     return catalog;
+  }
+
+  /**
+   * Opens `user`'s own connections to the per-user servers reachable through `profile` that
+   * they hold none to yet (see `Hub.openUserServers`). Nothing without a user.
+   */
+  async openAll(
+    user: UserRef | undefined,
+    options: { profile?: string; signal?: AbortSignal },
+  ): Promise<void> {
+    if (user === undefined) return;
+    const opening = this.#configs().filter(
+      (c) =>
+        c.enabled &&
+        !this.listed(user, c.name) &&
+        (options.profile === undefined || this.#host.reaches(c.name, options.profile)),
+    );
+    await Promise.allSettled(
+      opening.map(async (config) => (await this.acquire(user, config, options.signal)).release()),
+    );
+  }
+
+  /**
+   * Opens the caller's own connection to each per-user server that may own the exposed name
+   * `name` and whose tools no user's connection has listed yet, so that the first user's first
+   * call finds its tool. Without a user, such a server refuses (sign-in needed); a user who must
+   * connect first gets that error. `false` when there is no such server.
+   */
+  async openOwners(
+    name: string,
+    options: { profile?: string; signal?: AbortSignal; user?: UserRef },
+  ): Promise<boolean> {
+    const unlisted = this.#configs().filter((c) => c.enabled && !this.listed(options.user, c.name));
+    if (unlisted.length === 0) return false;
+    const owners = ownersOfName(name, this.#host.configs());
+    const opening = unlisted.filter(
+      (c) =>
+        (owners === undefined || owners.includes(c.name)) &&
+        (options.profile === undefined || this.#host.reaches(c.name, options.profile)),
+    );
+    if (opening.length === 0) return false;
+    // A name that can only be this server's answers with its refusal; a guess at any server, not.
+    const only = owners?.length === 1;
+    const results = await Promise.allSettled(
+      opening.map(async (config) => {
+        const lease = await this.acquire(options.user, config, options.signal);
+        lease.release();
+      }),
+    );
+    const failed = results.find((r) => r.status === "rejected");
+    if (only && failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+    return true;
+  }
+
+  /** The per-user servers configured now (enabled or not). */
+  #configs(): ServerConfig[] {
+    return this.#host.configs().filter((c) => isPerUser(c));
   }
 
   async #open(user: UserRef, config: ServerConfig, signal: AbortSignal | undefined): Promise<Upstream> {
@@ -212,41 +286,6 @@ export class PerUserServers {
     this.#catalogs.delete(user.key);
     this.#host.toolsChanged(config.name, user.key);
   }
-}
-
-/** `plan` with every token it gives (exchanged, OAuth access and refresh) added to `redactor`. */
-function redactedPlan(plan: UserConnectionPlan, redactor: ConnectionRedactor): UserConnectionPlan {
-  const out: UserConnectionPlan = { ...plan };
-  const { bearer, oauth } = plan;
-  if (bearer !== undefined) {
-    const given = async (signal?: AbortSignal) => {
-      const token = await bearer(signal);
-      redactor.addToken(token);
-      return token;
-    };
-    const invalidate = (bearer as { invalidate?: (token: string) => void }).invalidate;
-    out.bearer =
-      invalidate === undefined ? given : Object.assign(given, { invalidate: invalidate.bind(bearer) });
-  }
-  if (oauth !== undefined) out.oauth = redactedOAuth(oauth, redactor);
-  return out;
-}
-
-function redactedOAuth(oauth: OAuthHost, redactor: ConnectionRedactor): OAuthHost {
-  const seen = (record: OAuthRecord | undefined) => {
-    redactor.addToken(record?.tokens?.access_token);
-    redactor.addToken(record?.tokens?.refresh_token);
-    return record;
-  };
-  const { store } = oauth;
-  return {
-    ...oauth,
-    store: {
-      load: async (server) => seen(await store.load(server)),
-      save: (server, record) => store.save(server, seen(record)!),
-      ...(store.exclusive === undefined ? {} : { exclusive: store.exclusive.bind(store) }),
-    },
-  };
 }
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { SANDBOX_DEFAULTS } from "../../src/config/read-sandbox.js";
 import type { ServerConfig } from "../../src/config/types.js";
-import { connectionKey } from "../../src/hub/connection-key.js";
+import { connectionKey } from "../../src/servers/connection-key.js";
 import { stdio } from "../support/config.js";
 
 const server = (extra: Partial<ServerConfig> = {}) => stdio("s", "node", ["server.mjs"], extra);

@@ -1,11 +1,11 @@
 import { DEFAULT_MAX_USERS, USERS_DEFAULTS } from "../config/read-credentials.js";
 import type { ServerConfig, UsersConfig } from "../config/types.js";
-import type { UserRef } from "../credentials/user-credentials.js";
 import { UpstreamUnavailableError } from "../errors.js";
 import type { Upstream } from "../upstream/upstream.js";
+import type { UserRef } from "./user-credentials.js";
 
-/** What {@link UserConnections} needs of the hub. */
-export interface UserConnectionsHost {
+/** What {@link UserConnectionPool} needs of whoever holds it (the per-user servers). */
+export interface UserConnectionPoolHost {
   /**
    * The connection of `user` to `config`'s server, not started: the user's plan asked for, the
    * `${user:NAME}` values filled. Rejects with `ConnectRequiredError` when the user must
@@ -46,8 +46,8 @@ interface Held {
  * each refusal naming its bound: `maxUsers` per server, `users.maxPerUser` per user,
  * `users.maxConnections` in all.
  */
-export class UserConnections {
-  readonly #host: UserConnectionsHost;
+export class UserConnectionPool {
+  readonly #host: UserConnectionPoolHost;
   /** Per user key: server name -> its connection, started or starting. */
   readonly #byUser = new Map<string, Map<string, Held>>();
   /** Per server: how many users hold a connection. */
@@ -55,7 +55,7 @@ export class UserConnections {
   #total = 0;
   #closed = false;
 
-  constructor(host: UserConnectionsHost) {
+  constructor(host: UserConnectionPoolHost) {
     this.#host = host;
   }
 
