@@ -5,7 +5,7 @@
 
 import { readSearchArguments, SEARCH_TOOLS_NAME, searchToolsTool } from "../catalog/search-tools-tool.js";
 import { McplexError } from "../errors.js";
-import { SkillTools } from "../ext/skills/skill-tools.js";
+import { SkillTools } from "./skill-tools.js";
 import type { AgentEvent } from "./agent-events.js";
 import type { ChatTool } from "./chat-types.js";
 import type { ExecuteToolCallContext, ToolCallOutcome } from "./execute-tool-call.js";

@@ -6,9 +6,9 @@
  * the server it came from, as content of that server, never as the user's words.
  */
 
-import type { ToolCallOutcome } from "../../agent/execute-tool-call.js";
-import type { AgentSkill, AgentTool, LoadedAgentSkill, ToolHost } from "../../agent/tool-host.js";
-import { McplexError } from "../../errors.js";
+import { McplexError } from "../errors.js";
+import type { ToolCallOutcome } from "./execute-tool-call.js";
+import type { AgentSkill, AgentTool, LoadedAgentSkill, ToolHost } from "./tool-host.js";
 
 /** The tool that loads a skill. */
 export const LOAD_SKILL_NAME = "load_skill";
