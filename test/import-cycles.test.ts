@@ -128,7 +128,7 @@ describe("import cycles", () => {
     expect(graph.size).toBeGreaterThan(100);
     // A type-only edge and a re-export edge, so that the parser's reading is checked, not assumed.
     expect(graph.get("workspace/scan-file.ts")).toContain("workspace/root-wall.ts");
-    expect(graph.get("index.ts")).toContain("errors.ts");
+    expect(graph.get("assembly/entries/index.ts")).toContain("errors.ts");
   });
 
   it("finds a cycle when there is one", () => {

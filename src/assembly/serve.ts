@@ -207,7 +207,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   let authenticator: Authenticator | undefined;
   const credentials =
     config.auth !== undefined && [...config.servers, ...(config.available ?? [])].some(isPerUser)
-      ? await (await import("../credentials/gateway-credentials.js")).gatewayCredentials({
+      ? await (await import("./gateway-credentials.js")).gatewayCredentials({
           config,
           ...(options.credentialVault === undefined ? {} : { vault: options.credentialVault }),
           ...(cluster === undefined ? {} : { cluster }),
