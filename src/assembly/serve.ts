@@ -1,25 +1,32 @@
-import type { AuditSink, AuditSinkEvent } from "../audit/audit-sink.js";
-import type { ModeTable } from "../catalog-modes/view-resolver.js";
-import type { Cluster, ClusterEvent } from "../cluster/cluster.js";
-import { EXPOSED_PROFILE, exposedTokens, exposeTools } from "../config/expose-tools.js";
-import { isPerUser } from "../config/read-credentials.js";
+import type { AuditSink } from "../audit/audit-sink.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../config/types.js";
 import type { CredentialVault } from "../credentials/user-credentials.js";
-import type { Authenticator } from "../fronts/authenticator.js";
-import type { HttpFront, HttpFrontOptions } from "../fronts/http-front.js";
+import type { HttpFront } from "../fronts/http-front.js";
 import type { StdioFrontOptions } from "../fronts/stdio-front.js";
 import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
 import type { CallWatcher, RequestSample } from "../gateway/layers/call-watch.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
-import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
-import { Hub } from "../hub/hub.js";
+import type { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
-import type { ToolChange } from "../pins/tool-pins.js";
 import { RELAYED_EXTENSIONS } from "../protocol/extensions.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 import type { SimulatedServer } from "../recording/simulated-servers.js";
-import { telemetrySettings } from "../telemetry/settings.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
+import { buildAudit } from "./build-audit.js";
+import type { BuiltCluster } from "./build-cluster.js";
+import { buildCluster } from "./build-cluster.js";
+import { buildCredentials } from "./build-credentials.js";
+import { buildFronts, type ServeHttpOptions, type StartedFronts } from "./build-fronts.js";
+import { buildGateway } from "./build-gateway.js";
+import { type BuiltHub, buildHub } from "./build-hub.js";
+import { buildTelemetry } from "./build-telemetry.js";
+import type { GatewayCredentials } from "./gateway-credentials.js";
+import type { ServeEvent } from "./serve-event.js";
+import { servedConfigOf } from "./served-config.js";
+import { watchServed } from "./watch-served.js";
+
+export type { ServeEvent } from "./serve-event.js";
 
 /** What {@link serve} serves, and how. */
 export interface ServeOptions {
@@ -32,10 +39,7 @@ export interface ServeOptions {
    */
   transport: "stdio" | "http";
   /** The HTTP front (or, with `transport: "stdio"`, the dashboard's port when `port` is set). */
-  http?: Omit<HttpFrontOptions, "tokens" | "mcp" | "dashboard"> & {
-    /** Serve the web dashboard at /dashboard. Default true. */
-    dashboard?: boolean;
-  };
+  http?: ServeHttpOptions;
   /** The stdio front's streams and limits (default: the process's stdin and stdout). */
   stdio?: Omit<StdioFrontOptions, "profile">;
   /** Tokens besides the config's (e.g. from the command line); their values are redacted too. */
@@ -52,7 +56,7 @@ export interface ServeOptions {
   noPrefix?: boolean;
   /**
    * Serve only the tools whose exposed names match one of these globs (`--expose-tool`), in
-   * every profile and to every token; see {@link exposeTools}.
+   * every profile and to every token; see `exposeTools` (src/config/expose-tools.ts).
    */
   exposeTools?: readonly string[];
   /** How long requests wait for servers still starting (ms); default `config.serve.readyWait`, else 1 s. */
@@ -90,24 +94,6 @@ export interface ServeOptions {
    */
   credentialVault?: CredentialVault;
 }
-
-/** What {@link serve} reports while it serves. */
-export type ServeEvent =
-  | { type: "reloaded"; outcome: ReloadOutcome; tokens?: string }
-  /** One replica of several (`cluster:`): Redis lost or found again, replicas whose config differs. */
-  | { type: "cluster"; event: ClusterEvent }
-  | { type: "start-failed"; server: string; state: string; error: string; hint?: string }
-  | { type: "record-failed"; server: string; error: string }
-  /** A server declares a list it does not implement ("method not found"): served as empty. */
-  | { type: "list-not-implemented"; server: string; method: string }
-  /** A pinned server's tools differ from those approved (`pin:`): what waits for `mcplex trust`. */
-  | { type: "pin-changes"; server: string; changes: ToolChange[] }
-  /** The tool lock file changed but cannot be read: the approvals held before stay in force. */
-  | { type: "pin-lock-unreadable"; error: string }
-  /** The audit trail (`audit:`) cannot write, writes again, refused calls, or lost lines at the end. */
-  | AuditSinkEvent
-  /** Sign-in (`auth:`): the identity provider could not be reached; what still works is said. */
-  | { type: "auth"; message: string };
 
 /** A gateway {@link serve} started. */
 export interface RunningGateway {
@@ -148,271 +134,152 @@ export interface RunningGateway {
  * process.on("SIGTERM", () => void running.close());
  */
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
-  const expose = options.exposeTools ?? [];
-  const tokens = exposedTokens([...options.config.tokens, ...(options.tokens ?? [])], expose);
-  const standIns = await standInsOf(options);
-  const served = (next: McplexConfig, nextTokens: readonly TokenConfig[]) =>
-    standIns(servedConfig(exposeTools(next, expose), options.noPrefix === true, nextTokens));
-  const { config, simulated } = served(options.config, tokens);
-  const profileName = options.profile ?? (expose.length > 0 ? EXPOSED_PROFILE : undefined);
+  const served = await servedConfigOf(options);
+  const { config, tokens } = served;
+  const emit = options.onEvent ?? (() => {});
   // Opened first: a file that cannot be opened stops the start before anything runs.
-  const audit: AuditSink | undefined =
-    config.audit === undefined
-      ? undefined
-      : await (await import("../audit/open-audit-sink.js")).openAuditSink(config.audit, {
-          onEvent: (event) => options.onEvent?.(event),
-        });
-  const recorder = config.servers.some((s) => s.record !== undefined)
-    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
-        options.onEvent?.({ type: "record-failed", server, error: error.message }),
-      )
-    : undefined;
-
-  // Off unless the config or OTEL_* variables turn it on; then, and only then, it is loaded.
-  const settings = telemetrySettings(config.telemetry);
-  const telemetry =
-    settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
-  // One replica of several: loaded only then, and before the hub (whose OAuth tokens the
-  // replicas share) and the gateway (which signs with the cluster's keys).
-  let cluster: Cluster | undefined;
-  let joinCluster: ((url: string) => Promise<void>) | undefined;
-  let oauth = options.oauth;
-  if (config.cluster !== undefined && options.transport === "http") {
-    const { prepareCluster } = await import("../cluster/join-cluster.js");
-    // The OAuth code brings the SDK client (and zod) with it: loaded when it is used, as here.
-    const { memoryOAuthStore } = await import("../upstream/oauth.js");
-    const joined = prepareCluster(
-      config,
-      (event) => options.onEvent?.({ type: "cluster", event }),
-      options.http?.host ?? "127.0.0.1",
-    );
-    cluster = joined.cluster;
-    joinCluster = joined.join;
-    void cluster.connect();
-    oauth = { ...oauth, store: cluster.oauthStore(oauth?.store ?? memoryOAuthStore()) };
-  }
-  const modules =
-    config.interceptors === undefined
-      ? undefined
-      : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
-  // Pinned servers only (loaded only then): their lock file, read before any server lists.
-  const pins = [...config.servers, ...(config.available ?? [])].some(
-    (s) => s.pin !== undefined && s.pin !== "off",
-  )
-    ? await (await import("../pins/open-pins.js")).openPins(config)
-    : undefined;
-  // Servers called with each user's own credentials (`credentials:`), when users sign in: the
-  // vault, connect pages and sources, loaded only then.
-  let frontOrigin: string | undefined;
-  let authenticator: Authenticator | undefined;
-  const credentials =
-    config.auth !== undefined && [...config.servers, ...(config.available ?? [])].some(isPerUser)
-      ? await (await import("./gateway-credentials.js")).gatewayCredentials({
-          config,
-          ...(options.credentialVault === undefined ? {} : { vault: options.credentialVault }),
-          ...(cluster === undefined ? {} : { cluster }),
-          frontOrigin: () => frontOrigin,
-          authenticator: () => authenticator,
-          server: (name) => hub.serverConfig(name),
-        })
-      : undefined;
-  // The gateway answers server requests per call, for the client that caused them.
-  const hub = new Hub({
+  const audit = await buildAudit(config, emit);
+  const telemetry = await buildTelemetry(config);
+  const cluster = await buildCluster(
     config,
-    ...(pins === undefined ? {} : { pins }),
-    clientCapabilities: { ...ANSWERING_CAPABILITIES, extensions: RELAYED_EXTENSIONS },
-    ...(oauth === undefined ? {} : { oauth }),
-    ...(options.toolCache === undefined ? {} : { toolCache: options.toolCache }),
-    ...(credentials === undefined
-      ? {}
-      : {
-          vault: credentials.vault,
-          userCredentials: credentials.source,
-          connectUrl: credentials.connectUrl,
-        }),
-    interceptors: [...(modules?.interceptors ?? []), ...(options.interceptors ?? [])],
-    upstreamInterceptors: [
-      ...(telemetry === undefined ? [] : [telemetry.upstream]),
-      ...(recorder === undefined ? [] : [recorder.interceptor]),
-      ...(modules?.upstreamInterceptors ?? []),
-    ],
-  });
-  recorder?.attach(hub);
-  if (credentials !== undefined) credentials.closeUser = (user, server) => hub.closeUser(user, server);
-  hub.on((event) => {
-    if (event.type === "list-not-implemented" || event.type === "pin-changes") options.onEvent?.(event);
-    if (event.type === "pin-changes") telemetry?.pinChanges(event.server, event.changes);
-  });
+    { transport: options.transport, oauth: options.oauth, host: options.http?.host },
+    (event) => emit({ type: "cluster", event }),
+  );
+  const fronts: StartedFronts = {};
+  const { built, credentials } = await servedHub(options, config, { cluster, telemetry, fronts, emit });
+  const { hub } = built;
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
   const uncache =
     options.toolCache === undefined ? undefined : (await import("../hub/tool-lists.js")).recordToolLists(hub);
-  // Servers start first, and the gateway's code loads while they do: a client that spawns
-  // `mcplex serve --stdio` per session waits for both, so they overlap (bench/startup-bench.ts).
-  const { Gateway } = await import("../gateway/gateway.js");
-  // Requests wait for servers still starting, but never past readyWait: one slow server must
-  // not hide the others from a client that gives its first list a few seconds.
-  const readyWait = options.readyWait ?? config.serve?.readyWait;
-  const { viewResolver } = await import("../catalog-modes/view-resolver.js");
-  const { viewEngines } = await import("../catalog-modes/view-engines.js");
-  // Read per request, replaced when a reload brings other modes or profiles.
-  let modes = modeTable(config, options.mode);
-  const views = viewResolver(
-    () => modes,
-    viewEngines(config.serve?.code === undefined ? {} : { codeLimits: config.serve.code }),
-  );
-  const offerServers = config.serve?.serverTools === true;
-  const { availableToolEntries } = await import("../catalog-modes/available-tool-entries.js");
-  // Outside every other layer, the hub's included: the SERVER span covers what any layer does,
-  // and the audit trail (inside the span, to name its trace) sees every refusal.
-  const outer: Interceptor[] = telemetry === undefined ? [] : [telemetry.gateway];
-  if (audit !== undefined) {
-    const { auditLog } = await import("../gateway/layers/audit-log.js");
-    outer.push(
-      auditLog({
-        sink: audit,
-        redact: (text) => hub.redact(text),
-        content: config.audit?.content === true,
-        ...(config.audit?.maxLine === undefined ? {} : { maxLine: config.audit.maxLine }),
-        ...(telemetry === undefined ? {} : { traceId: telemetry.traceId }),
-      }),
-    );
-  }
-  const gateway = new Gateway(hub, {
-    views,
-    ...(offerServers
-      ? {
-          availableTools: async (profile) =>
-            availableToolEntries(await hub.availableTools(profile === undefined ? {} : { profile })),
-        }
-      : {}),
-    ...(config.serve?.cache === undefined ? {} : { cache: config.serve.cache }),
-    ready: started,
-    ...(readyWait === undefined ? {} : { readyWait }),
-    ...(outer.length === 0 ? {} : { outer }),
-    ...(options.identity === undefined ? {} : { identity: options.identity }),
-    ...(cluster === undefined
-      ? {}
-      : { replica: { id: cluster.replica, stateKey: cluster.stateKey, taskKey: cluster.taskKey } }),
+  const { gateway, reloadModes } = await buildGateway({
+    hub,
+    config,
+    started,
+    mode: options.mode,
+    readyWait: options.readyWait,
+    identity: options.identity,
+    telemetry,
+    audit,
+    cluster: cluster?.cluster,
+    credentials,
   });
-  if (credentials !== undefined) gateway.use(credentials.prompt);
-  if (offerServers) {
-    const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import(
-      "../gateway/layers/server-tools.js"
-    );
-    gateway.use(serverTools(hub), { answers: [CONNECT_SERVER, DISCONNECT_SERVER] });
-  }
-  const emit = options.onEvent ?? (() => {});
-  let front: HttpFront | undefined;
-  // Approvals made from outside (`mcplex trust` while serving) take effect at once.
-  const pinWatcher =
-    pins !== undefined && (options.watch ?? config.source !== "<default>")
-      ? (await import("../pins/watch-pins.js")).watchPins(pins.path, () => {
-          hub
-            .reloadPins()
-            .catch((error: Error) => emit({ type: "pin-lock-unreadable", error: error.message }));
-        })
-      : undefined;
-  const watcher =
-    (options.watch ?? config.source !== "<default>")
-      ? watchConfig(
-          hub,
-          config,
-          (outcome) => {
-            if (outcome.ok) {
-              const before = JSON.stringify(modes.default);
-              modes = modeTable(outcome.config, options.mode);
-              // Profiles announce themselves (the catalog changes); the default mode does not.
-              if (JSON.stringify(modes.default) !== before) gateway.announce(["tools"]);
-            }
-            // What a reload applies (servers, profiles, tokens); `serve:` waits for a restart.
-            if (outcome.ok) cluster?.setConfig({ ...outcome.config, serve: config.serve });
-            emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, hub, front) });
-          },
-          { transform: (next) => served(next, exposedTokens(next.tokens, expose)).config },
-        )
-      : undefined;
-  let stdio: RunningGateway["stdio"];
+  const watchers = await watchServed({
+    hub,
+    config,
+    watch: options.watch,
+    pins: built.pins,
+    reserve: served.reserve,
+    reloadModes,
+    cluster: cluster?.cluster,
+    tokens: options.tokens,
+    exposeTools: options.exposeTools,
+    fronts,
+    emit,
+  });
+  const parts = { hub, gateway, fronts, watchers, built, uncache, cluster, audit, telemetry };
   let closing: Promise<void> | undefined;
   const close = (graceMs = 10_000): Promise<void> => {
-    closing ??= (async () => {
-      watcher?.close();
-      pinWatcher?.close();
-      if (stdio !== undefined) {
-        // Answers owed go out first (bounded), as on HTTP.
-        await Promise.race([stdio.session.idle(), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
-      }
-      await front?.close(stdio === undefined ? graceMs : Math.min(graceMs, 1000));
-      await cluster?.close();
-      gateway.close();
-      await hub.close();
-      uncache?.();
-      recorder?.close();
-      // Every call has ended: its line is queued, and written before the process goes.
-      await audit?.close();
-      await telemetry?.shutdown();
-    })();
+    closing ??= closeServed(parts, graceMs);
     return closing;
   };
   try {
-    const profile = profileName === undefined ? {} : { profile: profileName };
-    if (options.transport === "stdio") {
-      const { serveGatewayStdio } = await import("../fronts/stdio-front.js");
-      stdio = serveGatewayStdio(gateway, { ...options.stdio, ...profile });
-    }
-    if (options.transport === "http" || options.http?.port !== undefined) {
-      // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
-      const { startHttpFront } = await import("../fronts/http-front.js");
-      const dashboard =
-        options.http?.dashboard === false
-          ? false
-          : (await import("../dashboard/dashboard.js")).dashboardPageWith({
-              ...(config.auth === undefined ? {} : { signIn: config.auth }),
-              ...(credentials === undefined
-                ? {}
-                : {
-                    credentials: {
-                      vault: credentials.vault,
-                      userOf: (await import("../credentials/user-ref.js")).userRefOf,
-                      revoke: credentials.revoke,
-                    },
-                  }),
-            });
-      // Origins the config lists and those given to this run (`--allow-origin`) alike.
-      const allowedOrigins = [
-        ...(config.serve?.allowedOrigins ?? []),
-        ...(options.http?.allowedOrigins ?? []),
-      ];
-      // Sign-in (`auth:`): its code, and jose's, loaded only then.
-      authenticator =
-        config.auth === undefined
-          ? undefined
-          : (await import("../auth/gateway-sign-in.js")).gatewaySignIn(config.auth, gateway, {
-              tokens,
-              host: options.http?.host ?? "127.0.0.1",
-              onEvent: (message) => emit({ type: "auth", message }),
-            });
-      front = await startHttpFront(gateway, {
-        ...frontLimits(config.serve),
-        ...options.http,
-        dashboard,
-        ...(allowedOrigins.length === 0 ? {} : { allowedOrigins }),
-        ...(authenticator === undefined ? {} : { authenticator }),
+    await buildFronts(
+      {
+        gateway,
+        config,
+        transport: options.transport,
+        http: options.http,
+        stdio: options.stdio,
         tokens,
-        ...(profileName === undefined || tokens.length > 0 ? {} : profile),
-        ...(options.transport === "stdio" ? { mcp: false } : {}),
-        ...(cluster === undefined ? {} : { cluster }),
-        ...(credentials === undefined ? {} : { connect: credentials.pages }),
-      });
-      frontOrigin = new URL(front.url).origin;
-      if (cluster !== undefined) cluster.registerMetrics(front.metrics.registry);
-      await joinCluster?.(front.url);
-    }
+        profileName: served.profileName,
+        cluster,
+        credentials,
+        onAuthEvent: (message) => emit({ type: "auth", message }),
+      },
+      fronts,
+    );
   } catch (error) {
     await close(0);
     throw error;
   }
-  // Servers that did not start are reported when their start is over, however long it takes.
+  reportStartFailures(hub, started, emit);
+  return {
+    hub,
+    gateway,
+    ...(fronts.http === undefined ? {} : { http: fronts.http }),
+    ...(fronts.stdio === undefined ? {} : { stdio: fronts.stdio }),
+    ...(cluster === undefined ? {} : { replica: cluster.cluster.replica }),
+    ready: gateway.ready,
+    started,
+    simulated: served.simulated,
+    observe: (observer) => gateway.observe(observer),
+    watchCalls: (watcher) => gateway.watchCalls(watcher),
+    close,
+  };
+}
+
+/** The hub of `serve()`, and the per-user credentials it calls servers with (`credentials:`). */
+async function servedHub(
+  options: ServeOptions,
+  config: McplexConfig,
+  parts: {
+    cluster: BuiltCluster | undefined;
+    telemetry: Telemetry | undefined;
+    fronts: StartedFronts;
+    emit: (event: ServeEvent) => void;
+  },
+): Promise<{ built: BuiltHub; credentials: GatewayCredentials | undefined }> {
+  const { cluster, telemetry, fronts, emit } = parts;
+  let built: BuiltHub | undefined;
+  const credentials = await buildCredentials({
+    config,
+    vault: options.credentialVault,
+    cluster: cluster?.cluster,
+    frontOrigin: () => (fronts.http === undefined ? undefined : new URL(fronts.http.url).origin),
+    authenticator: () => fronts.authenticator,
+    server: (name) => built?.hub.serverConfig(name),
+  });
+  const oauth = cluster === undefined ? options.oauth : cluster.oauth;
+  built = await buildHub({
+    config,
+    hub: {
+      // The gateway answers server requests per call, for the client that caused them.
+      clientCapabilities: { ...ANSWERING_CAPABILITIES, extensions: RELAYED_EXTENSIONS },
+      ...(oauth === undefined ? {} : { oauth }),
+      ...(options.toolCache === undefined ? {} : { toolCache: options.toolCache }),
+      ...(credentials === undefined
+        ? {}
+        : {
+            vault: credentials.vault,
+            userCredentials: credentials.source,
+            connectUrl: credentials.connectUrl,
+          }),
+    },
+    interceptors: options.interceptors,
+    telemetry,
+    onRecordFailed: (server, error) => emit({ type: "record-failed", server, error: error.message }),
+  });
+  const { hub } = built;
+  if (credentials !== undefined) credentials.closeUser = (user, server) => hub.closeUser(user, server);
+  forwardHubEvents(hub, emit, telemetry);
+  return { built, credentials };
+}
+
+/** The hub's events `serve()` reports, and pinned tools that changed, counted when telemetry is on. */
+function forwardHubEvents(
+  hub: Hub,
+  emit: (event: ServeEvent) => void,
+  telemetry: Telemetry | undefined,
+): void {
+  hub.on((event) => {
+    if (event.type === "list-not-implemented" || event.type === "pin-changes") emit(event);
+    if (event.type === "pin-changes") telemetry?.pinChanges(event.server, event.changes);
+  });
+}
+
+/** Reports the servers that did not start when their start is over, however long it takes. */
+function reportStartFailures(hub: Hub, started: Promise<void>, emit: (event: ServeEvent) => void): void {
   void started.then(() => {
     for (const server of hub.servers()) {
       if (server.error === undefined || ["ready", "disabled", "stopped"].includes(server.state)) continue;
@@ -425,97 +292,36 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
       });
     }
   });
-  return {
-    hub,
-    gateway,
-    ...(front === undefined ? {} : { http: front }),
-    ...(stdio === undefined ? {} : { stdio }),
-    ...(cluster === undefined ? {} : { replica: cluster.replica }),
-    ready: gateway.ready,
-    started,
-    simulated,
-    observe: (observer) => gateway.observe(observer),
-    watchCalls: (watcher) => gateway.watchCalls(watcher),
-    close,
-  };
 }
 
-/**
- * What replaces servers for `--record` and `--simulate` (loaded only then): recorded servers get
- * a `record` block, simulated ones become replays of a recording or simulators of a tool list.
- */
-async function standInsOf(
-  options: ServeOptions,
-): Promise<(config: McplexConfig) => { config: McplexConfig; simulated: SimulatedServer[] }> {
-  const { record, simulate } = options;
-  const wanted = (config: McplexConfig) =>
-    record !== undefined || simulate !== undefined || config.servers.some((s) => s.simulate === true);
-  if (!wanted(options.config)) return (config) => ({ config, simulated: [] });
-  const { recordedConfig, simulatedConfig } = await import("../recording/simulated-servers.js");
-  const { defaultCacheDir } = await import("../recording/default-cache-dir.js");
-  return (config) => {
-    // Simulated servers read the recording directory; they never write to it.
-    const recorded = record === undefined || simulate !== undefined ? config : recordedConfig(config, record);
-    return simulatedConfig(recorded, {
-      all: simulate?.all ?? false,
-      seed: simulate?.seed ?? 1,
-      cacheDir: simulate?.cacheDir ?? options.toolCache ?? defaultCacheDir(),
-      ...(record === undefined ? {} : { recordDir: record }),
-      ...(simulate?.speed === undefined ? {} : { speed: simulate.speed }),
-    });
-  };
-}
-
-/** Which catalog mode a client gets (see `viewResolver`): the `--tools` flag over `serve.mode`. */
-function modeTable(config: McplexConfig, flag: CatalogMode | undefined): ModeTable {
-  return {
-    default: { mode: flag ?? config.serve?.mode ?? "all", pin: config.serve?.pin ?? [] },
-    profiles: config.profiles,
-  };
-}
-
-/** The config as served: a copy, with prefixes dropped when asked and every token redacted. */
-function servedConfig(config: McplexConfig, noPrefix: boolean, tokens: readonly TokenConfig[]): McplexConfig {
-  return {
-    ...config,
-    servers: noPrefix ? config.servers.map((server) => ({ ...server, prefix: "" })) : config.servers,
-    ...(noPrefix && config.available !== undefined
-      ? { available: config.available.map((server) => ({ ...server, prefix: "" })) }
-      : {}),
-    secrets: [...config.secrets, ...tokens.map((t) => t.token)],
-  };
-}
-
-/** A reloaded config's tokens, with the command line's, handed to the HTTP front (stdio has none). */
-function reloadTokens(
-  outcome: ReloadOutcome,
-  options: ServeOptions,
-  hub: Hub,
-  front: HttpFront | undefined,
-): { tokens?: string } {
-  if (!outcome.ok || !outcome.tokens) return {};
-  if (front === undefined) return { tokens: "tokens ignored (stdio takes none)" };
-  const next = [...outcome.config.tokens, ...exposedTokens(options.tokens ?? [], options.exposeTools ?? [])];
-  try {
-    front.setTokens(next);
-    hub.addSecrets(next.map((t) => t.token)); // redacted like the first ones
-    return { tokens: "tokens updated" };
-  } catch (error) {
-    return { tokens: (error as Error).message };
+/** What `serve()` started, stopped in order (see {@link RunningGateway.close}). */
+async function closeServed(
+  parts: {
+    hub: Hub;
+    gateway: Gateway;
+    fronts: StartedFronts;
+    watchers: { close(): void };
+    built: BuiltHub;
+    uncache: (() => void) | undefined;
+    cluster: BuiltCluster | undefined;
+    audit: AuditSink | undefined;
+    telemetry: Telemetry | undefined;
+  },
+  graceMs: number,
+): Promise<void> {
+  const { stdio, http } = parts.fronts;
+  parts.watchers.close();
+  if (stdio !== undefined) {
+    // Answers owed go out first (bounded), as on HTTP.
+    await Promise.race([stdio.session.idle(), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
   }
-}
-
-/** The HTTP front's limits the config's `serve:` block sets (flags, in `options.http`, win). */
-function frontLimits(
-  serve: McplexConfig["serve"],
-): Pick<HttpFrontOptions, "idleTimeoutMs" | "maxConnections" | "maxConnectionsPerClient" | "memoryBudget"> {
-  if (serve === undefined) return {};
-  return {
-    ...(serve.idleTimeout === undefined ? {} : { idleTimeoutMs: serve.idleTimeout }),
-    ...(serve.maxConnections === undefined ? {} : { maxConnections: serve.maxConnections }),
-    ...(serve.maxConnectionsPerClient === undefined
-      ? {}
-      : { maxConnectionsPerClient: serve.maxConnectionsPerClient }),
-    ...(serve.memoryBudget === undefined ? {} : { memoryBudget: serve.memoryBudget }),
-  };
+  await http?.close(stdio === undefined ? graceMs : Math.min(graceMs, 1000));
+  await parts.cluster?.cluster.close();
+  parts.gateway.close();
+  await parts.hub.close();
+  parts.uncache?.();
+  parts.built.closeRecorder();
+  // Every call has ended: its line is queued, and written before the process goes.
+  await parts.audit?.close();
+  await parts.telemetry?.shutdown();
 }
