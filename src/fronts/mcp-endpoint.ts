@@ -3,7 +3,7 @@ import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { envelopeVersion, REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
-import type { Admitted, Refusal } from "./caller.js";
+import type { AdmissionRefusal, Admitted } from "./caller.js";
 import type { ClusterLink } from "./cluster-link.js";
 import { routeRetry, routeSession, routeTask } from "./cluster-route.js";
 import { sendOverBudget, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
@@ -31,8 +31,8 @@ export interface McpEndpointParts {
     req: IncomingMessage,
   ):
     | { caller: Admitted; internal: boolean }
-    | Refusal
-    | Promise<{ caller: Admitted; internal: boolean } | Refusal>;
+    | AdmissionRefusal
+    | Promise<{ caller: Admitted; internal: boolean } | AdmissionRefusal>;
   sessions: Rev2025HttpSessions;
   /** An HTTP+SSE client pointed at /mcp is served as on /sse. */
   sse: SseFront;

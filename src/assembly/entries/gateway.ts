@@ -29,7 +29,7 @@ export {
   StaticTokenAuthenticator,
 } from "../../fronts/authenticator.js";
 export type { FrontPage, FrontPageFactory, FrontPageHost } from "../../fronts/front-page.js";
-export type { Refusal } from "../../fronts/http-admission.js";
+export type { AdmissionRefusal as Refusal } from "../../fronts/http-admission.js";
 export {
   DEFAULT_PORT,
   type HttpFront,
