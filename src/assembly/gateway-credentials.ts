@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
 import { ConnectFlow } from "../credentials/connect-flow.js";
 import { ConnectLinks } from "../credentials/connect-links.js";
-import { ConnectSignIn, verifyWith } from "../credentials/connect-sign-in.js";
+import { ConnectSignIn } from "../credentials/connect-sign-in.js";
 import { ConnectSignal, connectWaiter } from "../credentials/connect-signal.js";
 import { credentialRouter } from "../credentials/credential-router.js";
 import { disconnect } from "../credentials/disconnect.js";
@@ -14,6 +14,7 @@ import { McplexError } from "../errors.js";
 import type { Authenticator } from "../fronts/authenticator.js";
 import type { ConnectPages } from "../fronts/connect-pages.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
+import { verifyWith } from "./verify-with.js";
 
 /** What {@link gatewayCredentials} is given. */
 export interface GatewayCredentialsOptions {
