@@ -135,7 +135,7 @@ export interface RunningGateway {
  */
 export async function serve(options: ServeOptions): Promise<RunningGateway> {
   const served = await servedConfigOf(options);
-  const { config, tokens } = served;
+  const { config } = served;
   const emit = options.onEvent ?? (() => {});
   // Opened first: a file that cannot be opened stops the start before anything runs.
   const audit = await buildAudit(config, emit);
@@ -146,8 +146,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     (event) => emit({ type: "cluster", event }),
   );
   const fronts: StartedFronts = {};
-  const { built, credentials } = await servedHub(options, config, { cluster, telemetry, fronts, emit });
-  const { hub } = built;
+  const { hub, built, credentials } = await servedHub(options, config, { cluster, telemetry, fronts, emit });
   const started = hub.start();
   // Off the start path: servers ready before it loads are saved when it attaches.
   const uncache =
@@ -178,11 +177,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     emit,
   });
   const parts = { hub, gateway, fronts, watchers, built, uncache, cluster, audit, telemetry };
-  let closing: Promise<void> | undefined;
-  const close = (graceMs = 10_000): Promise<void> => {
-    closing ??= closeServed(parts, graceMs);
-    return closing;
-  };
+  const close = closeOnce((graceMs) => closeServed(parts, graceMs));
   try {
     await buildFronts(
       {
@@ -191,7 +186,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         transport: options.transport,
         http: options.http,
         stdio: options.stdio,
-        tokens,
+        tokens: served.tokens,
         profileName: served.profileName,
         cluster,
         credentials,
@@ -229,7 +224,7 @@ async function servedHub(
     fronts: StartedFronts;
     emit: (event: ServeEvent) => void;
   },
-): Promise<{ built: BuiltHub; credentials: GatewayCredentials | undefined }> {
+): Promise<{ hub: Hub; built: BuiltHub; credentials: GatewayCredentials | undefined }> {
   const { cluster, telemetry, fronts, emit } = parts;
   let built: BuiltHub | undefined;
   const credentials = await buildCredentials({
@@ -263,7 +258,7 @@ async function servedHub(
   const { hub } = built;
   if (credentials !== undefined) credentials.closeUser = (user, server) => hub.closeUser(user, server);
   forwardHubEvents(hub, emit, telemetry);
-  return { built, credentials };
+  return { hub, built, credentials };
 }
 
 /** The hub's events `serve()` reports, and pinned tools that changed, counted when telemetry is on. */
@@ -292,6 +287,15 @@ function reportStartFailures(hub: Hub, started: Promise<void>, emit: (event: Ser
       });
     }
   });
+}
+
+/** A `close` safe to call twice: the second call gets the first's promise. */
+function closeOnce(close: (graceMs: number) => Promise<void>): (graceMs?: number) => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return (graceMs = 10_000) => {
+    closing ??= close(graceMs);
+    return closing;
+  };
 }
 
 /** What `serve()` started, stopped in order (see {@link RunningGateway.close}). */
