@@ -5,8 +5,8 @@
 //
 //   npx tsx bench/call-path.ts            (any commit since the hub moved to src/hub/)
 import { resolve } from "node:path";
+import { ANSWERING_CAPABILITIES, Gateway, startHttpFront } from "../src/assembly/entries/gateway.js";
 import { Catalog } from "../src/catalog/catalog.js";
-import { ANSWERING_CAPABILITIES, Gateway, startHttpFront } from "../src/gateway/index.js";
 import { Hub } from "../src/hub/hub.js";
 import { StdioClientTransport } from "../src/upstream/stdio-transport.js";
 

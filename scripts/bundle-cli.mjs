@@ -39,7 +39,7 @@ const STAGES = {
   "serve-start": ["cli/commands/serve.js"],
   // Once they are spawned: what serve() always loads to serve them over stdio.
   "serve-stdio": [
-    "serve/serve.js",
+    "assembly/serve.js",
     "cli/oauth-login.js",
     "config/check-config.js",
     "servers/tool-lists.js",

@@ -63,8 +63,8 @@ describe("import cycles", () => {
     // A type-only edge, a re-export edge and an import() in code, so that the parser's reading is
     // checked, not assumed.
     expect(graph.get("workspace/scan-file.ts")).toContain("workspace/root-wall.ts");
-    expect(graph.get("upstream/connect.ts")).toContain("workspace/index.ts");
-    expect(graph.get("index.ts")).toContain("errors.ts");
+    expect(graph.get("upstream/connect.ts")).toContain("workspace/workspace-server.ts");
+    expect(graph.get("assembly/entries/index.ts")).toContain("errors.ts");
   });
 
   it("finds a cycle when there is one", () => {

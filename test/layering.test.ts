@@ -48,7 +48,7 @@ describe("layering", () => {
     ["src/gateway/front.ts", "../testing/index.js", "runtime code never imports it"],
     ["src/gateway/front.ts", "../cluster/cluster.js", "src/gateway/ may import only"],
     ["src/gateway/front.ts", "@redis/client", "src/cluster/ is the only folder that talks to Redis"],
-    ["src/serve/serve.ts", "redis", "src/cluster/ is the only folder that talks to Redis"],
+    ["src/assembly/serve.ts", "redis", "src/cluster/ is the only folder that talks to Redis"],
     ["src/hub/part.ts", "ioredis", "src/cluster/ is the only folder that talks to Redis"],
     ["src/cluster/part.ts", "../upstream/upstream.js", "src/cluster/ may import only"],
     ["src/fronts/http-front.ts", "../dashboard/dashboard.js", "src/fronts/ may import only"],
@@ -88,8 +88,8 @@ describe("layering", () => {
     ["src/cluster/cluster.ts", "../fronts/cluster-link.js"],
     ["src/fronts/http-front.ts", "../gateway/gateway.js"],
     ["src/dashboard/dashboard.ts", "../fronts/front-page.js"],
-    ["src/gateway/index.ts", "../fronts/http-front.js"],
-    ["src/serve/serve.ts", "../cluster/cluster.js"],
+    ["src/assembly/entries/gateway.ts", "../../fronts/http-front.js"],
+    ["src/assembly/serve.ts", "../cluster/cluster.js"],
     ["src/ext/tasks/task-store.ts", "../../hub/hub.js"],
     ["src/ext/tasks/deep/part.ts", "../../../catalog/catalog.js"],
     ["src/ext/tasks/deep/part.ts", "../task-store.js"],
@@ -98,7 +98,7 @@ describe("layering", () => {
     ["src/interceptors/part.ts", "../hub/call-pipeline.js"],
     ["src/assembly/part.ts", "../gateway/gateway.js"],
     ["src/index.ts", "./hub/hub.js"],
-    ["src/credentials/gateway-credentials.ts", "../fronts/connect-pages.js"],
+    ["src/upstream/connect.ts", "../credentials/bearer-fetch.js"],
   ])("%s may import %s", (path, from) => {
     expect(lint(path, importing(from))).not.toContain("Layering");
   });

@@ -5,11 +5,11 @@
 
 import { readSearchArguments, SEARCH_TOOLS_NAME, searchToolsTool } from "../catalog/search-tools-tool.js";
 import { McplexError } from "../errors.js";
-import { SkillTools } from "./skill-tools.js";
 import type { AgentEvent } from "./agent-events.js";
 import type { ChatTool } from "./chat-types.js";
 import type { ExecuteToolCallContext, ToolCallOutcome } from "./execute-tool-call.js";
 import { type SchemaProfile, toChatTools } from "./schema-sanitizer.js";
+import { SkillTools } from "./skill-tools.js";
 import type { AgentTool, ToolHost } from "./tool-host.js";
 import { createToolSearch } from "./tool-search.js";
 

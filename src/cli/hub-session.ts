@@ -1,8 +1,9 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { buildHub } from "../assembly/build-hub.js";
+import { buildTelemetry } from "../assembly/build-telemetry.js";
 import { loadConfig } from "../config/load-config.js";
 import type { McplexConfig } from "../config/types.js";
-import { Hub } from "../hub/hub.js";
-import { telemetrySettings } from "../telemetry/settings.js";
+import type { Hub } from "../hub/hub.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { secretOAuthStore } from "./oauth-login.js";
 
@@ -31,38 +32,17 @@ export async function withHub<T>(
       : await loadConfig(options.config === undefined ? {} : { config: options.config });
   const config = await withSimulatedServers(loaded);
   // The hub's calls start traces of their own when telemetry is on (loaded only then).
-  const settings = telemetrySettings(config.telemetry);
-  const telemetry =
-    settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
-  // Servers with `record:` are recorded here too (loaded only then): `mcplex call` can make a recording.
-  const recorder = config.servers.some((s) => s.record !== undefined)
-    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
-        console.error(`mcplex: recording of ${server} stopped: ${error.message}`),
-      )
-    : undefined;
-  // The config's own interceptors (loaded only then) see the command's calls as `serve`'s do.
-  const modules =
-    config.interceptors === undefined
-      ? undefined
-      : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
-  // Pinned servers only (loaded only then): `list` and `call` see what `serve` would hold.
-  const pins = [...config.servers, ...(config.available ?? [])].some(
-    (s) => s.pin !== undefined && s.pin !== "off",
-  )
-    ? await (await import("../pins/open-pins.js")).openPins(config)
-    : undefined;
-  const hub = new Hub({
+  const telemetry = await buildTelemetry(config);
+  // As `serve` builds it: servers with `record:` are recorded (`mcplex call` can make a recording),
+  // the config's own interceptors see the command's calls, and pinned servers show what `serve`
+  // would hold.
+  const { hub, closeRecorder } = await buildHub({
     config,
-    ...(pins === undefined ? {} : { pins }),
-    oauth: { store: secretOAuthStore() },
-    interceptors: modules?.interceptors ?? [],
-    upstreamInterceptors: [
-      ...(telemetry === undefined ? [] : [telemetry.upstream]),
-      ...(recorder === undefined ? [] : [recorder.interceptor]),
-      ...(modules?.upstreamInterceptors ?? []),
-    ],
+    hub: { oauth: { store: secretOAuthStore() } },
+    telemetry,
+    onRecordFailed: (server, error) =>
+      console.error(`mcplex: recording of ${server} stopped: ${error.message}`),
   });
-  recorder?.attach(hub);
   options.onHub?.(hub);
   const interrupted = new AbortController();
   let running: Promise<unknown> = Promise.resolve();
@@ -82,7 +62,7 @@ export async function withHub<T>(
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     await hub.close();
-    recorder?.close();
+    closeRecorder();
     await telemetry?.shutdown();
   }
 }

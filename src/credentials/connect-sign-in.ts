@@ -9,7 +9,6 @@ import {
 } from "@modelcontextprotocol/client";
 import type { AuthConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
-import type { Authenticator } from "../fronts/authenticator.js";
 import type { ConnectLinks, ConnectTicket } from "./connect-links.js";
 import { userKey } from "./user-ref.js";
 
@@ -270,29 +269,6 @@ export class ConnectSignIn {
       );
     }
   }
-}
-
-/**
- * {@link ConnectSignInOptions.verify} by the gateway's own authenticator (given once the HTTP
- * front has it): the token presented as a caller's would be, for the gateway's resource.
- */
-export function verifyWith(authenticator: () => Authenticator | undefined): ConnectSignInOptions["verify"] {
-  return async (token, resource, signal) => {
-    const current = authenticator();
-    if (current === undefined) return undefined;
-    const outcome = await current.authenticate(
-      {
-        headers: { authorization: `Bearer ${token}`, host: new URL(resource).host },
-        remoteAddress: undefined,
-        path: "/connect",
-      },
-      signal,
-    );
-    if (!outcome.ok || outcome.identity.via !== "oauth" || outcome.identity.subject === undefined)
-      return undefined;
-    const { issuer, subject } = outcome.identity;
-    return { subject, ...(issuer === undefined ? {} : { issuer }) };
-  };
 }
 
 /** SHA-256 of a browser's binding, base64url: what a sealed state keeps of it. */

@@ -2,8 +2,11 @@ import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { Identity } from "./authenticator.js";
 import type { BudgetLease } from "./memory-budget.js";
 
-/** Why a request was turned away: the status, the message and the headers to answer with. */
-export interface Refusal {
+/**
+ * Why admission turned a caller away: the status, the message and the headers to answer with.
+ * (A request a header or body check refused is a `GuardRefusal`, ./http-guard.ts.)
+ */
+export interface AdmissionRefusal {
   status: number;
   message: string;
   headers: Record<string, string>;

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Gateway } from "../gateway/gateway.js";
 import type { Identity } from "./authenticator.js";
-import type { Refusal } from "./caller.js";
+import type { AdmissionRefusal } from "./caller.js";
 
 /** What the HTTP front lends a page it serves (the dashboard): its admission and what it serves. */
 export interface FrontPageHost {
@@ -13,9 +13,9 @@ export interface FrontPageHost {
   admit(
     req: IncomingMessage,
     limited?: boolean,
-  ): Promise<{ profile?: string; operator: boolean; identity?: Identity } | Refusal>;
+  ): Promise<{ profile?: string; operator: boolean; identity?: Identity } | AdmissionRefusal>;
   /** Host/Origin check alone, for a page's own files (they hold no data). */
-  checkPage(req: IncomingMessage): Refusal | undefined;
+  checkPage(req: IncomingMessage): AdmissionRefusal | undefined;
   /** The endpoints the front serves, to show on the page. */
   endpoints(): { mcp: string; ws?: string };
   /** Whether the front asks for credentials. */

@@ -8,7 +8,7 @@ import {
   type AuthRequest,
   StaticTokenAuthenticator,
 } from "./authenticator.js";
-import type { Admitted, Refusal } from "./caller.js";
+import type { AdmissionRefusal, Admitted } from "./caller.js";
 import type { ClusterLink } from "./cluster-link.js";
 import {
   checkHostAndOrigin,
@@ -18,7 +18,7 @@ import {
 } from "./http-guard.js";
 import { RateLimiter } from "./rate-limiter.js";
 
-export type { Admitted, Refusal } from "./caller.js";
+export type { AdmissionRefusal, Admitted } from "./caller.js";
 
 /**
  * Who may use the HTTP front: the Host/Origin policy, the {@link Authenticator} (the config's
@@ -105,7 +105,7 @@ export class HttpAdmission {
   }
 
   /** The Host/Origin check alone (pages and liveness), or why it fails. */
-  checkPage(req: IncomingMessage): Refusal | undefined {
+  checkPage(req: IncomingMessage): AdmissionRefusal | undefined {
     const hostCheck = checkHostAndOrigin(req.headers, this.#policy);
     return hostCheck.ok ? undefined : { status: hostCheck.status, message: hostCheck.message, headers: {} };
   }
@@ -121,7 +121,7 @@ export class HttpAdmission {
     req: IncomingMessage,
     limited = true,
     from: "client" | "replica" = "client",
-  ): Promise<Admitted | Refusal> {
+  ): Promise<Admitted | AdmissionRefusal> {
     return this.admitNow(req, limited, from);
   }
 
@@ -133,7 +133,7 @@ export class HttpAdmission {
     req: IncomingMessage,
     limited = true,
     from: "client" | "replica" = "client",
-  ): Admitted | Refusal | Promise<Admitted | Refusal> {
+  ): Admitted | AdmissionRefusal | Promise<Admitted | AdmissionRefusal> {
     const page = from === "replica" ? undefined : this.checkPage(req);
     if (page !== undefined) return page;
     const authenticator: Authenticator = this.#authenticator;
@@ -151,7 +151,7 @@ export class HttpAdmission {
   }
 
   /** The caller the authenticator's answer makes, or why it is refused (credential, rate). */
-  #admitted(request: AuthRequest, auth: AuthOutcome, limited: boolean): Admitted | Refusal {
+  #admitted(request: AuthRequest, auth: AuthOutcome, limited: boolean): Admitted | AdmissionRefusal {
     if (!auth.ok)
       return {
         status: auth.status,
@@ -194,7 +194,7 @@ export class HttpAdmission {
   admitClient(
     req: IncomingMessage,
     cluster: ClusterLink | undefined,
-  ): ClientAdmission | Refusal | Promise<ClientAdmission | Refusal> {
+  ): ClientAdmission | AdmissionRefusal | Promise<ClientAdmission | AdmissionRefusal> {
     if (cluster === undefined) {
       const caller = this.admitNow(req, true, "client");
       if (caller instanceof Promise) return caller.then(asClient);
@@ -203,7 +203,10 @@ export class HttpAdmission {
     return this.#admitClusterClient(req, cluster);
   }
 
-  async #admitClusterClient(req: IncomingMessage, cluster: ClusterLink): Promise<ClientAdmission | Refusal> {
+  async #admitClusterClient(
+    req: IncomingMessage,
+    cluster: ClusterLink,
+  ): Promise<ClientAdmission | AdmissionRefusal> {
     const internal = cluster.fromReplica(req);
     if (internal === "forged")
       return { status: 401, message: "Unauthorized: not a valid replica credential", headers: {} };
@@ -226,7 +229,7 @@ export class HttpAdmission {
   }
 
   /** Takes one request of `key` from this front's own rate limit, or says why it may not. */
-  takeRate(key: string): Refusal | undefined {
+  takeRate(key: string): AdmissionRefusal | undefined {
     const taken = this.#rate?.take(key);
     return taken === undefined || taken.ok ? undefined : rateRefusal(taken.retryAfterSeconds);
   }
@@ -235,7 +238,7 @@ export class HttpAdmission {
    * Guards /metrics and /readyz: they name every server with its state and errors, so a caller
    * bound to a profile (which must not learn of servers outside it) needs operator rights.
    */
-  async admitOperator(req: IncomingMessage, path: string): Promise<Refusal | undefined> {
+  async admitOperator(req: IncomingMessage, path: string): Promise<AdmissionRefusal | undefined> {
     const caller = await this.admit(req, false);
     if ("status" in caller) return caller;
     if (caller.operator) return undefined;
@@ -262,7 +265,7 @@ export class HttpAdmission {
 /** A client's request let in: its caller, and whether another replica forwarded it. */
 export type ClientAdmission = { caller: Admitted; internal: boolean };
 
-function asClient(caller: Admitted | Refusal): ClientAdmission | Refusal {
+function asClient(caller: Admitted | AdmissionRefusal): ClientAdmission | AdmissionRefusal {
   return "status" in caller ? caller : { caller, internal: false };
 }
 
@@ -283,7 +286,7 @@ function pathOf(req: IncomingMessage): string {
 }
 
 /** The answer to a caller past its rate limit. */
-export function rateRefusal(retryAfterSeconds: number): Refusal {
+export function rateRefusal(retryAfterSeconds: number): AdmissionRefusal {
   return {
     status: 429,
     message: `Too Many Requests: retry in ${retryAfterSeconds} s`,

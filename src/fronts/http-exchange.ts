@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { WireMessage } from "../gateway/client-session.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { stringifyMessage } from "../protocol/stringify-message.js";
-import type { Refusal } from "./http-admission.js";
+import type { AdmissionRefusal } from "./http-admission.js";
 import {
   BUDGET_RETRY_AFTER_SECONDS,
   type BudgetLease,
@@ -173,7 +173,7 @@ export function sendShuttingDown(res: ServerResponse): void {
 }
 
 /** The answer to a request the admission refused (Host/Origin, token, rate). */
-export function sendRefusal(res: ServerResponse, refusal: Refusal): void {
+export function sendRefusal(res: ServerResponse, refusal: AdmissionRefusal): void {
   sendRpcError(res, refusal.status, null, ErrorCode.ServerError, refusal.message, undefined, refusal.headers);
 }
 

@@ -5,16 +5,15 @@ import { sandboxQueue } from "../code-mode/sandbox-queue.js";
 import type { TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import type { Gateway } from "../gateway/gateway.js";
-import { GatewayMetrics, healthReport } from "../gateway/layers/metrics.js";
-import { ErrorCode } from "../protocol/error-codes.js";
+import { GatewayMetrics } from "../gateway/layers/metrics.js";
 import type { Authenticator } from "./authenticator.js";
 import type { ClusterLink } from "./cluster-link.js";
 import type { ConnectPages } from "./connect-pages.js";
 import { ConnectionLimits } from "./connection-limits.js";
-import type { FrontPageFactory } from "./front-page.js";
+import type { FrontPage, FrontPageFactory } from "./front-page.js";
 import { HttpAdmission } from "./http-admission.js";
-import { sendJson, sendRpcError } from "./http-exchange.js";
 import { DEFAULT_PORT, type GuardPolicy, isLoopbackHost } from "./http-guard.js";
+import { httpRoutes } from "./http-routes.js";
 import { listenProblem } from "./listen-error.js";
 import { mcpEndpoint } from "./mcp-endpoint.js";
 import { ByteBudget, type MemoryBudget } from "./memory-budget.js";
@@ -25,8 +24,6 @@ import { SSE_PATH, SseFront } from "./sse-front.js";
 import { attachWebSocketFront } from "./ws-front.js";
 
 export { DEFAULT_PORT } from "./http-guard.js";
-
-const WELL_KNOWN = "/.well-known/";
 
 /** Options of {@link startHttpFront}. */
 export interface HttpFrontOptions {
@@ -141,6 +138,105 @@ export interface HttpFront {
  */
 export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions = {}): Promise<HttpFront> {
   const host = options.host ?? "127.0.0.1";
+  const parts = frontParts(gateway, options, host);
+  const { admission, metrics, sessions, sse, drain, dashboard, endpoints } = parts;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  const server = createServer(
+    {
+      // Node closes a connection without a complete request head after headersTimeout, checked
+      // every connectionsCheckingInterval: a connection that sends nothing holds a descriptor
+      // no longer than that. requestTimeout may not be shorter; bodies have their own deadline.
+      headersTimeout: idleTimeoutMs,
+      requestTimeout: Math.max(300_000, idleTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(idleTimeoutMs / 4))),
+    },
+    (req, res) => serveRequest(req, res),
+  );
+  const connections = new ConnectionLimits(server, {
+    ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+    ...(options.maxConnectionsPerClient === undefined
+      ? {}
+      : { maxConnectionsPerClient: options.maxConnectionsPerClient }),
+  });
+  const serveRequest = httpRoutes({
+    ...parts,
+    gateway,
+    connections,
+    mcp: options.mcp !== false,
+    connect: options.connect,
+  });
+  server.keepAliveTimeout = 65_000;
+  const ws =
+    options.websocket === false || options.mcp === false
+      ? undefined
+      : attachWebSocketFront(gateway, server, {
+          admit: async (req) => {
+            const admitted = await parts.admitClient(req);
+            return "status" in admitted ? admitted : admitted.caller;
+          },
+          maxBytes: parts.maxBody,
+          maxInFlight: parts.concurrency.max,
+          budget: parts.budget,
+          connections,
+        });
+  const { port, address } = await listen(server, host, options.port ?? DEFAULT_PORT);
+  admission.listening(port);
+  options.authenticator?.bound?.(boundOrigins(address, port));
+  const hostPart = host.includes(":") ? `[${host}]` : host;
+  const base = `http://${hostPart}:${port}`;
+  endpoints.mcp = `${base}/mcp`;
+  if (ws !== undefined) endpoints.ws = `ws://${hostPart}:${port}/ws`;
+  return {
+    url: `${base}/mcp`,
+    wsUrl: `ws://${hostPart}:${port}/ws`,
+    sseUrl: `${base}${SSE_PATH}`,
+    ...(dashboard === undefined ? {} : { dashboardUrl: `${base}/dashboard` }),
+    server,
+    metrics,
+    setTokens(next) {
+      admission.setTokens(next);
+    },
+    async close(graceMs = 10_000) {
+      // Stop taking requests; let the ones in flight answer (bounded), then cut the rest.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await drain.drain(graceMs);
+      parts.unobserve();
+      parts.untrackSandbox();
+      sessions.close();
+      sse.close();
+      ws?.close();
+      dashboard?.close();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+/** What the HTTP front is made of before it listens: admission, limits, metrics, sessions and endpoints. */
+interface FrontParts {
+  admission: HttpAdmission;
+  admitClient: (req: IncomingMessage) => ReturnType<HttpAdmission["admitClient"]>;
+  maxBody: number;
+  /** Requests in flight per client. */
+  concurrency: ConcurrencyLimiter;
+  budget: MemoryBudget;
+  metrics: GatewayMetrics;
+  sessions: Rev2025HttpSessions;
+  sse: SseFront;
+  /** Requests being answered, for a graceful close. */
+  drain: RequestDrain;
+  dashboard: FrontPage | undefined;
+  /** The addresses the dashboard shows, known once the front listens. */
+  endpoints: { mcp: string; ws?: string };
+  handleMcp: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  cluster: ClusterLink | undefined;
+  unobserve: () => void;
+  untrackSandbox: () => void;
+}
+
+/** The HTTP front's parts from its options: who is admitted, the limits, metrics, sessions and pages. */
+function frontParts(gateway: Gateway, options: HttpFrontOptions, host: string): FrontParts {
   const admission = new HttpAdmission({
     host,
     port: options.port ?? DEFAULT_PORT,
@@ -163,37 +259,31 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   metrics.trackCache(gateway.cache);
   const untrackSandbox = metrics.trackSandbox(sandboxQueue);
   const unobserve = gateway.observe((sample) => metrics.observeRequest(sample));
+  const cluster = options.cluster;
   const sessions = new Rev2025HttpSessions(gateway, {
     ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
     ...(options.maxSessionsPerClient === undefined
       ? {}
       : { maxSessionsPerClient: options.maxSessionsPerClient }),
     onLimit: (outcome) => metrics.countSessionLimit("http", outcome),
-    ...(options.cluster === undefined ? {} : { directory: options.cluster.sessions }),
+    ...(cluster === undefined ? {} : { directory: cluster.sessions }),
   });
-  const cluster = options.cluster;
   // Requests being answered, for a graceful close. Long-lived streams (a 2025 session's GET,
   // a 2026 listen) are not waited for.
   const drain = new RequestDrain();
-
   const admitClient = (req: IncomingMessage) => admission.admitClient(req, cluster);
-
+  const limits = { concurrency, streams, maxBodyBytes: maxBody, bodyTimeoutMs, budget };
   const sse = new SseFront(gateway, {
     admit: admitClient,
-    concurrency,
-    streams,
-    maxBodyBytes: maxBody,
-    bodyTimeoutMs,
-    budget,
+    ...limits,
     draining: () => drain.draining,
-    ...(options.cluster === undefined
+    ...(cluster === undefined
       ? {}
       : {
-          directory: options.cluster.sessions,
-          forward: (replica, req, res, body) => options.cluster!.forward(replica, req, res, "session", body),
+          directory: cluster.sessions,
+          forward: (replica, req, res, body) => cluster.forward(replica, req, res, "session", body),
         }),
   });
-
   const endpoints: { mcp: string; ws?: string } = { mcp: "" };
   const dashboard =
     options.dashboard === undefined || options.dashboard === false
@@ -204,203 +294,47 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
           endpoints: () => endpoints,
           authenticated: () => admission.authenticated,
           mcp: options.mcp !== false,
-          ...(options.cluster === undefined ? {} : { cluster: () => options.cluster?.health() }),
+          ...(cluster === undefined ? {} : { cluster: () => options.cluster?.health() }),
         });
-
   const handleMcp = mcpEndpoint({
     gateway,
     admit: admitClient,
     sessions,
     sse,
     drain,
-    budget,
-    concurrency,
-    streams,
-    maxBodyBytes: maxBody,
-    bodyTimeoutMs,
+    ...limits,
     ...(cluster === undefined ? {} : { cluster }),
   });
-
-  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
-  const server = createServer(
-    {
-      // Node closes a connection without a complete request head after headersTimeout, checked
-      // every connectionsCheckingInterval: a connection that sends nothing holds a descriptor
-      // no longer than that. requestTimeout may not be shorter; bodies have their own deadline.
-      headersTimeout: idleTimeoutMs,
-      requestTimeout: Math.max(300_000, idleTimeoutMs),
-      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(idleTimeoutMs / 4))),
-    },
-    (req, res) => serveRequest(req, res),
-  );
-  const connections = new ConnectionLimits(server, {
-    ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
-    ...(options.maxConnectionsPerClient === undefined
-      ? {}
-      : { maxConnectionsPerClient: options.maxConnectionsPerClient }),
-  });
-
-  /** `/readyz` and `/metrics`: server names and errors, for operators (admitted, not rate-limited). */
-  const serveOperatorEndpoint = async (req: IncomingMessage, res: ServerResponse, path: string) => {
-    // Server names and errors: the same Host/Origin and credential checks as /mcp (not its
-    // rate limit), and an operator's rights.
-    const refused = await admission.admitOperator(req, path);
-    if (refused !== undefined)
-      return sendJson(res, refused.status, { error: refused.message }, refused.headers);
-    if (path === "/readyz") {
-      const report = healthReport(gateway.hub);
-      const replicas = cluster?.health();
-      if (replicas !== undefined) {
-        Object.assign(report, { cluster: replicas });
-        if (report.status === "ok" && replicas.status !== "ok") report.status = "degraded";
-      }
-      sendJson(res, report.status === "down" ? 503 : 200, report);
-      return;
-    }
-    metrics.setSessions("http", sessions.size + sse.size);
-    metrics.setLimits({ budget, connections });
-    const { contentType, body } = await metrics.render();
-    res.writeHead(200, { "content-type": contentType }).end(body);
+  return {
+    admission,
+    admitClient,
+    maxBody,
+    concurrency,
+    budget,
+    metrics,
+    sessions,
+    sse,
+    drain,
+    dashboard,
+    endpoints,
+    handleMcp,
+    cluster,
+    unobserve,
+    untrackSandbox,
   };
+}
 
-  /**
-   * `/.well-known/...` documents the authenticator publishes (OAuth protected-resource
-   * metadata): public by design, so no credential and any origin; nothing else is there.
-   */
-  const serveWellKnown = (req: IncomingMessage, res: ServerResponse, path: string) => {
-    const cors = { "access-control-allow-origin": "*" };
-    if (req.method === "OPTIONS") {
-      res
-        .writeHead(204, {
-          ...cors,
-          "access-control-allow-methods": "GET",
-          "access-control-allow-headers": "*",
-        })
-        .end();
-      return;
-    }
-    const rest = path.slice(WELL_KNOWN.length);
-    const slash = rest.indexOf("/");
-    const name = slash === -1 ? rest : rest.slice(0, slash);
-    const suffix = slash === -1 ? "" : rest.slice(slash);
-    const document = admission.wellKnown(name, suffix, req);
-    if (document === undefined) return sendJson(res, 404, { error: `no such document ${path}` }, cors);
-    if (req.method !== "GET" && req.method !== "HEAD")
-      return sendJson(res, 405, { error: "use GET" }, { ...cors, allow: "GET" });
-    sendJson(res, 200, document, { ...cors, "cache-control": "max-age=300" });
-  };
-
-  const serveRequest = (req: IncomingMessage, res: ServerResponse) => {
-    const url = req.url ?? "/";
-    const query = url.indexOf("?");
-    const path = query === -1 ? url : url.slice(0, query);
-    if (!connections.admit(req, res, path)) return;
-    switch (path) {
-      case "/mcp":
-        if (options.mcp === false) {
-          sendJson(res, 404, {
-            error: "MCP is not served on this port: this gateway serves its client on stdio",
-          });
-          return;
-        }
-        handleMcp(req, res).catch((error: unknown) => {
-          if (!res.headersSent)
-            sendRpcError(
-              res,
-              500,
-              null,
-              ErrorCode.InternalError,
-              `Internal error: ${(error as Error).message}`,
-            );
-          else res.end();
-        });
-        return;
-      case "/healthz": {
-        // Liveness only, but still not for pages of other origins.
-        const refused = admission.checkPage(req);
-        if (refused !== undefined) return sendJson(res, refused.status, { error: refused.message });
-        sendJson(res, 200, { status: "ok" });
-        return;
-      }
-      case "/readyz":
-      case "/metrics":
-        serveOperatorEndpoint(req, res, path).catch(() => {
-          if (!res.headersSent) res.writeHead(500).end();
-          else res.destroy();
-        });
-        return;
-      default:
-        if (path.startsWith(WELL_KNOWN)) return serveWellKnown(req, res, path);
-        if (options.mcp !== false && SseFront.owns(path)) {
-          sse.handle(req, res, path).catch(() => res.destroy());
-          return;
-        }
-        if (dashboard?.owns(path) === true) return dashboard.handle(req, res, path);
-        if (options.connect?.owns(path) === true) {
-          const refused = admission.checkPage(req);
-          if (refused !== undefined) return sendJson(res, refused.status, { error: refused.message });
-          options.connect.handle(req, res, path).catch(() => res.destroy());
-          return;
-        }
-        sendJson(res, 404, { error: `no such endpoint ${path}; MCP is served at /mcp` });
-    }
-  };
-  server.keepAliveTimeout = 65_000;
-  const ws =
-    options.websocket === false || options.mcp === false
-      ? undefined
-      : attachWebSocketFront(gateway, server, {
-          admit: async (req) => {
-            const admitted = await admitClient(req);
-            return "status" in admitted ? admitted : admitted.caller;
-          },
-          maxBytes: maxBody,
-          maxInFlight: concurrency.max,
-          budget,
-          connections,
-        });
-
-  const wanted = options.port ?? DEFAULT_PORT;
+/** Listens on `host:port`; an address in use (or another known problem) is an error that says what to do. */
+async function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => reject(listenError(error, host, wanted));
+    const onError = (error: NodeJS.ErrnoException) => reject(listenError(error, host, port));
     server.once("error", onError);
-    server.listen(wanted, host, () => {
+    server.listen(port, host, () => {
       server.off("error", onError);
       resolve();
     });
   });
-  const { port, address } = server.address() as AddressInfo;
-  admission.listening(port);
-  options.authenticator?.bound?.(boundOrigins(address, port));
-  const hostPart = host.includes(":") ? `[${host}]` : host;
-  const base = `http://${hostPart}:${port}`;
-  endpoints.mcp = `${base}/mcp`;
-  if (ws !== undefined) endpoints.ws = `ws://${hostPart}:${port}/ws`;
-  return {
-    url: `${base}/mcp`,
-    wsUrl: `ws://${hostPart}:${port}/ws`,
-    sseUrl: `${base}${SSE_PATH}`,
-    ...(dashboard === undefined ? {} : { dashboardUrl: `${base}/dashboard` }),
-    server,
-    metrics,
-    setTokens(next) {
-      admission.setTokens(next);
-    },
-    async close(graceMs = 10_000) {
-      // Stop taking requests; let the ones in flight answer (bounded), then cut the rest.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await drain.drain(graceMs);
-      unobserve();
-      untrackSandbox();
-      sessions.close();
-      sse.close();
-      ws?.close();
-      dashboard?.close();
-      server.closeAllConnections();
-      await closed;
-    },
-  };
+  return server.address() as AddressInfo;
 }
 
 /**

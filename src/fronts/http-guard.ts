@@ -8,11 +8,14 @@ import type { BudgetLease } from "./memory-budget.js";
 /** The default port of `mcplex serve --http`. */
 export const DEFAULT_PORT = 8420;
 
-/** A refused request: the status to answer with and a message safe to show (never a secret). */
-export type Refusal<S extends number = number> = { ok: false; status: S; message: string };
+/**
+ * A request one of these checks refused: the status to answer with and a message safe to show
+ * (never a secret). A caller that admission turned away is an `AdmissionRefusal` (./caller.ts).
+ */
+export type GuardRefusal<S extends number = number> = { ok: false; status: S; message: string };
 
 /** Passed, or refused with a status. */
-export type GuardResult<S extends number = number> = { ok: true } | Refusal<S>;
+export type GuardResult<S extends number = number> = { ok: true } | GuardRefusal<S>;
 
 /**
  * Which Host and Origin values are served. Host entries are hostnames, lowercase,
@@ -121,7 +124,7 @@ function parseHost(host: string): Authority | null {
 }
 
 /** Results are shared frozen constants: the hot path allocates nothing to pass or refuse. */
-const refuse = <S extends number>(status: S, message: string): Refusal<S> =>
+const refuse = <S extends number>(status: S, message: string): GuardRefusal<S> =>
   Object.freeze({ ok: false, status, message });
 const OK: { ok: true } = Object.freeze({ ok: true });
 const MISSING_HOST = refuse(400, "Bad Request: missing Host header");
@@ -252,7 +255,7 @@ const JSON_ONLY = Object.freeze({ ok: true, sse: false } as const);
 export function checkAccept(
   header: string | undefined,
   need: { needSse?: boolean; needJson?: boolean } = NEED_JSON,
-): { ok: true; sse: boolean } | Refusal<406> {
+): { ok: true; sse: boolean } | GuardRefusal<406> {
   if (header === undefined || header === "") return SSE_OK;
   // A client sends the same Accept on every POST: its last answer is kept for the default need.
   if (need === NEED_JSON) {
@@ -265,7 +268,7 @@ export function checkAccept(
 }
 
 const NEED_JSON: { needSse?: boolean; needJson?: boolean } = Object.freeze({});
-let lastAccept: { header: string; result: { ok: true; sse: boolean } | Refusal<406> } = {
+let lastAccept: { header: string; result: { ok: true; sse: boolean } | GuardRefusal<406> } = {
   header: "",
   result: SSE_OK,
 };
@@ -273,7 +276,7 @@ let lastAccept: { header: string; result: { ok: true; sse: boolean } | Refusal<4
 function negotiate(
   header: string,
   need: { needSse?: boolean; needJson?: boolean },
-): { ok: true; sse: boolean } | Refusal<406> {
+): { ok: true; sse: boolean } | GuardRefusal<406> {
   const json = need.needJson === false || accepts(header, "application/json", "application/*");
   const sse = accepts(header, "text/event-stream", "text/*");
   if (json && (sse || need.needSse !== true)) return sse ? SSE_OK : JSON_ONLY;

@@ -7,7 +7,7 @@ import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { onExpiry } from "./authenticator.js";
 import { type Caller, sessionRefusal } from "./caller.js";
 import { LOCAL_SESSIONS, type SessionDirectory } from "./cluster-link.js";
-import type { Refusal } from "./http-admission.js";
+import type { AdmissionRefusal } from "./http-admission.js";
 import { sendOverBudget, sendRefusal, sendRpcError, sendShuttingDown } from "./http-exchange.js";
 import {
   BodyOverBudgetError,
@@ -36,8 +36,8 @@ export interface SseFrontOptions {
     req: IncomingMessage,
   ):
     | { caller: Caller & { key: string }; internal: boolean }
-    | Refusal
-    | Promise<{ caller: Caller & { key: string }; internal: boolean } | Refusal>;
+    | AdmissionRefusal
+    | Promise<{ caller: Caller & { key: string }; internal: boolean } | AdmissionRefusal>;
   /** Requests in flight per client, shared with /mcp. */
   concurrency: ConcurrencyLimiter;
   /** Open streams per client, shared with /mcp's listen streams: a stream holds no call slot. */

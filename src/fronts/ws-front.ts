@@ -6,7 +6,7 @@ import { ErrorCode } from "../protocol/error-codes.js";
 import { stringifyMessage } from "../protocol/stringify-message.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { onExpiry } from "./authenticator.js";
-import type { Caller, Refusal } from "./caller.js";
+import type { AdmissionRefusal, Caller } from "./caller.js";
 import type { ConnectionLimits } from "./connection-limits.js";
 import { type BudgetLease, budgetRefusal, type MemoryBudget } from "./memory-budget.js";
 
@@ -29,7 +29,7 @@ export function attachWebSocketFront(
   server: Server,
   options: {
     /** Admits the upgrade as /mcp admits a request: authenticator, Host/Origin, rate (shared in a cluster). */
-    admit: (req: IncomingMessage) => Promise<Caller | Refusal>;
+    admit: (req: IncomingMessage) => Promise<Caller | AdmissionRefusal>;
     maxBytes: number;
     /** Requests in flight per connection, as HTTP's per client. */
     maxInFlight: number;

@@ -192,7 +192,7 @@ async function createTransport(
     case "workspace": {
       // The built-in server runs in this process, linked by an in-memory pair.
       const [{ createWorkspaceServer }, { InMemoryTransport }] = await Promise.all([
-        import("../workspace/index.js"),
+        import("../workspace/workspace-server.js"),
         import("@modelcontextprotocol/client"),
       ]);
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

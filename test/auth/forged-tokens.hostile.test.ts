@@ -92,7 +92,7 @@ auth:
   const starting = hub.start();
   const gateway = new Gateway(hub, { ready: starting });
   const events: string[] = [];
-  // What serve() does with config.auth (src/serve/serve.ts), the same two calls.
+  // What serve() does with config.auth (src/assembly/serve.ts), the same two calls.
   const authenticator = gatewaySignIn(config.auth!, gateway, {
     tokens: config.tokens,
     host: "127.0.0.1",

@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningGateway, type ServeEvent, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
-import { type RunningGateway, type ServeEvent, serve } from "../../src/serve/serve.js";
 import {
   COMMANDS,
   postRev2026,

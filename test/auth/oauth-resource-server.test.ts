@@ -4,8 +4,8 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@mode
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
 import { issuesOf } from "../support/config-errors.js";
 import { COMMANDS, postRev2026, rawHttp, resultText, rev2026Request } from "../support/gateway.js";

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { rawHttp } from "../support/gateway.js";
 import { attackTimeout, reportFigure } from "../support/hostile.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";

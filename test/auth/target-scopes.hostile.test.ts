@@ -10,9 +10,9 @@
  */
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { TASKS_EXTENSION } from "../../src/protocol/tasks.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { COMMANDS, postRev2026, resultText, rev2026Request } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";

@@ -11,9 +11,9 @@ import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningGateway, type ServeOptions, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import type { Identity, Interceptor } from "../../src/hub/call-pipeline.js";
-import { type RunningGateway, type ServeOptions, serve } from "../../src/serve/serve.js";
 import { memoryOAuthStore } from "../../src/upstream/oauth.js";
 import { COMMANDS, postRev2026, resultText, rev2026Request, yamlConfig } from "../support/gateway.js";
 import {

@@ -6,11 +6,11 @@
  * B. Before, B had no memory of A's use and rebound bob's connection; now it is refused as used.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type GatewayCredentials, gatewayCredentials } from "../../src/assembly/gateway-credentials.js";
 import { OAuthAuthenticator } from "../../src/auth/oauth-authenticator.js";
 import { Cluster } from "../../src/cluster/cluster.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import type { McplexConfig } from "../../src/config/types.js";
-import { type GatewayCredentials, gatewayCredentials } from "../../src/credentials/gateway-credentials.js";
 import { userKey } from "../../src/credentials/user-ref.js";
 import { type HttpFront, startHttpFront } from "../../src/fronts/http-front.js";
 import { Gateway } from "../../src/gateway/gateway.js";

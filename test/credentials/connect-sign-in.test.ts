@@ -4,10 +4,11 @@
  * offers no registration, and a state brought back to another browser.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyWith } from "../../src/assembly/verify-with.js";
 import { OAuthAuthenticator } from "../../src/auth/oauth-authenticator.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { ConnectLinks } from "../../src/credentials/connect-links.js";
-import { ConnectSignIn, verifyWith } from "../../src/credentials/connect-sign-in.js";
+import { ConnectSignIn } from "../../src/credentials/connect-sign-in.js";
 import { McplexError } from "../../src/errors.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 import { userAt } from "./support/link-sign-in.js";

@@ -5,10 +5,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect } from "vitest";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { FileCredentialVault } from "../../src/credentials/file-credential-vault.js";
 import { userKey } from "../../src/credentials/user-ref.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { postRev2026, type RawResponse, resultText, rev2026Request } from "../support/gateway.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 

@@ -1,10 +1,10 @@
 /// <reference lib="dom" />
 import { type Browser, chromium, type Page, type Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import type { Identity } from "../../src/fronts/authenticator.js";
 import type { Interceptor } from "../../src/hub/call-pipeline.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { COMMANDS, yamlConfig } from "../support/gateway.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 

@@ -1,10 +1,10 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { Dashboard } from "../../src/dashboard/dashboard.js";
 import type { FrontPageHost } from "../../src/fronts/front-page.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { issuesOf } from "../support/config-errors.js";
 import { COMMANDS, type RawResponse, rawHttp, yamlConfig } from "../support/gateway.js";
 import { type AuthServer, type RegisteredClient, startAuthServer } from "../support/oidc-provider.js";

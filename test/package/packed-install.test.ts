@@ -129,7 +129,12 @@ function namedModules(code: string): string[] {
 
 describe("npm pack", () => {
   it("packs the build, the dashboard and the README, built afresh: no sources, tests or left-over files", () => {
-    for (const file of ["dist/cli/main.js", "dist/index.js", "dist/index.d.ts", "web/dashboard/index.html"])
+    for (const file of [
+      "dist/cli/main.js",
+      "dist/assembly/entries/index.js",
+      "dist/assembly/entries/index.d.ts",
+      "web/dashboard/index.html",
+    ])
       expect(tarballFiles).toContain(file);
     expect(tarballFiles).toContain("README.md");
     expect(tarballFiles.filter((f) => f.startsWith("src/") || f.startsWith("test/"))).toEqual([]);

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { loadConfig } from "../../src/config/load-config.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 
 // The dashboard page in a real browser (Debian's Chromium): a pinned server's held change shown
 // with its diff (a server's markup as text), and approved with the trust button.

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { loadConfig } from "../../src/config/load-config.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 
 // The dashboard shows a pinned server's held change with its diff, and an operator approves it
 // with the `trust` action; a token bound to a profile may not.

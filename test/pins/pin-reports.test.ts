@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from "vitest";
+import { type ServeEvent, serve } from "../../src/assembly/serve.js";
 import { loadConfig } from "../../src/config/load-config.js";
-import { type ServeEvent, serve } from "../../src/serve/serve.js";
 import { runCli } from "../support/cli.js";
 import { nextEvent } from "../support/wait.js";
 

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import type { RunningGateway, ServeEvent, ServeOptions } from "../../assembly/serve.js";
 import type { AuditSinkEvent } from "../../audit/audit-sink.js";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
@@ -12,7 +13,6 @@ import { tokenProblem } from "../../config/token-rules.js";
 import type { CatalogMode, McplexConfig, TokenConfig } from "../../config/types.js";
 import { defaultCacheDir } from "../../recording/default-cache-dir.js";
 import type { SimulatedServer } from "../../recording/simulated-servers.js";
-import type { RunningGateway, ServeEvent, ServeOptions } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { dropSpawnedAhead, spawnAhead } from "../../upstream/spawn-server.js";
 import { EXIT, isDebug, printError, UsageError } from "../output.js";
@@ -124,7 +124,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   // (bench/startup-bench.ts). Simulated ones are not started at all.
   if (standIns.simulate === undefined) spawnAhead(config.servers);
   const [{ serve }, { secretOAuthStore }, { disabledBlockWarning }] = await Promise.all([
-    import("../../serve/serve.js"),
+    import("../../assembly/serve.js"),
     import("../oauth-login.js"),
     // The config check's code (and picomatch's) after the spawn: it only explains an empty catalog.
     import("../../config/check-config.js"),

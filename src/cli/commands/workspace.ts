@@ -39,7 +39,7 @@ export async function workspaceCommand(args: string[]): Promise<number> {
   const [{ checkNonLoopbackBind, DEFAULT_PORT }, { SERVER_DEFAULTS }, { serve }] = await Promise.all([
     import("../../fronts/http-guard.js"),
     import("../../config/read-server.js"),
-    import("../../serve/serve.js"),
+    import("../../assembly/serve.js"),
   ]);
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)

@@ -4,10 +4,12 @@
  * `OAuthAuthenticator` as the gateway's front checks callers', and the `UserRef` of a user
  * signed in there (the key the pages compare with the ticket's).
  */
+
+import { verifyWith } from "../../../src/assembly/verify-with.js";
 import { OAuthAuthenticator } from "../../../src/auth/oauth-authenticator.js";
 import { parseConfig } from "../../../src/config/parse-config.js";
 import type { ConnectLinks } from "../../../src/credentials/connect-links.js";
-import { ConnectSignIn, verifyWith } from "../../../src/credentials/connect-sign-in.js";
+import { ConnectSignIn } from "../../../src/credentials/connect-sign-in.js";
 import type { UserRef } from "../../../src/credentials/user-credentials.js";
 import { userKey } from "../../../src/credentials/user-ref.js";
 import type { AuthServer } from "../../support/oidc-provider.js";

@@ -1,8 +1,8 @@
 import { PassThrough } from "node:stream";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
+import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import type { Interceptor } from "../../src/hub/call-pipeline.js";
-import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { configOf, fixture } from "../support/config.js";
 import { resultText } from "../support/gateway.js";
 

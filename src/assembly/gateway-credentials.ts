@@ -1,19 +1,20 @@
 import { createHmac, randomBytes } from "node:crypto";
 import type { McplexConfig, ServerConfig } from "../config/types.js";
+import { ConnectFlow } from "../credentials/connect-flow.js";
+import { ConnectLinks } from "../credentials/connect-links.js";
+import { ConnectSignIn } from "../credentials/connect-sign-in.js";
+import { ConnectSignal, connectWaiter } from "../credentials/connect-signal.js";
+import { credentialRouter } from "../credentials/credential-router.js";
+import { disconnect } from "../credentials/disconnect.js";
+import { perUserSource } from "../credentials/per-user-source.js";
+import { TokenExchangeSource } from "../credentials/token-exchange.js";
+import type { CredentialVault, UserCredentialSource, UserRef } from "../credentials/user-credentials.js";
 import type { RevokeOutcome } from "../dashboard/user-connections.js";
 import { McplexError } from "../errors.js";
 import type { Authenticator } from "../fronts/authenticator.js";
 import type { ConnectPages } from "../fronts/connect-pages.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
-import { ConnectFlow } from "./connect-flow.js";
-import { ConnectLinks } from "./connect-links.js";
-import { ConnectSignIn, verifyWith } from "./connect-sign-in.js";
-import { ConnectSignal, connectWaiter } from "./connect-signal.js";
-import { credentialRouter } from "./credential-router.js";
-import { disconnect } from "./disconnect.js";
-import { perUserSource } from "./per-user-source.js";
-import { TokenExchangeSource } from "./token-exchange.js";
-import type { CredentialVault, UserCredentialSource, UserRef } from "./user-credentials.js";
+import { verifyWith } from "./verify-with.js";
 
 /** What {@link gatewayCredentials} is given. */
 export interface GatewayCredentialsOptions {
@@ -83,7 +84,7 @@ export async function gatewayCredentials(options: GatewayCredentialsOptions): Pr
   const vault =
     options.vault ??
     cluster?.credentialVault() ??
-    new (await import("./file-credential-vault.js")).FileCredentialVault();
+    new (await import("../credentials/file-credential-vault.js")).FileCredentialVault();
   // Every replica takes every replica's links (a key of the cluster secret); else links die with the process.
   const secret = cluster?.connectKey.toString("base64url");
   const resource = auth.resource;

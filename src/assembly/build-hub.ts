@@ -1,0 +1,64 @@
+import type { McplexConfig } from "../config/types.js";
+import type { Interceptor } from "../hub/call-pipeline.js";
+import { Hub } from "../hub/hub.js";
+import type { HubOptions } from "../hub/hub-types.js";
+import type { ToolPins } from "../pins/tool-pins.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
+
+/** What {@link buildHub} is given. */
+export interface BuildHubOptions {
+  config: McplexConfig;
+  /** The hub's options besides those made here: capabilities, OAuth, tool cache, per-user credentials. */
+  hub?: Omit<HubOptions, "config" | "pins" | "interceptors" | "upstreamInterceptors">;
+  /** Layers on the path of every call, after the config's `interceptors:` modules. */
+  interceptors?: readonly Interceptor[];
+  /** When on, each request to a server is a span of its own. */
+  telemetry?: Telemetry;
+  /** A server's recording (`record:`) that stopped. */
+  onRecordFailed: (server: string, error: Error) => void;
+}
+
+/** A hub {@link buildHub} made, not started. */
+export interface BuiltHub {
+  hub: Hub;
+  /** The pinned servers' approvals (`pin:`), when a server is pinned. */
+  pins?: ToolPins;
+  /** Stops the recording of servers' traffic; after the hub closes. */
+  closeRecorder(): void;
+}
+
+/**
+ * The hub of a config, as `mcplex serve` and the commands that call servers (`call`, `list`,
+ * `chat`, ...) alike make it: with the config's `interceptors:` modules, the recording of servers
+ * with `record:`, the pinned servers' lock file, and tracing when telemetry is on. Each of these
+ * is loaded only when the config asks for it. The hub is not started.
+ */
+export async function buildHub(options: BuildHubOptions): Promise<BuiltHub> {
+  const { config, telemetry } = options;
+  const recorder = config.servers.some((s) => s.record !== undefined)
+    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, options.onRecordFailed)
+    : undefined;
+  const modules =
+    config.interceptors === undefined
+      ? undefined
+      : await (await import("../hub/interceptor-modules.js")).loadInterceptorModules(config.interceptors);
+  // Pinned servers only: their lock file, read before any server lists.
+  const pins = [...config.servers, ...(config.available ?? [])].some(
+    (s) => s.pin !== undefined && s.pin !== "off",
+  )
+    ? await (await import("../pins/open-pins.js")).openPins(config)
+    : undefined;
+  const hub = new Hub({
+    ...options.hub,
+    config,
+    ...(pins === undefined ? {} : { pins }),
+    interceptors: [...(modules?.interceptors ?? []), ...(options.interceptors ?? [])],
+    upstreamInterceptors: [
+      ...(telemetry === undefined ? [] : [telemetry.upstream]),
+      ...(recorder === undefined ? [] : [recorder.interceptor]),
+      ...(modules?.upstreamInterceptors ?? []),
+    ],
+  });
+  recorder?.attach(hub);
+  return { hub, ...(pins === undefined ? {} : { pins }), closeRecorder: () => recorder?.close() };
+}
