@@ -3,7 +3,14 @@ import type { Hub } from "../../hub/hub.js";
 import { UsageError } from "../output.js";
 
 /** The `--expose-tool GLOB` option (repeatable) of `serve` and `workspace`. */
-export const EXPOSE_TOOL_FLAG = { "expose-tool": { type: "string", multiple: true } } as const;
+export const EXPOSE_TOOL_FLAG = {
+  "expose-tool": {
+    type: "string",
+    multiple: true,
+    value: "GLOB",
+    description: 'serve only the tools whose exposed name matches (repeatable), such as "memory__read_*"',
+  },
+} as const;
 
 /**
  * The `--expose-tool` globs, each checked to be a usable glob. The glob code loads only when

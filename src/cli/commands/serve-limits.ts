@@ -3,18 +3,71 @@ import { parseDuration } from "../../config/parse-duration.js";
 import type { HttpFrontOptions } from "../../fronts/http-front.js";
 import { UsageError } from "../output.js";
 
-/** The HTTP front's limits a user may set on `mcplex serve`, by flag. */
+/** The HTTP front's limits a user may set on `mcplex serve`, by flag, with what help says of each. */
 const LIMITS = {
-  "max-in-flight": { option: "maxConcurrent", kind: "count" },
-  "max-streams": { option: "maxStreams", kind: "count" },
-  "body-timeout": { option: "bodyTimeoutMs", kind: "duration" },
-  "max-sessions": { option: "maxSessions", kind: "count" },
-  "max-sessions-per-client": { option: "maxSessionsPerClient", kind: "count" },
-  "idle-timeout": { option: "idleTimeoutMs", kind: "duration" },
-  "max-connections": { option: "maxConnections", kind: "count" },
-  "max-connections-per-client": { option: "maxConnectionsPerClient", kind: "count" },
-  "memory-budget": { option: "memoryBudget", kind: "size" },
-} as const satisfies Record<string, { option: keyof HttpFrontOptions; kind: "count" | "duration" | "size" }>;
+  "max-in-flight": {
+    option: "maxConcurrent",
+    kind: "count",
+    description: "requests in flight per client (per connection on /ws)",
+    defaultText: "256",
+  },
+  "max-streams": {
+    option: "maxStreams",
+    kind: "count",
+    description: "long-lived streams (subscriptions/listen) open per client",
+    defaultText: "64",
+  },
+  "body-timeout": {
+    option: "bodyTimeoutMs",
+    kind: "duration",
+    description: "time a request body has to arrive in full before a 408",
+    defaultText: "30s",
+  },
+  "max-sessions": {
+    option: "maxSessions",
+    kind: "count",
+    description: "2025 sessions open at once, all clients together",
+    defaultText: "10000",
+  },
+  "max-sessions-per-client": {
+    option: "maxSessionsPerClient",
+    kind: "count",
+    description: "2025 sessions open at once per client; past it the longest idle one is closed",
+    defaultText: "1000",
+  },
+  "idle-timeout": {
+    option: "idleTimeoutMs",
+    kind: "duration",
+    description: "time a connection has to send a complete request head before a 408",
+    defaultText: "30s",
+  },
+  "max-connections": {
+    option: "maxConnections",
+    kind: "count",
+    description: "open connections, all clients together; past it only /healthz and /readyz are served",
+    defaultText: "10000, or 3/4 of the file descriptors when fewer",
+  },
+  "max-connections-per-client": {
+    option: "maxConnectionsPerClient",
+    kind: "count",
+    description: "open connections from one client address",
+    defaultText: "2000",
+  },
+  "memory-budget": {
+    option: "memoryBudget",
+    kind: "size",
+    description: "memory for request bodies and answers in flight; past it a large request gets 503",
+    defaultText: "32MiB",
+  },
+} as const satisfies Record<
+  string,
+  {
+    option: keyof HttpFrontOptions;
+    kind: "count" | "duration" | "size";
+    description: string;
+    defaultText?: string;
+  }
+>;
 
 /** What each kind of value must look like, for the usage error. */
 const FORMS = {
@@ -25,10 +78,21 @@ const FORMS = {
 
 type LimitFlag = keyof typeof LIMITS;
 
-/** `parseArgs` options of the limit flags, to spread into `serve`'s own. */
+/** What each kind of value is called in help. */
+const PLACEHOLDERS = { count: "N", duration: "T", size: "SIZE" } as const;
+
+/** The limit flags, to spread into `serve`'s own. */
 export const LIMIT_FLAGS = Object.fromEntries(
-  Object.keys(LIMITS).map((flag) => [flag, { type: "string" as const }]),
-) as Record<LimitFlag, { type: "string" }>;
+  Object.entries(LIMITS).map(([flag, limit]) => [
+    flag,
+    {
+      type: "string" as const,
+      value: PLACEHOLDERS[limit.kind],
+      description: `${limit.description} (${FORMS[limit.kind]})`,
+      ...("defaultText" in limit ? { defaultText: limit.defaultText } : {}),
+    },
+  ]),
+) as Record<LimitFlag, { type: "string"; value: string; description: string; defaultText?: string }>;
 
 /**
  * The limits given as flags, as {@link HttpFrontOptions}; a value that is not a positive

@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import type { AuditSinkEvent } from "../../audit/audit-sink.js";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import { EXPOSED_PROFILE } from "../../config/expose-tools.js";
@@ -15,9 +14,11 @@ import type { SimulatedServer } from "../../recording/simulated-servers.js";
 import type { RunningGateway, ServeEvent, ServeOptions } from "../../serve/serve.js";
 import { killChildren, terminateChildren } from "../../upstream/child-processes.js";
 import { dropSpawnedAhead, spawnAhead } from "../../upstream/spawn-server.js";
+import { serveDefinition } from "../definitions/serve.js";
 import { EXIT, isDebug, printError, UsageError } from "../output.js";
-import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
-import { LIMIT_FLAGS, readLimitFlags } from "./serve-limits.js";
+import { parseCommandArgs } from "../parse-command-args.js";
+import { readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
+import { readLimitFlags } from "./serve-limits.js";
 
 /** How long upstreams get between SIGTERM and SIGKILL when the stdio client goes away. */
 const SHUTDOWN_GRACE_MS = 1000;
@@ -27,37 +28,7 @@ const SHUTDOWN_GRACE_MS = 1000;
  * spawn servers) or HTTP (Streamable HTTP at /mcp, WebSocket at /ws and HTTP+SSE at /sse, the default).
  */
 export async function serveCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: "string", short: "c" },
-      stdio: { type: "boolean" },
-      http: { type: "boolean" },
-      ws: { type: "boolean" },
-      transport: { type: "string", short: "t" },
-      ...EXPOSE_TOOL_FLAG,
-      host: { type: "string" },
-      port: { type: "string" },
-      token: { type: "string", multiple: true },
-      "operator-token": { type: "string", multiple: true },
-      profile: { type: "string" },
-      "no-prefix": { type: "boolean" },
-      "log-calls": { type: "boolean" },
-      "no-dashboard": { type: "boolean" },
-      "dashboard-port": { type: "string" },
-      "ready-wait": { type: "string" },
-      record: { type: "string" },
-      simulate: { type: "boolean" },
-      seed: { type: "string" },
-      speed: { type: "string" },
-      tools: { type: "string" },
-      cluster: { type: "string" },
-      "rate-limit": { type: "string" },
-      "allow-origin": { type: "string", multiple: true },
-      audit: { type: "string" },
-      ...LIMIT_FLAGS,
-    },
-  });
+  const { values } = await parseCommandArgs(serveDefinition, args);
   if (values.stdio === true && (values.http === true || values.ws === true)) {
     throw new UsageError("choose --stdio or --http/--ws, not both");
   }
