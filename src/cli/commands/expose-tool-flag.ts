@@ -2,13 +2,13 @@ import { McplexError } from "../../errors.js";
 import type { Hub } from "../../hub/hub.js";
 import { UsageError } from "../output.js";
 
-/** The `--expose-tool GLOB` option (repeatable) of `serve` and `workspace`. */
+/** The `--expose-tool GLOB` option of `serve` and `workspace`. */
 export const EXPOSE_TOOL_FLAG = {
   "expose-tool": {
     type: "string",
     multiple: true,
     value: "GLOB",
-    description: 'serve only the tools whose exposed name matches (repeatable), such as "memory__read_*"',
+    description: 'serve only the tools whose exposed name matches, such as "memory__read_*"',
   },
 } as const;
 

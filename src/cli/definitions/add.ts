@@ -27,7 +27,7 @@ export const addDefinition = defineCommand({
       type: "string",
       multiple: true,
       value: "NAME=VALUE",
-      description: "a value of an input it declares, instead of asking (repeatable)",
+      description: "a value of an input it declares, instead of asking",
     },
   },
   examples: [

@@ -13,10 +13,26 @@ export const chatDefinition = defineCommand({
   flags: {
     ...CONFIG_FLAG,
     profile: { type: "string", value: "P", description: "the tools of this profile (and its mode)" },
-    "base-url": { type: "string", value: "U", description: "the LLM's OpenAI-compatible endpoint" },
-    model: { type: "string", short: "m", value: "M", description: "the model to ask" },
+    "base-url": {
+      type: "string",
+      value: "U",
+      description: "the LLM's OpenAI-compatible endpoint",
+      defaultText: "MCPLEX_LLM_BASE_URL, else the config's llm.baseUrl",
+    },
+    model: {
+      type: "string",
+      short: "m",
+      value: "M",
+      description: "the model to ask",
+      defaultText: "MCPLEX_LLM_MODEL, else the config's llm.model",
+    },
     prompt: { type: "string", short: "p", value: "PROMPT", description: "one prompt, answered, then exit" },
-    "max-steps": { type: "string", value: "N", description: "the most LLM calls one prompt may take" },
+    "max-steps": {
+      type: "string",
+      value: "N",
+      description: "the most LLM calls one prompt may take",
+      defaultText: "10",
+    },
     ...JSON_FLAG,
     tools: {
       type: "string",
