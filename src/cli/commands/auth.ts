@@ -3,12 +3,12 @@ import { SecretStore } from "../../config/secret-store.js";
 import type { RemoteServerConfig } from "../../config/types.js";
 import { McplexError, UpstreamUnavailableError } from "../../errors.js";
 import { authorizeServer, ServerOAuthProvider } from "../../upstream/oauth.js";
-import { authLoginDefinition, authLogoutDefinition } from "../definitions/auth.js";
+import { authDefinition, authLoginDefinition, authLogoutDefinition } from "../definitions/auth.js";
 import { loopbackAuthorize, oauthSecretName, secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
 import { parseCommandArgs } from "../parse-command-args.js";
 
-const USAGE = "usage: mcplex auth login NAME [--no-browser] | logout NAME [--config F]";
+const USAGE = `usage: ${authDefinition.usage}`;
 
 /**
  * `mcplex auth login NAME`: authorizes mcplex with a server configured with `oauth`, in a

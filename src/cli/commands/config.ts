@@ -20,8 +20,7 @@ const SHAPES: Record<McplexConfig["format"], string> = {
   default: "no file: the default workspace server",
 };
 
-const USAGE =
-  'config has two subcommands: "mcplex config check [--config F]" and "mcplex config convert FILE"';
+const USAGE = `config has two subcommands: "${configCheckDefinition.usage}" and "${configConvertDefinition.usage}"`;
 
 /**
  * `mcplex config check [--config F] [--json]`: validates without connecting.

@@ -14,9 +14,7 @@ import { connectionsListDefinition, connectionsRevokeDefinition } from "../defin
 import { EXIT, UsageError } from "../output.js";
 import { parseCommandArgs } from "../parse-command-args.js";
 
-const USAGE =
-  "usage: mcplex connections list [--user SUB] [--json] | revoke --user SUB (--server NAME | --all) [--json]\n" +
-  "       [--url URL --token T (a running gateway, as an operator)] [--config F]";
+const USAGE = `usage: ${connectionsListDefinition.usage}\n       ${connectionsRevokeDefinition.usage}`;
 
 /** What the command needs besides its arguments: the vault on this machine, for offline use. */
 export interface ConnectionsCommandDeps {

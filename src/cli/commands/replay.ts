@@ -9,7 +9,7 @@ import { nearestNames } from "../nearest-names.js";
 import { EXIT, UsageError } from "../output.js";
 import { parseCommandArgs } from "../parse-command-args.js";
 
-const USAGE = "mcplex replay verify FILE --server NAME [--config F] [--json]";
+const USAGE = replayVerifyDefinition.usage;
 
 /**
  * `mcplex replay verify FILE --server NAME`: sends a recording's requests to the live server and
