@@ -1,7 +1,7 @@
 import { defineCommand } from "../command-definition.js";
-import { EXPOSE_TOOL_FLAG } from "../commands/expose-tool-flag.js";
-import { LIMIT_FLAGS } from "../commands/serve-limits.js";
 import { CONFIG_FLAG } from "./common-flags.js";
+import { EXPOSE_TOOL_FLAG } from "./expose-tool-flag.js";
+import { LIMIT_FLAGS } from "./limit-flags.js";
 
 /** `mcplex serve`. */
 export const serveDefinition = defineCommand({

@@ -1,5 +1,5 @@
 import { defineCommand } from "../command-definition.js";
-import { EXPOSE_TOOL_FLAG } from "../commands/expose-tool-flag.js";
+import { EXPOSE_TOOL_FLAG } from "./expose-tool-flag.js";
 
 /** `mcplex workspace`. */
 export const workspaceDefinition = defineCommand({
