@@ -1,7 +1,7 @@
 /**
  * What a command of the CLI is, as data: its usage line, its flags and its examples. The parser
- * ({@link parseCommandArgs}), `mcplex <command> --help` and docs/reference/cli.md are all made
- * from it, so that they cannot disagree.
+ * (parse-command-args.ts), `mcplex <command> --help` (command-help.ts) and docs/reference/cli.md
+ * (cli-reference.ts) are all made from it, so that they cannot disagree.
  */
 
 /** One flag, in the shape `node:util` parseArgs takes, with what help shows of it. */

@@ -77,16 +77,17 @@ const COMMANDS: Record<string, CommandEntry> = {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (
-    command === undefined ||
-    command === "--help" ||
-    command === "-h" ||
-    (command === "help" && rest.length === 0)
-  ) {
+  if (command === undefined) {
     await printOverview();
-    return command === undefined ? EXIT.usage : EXIT.ok;
+    return EXIT.usage;
   }
-  if (command === "help") return printHelp(rest[0]!, rest.slice(1));
+  // `mcplex help COMMAND` is `mcplex COMMAND --help`; `mcplex help` alone, the overview.
+  const asked = command === "help" ? rest[0] : command;
+  if (asked === undefined || asked === "--help" || asked === "-h") {
+    await printOverview();
+    return EXIT.ok;
+  }
+  if (command === "help") return printHelp(asked, rest.slice(1));
   if (command === "--version" || command === "-v") {
     console.log("0.1.0");
     return EXIT.ok;
