@@ -33,8 +33,14 @@ const BUNDLED = new Set(["yaml", "picomatch"]);
  * `mcplex list` loads the gateway's code with the hub's.
  */
 const STAGES = {
-  // What every command loads: the CLI's output and errors (and the flag two commands share).
-  cli: ["cli/main.js", "cli/commands/expose-tool-flag.js"],
+  // What every command loads: the CLI's output and errors, its flag parser (and the flag two
+  // commands share, with the code that reads it).
+  cli: [
+    "cli/main.js",
+    "cli/parse-command-args.js",
+    "cli/definitions/expose-tool-flag.js",
+    "cli/commands/expose-tool-flag.js",
+  ],
   // Before the servers spawn: the serve command, its flags and the config.
   "serve-start": ["cli/commands/serve.js"],
   // Once they are spawned: what serve() always loads to serve them over stdio.

@@ -11,6 +11,13 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 /** A mistake in how the CLI was called. */
 export class UsageError extends Error {
   override name = "UsageError";
+  /** Where to read the usage: `run "mcplex serve --help" for usage`; the CLI's overview when unset. */
+  hint: string | undefined;
+
+  constructor(message: string, options: ErrorOptions & { hint?: string } = {}) {
+    super(message, options);
+    this.hint = options.hint;
+  }
 }
 
 /** What a failed command was doing, so that its error line can name it. */
@@ -129,7 +136,7 @@ export function errorReport(error: unknown, context: ErrorContext = {}): ErrorRe
     };
   }
   if (error instanceof UsageError) {
-    return { line: error.message, details: [], hint: 'run "mcplex --help" for usage', exit };
+    return { line: error.message, details: [], hint: error.hint ?? 'run "mcplex --help" for usage', exit };
   }
   const name = error instanceof Error ? error.name : "Error";
   // Node's `fetch failed` says why only in its cause (ECONNREFUSED, a bad certificate...).

@@ -3,12 +3,6 @@ import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 import { markdownFiles, proseLines, ROOT, readDoc } from "./markdown-files.js";
 
-/**
- * Pages other branches write (the CLI's flag reference, the layer rules): links to them are
- * checked once they exist.
- */
-const WRITTEN_ELSEWHERE = new Set(["docs/reference/cli.md"]);
-
 /** The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens. */
 function slug(heading: string): string {
   return heading
@@ -54,7 +48,7 @@ describe("links in README.md and docs/", () => {
         const [pathPart, anchor] = target.split("#") as [string, string | undefined];
         const linked = pathPart === "" ? file : normalize(join(dirname(file), pathPart));
         if (!existsSync(join(ROOT, linked))) {
-          if (!WRITTEN_ELSEWHERE.has(linked)) broken.push(`${file}:${line}: ${target} (no ${linked})`);
+          broken.push(`${file}:${line}: ${target} (no ${linked})`);
           continue;
         }
         if (anchor === undefined || !linked.endsWith(".md") || statSync(join(ROOT, linked)).isDirectory())

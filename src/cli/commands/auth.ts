@@ -1,13 +1,14 @@
-import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
 import { SecretStore } from "../../config/secret-store.js";
 import type { RemoteServerConfig } from "../../config/types.js";
 import { McplexError, UpstreamUnavailableError } from "../../errors.js";
 import { authorizeServer, ServerOAuthProvider } from "../../upstream/oauth.js";
+import { authDefinition, authLoginDefinition, authLogoutDefinition } from "../definitions/auth.js";
 import { loopbackAuthorize, oauthSecretName, secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
-const USAGE = "usage: mcplex auth login NAME [--no-browser] | logout NAME [--config F]";
+const USAGE = `usage: ${authDefinition.usage}`;
 
 /**
  * `mcplex auth login NAME`: authorizes mcplex with a server configured with `oauth`, in a
@@ -15,11 +16,11 @@ const USAGE = "usage: mcplex auth login NAME [--no-browser] | logout NAME [--con
  * command). `mcplex auth logout NAME` forgets them.
  */
 export async function authCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = await parseCommandArgs(
+    { name: "auth", flags: { ...authLoginDefinition.flags, ...authLogoutDefinition.flags } },
     args,
-    allowPositionals: true,
-    options: { config: { type: "string", short: "c" }, "no-browser": { type: "boolean" } },
-  });
+    { allowPositionals: true },
+  );
   const [sub, name, ...extra] = positionals;
   if ((sub !== "login" && sub !== "logout") || name === undefined || extra.length > 0) {
     throw new UsageError(USAGE);

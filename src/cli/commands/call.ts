@@ -1,26 +1,18 @@
-import { parseArgs } from "node:util";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { ownersOfName } from "../../catalog/tool-naming.js";
 import { loadConfig } from "../../config/load-config.js";
 import { McplexError, NotFoundError } from "../../errors.js";
 import type { Hub } from "../../hub/hub.js";
 import { disabledServer } from "../../servers/lookup-errors.js";
+import { callDefinition } from "../definitions/call.js";
 import { startServers, withHub } from "../hub-session.js";
 import { nearestNames } from "../nearest-names.js";
 import { EXIT, printError, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
 /** `mcplex call TOOL [JSON_ARGS]`: calls one tool and prints its result. */
 export async function callCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      config: { type: "string", short: "c" },
-      profile: { type: "string", short: "p" },
-      json: { type: "boolean" },
-      timeout: { type: "string" },
-    },
-  });
+  const { values, positionals } = await parseCommandArgs(callDefinition, args, { allowPositionals: true });
   const [name, rawArgs, ...extra] = positionals;
   if (name === undefined) throw new UsageError("call needs a tool name: mcplex call TOOL [JSON_ARGS]");
   if (extra.length > 0)

@@ -1,5 +1,4 @@
 import { createInterface } from "node:readline";
-import { parseArgs } from "node:util";
 import type { AgentEvent } from "../../agent/agent-events.js";
 import type { ChatMessage } from "../../agent/chat-types.js";
 import { resolveLlmConfig } from "../../agent/llm-config.js";
@@ -8,9 +7,11 @@ import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import type { CatalogMode, McplexConfig } from "../../config/types.js";
 import { McplexError } from "../../errors.js";
 import type { Hub } from "../../hub/hub.js";
+import { chatDefinition } from "../definitions/chat.js";
 import { exitCodeOf } from "../error-report.js";
 import { withHub } from "../hub-session.js";
 import { EXIT, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
 /**
  * `mcplex chat`: the agent loop on the catalog. The answer's text goes to stdout, tool
@@ -18,19 +19,7 @@ import { EXIT, UsageError } from "../output.js";
  * from stdin and keeps the conversation.
  */
 export async function chatCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: "string", short: "c" },
-      profile: { type: "string" },
-      "base-url": { type: "string" },
-      model: { type: "string", short: "m" },
-      prompt: { type: "string", short: "p" },
-      "max-steps": { type: "string" },
-      json: { type: "boolean" },
-      tools: { type: "string" },
-    },
-  });
+  const { values } = await parseCommandArgs(chatDefinition, args);
   if (values.tools !== undefined && !isCatalogMode(values.tools))
     throw new UsageError(`--tools must be all, search or code, not ${JSON.stringify(values.tools)}`);
   const maxSteps = values["max-steps"] === undefined ? undefined : Number(values["max-steps"]);

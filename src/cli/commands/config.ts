@@ -1,12 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { checkConfig } from "../../config/check-config.js";
 import { configErrorFrom } from "../../config/config-issues.js";
 import { convertConfig } from "../../config/convert-config.js";
 import { AUDIT_TO_STDERR } from "../../config/read-audit.js";
 import type { McplexConfig } from "../../config/types.js";
+import { configCheckDefinition, configConvertDefinition } from "../definitions/config.js";
 import { EXIT, printError, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
 /** How `config check` names the shape it read. */
 const SHAPES: Record<McplexConfig["format"], string> = {
@@ -19,8 +20,7 @@ const SHAPES: Record<McplexConfig["format"], string> = {
   default: "no file: the default workspace server",
 };
 
-const USAGE =
-  'config has two subcommands: "mcplex config check [--config F]" and "mcplex config convert FILE"';
+const USAGE = `config has two subcommands: "${configCheckDefinition.usage}" and "${configConvertDefinition.usage}"`;
 
 /**
  * `mcplex config check [--config F] [--json]`: validates without connecting.
@@ -30,10 +30,7 @@ export async function configCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === "convert") return convertCommand(rest);
   if (sub !== "check") throw new UsageError(USAGE);
-  const { values } = parseArgs({
-    args: rest,
-    options: { config: { type: "string", short: "c" }, json: { type: "boolean" } },
-  });
+  const { values } = await parseCommandArgs(configCheckDefinition, rest);
   const check = await checkConfig(values.config === undefined ? {} : { config: values.config });
   if (!check.ok) {
     if (values.json === true) {
@@ -78,7 +75,7 @@ export async function configCommand(args: string[]): Promise<number> {
 
 /** `mcplex config convert FILE`: the equivalent mcplex.yaml on stdout, references kept. */
 async function convertCommand(args: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const { positionals } = await parseCommandArgs(configConvertDefinition, args, { allowPositionals: true });
   const [file, ...extra] = positionals;
   if (file === undefined || extra.length > 0)
     throw new UsageError("config convert takes one file: mcplex config convert FILE > mcplex.yaml");

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import type { CredentialVault } from "../../credentials/user-credentials.js";
 import { ConnectionsClient } from "../../dashboard/connections-client.js";
 import {
@@ -11,11 +10,11 @@ import {
   vaultConnections,
 } from "../../dashboard/user-connections.js";
 import { McplexError } from "../../errors.js";
+import { connectionsListDefinition, connectionsRevokeDefinition } from "../definitions/connections.js";
 import { EXIT, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
-const USAGE =
-  "usage: mcplex connections list [--user SUB] [--json] | revoke --user SUB (--server NAME | --all) [--json]\n" +
-  "       [--url URL --token T (a running gateway, as an operator)] [--config F]";
+const USAGE = `usage: ${connectionsListDefinition.usage}\n       ${connectionsRevokeDefinition.usage}`;
 
 /** What the command needs besides its arguments: the vault on this machine, for offline use. */
 export interface ConnectionsCommandDeps {
@@ -50,19 +49,14 @@ async function machineVault(options: { config?: string }): Promise<CredentialVau
  */
 export function connectionsCommandWith(deps: ConnectionsCommandDeps): (args: string[]) => Promise<number> {
   return async (args) => {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        user: { type: "string", short: "u" },
-        server: { type: "string", short: "s" },
-        all: { type: "boolean" },
-        url: { type: "string" },
-        token: { type: "string" },
-        config: { type: "string", short: "c" },
-        json: { type: "boolean" },
+    const { values, positionals } = await parseCommandArgs(
+      {
+        name: "connections",
+        flags: { ...connectionsListDefinition.flags, ...connectionsRevokeDefinition.flags },
       },
-    });
+      args,
+      { allowPositionals: true },
+    );
     const [sub, ...extra] = positionals;
     if ((sub !== "list" && sub !== "revoke") || extra.length > 0) throw new UsageError(USAGE);
     if (values.token !== undefined && values.url === undefined)

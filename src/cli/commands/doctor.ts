@@ -1,6 +1,7 @@
-import { parseArgs } from "node:util";
+import { doctorDefinition } from "../definitions/doctor.js";
 import { type Check, count, runDoctor } from "../doctor.js";
 import { EXIT, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
 /**
  * `mcplex doctor`: checks Node, the config, every server (started for real), the catalog,
@@ -8,17 +9,7 @@ import { EXIT, UsageError } from "../output.js";
  * Exit 0 when nothing failed, 2 when the config cannot be used, 3 when something is unavailable.
  */
 export async function doctorCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: "string", short: "c" },
-      host: { type: "string" },
-      port: { type: "string" },
-      "base-url": { type: "string" },
-      model: { type: "string", short: "m" },
-      json: { type: "boolean" },
-    },
-  });
+  const { values } = await parseCommandArgs(doctorDefinition, args);
   const port = values.port === undefined ? undefined : Number(values.port);
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
     throw new UsageError(`doctor: --port must be a port number (0-65535), not "${values.port}"`);

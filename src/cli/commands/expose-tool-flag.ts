@@ -2,9 +2,6 @@ import { McplexError } from "../../errors.js";
 import type { Hub } from "../../hub/hub.js";
 import { UsageError } from "../output.js";
 
-/** The `--expose-tool GLOB` option (repeatable) of `serve` and `workspace`. */
-export const EXPOSE_TOOL_FLAG = { "expose-tool": { type: "string", multiple: true } } as const;
-
 /**
  * The `--expose-tool` globs, each checked to be a usable glob. The glob code loads only when
  * there are some: `serve` reads this before it starts its servers.

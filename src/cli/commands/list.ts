@@ -1,18 +1,12 @@
-import { parseArgs } from "node:util";
 import { disabledBlockWarning } from "../../config/check-config.js";
+import { listDefinition } from "../definitions/list.js";
 import { withHub } from "../hub-session.js";
 import { EXIT } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
 /** `mcplex list`: servers with state, protocol, error, and their tools. Lazy servers are started too. */
 export async function listCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: "string", short: "c" },
-      profile: { type: "string", short: "p" },
-      json: { type: "boolean" },
-    },
-  });
+  const { values } = await parseCommandArgs(listDefinition, args);
   return withHub(
     { ...(values.config === undefined ? {} : { config: values.config }), start: "all" },
     async (hub, config) => {

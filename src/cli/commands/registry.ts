@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Writable } from "node:stream";
-import { parseArgs } from "node:util";
 import { addServerEntry } from "../../config/add-server-entry.js";
 import { resolveConfigPath } from "../../config/load-config.js";
 import { MCPLEX_SERVER_KEYS, SERVER_NAME } from "../../config/read-server.js";
@@ -13,15 +12,14 @@ import { RegistryClient } from "../../registry/registry-client.js";
 import { printable, printableJson } from "../../registry/registry-text.js";
 import { planEntry } from "../../registry/server-entry.js";
 import type { ServerJson } from "../../registry/server-json.js";
+import { addDefinition } from "../definitions/add.js";
+import { searchDefinition } from "../definitions/search.js";
 import { EXIT, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
 /** `mcplex search WORDS [--registry URL] [--limit N] [--json]`: servers of the MCP Registry. */
 export async function searchCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { registry: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } },
-  });
+  const { values, positionals } = await parseCommandArgs(searchDefinition, args, { allowPositionals: true });
   const limit = values.limit === undefined ? 30 : Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit takes a whole number above 0");
   const client = new RegistryClient(values.registry === undefined ? {} : { url: values.registry });
@@ -88,16 +86,7 @@ function kinds(server: ServerJson): string {
  * build sandboxes), asking for the values it declares; secret ones go to the secret store.
  */
 export async function addCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      registry: { type: "string" },
-      config: { type: "string", short: "c" },
-      name: { type: "string" },
-      env: { type: "string", multiple: true },
-    },
-  });
+  const { values, positionals } = await parseCommandArgs(addDefinition, args, { allowPositionals: true });
   const [wanted, ...extra] = positionals;
   if (wanted === undefined || extra.length > 0)
     throw new UsageError(

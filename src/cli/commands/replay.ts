@@ -1,28 +1,23 @@
-import { parseArgs } from "node:util";
 import { loadConfig } from "../../config/load-config.js";
 import { RpcError } from "../../errors.js";
 import { ANSWERING_CAPABILITIES } from "../../protocol/server-requests.js";
 import { type LiveAnswer, type VerifyReport, verifyRecording } from "../../recording/answer-drift.js";
 import { ReplayBook } from "../../recording/replay-book.js";
 import { Upstream } from "../../upstream/upstream.js";
+import { replayVerifyDefinition } from "../definitions/replay.js";
 import { nearestNames } from "../nearest-names.js";
 import { EXIT, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 
-const USAGE = "mcplex replay verify FILE --server NAME [--config F] [--json]";
+const USAGE = replayVerifyDefinition.usage;
 
 /**
  * `mcplex replay verify FILE --server NAME`: sends a recording's requests to the live server and
  * reports every answer that changed. Exit 0 when none did, 1 when any did.
  */
 export async function replayCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
+  const { values, positionals } = await parseCommandArgs(replayVerifyDefinition, args, {
     allowPositionals: true,
-    options: {
-      config: { type: "string", short: "c" },
-      server: { type: "string", short: "s" },
-      json: { type: "boolean" },
-    },
   });
   const [sub, file, ...extra] = positionals;
   if (sub !== "verify") throw new UsageError(`replay takes one subcommand, verify: ${USAGE}`);

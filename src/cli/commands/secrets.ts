@@ -1,4 +1,5 @@
 import { SecretStore } from "../../config/secret-store.js";
+import { secretsDefinition, secretsRmDefinition, secretsSetDefinition } from "../definitions/secrets.js";
 import { EXIT, readStdin, UsageError } from "../output.js";
 
 /**
@@ -11,7 +12,7 @@ export async function secretsCommand(args: string[]): Promise<number> {
   switch (sub) {
     case "set": {
       if (name === undefined || extra.length > 0)
-        throw new UsageError("usage: mcplex secrets set NAME [VALUE]");
+        throw new UsageError(`usage: ${secretsSetDefinition.usage}`);
       const secret = value ?? (await readStdin()).replace(/\r?\n$/, "");
       if (secret === "")
         throw new UsageError(`no value given for ${name}; pass it as an argument or on stdin`);
@@ -24,7 +25,7 @@ export async function secretsCommand(args: string[]): Promise<number> {
       return EXIT.ok;
     case "rm":
     case "remove": {
-      if (name === undefined) throw new UsageError("usage: mcplex secrets rm NAME");
+      if (name === undefined) throw new UsageError(`usage: ${secretsRmDefinition.usage}`);
       if (!(await store.remove(name))) {
         console.error(`mcplex: no secret named ${name}`);
         return EXIT.usage;
@@ -32,6 +33,6 @@ export async function secretsCommand(args: string[]): Promise<number> {
       return EXIT.ok;
     }
     default:
-      throw new UsageError("usage: mcplex secrets set NAME [VALUE] | list | rm NAME");
+      throw new UsageError(`usage: ${secretsDefinition.usage}`);
   }
 }

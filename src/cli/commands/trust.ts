@@ -1,7 +1,8 @@
-import { parseArgs } from "node:util";
 import { McplexError } from "../../errors.js";
+import { trustDefinition } from "../definitions/trust.js";
 import { withHub } from "../hub-session.js";
 import { EXIT, UsageError } from "../output.js";
+import { parseCommandArgs } from "../parse-command-args.js";
 import { pinChangeLines } from "../pin-report.js";
 
 /**
@@ -10,14 +11,7 @@ import { pinChangeLines } from "../pin-report.js";
  * running `serve` picks the approval up when its dashboard action or a restart re-reads it.
  */
 export async function trustCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      config: { type: "string", short: "c" },
-      json: { type: "boolean" },
-    },
-  });
+  const { values, positionals } = await parseCommandArgs(trustDefinition, args, { allowPositionals: true });
   const [server, tool, ...rest] = positionals;
   if (server === undefined || rest.length > 0)
     throw new UsageError("usage: mcplex trust SERVER [TOOL] [--config F] [--json]");

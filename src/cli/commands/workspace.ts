@@ -1,10 +1,11 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import type { SERVER_DEFAULTS } from "../../config/read-server.js";
 import type { McplexConfig } from "../../config/types.js";
 import { serveWorkspaceStdio } from "../../workspace/stdio.js";
+import { workspaceDefinition } from "../definitions/workspace.js";
 import { EXIT, printError, UsageError } from "../output.js";
-import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
+import { parseCommandArgs } from "../parse-command-args.js";
+import { readExposeTools, unmatchedExposeTools } from "./expose-tool-flag.js";
 
 /**
  * `mcplex workspace --root DIR [--allow-write] [--transport stdio|websocket] [--port P] [--host H]
@@ -13,17 +14,7 @@ import { EXPOSE_TOOL_FLAG, readExposeTools, unmatchedExposeTools } from "./expos
  * unprefixed), which brings the WebSocket front and the tool filter of `mcplex serve`.
  */
 export async function workspaceCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      root: { type: "string", short: "r" },
-      "allow-write": { type: "boolean" },
-      transport: { type: "string", short: "t" },
-      host: { type: "string" },
-      port: { type: "string" },
-      ...EXPOSE_TOOL_FLAG,
-    },
-  });
+  const { values } = await parseCommandArgs(workspaceDefinition, args);
   const root = resolve(values.root ?? process.cwd());
   const allowWrite = values["allow-write"] === true;
   const transport = values.transport ?? "stdio";
