@@ -36,7 +36,7 @@ export async function withHub<T>(
     settings === undefined ? undefined : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
   // Servers with `record:` are recorded here too (loaded only then): `mcplex call` can make a recording.
   const recorder = config.servers.some((s) => s.record !== undefined)
-    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
+    ? (await import("../interceptors/traffic-recorder.js")).recorderFor(config, (server, error) =>
         console.error(`mcplex: recording of ${server} stopped: ${error.message}`),
       )
     : undefined;

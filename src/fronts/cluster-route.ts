@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Gateway } from "../gateway/gateway.js";
-import type { InputParking } from "../gateway/layers/input-parking.js";
+import type { InputParking } from "../gateway/input-parking.js";
 import { taskOwner } from "../gateway/tasks/task-handles.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { targetParamOf } from "../protocol/method-table.js";

@@ -12,18 +12,18 @@ import {
   type RequestTarget,
 } from "../hub/call-pipeline.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
+import { type CallWatcher, observing, type RequestSample, watching } from "../interceptors/call-watch.js";
+import { catalogViews, type ViewOf } from "../interceptors/catalog-views.js";
+import { callOptionsOf, clientInput } from "../interceptors/client-input.js";
+import { LogRelay } from "../interceptors/log-relay.js";
+import { ResultCache, type ResultCacheOptions } from "../interceptors/result-cache.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";
 import { RawJson } from "../protocol/raw-json.js";
 import { META } from "../protocol/rev2026.js";
 import { type Channel, ClientSession, type SessionOptions } from "./client-session.js";
-import { type CallWatcher, observing, type RequestSample, watching } from "./layers/call-watch.js";
-import { catalogViews, type ViewOf } from "./layers/catalog-views.js";
-import { callOptionsOf, clientInput } from "./layers/client-input.js";
-import { InputParking } from "./layers/input-parking.js";
-import { LogRelay } from "./layers/log-relay.js";
-import { ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
+import { InputParking } from "./input-parking.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { resolveTarget } from "./request-target.js";
 import { type GatewayIdentity, route, servedExtensions, serverCapabilities } from "./route.js";

@@ -46,6 +46,10 @@ export {
   type RequestContext,
   type RequestTarget,
 } from "../hub/call-pipeline.js";
+export { type AuditLogOptions, type AuditRecord, auditLog } from "../interceptors/audit-log.js";
+export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "../interceptors/call-watch.js";
+export { type CacheCounts, ResultCache, type ResultCacheOptions } from "../interceptors/result-cache.js";
+export { serverTools } from "../interceptors/server-tools.js";
 export type { MethodRow, MethodRowInput, RevisionFamily, TargetKind } from "../protocol/method-table.js";
 export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 export {
@@ -54,13 +58,9 @@ export {
   type ServeOptions,
   serve,
 } from "../serve/serve.js";
+export { GatewayMetrics, healthReport } from "../telemetry/gateway-metrics.js";
 export { type Channel, ClientSession } from "./client-session.js";
 export { Gateway, type GatewayOptions } from "./gateway.js";
-export { type AuditLogOptions, type AuditRecord, auditLog } from "./layers/audit-log.js";
-export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "./layers/call-watch.js";
-export { GatewayMetrics, healthReport } from "./layers/metrics.js";
-export { type CacheCounts, ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
-export { serverTools } from "./layers/server-tools.js";
 export type { SubscriptionFilter } from "./listen-streams.js";
 export type { RequestCaller } from "./request-caller.js";
 export type { GatewayIdentity } from "./route.js";

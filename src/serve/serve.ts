@@ -10,11 +10,11 @@ import type { HttpFront, HttpFrontOptions } from "../fronts/http-front.js";
 import type { StdioFrontOptions } from "../fronts/stdio-front.js";
 import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
-import type { CallWatcher, RequestSample } from "../gateway/layers/call-watch.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
 import { type ReloadOutcome, watchConfig } from "../hub/config-reloader.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
+import type { CallWatcher, RequestSample } from "../interceptors/call-watch.js";
 import type { ToolChange } from "../pins/tool-pins.js";
 import { RELAYED_EXTENSIONS } from "../protocol/extensions.js";
 import { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
@@ -163,7 +163,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
           onEvent: (event) => options.onEvent?.(event),
         });
   const recorder = config.servers.some((s) => s.record !== undefined)
-    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, (server, error) =>
+    ? (await import("../interceptors/traffic-recorder.js")).recorderFor(config, (server, error) =>
         options.onEvent?.({ type: "record-failed", server, error: error.message }),
       )
     : undefined;
@@ -267,7 +267,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   // and the audit trail (inside the span, to name its trace) sees every refusal.
   const outer: Interceptor[] = telemetry === undefined ? [] : [telemetry.gateway];
   if (audit !== undefined) {
-    const { auditLog } = await import("../gateway/layers/audit-log.js");
+    const { auditLog } = await import("../interceptors/audit-log.js");
     outer.push(
       auditLog({
         sink: audit,
@@ -298,7 +298,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
   if (credentials !== undefined) gateway.use(credentials.prompt);
   if (offerServers) {
     const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import(
-      "../gateway/layers/server-tools.js"
+      "../interceptors/server-tools.js"
     );
     gateway.use(serverTools(hub), { answers: [CONNECT_SERVER, DISCONNECT_SERVER] });
   }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.js";
-import type { AuditRecord } from "../../src/gateway/layers/audit-log.js";
+import type { AuditRecord } from "../../src/interceptors/audit-log.js";
 import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { COMMANDS, connectHttp, postRev2026, rev2026Request } from "../support/gateway.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";

@@ -24,8 +24,8 @@ import { ConnectRequiredError, type UserRef } from "../../src/credentials/user-c
 import { connectPages } from "../../src/fronts/connect-pages.js";
 import { type HttpFront, startHttpFront } from "../../src/fronts/http-front.js";
 import { Gateway } from "../../src/gateway/gateway.js";
-import { connectPrompt } from "../../src/gateway/layers/connect-prompt.js";
 import { Hub } from "../../src/hub/hub.js";
+import { connectPrompt } from "../../src/interceptors/connect-prompt.js";
 import { LocalServer } from "../../src/upstream/local-server.js";
 import { stdio } from "../support/config.js";
 import { postRev2026, rawHttp, rev2026Headers, rev2026Request } from "../support/gateway.js";

@@ -9,7 +9,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditConfig, McplexConfig } from "../../src/config/types.js";
-import type { AuditRecord } from "../../src/gateway/layers/audit-log.js";
+import type { AuditRecord } from "../../src/interceptors/audit-log.js";
 import { type RunningGateway, serve } from "../../src/serve/serve.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
 import { configOf, fixture } from "../support/config.js";

@@ -1,16 +1,16 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { ConnectRequiredError } from "../../credentials/user-credentials.js";
-import { RpcError } from "../../errors.js";
+import { ConnectRequiredError } from "../credentials/user-credentials.js";
+import { RpcError } from "../errors.js";
+import { toolErrorCause } from "../gateway/route.js";
 import {
   type CallRequest,
   type Handler,
   type Interceptor,
   type JsonObject,
   takesRawResults,
-} from "../../hub/call-pipeline.js";
-import { deadlineSignal } from "../../protocol/deadline-signal.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
-import { toolErrorCause } from "../route.js";
+} from "../hub/call-pipeline.js";
+import { deadlineSignal } from "../protocol/deadline-signal.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 
 /** How long a call waits for its user to connect after they accepted to (the connect link's life). */
 const CONNECT_WAIT_MS = 10 * 60_000;

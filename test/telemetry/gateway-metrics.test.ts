@@ -1,7 +1,7 @@
 import { register as globalRegistry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { GatewayMetrics, healthReport } from "../../src/gateway/layers/metrics.js";
 import { Hub, type ServerStatus } from "../../src/hub/hub.js";
+import { GatewayMetrics, healthReport } from "../../src/telemetry/gateway-metrics.js";
 import { configOf, fixture, stdio } from "../support/config.js";
 import { nextEvent } from "../support/wait.js";
 

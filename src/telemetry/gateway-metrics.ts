@@ -1,9 +1,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { SandboxQueue } from "../../code-mode/sandbox-queue.js";
-import type { Hub, ServerStatus } from "../../hub/hub.js";
-import { STANDARD_METHOD_TABLE } from "../../protocol/method-table.js";
+import type { SandboxQueue } from "../code-mode/sandbox-queue.js";
+import type { Hub, ServerStatus } from "../hub/hub.js";
+import type { ResultCache } from "../interceptors/result-cache.js";
+import { STANDARD_METHOD_TABLE } from "../protocol/method-table.js";
 import { DurationHistogram, type DurationSeries } from "./duration-histogram.js";
-import type { ResultCache } from "./result-cache.js";
 
 /** How a request ended: answered, failed (JSON-RPC error), or a tool result with `isError`. */
 export type RequestOutcome = "ok" | "error" | "tool_error";

@@ -1,12 +1,12 @@
 import type { Tool } from "@modelcontextprotocol/client";
-import { McplexError } from "../../errors.js";
+import { McplexError } from "../errors.js";
 import {
   type CallRequest,
   type Interceptor,
   type JsonObject,
   takesRawResults,
-} from "../../hub/call-pipeline.js";
-import type { Hub } from "../../hub/hub.js";
+} from "../hub/call-pipeline.js";
+import type { Hub } from "../hub/hub.js";
 
 /** The names of the two tools {@link serverTools} adds. */
 export const CONNECT_SERVER = "connect_server";

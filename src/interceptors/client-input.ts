@@ -1,5 +1,7 @@
-import { userRefOf } from "../../credentials/user-ref.js";
-import { RpcError } from "../../errors.js";
+import { userRefOf } from "../credentials/user-ref.js";
+import { RpcError } from "../errors.js";
+import type { InputParking } from "../gateway/input-parking.js";
+import { targetName } from "../gateway/request-target.js";
 import type {
   CallRequest,
   Handler,
@@ -7,13 +9,11 @@ import type {
   JsonObject,
   RequestContext,
   RequestTarget,
-} from "../../hub/call-pipeline.js";
-import type { CallOptions } from "../../hub/hub-types.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
-import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../../protocol/server-requests.js";
-import { declaresTasks } from "../../protocol/tasks.js";
-import { targetName } from "../request-target.js";
-import type { InputParking } from "./input-parking.js";
+} from "../hub/call-pipeline.js";
+import type { CallOptions } from "../hub/hub-types.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../protocol/server-requests.js";
+import { declaresTasks } from "../protocol/tasks.js";
 
 /**
  * The interceptor that lets a call get its client's input, whatever the two revisions. A

@@ -1,8 +1,10 @@
-import { cappedLine } from "../../audit/audit-line.js";
-import type { AuditSink } from "../../audit/audit-sink.js";
-import { DEFAULT_AUDIT_MAX_LINE } from "../../config/read-audit.js";
-import { redactValue } from "../../config/redact.js";
-import { McplexError } from "../../errors.js";
+import { cappedLine } from "../audit/audit-line.js";
+import type { AuditSink } from "../audit/audit-sink.js";
+import { DEFAULT_AUDIT_MAX_LINE } from "../config/read-audit.js";
+import { redactValue } from "../config/redact.js";
+import { McplexError } from "../errors.js";
+import { type RequestCaller, requestCaller } from "../gateway/request-caller.js";
+import { targetName } from "../gateway/request-target.js";
 import {
   type CallRequest,
   type FrontKind,
@@ -10,11 +12,9 @@ import {
   type Interceptor,
   type JsonObject,
   takesRawResults,
-} from "../../hub/call-pipeline.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
-import { toWireError, type WireError } from "../../protocol/wire-error.js";
-import { type RequestCaller, requestCaller } from "../request-caller.js";
-import { targetName } from "../request-target.js";
+} from "../hub/call-pipeline.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { toWireError, type WireError } from "../protocol/wire-error.js";
 
 /** One line of the audit trail: one call, resource read, prompt get or completion, as it ended. */
 export interface AuditRecord extends RequestCaller {

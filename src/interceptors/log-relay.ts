@@ -1,11 +1,5 @@
-import type {
-  CallRequest,
-  Handler,
-  Interceptor,
-  JsonObject,
-  RequestContext,
-} from "../../hub/call-pipeline.js";
-import { logPasses } from "../../protocol/log-levels.js";
+import type { CallRequest, Handler, Interceptor, JsonObject, RequestContext } from "../hub/call-pipeline.js";
+import { logPasses } from "../protocol/log-levels.js";
 
 /**
  * Relays an upstream's log messages to the clients whose tool calls are running on it: an

@@ -1,9 +1,9 @@
+import { scopeRules } from "../auth/access-rules.js";
+import { resolvedNames } from "../auth/resolved-names.js";
 import type { ScopeRuleConfig } from "../config/types.js";
 import { RpcError } from "../errors.js";
 import { type Interceptor, takesRawResults } from "../hub/call-pipeline.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { scopeRules } from "./access-rules.js";
-import { resolvedNames } from "./resolved-names.js";
 
 /**
  * Refuses a signed-in caller's request whose target needs scopes its token lacks

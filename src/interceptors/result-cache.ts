@@ -1,9 +1,9 @@
-import { compileToolFilter, type NameMatcher } from "../../catalog/tool-filter.js";
-import type { CatalogTool } from "../../catalog/types.js";
-import type { CacheConfig, ToolCacheConfig } from "../../config/types.js";
-import type { CallRequest, Handler, Interceptor, JsonObject } from "../../hub/call-pipeline.js";
-import type { Hub } from "../../hub/hub.js";
-import { jsonOf } from "../../protocol/raw-json.js";
+import { compileToolFilter, type NameMatcher } from "../catalog/tool-filter.js";
+import type { CatalogTool } from "../catalog/types.js";
+import type { CacheConfig, ToolCacheConfig } from "../config/types.js";
+import type { CallRequest, Handler, Interceptor, JsonObject } from "../hub/call-pipeline.js";
+import type { Hub } from "../hub/hub.js";
+import { jsonOf } from "../protocol/raw-json.js";
 
 /** Bounds of a {@link ResultCache}. */
 export interface ResultCacheOptions {

@@ -1,12 +1,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { RpcError } from "../../errors.js";
-import { ControllerPool, offAbort, onAbort } from "../../protocol/controller-pool.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
+import { RpcError } from "../errors.js";
+import { ControllerPool, offAbort, onAbort } from "../protocol/controller-pool.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 import {
   SERVER_REQUEST_CAPABILITIES,
   type ServerRequest,
   type ServerRequestHandler,
-} from "../../protocol/server-requests.js";
+} from "../protocol/server-requests.js";
 
 /** How long a call waiting for a client's input is kept before it is cancelled. */
 const DEFAULT_PARK_MS = 10 * 60_000;

@@ -1,19 +1,13 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
-import type { CatalogTool } from "../../catalog/types.js";
-import type { CatalogView } from "../../catalog-modes/catalog-view.js";
-import { META_TOOL } from "../../catalog-modes/meta-tools.js";
-import type { ModeCaller } from "../../catalog-modes/view-resolver.js";
-import { userRefOf } from "../../credentials/user-ref.js";
-import { RpcError } from "../../errors.js";
-import type {
-  CallRequest,
-  Handler,
-  Interceptor,
-  JsonObject,
-  RequestContext,
-} from "../../hub/call-pipeline.js";
-import type { Hub } from "../../hub/hub.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
+import type { CatalogTool } from "../catalog/types.js";
+import type { CatalogView } from "../catalog-modes/catalog-view.js";
+import { META_TOOL } from "../catalog-modes/meta-tools.js";
+import type { ModeCaller } from "../catalog-modes/view-resolver.js";
+import { userRefOf } from "../credentials/user-ref.js";
+import { RpcError } from "../errors.js";
+import type { CallRequest, Handler, Interceptor, JsonObject, RequestContext } from "../hub/call-pipeline.js";
+import type { Hub } from "../hub/hub.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 
 /** The view a caller sees the catalog through; `undefined` for the whole catalog (`all` mode). */
 export type ViewOf = (caller: ModeCaller) => CatalogView | undefined;
