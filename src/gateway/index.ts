@@ -46,6 +46,7 @@ export {
   type RequestContext,
   type RequestTarget,
 } from "../hub/call-pipeline.js";
+export type { RequestCaller } from "../hub/request-caller.js";
 export { type AuditLogOptions, type AuditRecord, auditLog } from "../interceptors/audit-log.js";
 export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "../interceptors/call-watch.js";
 export { type CacheCounts, ResultCache, type ResultCacheOptions } from "../interceptors/result-cache.js";
@@ -62,5 +63,4 @@ export { GatewayMetrics, healthReport } from "../telemetry/gateway-metrics.js";
 export { type Channel, ClientSession } from "./client-session.js";
 export { Gateway, type GatewayOptions } from "./gateway.js";
 export type { SubscriptionFilter } from "./listen-streams.js";
-export type { RequestCaller } from "./request-caller.js";
 export type { GatewayIdentity } from "./route.js";

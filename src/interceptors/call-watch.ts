@@ -1,6 +1,6 @@
-import { requestCaller } from "../gateway/request-caller.js";
 import { targetName } from "../gateway/request-target.js";
 import { type Interceptor, type JsonObject, takesRawResults } from "../hub/call-pipeline.js";
+import { requestCaller } from "../hub/request-caller.js";
 
 /** A forwarded request while it runs, as a dashboard shows it. */
 export interface WatchedCall {
