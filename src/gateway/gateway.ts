@@ -14,7 +14,7 @@ import {
 import type { Hub, HubEvent } from "../hub/hub.js";
 import { type CallWatcher, observing, type RequestSample, watching } from "../interceptors/call-watch.js";
 import { catalogViews, type ViewOf } from "../interceptors/catalog-views.js";
-import { callOptionsOf, clientInput } from "../interceptors/client-input.js";
+import { clientInput } from "../interceptors/client-input.js";
 import { LogRelay } from "../interceptors/log-relay.js";
 import { ResultCache, type ResultCacheOptions } from "../interceptors/result-cache.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -22,6 +22,7 @@ import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";
 import { RawJson } from "../protocol/raw-json.js";
 import { META } from "../protocol/rev2026.js";
+import { callOptionsOf } from "./call-options.js";
 import { type Channel, ClientSession, type SessionOptions } from "./client-session.js";
 import { InputParking } from "./input-parking.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";

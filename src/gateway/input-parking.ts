@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { RpcError } from "../errors.js";
+import type { CallParking } from "../interceptors/client-input.js";
 import { ControllerPool, offAbort, onAbort } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import {
@@ -140,7 +141,7 @@ export interface InputParkingOptions {
  * `requestState`) delivers the answers and picks the call up again. The state is
  * HMAC-signed, so a modified one is refused.
  */
-export class InputParking {
+export class InputParking implements CallParking {
   readonly #key: Buffer;
   /** This replica's id, named in its states when it is one of several (see {@link InputParkingOptions}). */
   readonly #replica: string | undefined;

@@ -3,12 +3,13 @@ import type { Catalog } from "../catalog/catalog.js";
 import { userRefOf } from "../credentials/user-ref.js";
 import { McplexError, NotFoundError, RpcError } from "../errors.js";
 import type { CallRequest, Handler, JsonObject } from "../hub/call-pipeline.js";
+import { targetName } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
+import { setToolErrorCause } from "../hub/tool-error-cause.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { declaredExtension, SKILLS_EXTENSION, UI_EXTENSION } from "../protocol/extensions.js";
 import { REV2026_PROTOCOL_VERSIONS } from "../protocol/rev2026.js";
 import { TASKS_EXTENSION } from "../protocol/tasks.js";
-import { targetName } from "./request-target.js";
 import type { GatewayTasks } from "./tasks/gateway-tasks.js";
 
 /** What the gateway says about itself. */
@@ -279,19 +280,8 @@ function toolError(error: unknown): JsonObject {
   if (error instanceof NotFoundError) throw new RpcError(ErrorCode.InvalidParams, error.message);
   if (error instanceof McplexError) {
     const result = { isError: true, content: [{ type: "text", text: error.message.split("\n")[0] }] };
-    toolErrors.set(result, error);
+    setToolErrorCause(result, error);
     return result;
   }
   throw error;
-}
-
-const toolErrors = new WeakMap<JsonObject, McplexError>();
-
-/**
- * The typed error a tool's `isError` result was made from, for the layers around the route
- * (the connect prompt turns `CONNECT_REQUIRED` into a URL elicitation); `undefined` for any
- * other result, the server's own tool errors included.
- */
-export function toolErrorCause(result: JsonObject): McplexError | undefined {
-  return toolErrors.get(result);
 }

@@ -44,6 +44,11 @@ export type RequestTarget =
    */
   | { kind: "task"; name: string; server?: string; taskId?: string; tool?: string };
 
+/** The name or URI a target was asked for. */
+export function targetName(target: RequestTarget): string {
+  return target.kind === "resource" ? target.uri : target.name;
+}
+
 /**
  * Who a request comes from, as the front's `Authenticator` decided at admission. It rides on the
  * request (`RequestContext.identity`), and everything after keys on it: profiles, limits,

@@ -3,7 +3,6 @@ import type { AuditSink } from "../audit/audit-sink.js";
 import { DEFAULT_AUDIT_MAX_LINE } from "../config/read-audit.js";
 import { redactValue } from "../config/redact.js";
 import { McplexError } from "../errors.js";
-import { targetName } from "../gateway/request-target.js";
 import {
   type CallRequest,
   type FrontKind,
@@ -11,6 +10,7 @@ import {
   type Interceptor,
   type JsonObject,
   takesRawResults,
+  targetName,
 } from "../hub/call-pipeline.js";
 import { type RequestCaller, requestCaller } from "../hub/request-caller.js";
 import { ErrorCode } from "../protocol/error-codes.js";

@@ -1,5 +1,4 @@
-import { targetName } from "../gateway/request-target.js";
-import { type Interceptor, type JsonObject, takesRawResults } from "../hub/call-pipeline.js";
+import { type Interceptor, type JsonObject, takesRawResults, targetName } from "../hub/call-pipeline.js";
 import { requestCaller } from "../hub/request-caller.js";
 
 /** A forwarded request while it runs, as a dashboard shows it. */

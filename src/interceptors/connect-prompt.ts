@@ -1,7 +1,6 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { ConnectRequiredError } from "../credentials/user-credentials.js";
 import { RpcError } from "../errors.js";
-import { toolErrorCause } from "../gateway/route.js";
 import {
   type CallRequest,
   type Handler,
@@ -9,6 +8,7 @@ import {
   type JsonObject,
   takesRawResults,
 } from "../hub/call-pipeline.js";
+import { toolErrorCause } from "../hub/tool-error-cause.js";
 import { deadlineSignal } from "../protocol/deadline-signal.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 
