@@ -6,8 +6,8 @@ import type { FrontPage, FrontPageFactory, FrontPageHost } from "../fronts/front
 import { sendJson } from "../fronts/http-exchange.js";
 import { checkContentType } from "../fronts/http-guard.js";
 import type { Gateway } from "../gateway/gateway.js";
-import type { WatchedCall } from "../interceptors/call-watch.js";
 import type { CacheCounts } from "../interceptors/result-cache.js";
+import type { WatchedCall } from "../interceptors/watching.js";
 import { healthReport } from "../telemetry/gateway-metrics.js";
 import { APP_FRAME_HTML, appFramePolicy, cspFromQuery } from "./app-frame.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";

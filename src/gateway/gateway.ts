@@ -12,11 +12,12 @@ import {
   type RequestTarget,
 } from "../hub/call-pipeline.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
-import { type CallWatcher, observing, type RequestSample, watching } from "../interceptors/call-watch.js";
 import { catalogViews, type ViewOf } from "../interceptors/catalog-views.js";
 import { clientInput } from "../interceptors/client-input.js";
 import { LogRelay } from "../interceptors/log-relay.js";
+import { observing, type RequestSample } from "../interceptors/observing.js";
 import { ResultCache, type ResultCacheOptions } from "../interceptors/result-cache.js";
+import { type CallWatcher, watching } from "../interceptors/watching.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";

@@ -48,9 +48,10 @@ export {
 } from "../hub/call-pipeline.js";
 export type { RequestCaller } from "../hub/request-caller.js";
 export { type AuditLogOptions, type AuditRecord, auditLog } from "../interceptors/audit-log.js";
-export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "../interceptors/call-watch.js";
+export type { RequestSample } from "../interceptors/observing.js";
 export { type CacheCounts, ResultCache, type ResultCacheOptions } from "../interceptors/result-cache.js";
 export { serverTools } from "../interceptors/server-tools.js";
+export type { CallEnd, CallWatcher, WatchedCall } from "../interceptors/watching.js";
 export type { MethodRow, MethodRowInput, RevisionFamily, TargetKind } from "../protocol/method-table.js";
 export { ANSWERING_CAPABILITIES } from "../protocol/server-requests.js";
 export {
