@@ -8,7 +8,7 @@ import { checkContentType } from "../fronts/http-guard.js";
 import type { Gateway } from "../gateway/gateway.js";
 import type { CacheCounts } from "../interceptors/result-cache.js";
 import type { WatchedCall } from "../interceptors/watching.js";
-import { healthReport } from "../telemetry/gateway-metrics.js";
+import { healthReport } from "../telemetry/health-report.js";
 import { APP_FRAME_HTML, appFramePolicy, cspFromQuery } from "./app-frame.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { ConnectionsApi, type DashboardCredentials } from "./connections-api.js";

@@ -60,7 +60,8 @@ export {
   type ServeOptions,
   serve,
 } from "../serve/serve.js";
-export { GatewayMetrics, healthReport } from "../telemetry/gateway-metrics.js";
+export { GatewayMetrics } from "../telemetry/gateway-metrics.js";
+export { healthReport } from "../telemetry/health-report.js";
 export { type Channel, ClientSession } from "./client-session.js";
 export { Gateway, type GatewayOptions } from "./gateway.js";
 export type { SubscriptionFilter } from "./listen-streams.js";

@@ -1,7 +1,8 @@
 import { register as globalRegistry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { Hub, type ServerStatus } from "../../src/hub/hub.js";
-import { GatewayMetrics, healthReport } from "../../src/telemetry/gateway-metrics.js";
+import { GatewayMetrics } from "../../src/telemetry/gateway-metrics.js";
+import { healthReport } from "../../src/telemetry/health-report.js";
 import { configOf, fixture, stdio } from "../support/config.js";
 import { nextEvent } from "../support/wait.js";
 
