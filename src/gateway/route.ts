@@ -61,8 +61,8 @@ export function servedExtensions(catalog: Catalog, profile?: string): Record<str
  * the target the request resolved to; names and URIs are mapped both ways by the hub, task ids
  * to and from handles by `tasks`.
  */
-export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handler {
-  const answer = table(hub, identity, tasks);
+export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks, dispatch: Handler): Handler {
+  const answer = table(hub, identity, tasks, dispatch);
   // Not async: a well-formed call of a known tool hands on the hub's promise with one `then`,
   // not an async function's promise and await around it. Anything else takes the table's way.
   return (request) => {
@@ -77,18 +77,16 @@ export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks):
       (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args)))
     )
       return answer(request);
-    return hub
-      .dispatch(request)
-      .then(
-        (result) =>
-          result.resultType === "task" || result.task !== undefined ? tasks.created(request, result) : result,
-        toolError,
-      );
+    return dispatch(request).then(
+      (result) =>
+        result.resultType === "task" || result.task !== undefined ? tasks.created(request, result) : result,
+      toolError,
+    );
   };
 }
 
 /** The method table: every method, and the tool calls {@link route} does not take itself. */
-function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handler {
+function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks, dispatch: Handler): Handler {
   return async (request) => {
     const { method, params, target, callOptions } = request;
     const profile = request.context.profile;
@@ -191,7 +189,7 @@ function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handle
           throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
         let result: JsonObject;
         try {
-          result = await hub.dispatch(sent);
+          result = await dispatch(sent);
         } catch (error) {
           return toolError(error);
         }
@@ -205,14 +203,14 @@ function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handle
         const prompt = target?.kind === "prompt" ? target.prompt : undefined;
         if (prompt === undefined)
           throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`, { name });
-        return await hub.dispatch(request);
+        return await dispatch(request);
       }
       case "resources/read": {
         const uri = requireString(params, "uri");
         const resource = target?.kind === "resource" ? target.resource : undefined;
         if (resource === undefined)
           throw new RpcError(ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri });
-        return await hub.dispatch(request);
+        return await dispatch(request);
       }
       case "completion/complete": {
         const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
@@ -223,7 +221,7 @@ function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handle
             "Invalid params: completion/complete needs ref and argument",
           );
         }
-        return await hub.dispatch(request);
+        return await dispatch(request);
       }
       case "resources/subscribe":
         await hub.subscribeResource(requireString(params, "uri"), {
@@ -237,8 +235,8 @@ function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handle
       case "tasks/list":
         return await tasks.list(request);
       default:
-        if (request.row?.target === "task") return await tasks.route(request);
-        if (request.row?.forwarded === true) return await forward(hub, request);
+        if (request.row?.target === "task") return await tasks.route(request, dispatch);
+        if (request.row?.forwarded === true) return await forward(dispatch, request);
         throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
   };
@@ -250,13 +248,13 @@ function table(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handle
  * server's own. Failures stay wire errors (the fronts map typed errors): only tools answer
  * with `isError`.
  */
-async function forward(hub: Hub, request: CallRequest): Promise<JsonObject> {
+async function forward(dispatch: Handler, request: CallRequest): Promise<JsonObject> {
   const { method, target, row } = request;
   if (target?.server === undefined) {
     const what = target === undefined ? `params.${row?.targetParam ?? "name"}` : targetName(target);
     throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${method} names no known target (${what})`);
   }
-  return await hub.dispatch(request);
+  return await dispatch(request);
 }
 
 /** Whether a client declared the MCP Apps extension (it renders `ui://` apps). */

@@ -191,10 +191,22 @@ export interface CallRequest {
 export type Handler = (request: CallRequest) => Promise<JsonObject>;
 
 /**
+ * What an interceptor reads of the results that come back through it:
+ * - `"raw"`: no member but `isError` (and the content of a result with `isError: true`, which is
+ *   never kept as text). A `RawJson` result (`CallOptions.rawResult`) answers those reads right,
+ *   so a gateway still relays results unparsed with it on the path.
+ * - `"parsed"`: anything; results reach it parsed. The default: an interceptor that declares
+ *   nothing gets parsed results.
+ */
+export type ResultNeeds = "raw" | "parsed";
+
+/**
  * A layer on the path of every request: given the rest of the pipeline (`next`), returns the
  * handler that runs in its place. Registered on the hub (`hub.use`, `HubOptions.interceptors`)
- * it sees every call whoever makes it; on a gateway, only that gateway's clients' requests. It may look at the request, change it, answer it itself
- * (refuse, serve from a cache) or time and record what `next` does.
+ * it sees every call whoever makes it; on a gateway, only that gateway's clients' requests. It
+ * may look at the request, change it, answer it itself (refuse, serve from a cache) or time and
+ * record what `next` does. `needs` says what it reads of results (see {@link ResultNeeds});
+ * absent, it is `"parsed"`.
  *
  * @example
  * const audit: Interceptor = (next) => async (request) => {
@@ -203,7 +215,7 @@ export type Handler = (request: CallRequest) => Promise<JsonObject>;
  *   return result;
  * };
  */
-export type Interceptor = (next: Handler) => Handler;
+export type Interceptor = ((next: Handler) => Handler) & { readonly needs?: ResultNeeds };
 
 /**
  * The handler made of `interceptors` around `terminal`, the first one outermost. With no
@@ -215,23 +227,27 @@ export function compose(interceptors: readonly Interceptor[], terminal: Handler)
   return handler;
 }
 
-/** Interceptors known to read no member of a result but `isError` (see {@link takesRawResults}). */
-const rawTakers = new WeakSet<Interceptor>();
-
 /**
- * Marks `interceptor` as one that reads no member of a result but `isError`, and returns it: a
- * `RawJson` result (`CallOptions.rawResult`) reads right there, so a gateway still relays
- * results unparsed with it on the path. Any interceptor not marked turns that off.
+ * `layer` with what it declares: the interceptor of the shipped ones that read no more of a
+ * result than `isError` (`interceptor({ needs: "raw" }, (next) => ...)`).
+ *
+ * @example
+ * const timing = interceptor({ needs: "raw" }, (next) => async (request) => {
+ *   const started = performance.now();
+ *   try { return await next(request); } finally { record(performance.now() - started); }
+ * });
  */
-export function takesRawResults(interceptor: Interceptor): Interceptor {
-  rawTakers.add(interceptor);
-  return interceptor;
+export function interceptor(
+  declaration: { needs: ResultNeeds },
+  layer: (next: Handler) => Handler,
+): Interceptor {
+  return Object.assign(layer, { needs: declaration.needs });
 }
 
-/** Whether every one of `interceptors` was marked by {@link takesRawResults}. */
-export function allTakeRawResults(interceptors: readonly Interceptor[]): boolean {
-  for (const interceptor of interceptors) if (!rawTakers.has(interceptor)) return false;
-  return true;
+/** Whether one of `interceptors` reads results parsed (declares `needs: "parsed"`, or nothing). */
+export function needsParsedResults(interceptors: readonly Interceptor[]): boolean {
+  for (const layer of interceptors) if (layer.needs !== "raw") return true;
+  return false;
 }
 
 /** Per-call options. */
@@ -283,8 +299,8 @@ export interface CallOptions {
   /**
    * The caller relays the result without reading it: a server's answer with none but raw members
    * may come back as a `RawJson` (its text as it came, never parsed). A gateway asks for it for
-   * its fronts' requests only while no interceptor on its path reads results (see
-   * {@link takesRawResults}); upstream interceptors turn it off.
+   * its fronts' requests only while no interceptor on its path needs parsed results (see
+   * {@link ResultNeeds}), upstream interceptors included.
    */
   rawResult?: boolean;
 }

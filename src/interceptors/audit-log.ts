@@ -8,8 +8,8 @@ import {
   type FrontKind,
   type Handler,
   type Interceptor,
+  interceptor,
   type JsonObject,
-  takesRawResults,
   targetName,
 } from "../hub/call-pipeline.js";
 import { type RequestCaller, requestCaller } from "../hub/request-caller.js";
@@ -102,7 +102,7 @@ export function auditLog(options: AuditLogOptions): Interceptor {
     return wait.then(() => audited(request, next, traceId));
   };
   // Without `content` it reads a result's `isError` alone, which a RawJson result answers right.
-  return content ? layer : takesRawResults(layer);
+  return content ? layer : interceptor({ needs: "raw" }, layer);
 
   async function audited(
     request: CallRequest,

@@ -6,6 +6,7 @@ import type { ModeCaller } from "../catalog-modes/view-resolver.js";
 import { userRefOf } from "../credentials/user-ref.js";
 import { RpcError } from "../errors.js";
 import type { CallRequest, Handler, Interceptor, JsonObject, RequestContext } from "../hub/call-pipeline.js";
+import { interceptor } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 
@@ -28,7 +29,7 @@ export function catalogViews(
 ): Interceptor {
   // Not async: a caller in `all` mode passes straight to `next`, with no promise of this layer's
   // own on its way (every call of a default `serve` comes this way).
-  return (next) => (req) => {
+  return interceptor({ needs: "raw" }, (next) => (req) => {
     if (req.row?.view !== true) return next(req);
     let view: CatalogView | undefined;
     try {
@@ -38,7 +39,7 @@ export function catalogViews(
     }
     if (view === undefined) return next(req);
     return viewed(req, view, next);
-  };
+  });
 
   // Views are for models: tools only an MCP App calls are not in them (its app calls them
   // directly, by `tools/call`, which passes the view by).

@@ -7,7 +7,7 @@ import type {
   RequestContext,
   RequestTarget,
 } from "../hub/call-pipeline.js";
-import { targetName } from "../hub/call-pipeline.js";
+import { interceptor, targetName } from "../hub/call-pipeline.js";
 import type { CallOptions } from "../hub/hub-types.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../protocol/server-requests.js";
@@ -51,7 +51,7 @@ export interface CallParking {
 export function clientInput(parking: CallParking): Interceptor {
   // Not async: a 2025 session's call passes straight to `next`, with no promise of this layer's
   // own on its way.
-  return (next) => (request) => {
+  return interceptor({ needs: "raw" }, (next) => (request) => {
     if (request.row?.inputRequired !== true || request.target?.server === undefined) return next(request);
     const ctx = request.context;
     if (!ctx.stateless) {
@@ -61,7 +61,7 @@ export function clientInput(parking: CallParking): Interceptor {
       return next(withCallOptions(request, { ...request.callOptions, onServerRequest: sessionHandler(ctx) }));
     }
     return parked(request, request.target, next);
-  };
+  });
 
   /**
    * A 2026 client's call: its server's requests are parked, the client's input resumes it. Not

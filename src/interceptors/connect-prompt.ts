@@ -5,8 +5,8 @@ import {
   type CallRequest,
   type Handler,
   type Interceptor,
+  interceptor,
   type JsonObject,
-  takesRawResults,
 } from "../hub/call-pipeline.js";
 import { toolErrorCause } from "../hub/tool-error-cause.js";
 import { deadlineSignal } from "../protocol/deadline-signal.js";
@@ -90,7 +90,7 @@ export function connectPrompt(options: ConnectPromptOptions): Interceptor {
   };
 
   // It reads the typed error behind a tool error, which a result kept as text (RawJson) never is.
-  return takesRawResults((next) => async (request) => {
+  return interceptor({ needs: "raw" }, (next) => async (request) => {
     if (request.method !== "tools/call") return next(request);
     const ctx = request.context;
     const resumed = ctx.stateless ? resumeOf(request) : undefined;

@@ -1,4 +1,4 @@
-import { type Interceptor, takesRawResults } from "../hub/call-pipeline.js";
+import { type Interceptor, interceptor } from "../hub/call-pipeline.js";
 
 /** One handled request, for metrics and logs. */
 export interface RequestSample {
@@ -12,7 +12,7 @@ export interface RequestSample {
 /** An interceptor that gives `observer` one {@link RequestSample} per request handled. */
 export function observing(observer: (sample: RequestSample) => void): Interceptor {
   // It reads `isError` alone, which a RawJson result answers right.
-  return takesRawResults((next) => async (request) => {
+  return interceptor({ needs: "raw" }, (next) => async (request) => {
     const started = performance.now();
     let outcome: RequestSample["outcome"] = "error";
     try {

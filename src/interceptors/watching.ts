@@ -1,4 +1,4 @@
-import { type Interceptor, type JsonObject, takesRawResults, targetName } from "../hub/call-pipeline.js";
+import { type Interceptor, interceptor, type JsonObject, targetName } from "../hub/call-pipeline.js";
 import { requestCaller } from "../hub/request-caller.js";
 
 /** A forwarded request while it runs, as a dashboard shows it. */
@@ -43,7 +43,7 @@ export interface CallWatcher {
 export function watching(watcher: CallWatcher, redact: (text: string) => string): Interceptor {
   let ids = 0;
   // It reads `isError`, and the content only of a result with `isError: true` (never a RawJson).
-  return takesRawResults((next) => async (request) => {
+  return interceptor({ needs: "raw" }, (next) => async (request) => {
     if (request.row?.forwarded !== true) return next(request);
     const ctx = request.context;
     const caller = requestCaller(ctx);

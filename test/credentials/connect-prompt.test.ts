@@ -84,12 +84,14 @@ beforeAll(async () => {
   hub = new Hub({ config });
   await hub.start();
   // The stub of the per-user call path: no values in the vault, no call.
-  const dispatch = hub.dispatch.bind(hub);
-  hub.dispatch = async (request) => {
-    if ((await vault.get(user.key, "acct"))?.values === undefined)
-      throw new ConnectRequiredError("acct", links.connectUrl(user, "acct"));
-    return dispatch(request);
-  };
+  hub.use(
+    (next) => async (request) => {
+      if ((await vault.get(user.key, "acct"))?.values === undefined)
+        throw new ConnectRequiredError("acct", links.connectUrl(user, "acct"));
+      return next(request);
+    },
+    { at: "upstream" },
+  );
   gateway = new Gateway(hub, {
     interceptors: [connectPrompt({ waitConnected: connectWaiter(links, connected) })],
   });
