@@ -44,6 +44,17 @@ const counting = (): ((next: Handler) => Handler) => (next) => (request) => {
   return next(request);
 };
 
+/** A 2025 session's context, as a front makes one per request. */
+function contextOf(): RequestContext {
+  return {
+    stateless: false,
+    protocolVersion: "2025-11-25",
+    clientCapabilities: {},
+    signal: new AbortController().signal,
+    notify: () => {},
+  };
+}
+
 /** A hub and a gateway on the echo server, with `setUp` adding interceptors to them. */
 async function gatewayWith(setUp: (hub: Hub, gateway: Gateway) => void) {
   const config = {
@@ -58,17 +69,10 @@ async function gatewayWith(setUp: (hub: Hub, gateway: Gateway) => void) {
   const gateway = new Gateway(hub, { ready: hub.start() });
   await gateway.ready;
   setUp(hub, gateway);
-  const context: RequestContext = {
-    stateless: false,
-    protocolVersion: "2025-11-25",
-    clientCapabilities: {},
-    signal: new AbortController().signal,
-    notify: () => {},
-  };
   let id = 0;
   const call: Call = () =>
     gateway.handle(
-      gateway.request(++id, "tools/call", { name: "echo__echo", arguments: { message: "hi" } }, context),
+      gateway.request(++id, "tools/call", { name: "echo__echo", arguments: { message: "hi" } }, contextOf()),
     );
   const raw = (await call()) instanceof RawJson;
   const close = async () => {
