@@ -183,11 +183,14 @@ export class CallPath {
     const params: Record<string, unknown> = { ref, argument };
     if (context !== undefined) params.context = context;
     // Resolved here so that an unknown ref fails before any layer runs, as the other calls do.
-    const { server } = this.#completion(params, options.profile);
-    const target =
+    // The prompt travels with the request: the dispatch does not look it up again.
+    const { server, prompt } = this.#completion(params, options.profile, undefined);
+    const target: NonNullable<CallRequest["target"]> =
       ref.type === "ref/prompt"
-        ? { kind: "prompt" as const, name: ref.name, server }
-        : { kind: "resource" as const, uri: ref.uri, server };
+        ? prompt === undefined
+          ? { kind: "prompt", name: ref.name, server }
+          : { kind: "prompt", name: ref.name, server, prompt }
+        : { kind: "resource", uri: ref.uri, server };
     return (await this.#pipeline(
       this.#libraryRequest("completion/complete", params, target, callOptions),
     )) as unknown as CompleteResult;
@@ -255,7 +258,7 @@ export class CallPath {
     const { method, params, target, row, callOptions } = request;
     try {
       if (method === "completion/complete") {
-        const { server, sent } = this.#completion(params, request.context.profile);
+        const { server, sent } = this.#completion(params, request.context.profile, target);
         return this.#request(this.#host.entry(server), request, sent, callOptions);
       }
       if (target?.server === undefined) {
@@ -315,14 +318,27 @@ export class CallPath {
     };
   }
 
-  /** The server a `completion/complete`'s ref names, and the params as that server gets them. */
-  #completion(params: JsonObject, profile: string | undefined): { server: string; sent: JsonObject } {
+  /**
+   * The server a `completion/complete`'s ref names, and the params as that server gets them: a
+   * prompt's from the request's `target` when it was resolved there for the same name, else
+   * looked up.
+   */
+  #completion(
+    params: JsonObject,
+    profile: string | undefined,
+    target: CallRequest["target"],
+  ): { server: string; sent: JsonObject; prompt?: CatalogPrompt } {
     const { catalog } = this.#host;
     const ref = params.ref as { type?: string; name?: unknown; uri?: unknown } | undefined;
     if (ref?.type === "ref/prompt") {
-      const prompt = catalog.resolvePrompt(String(ref.name), profile);
-      if (prompt === undefined) throw notFound("prompt", String(ref.name), profile);
+      const name = String(ref.name);
+      const prompt =
+        target?.kind === "prompt" && target.name === name && target.prompt !== undefined
+          ? target.prompt
+          : catalog.resolvePrompt(name, profile);
+      if (prompt === undefined) throw notFound("prompt", name, profile);
       return {
+        prompt,
         server: prompt.server,
         sent: completionParams(params, { type: "ref/prompt", name: prompt.originalName }),
       };

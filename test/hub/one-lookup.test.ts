@@ -14,11 +14,14 @@ import { type InProcessGateway, resultText, startGateway } from "../support/gate
 // server. A count, not a time.
 
 const TOOL = "fx__echo";
+const PROMPT = "fx__greet";
 const TOKENS = { plain: "plain-token-0123456789", searcher: "search-token-0123456789" };
 
 let gw: InProcessGateway;
 let lookups = 0;
+let promptLookups = 0;
 const resolveTool = Catalog.prototype.resolveTool;
+const resolvePrompt = Catalog.prototype.resolvePrompt;
 beforeAll(async () => {
   const config = configOf([fixture("fx")], {
     profiles: { searching: { tools: {}, mode: "search" } },
@@ -33,9 +36,14 @@ beforeAll(async () => {
     if (name === TOOL) lookups++;
     return resolveTool.call(this, name, profile);
   };
+  Catalog.prototype.resolvePrompt = function (this: Catalog, name, profile) {
+    if (name === PROMPT) promptLookups++;
+    return resolvePrompt.call(this, name, profile);
+  };
 }, 60_000);
 afterAll(async () => {
   Catalog.prototype.resolveTool = resolveTool;
+  Catalog.prototype.resolvePrompt = resolvePrompt;
   await gw?.stop();
 });
 
@@ -138,5 +146,21 @@ describe("a call's tool is looked up once", () => {
       lookupsOf(() => client.callTool({ name: "call_tool", arguments: { name: TOOL, arguments: ARGS } })),
     );
     expect(count).toBe(1);
+  });
+
+  it("and a completion's prompt too, by the gateway and by hub.complete", async () => {
+    const ref = { type: "ref/prompt" as const, name: PROMPT };
+    const argument = { name: "who", value: "A" };
+    // The fixture has no completions: the server's own error is the answer; it was reached.
+    promptLookups = 0;
+    await withClient(
+      () => new StreamableHTTPClientTransport(new URL(gw.url), { requestInit: { headers: headers() } }),
+      "auto",
+      (client) => expect(client.complete({ ref, argument })).rejects.toThrow(/Method not found/),
+    );
+    expect(promptLookups).toBe(1);
+    promptLookups = 0;
+    await expect(gw.hub.complete(ref, argument)).rejects.toThrow(/Method not found/);
+    expect(promptLookups).toBe(1);
   });
 });
