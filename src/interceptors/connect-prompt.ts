@@ -38,8 +38,8 @@ export interface ConnectPromptOptions {
 }
 
 /**
- * The gateway layer that asks the user to connect a per-user server, where a tool call failed
- * with `CONNECT_REQUIRED` (the user has no credentials for it yet):
+ * The interceptor (on a gateway) that asks the user to connect a per-user server, where a tool
+ * call failed with `CONNECT_REQUIRED` (the user has no credentials for it yet):
  * - a 2025 session whose client declared `elicitation.url` gets `elicitation/create` in URL mode
  *   (the connect link); once the user accepted and the connect is done, the layer sends
  *   `notifications/elicitation/complete` and the call goes on, answered as if nothing happened;
