@@ -45,6 +45,7 @@ export {
   type JsonObject,
   type RequestContext,
   type RequestTarget,
+  type ResultNeeds,
 } from "../hub/call-pipeline.js";
 export type { RequestCaller } from "../hub/request-caller.js";
 export { type AuditLogOptions, type AuditRecord, auditLog } from "../interceptors/audit-log.js";
