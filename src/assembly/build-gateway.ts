@@ -5,8 +5,8 @@ import type { CatalogMode, McplexConfig } from "../config/types.js";
 import type { Gateway, GatewayOptions } from "../gateway/gateway.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
-import type { Telemetry } from "../telemetry/telemetry.js";
 import type { GatewayCredentials } from "./gateway-credentials.js";
+import type { Telemetry } from "./telemetry.js";
 
 /** What {@link buildGateway} is given. */
 export interface BuildGatewayOptions {
@@ -76,7 +76,7 @@ export async function buildGateway(options: BuildGatewayOptions): Promise<BuiltG
   if (options.credentials !== undefined) gateway.use(options.credentials.prompt);
   if (offerServers) {
     const { CONNECT_SERVER, DISCONNECT_SERVER, serverTools } = await import(
-      "../gateway/layers/server-tools.js"
+      "../interceptors/server-tools.js"
     );
     gateway.use(serverTools(hub), { answers: [CONNECT_SERVER, DISCONNECT_SERVER] });
   }
@@ -97,7 +97,7 @@ async function outerLayers(options: BuildGatewayOptions): Promise<Interceptor[]>
   const { telemetry, audit, hub, config } = options;
   const outer: Interceptor[] = telemetry === undefined ? [] : [telemetry.gateway];
   if (audit !== undefined) {
-    const { auditLog } = await import("../gateway/layers/audit-log.js");
+    const { auditLog } = await import("../interceptors/audit-log.js");
     outer.push(
       auditLog({
         sink: audit,

@@ -3,7 +3,7 @@ import type { Interceptor } from "../hub/call-pipeline.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import type { ToolPins } from "../pins/tool-pins.js";
-import type { Telemetry } from "../telemetry/telemetry.js";
+import type { Telemetry } from "./telemetry.js";
 
 /** What {@link buildHub} is given. */
 export interface BuildHubOptions {
@@ -36,7 +36,7 @@ export interface BuiltHub {
 export async function buildHub(options: BuildHubOptions): Promise<BuiltHub> {
   const { config, telemetry } = options;
   const recorder = config.servers.some((s) => s.record !== undefined)
-    ? (await import("../hub/traffic-recorder.js")).recorderFor(config, options.onRecordFailed)
+    ? (await import("../interceptors/traffic-recorder.js")).recorderFor(config, options.onRecordFailed)
     : undefined;
   const modules =
     config.interceptors === undefined

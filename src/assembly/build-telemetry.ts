@@ -1,6 +1,6 @@
 import type { McplexConfig } from "../config/types.js";
 import { telemetrySettings } from "../telemetry/settings.js";
-import type { Telemetry } from "../telemetry/telemetry.js";
+import type { Telemetry } from "./telemetry.js";
 
 /**
  * Traces and metrics over OTLP, started when the config's `telemetry:` block or `OTEL_*`
@@ -8,7 +8,5 @@ import type { Telemetry } from "../telemetry/telemetry.js";
  */
 export async function buildTelemetry(config: McplexConfig): Promise<Telemetry | undefined> {
   const settings = telemetrySettings(config.telemetry);
-  return settings === undefined
-    ? undefined
-    : (await import("../telemetry/telemetry.js")).startTelemetry(settings);
+  return settings === undefined ? undefined : (await import("./telemetry.js")).startTelemetry(settings);
 }

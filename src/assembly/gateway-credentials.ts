@@ -101,7 +101,7 @@ export async function gatewayCredentials(options: GatewayCredentialsOptions): Pr
   const signal = new ConnectSignal();
   const flow = new ConnectFlow({ vault, links, signal });
   const { connectPages } = await import("../fronts/connect-pages.js");
-  const { connectPrompt } = await import("../gateway/layers/connect-prompt.js");
+  const { connectPrompt } = await import("../interceptors/connect-prompt.js");
   const issuers = auth.issuers.map((i) => i.issuer);
   const exchange = issuers.length === 0 ? undefined : new TokenExchangeSource({ issuers });
   const source = credentialRouter({

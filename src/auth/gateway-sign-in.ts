@@ -3,8 +3,8 @@ import { McplexError } from "../errors.js";
 import type { Authenticator } from "../fronts/authenticator.js";
 import { isLoopbackHost } from "../fronts/http-guard.js";
 import type { Gateway } from "../gateway/gateway.js";
+import { scopeCheck } from "../interceptors/scope-check.js";
 import { OAuthAuthenticator } from "./oauth-authenticator.js";
-import { scopeCheck } from "./scope-check.js";
 
 /**
  * The `auth:` block at work on a gateway: the OAuth authenticator its HTTP front admits callers

@@ -1,4 +1,5 @@
 import { hash } from "node:crypto";
+import { accessRules, type UserClaims, userClaims } from "../access/access-rules.js";
 import type { AuthConfig, TokenConfig } from "../config/types.js";
 import { userKey } from "../credentials/user-ref.js";
 import {
@@ -9,7 +10,6 @@ import {
   StaticTokenAuthenticator,
 } from "../fronts/authenticator.js";
 import { parseBearer } from "../fronts/bearer-auth.js";
-import { accessRules, type UserClaims, userClaims } from "./access-rules.js";
 import { TokenRefused, TokenVerifier, type VerifiedToken } from "./token-verifier.js";
 
 /** Verified tokens kept at most; past it the oldest go first. */

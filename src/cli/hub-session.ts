@@ -1,10 +1,10 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { buildHub } from "../assembly/build-hub.js";
 import { buildTelemetry } from "../assembly/build-telemetry.js";
+import type { Telemetry } from "../assembly/telemetry.js";
 import { loadConfig } from "../config/load-config.js";
 import type { McplexConfig } from "../config/types.js";
 import type { Hub } from "../hub/hub.js";
-import type { Telemetry } from "../telemetry/telemetry.js";
 import { secretOAuthStore } from "./oauth-login.js";
 
 /**

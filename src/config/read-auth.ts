@@ -1,4 +1,4 @@
-import { emailPatternProblem } from "../auth/claim-matchers.js";
+import { emailPatternProblem } from "./claim-matchers.js";
 import { joinPath } from "./config-issues.js";
 import type {
   AccessRuleConfig,

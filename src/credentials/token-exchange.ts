@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { ServerMetadata } from "openid-client";
 import type { ServerConfig, TokenExchangeConfig } from "../config/types.js";
 import { AbortedError, McplexError } from "../errors.js";
-import type { Bearer } from "./bearer-fetch.js";
+import type { Bearer } from "../upstream/bearer-fetch.js";
 import { type ExchangeAt, exchangeRefused, exchangeUnreachable } from "./exchange-failure.js";
 import { discoverExchangeProvider, EXCHANGE_TIMEOUT_MS, requestExchange } from "./exchange-provider.js";
 import type { UserConnectionPlan, UserCredentialSource, UserRef } from "./user-credentials.js";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Identity } from "../hub/call-pipeline.js";
+import type { Identity } from "./identity.js";
 import type { UserRef } from "./user-credentials.js";
 
 /** One `UserRef` per identity object: an identity rides on every request of its token. */

@@ -1,5 +1,5 @@
 import type { Gateway } from "../gateway/gateway.js";
-import type { CallEnd, CallWatcher, WatchedCall } from "../gateway/layers/call-watch.js";
+import type { CallEnd, CallWatcher, WatchedCall } from "../interceptors/watching.js";
 
 /** A finished call as the dashboard lists it. */
 export interface FinishedCall extends WatchedCall, CallEnd {}

@@ -7,9 +7,9 @@ import type { FrontPage, FrontPageFactory, FrontPageHost } from "../fronts/front
 import { sendJson } from "../fronts/http-exchange.js";
 import { checkContentType } from "../fronts/http-guard.js";
 import type { Gateway } from "../gateway/gateway.js";
-import type { WatchedCall } from "../gateway/layers/call-watch.js";
-import { healthReport } from "../gateway/layers/metrics.js";
-import type { CacheCounts } from "../gateway/layers/result-cache.js";
+import type { CacheCounts } from "../interceptors/result-cache.js";
+import type { WatchedCall } from "../interceptors/watching.js";
+import { healthReport } from "../telemetry/health-report.js";
 import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { ConnectionsApi, type DashboardCredentials } from "./connections-api.js";
 import { DashboardSignIn } from "./dashboard-sign-in.js";

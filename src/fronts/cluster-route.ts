@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { taskOwner } from "../ext/tasks/task-handles.js";
 import type { Gateway } from "../gateway/gateway.js";
-import type { InputParking } from "../gateway/layers/input-parking.js";
+import type { InputParking } from "../gateway/input-parking.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { targetParamOf } from "../protocol/method-table.js";
 import type { Admitted } from "./caller.js";

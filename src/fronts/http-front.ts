@@ -5,7 +5,7 @@ import { sandboxQueue } from "../code-mode/sandbox-queue.js";
 import type { TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import type { Gateway } from "../gateway/gateway.js";
-import { GatewayMetrics } from "../gateway/layers/metrics.js";
+import { GatewayMetrics } from "../gateway/metrics.js";
 import type { Authenticator } from "./authenticator.js";
 import type { ClusterLink } from "./cluster-link.js";
 import type { ConnectPages } from "./connect-pages.js";

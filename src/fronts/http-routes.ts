@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Gateway } from "../gateway/gateway.js";
-import { type GatewayMetrics, healthReport } from "../gateway/layers/metrics.js";
+import type { GatewayMetrics } from "../gateway/metrics.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { healthReport } from "../telemetry/health-report.js";
 import type { ClusterLink } from "./cluster-link.js";
 import type { ConnectPages } from "./connect-pages.js";
 import type { ConnectionLimits } from "./connection-limits.js";

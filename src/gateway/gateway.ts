@@ -2,29 +2,29 @@ import type { CatalogTool } from "../catalog/types.js";
 import { userRefOf } from "../credentials/user-ref.js";
 import { McplexError, RpcError } from "../errors.js";
 import { GatewayTasks } from "../ext/tasks/gateway-tasks.js";
-import type { RequestContext } from "../hub/call-pipeline.js";
-import {
-  allTakeRawResults,
-  type CallRequest,
-  compose,
-  type Handler,
-  type Interceptor,
-  type JsonObject,
-  type RequestTarget,
+import type {
+  CallRequest,
+  Interceptor,
+  JsonObject,
+  RequestContext,
+  RequestTarget,
 } from "../hub/call-pipeline.js";
 import type { Hub, HubEvent } from "../hub/hub.js";
+import type { PipelineExtension } from "../hub/pipeline-extension.js";
+import { catalogViews, type ViewOf } from "../interceptors/catalog-views.js";
+import { clientInput } from "../interceptors/client-input.js";
+import { LogRelay } from "../interceptors/log-relay.js";
+import { observing, type RequestSample } from "../interceptors/observing.js";
+import { ResultCache, type ResultCacheOptions } from "../interceptors/result-cache.js";
+import { type CallWatcher, watching } from "../interceptors/watching.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";
 import { RawJson } from "../protocol/raw-json.js";
 import { META } from "../protocol/rev2026.js";
+import { callOptionsOf } from "./call-options.js";
 import { type Channel, ClientSession, type SessionOptions } from "./client-session.js";
-import { type CallWatcher, observing, type RequestSample, watching } from "./layers/call-watch.js";
-import { catalogViews, type ViewOf } from "./layers/catalog-views.js";
-import { callOptionsOf, clientInput } from "./layers/client-input.js";
-import { InputParking } from "./layers/input-parking.js";
-import { LogRelay } from "./layers/log-relay.js";
-import { ResultCache, type ResultCacheOptions } from "./layers/result-cache.js";
+import { InputParking } from "./input-parking.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { servedExtensions, serverCapabilities } from "./methods/discover.js";
 import type { GatewayIdentity } from "./methods/method-handler.js";
@@ -119,23 +119,14 @@ export class Gateway {
   readonly #listens: ListenStreams;
   readonly #offHub: () => void;
   readonly #logRelay = new LogRelay();
-  /** The gateway's own interceptors: the embedder's, the metrics, the logs, the dashboard. */
-  readonly #interceptors: Interceptor[];
-  /** Layers outside the hub's (see {@link GatewayOptions.outer}). */
-  readonly #outer: readonly Interceptor[];
-  /** The hub's {@link Hub.interceptorRevision} the pipeline was composed with. */
-  #hubRevision = -1;
-  /** The layers every request goes through, then the method table. */
-  readonly #inner: Handler;
+  /**
+   * The hub's pipeline as this gateway extends it: the outer layers, the hub's interceptors,
+   * the gateway's own (the embedder's, the metrics, the dashboard), its layers, the route.
+   */
+  readonly #pipeline: PipelineExtension;
   readonly #viewOf: ViewOf | undefined;
   /** Tools that interceptors answer themselves (see {@link use}). */
   readonly #answered = new Set<string>();
-  #pipeline: Handler;
-  /**
-   * Whether the fronts' requests may get their result as the server's text (`rawResult`): while
-   * every interceptor on the path reads no more of a result than `isError`.
-   */
-  #rawResults = false;
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
     this.hub = hub;
@@ -170,10 +161,12 @@ export class Gateway {
           options.availableTools,
         ),
       );
-    this.#inner = compose(layers, route(hub, this.#identity, this.tasks));
-    this.#interceptors = [...(options.interceptors ?? [])];
-    this.#outer = options.outer ?? [];
-    this.#pipeline = this.#compose();
+    this.#pipeline = hub.extend({
+      outer: options.outer ?? [],
+      interceptors: options.interceptors ?? [],
+      inner: layers,
+      end: (dispatch) => route(hub, this.#identity, this.tasks, dispatch),
+    });
     this.#offHub = hub.on((event) => this.#onHubEvent(event));
     const started = (options.ready ?? Promise.resolve()).catch(() => {});
     const waitMs = options.readyWait ?? DEFAULT_READY_WAIT_MS;
@@ -203,16 +196,15 @@ export class Gateway {
    * that removes it.
    */
   use(interceptor: Interceptor, options: { answers?: readonly string[] } = {}): () => void {
-    this.#interceptors.push(interceptor);
     const answers = options.answers ?? [];
     for (const name of answers) this.#answered.add(name);
-    this.#pipeline = this.#compose();
+    const remove = this.#pipeline.use(interceptor);
+    let removed = false;
     return () => {
-      const at = this.#interceptors.indexOf(interceptor);
-      if (at === -1) return;
-      this.#interceptors.splice(at, 1);
+      if (removed) return;
+      removed = true;
+      remove();
       for (const name of answers) this.#answered.delete(name);
-      this.#pipeline = this.#compose();
     };
   }
 
@@ -236,7 +228,7 @@ export class Gateway {
     params: JsonObject | undefined,
     context: RequestContext,
   ): CallRequest {
-    return this.#request(id, method, params, context, this.#rawResults);
+    return this.#request(id, method, params, context, this.#pipeline.rawResults);
   }
 
   /**
@@ -292,13 +284,12 @@ export class Gateway {
   #run(request: CallRequest): Promise<JsonObject> {
     const { target } = request;
     if (target?.kind === "tool" && target.tool === undefined) return this.#runUnknownTool(request, target);
-    if (this.#hubRevision !== this.hub.interceptorRevision) this.#pipeline = this.#compose();
-    return this.#pipeline(this.#rawChecked(request));
+    return this.#pipeline.handle(this.#rawChecked(request));
   }
 
   /** `request`, or a copy that asks for a parsed result if an interceptor came since it was made. */
   #rawChecked(request: CallRequest): CallRequest {
-    if (request.callOptions.rawResult !== true || this.#rawResults) return request;
+    if (request.callOptions.rawResult !== true || this.#pipeline.rawResults) return request;
     return { ...request, callOptions: { ...request.callOptions, rawResult: false } };
   }
 
@@ -330,19 +321,7 @@ export class Gateway {
         current = { ...current, target: { ...target, server: tool.server, tool } };
       }
     }
-    if (this.#hubRevision !== this.hub.interceptorRevision) this.#pipeline = this.#compose();
-    return this.#pipeline(this.#rawChecked(current));
-  }
-
-  /**
-   * The pipeline: the outer layers, the hub's interceptors (every caller's), then the gateway's
-   * own, then its layers and the route. Composed again only when a list changes, never per request.
-   */
-  #compose(): Handler {
-    this.#hubRevision = this.hub.interceptorRevision;
-    const interceptors = [...this.#outer, ...this.hub.interceptors, ...this.#interceptors];
-    this.#rawResults = allTakeRawResults(interceptors);
-    return compose(interceptors, this.#inner);
+    return this.#pipeline.handle(this.#rawChecked(current));
   }
 
   /** Sessions open now. */

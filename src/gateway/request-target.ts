@@ -72,8 +72,3 @@ function resourceTarget(catalog: Catalog, uri: string, profile: string | undefin
     ? { kind: "resource", uri }
     : { kind: "resource", uri, server: resource.server, resource };
 }
-
-/** The name or URI a target was asked for. */
-export function targetName(target: RequestTarget): string {
-  return target.kind === "resource" ? target.uri : target.name;
-}

@@ -15,8 +15,8 @@ import { toolError } from "./methods/tool-error.js";
  * request resolved to; names and URIs are mapped both ways by the hub, task ids to and from
  * handles by `tasks`.
  */
-export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks): Handler {
-  const answer = table({ hub, identity, tasks });
+export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks, dispatch: Handler): Handler {
+  const answer = table({ hub, identity, tasks, dispatch });
   // Not async: a well-formed call of a known tool hands on the hub's promise with one `then`,
   // not an async function's promise and await around it. Anything else takes the table's way.
   return (request) => {
@@ -31,13 +31,11 @@ export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks):
       (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args)))
     )
       return answer(request);
-    return hub
-      .dispatch(request)
-      .then(
-        (result) =>
-          result.resultType === "task" || result.task !== undefined ? tasks.created(request, result) : result,
-        toolError,
-      );
+    return dispatch(request).then(
+      (result) =>
+        result.resultType === "task" || result.task !== undefined ? tasks.created(request, result) : result,
+      toolError,
+    );
   };
 }
 
@@ -50,7 +48,7 @@ function table(gateway: MethodContext): Handler {
     const handler = METHOD_HANDLERS.get(request.method);
     if (handler !== undefined) return await handler(request, gateway);
     if (request.row?.target === "task") return await routeTask(request, gateway);
-    if (request.row?.forwarded === true) return await forward(gateway.hub, request);
+    if (request.row?.forwarded === true) return await forward(gateway.dispatch, request);
     throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
   };
 }

@@ -33,8 +33,10 @@ import {
   type Handler,
   type Interceptor,
   type JsonObject,
+  needsParsedResults,
   type RequestContext,
 } from "./call-pipeline.js";
+import { PipelineExtension, type PipelineExtensionOptions } from "./pipeline-extension.js";
 import type { ServerRequestRouter } from "./server-request-router.js";
 import { redactToolError } from "./upstream-redaction.js";
 
@@ -69,7 +71,7 @@ export interface CallPathHost {
 
 /**
  * The hub's call path: the library's calls (`callTool`, `readResource`, `getPrompt`, `complete`,
- * `forward`) made into requests and run through the hub's interceptors to {@link dispatch},
+ * `forward`) made into requests and run through the hub's interceptors to {@link #dispatch},
  * which sends each to the server its target names: the connection (shared, or the client's
  * own), server requests routed back to the call, `input_required` answered and retried, secrets
  * taken out of what comes back. The hub owns the servers; this owns what a call does with one.
@@ -83,6 +85,8 @@ export class CallPath {
   /** {@link #interceptors} around {@link dispatch}: the library's calls. */
   #pipeline: Handler;
   #revision = 0;
+  /** Whether no upstream interceptor needs results parsed (see `ResultNeeds`). */
+  #upstreamRaw = true;
   #libraryCalls = 0;
 
   constructor(
@@ -179,11 +183,14 @@ export class CallPath {
     const params: Record<string, unknown> = { ref, argument };
     if (context !== undefined) params.context = context;
     // Resolved here so that an unknown ref fails before any layer runs, as the other calls do.
-    const { server } = this.#completion(params, options.profile);
-    const target =
+    // The prompt travels with the request: the dispatch does not look it up again.
+    const { server, prompt } = this.#completion(params, options.profile, undefined);
+    const target: NonNullable<CallRequest["target"]> =
       ref.type === "ref/prompt"
-        ? { kind: "prompt" as const, name: ref.name, server }
-        : { kind: "resource" as const, uri: ref.uri, server };
+        ? prompt === undefined
+          ? { kind: "prompt", name: ref.name, server }
+          : { kind: "prompt", name: ref.name, server, prompt }
+        : { kind: "resource", uri: ref.uri, server };
     return (await this.#pipeline(
       this.#libraryRequest("completion/complete", params, target, callOptions),
     )) as unknown as CompleteResult;
@@ -227,23 +234,31 @@ export class CallPath {
 
   #compose(): Handler {
     this.#revision++;
-    return compose(this.#interceptors, (request) => this.dispatch(request));
+    this.#upstreamRaw = !needsParsedResults(this.#upstreamInterceptors);
+    return compose(this.#interceptors, (request) => this.#dispatch(request));
   }
 
-  /** Runs `request` through the interceptors, then {@link dispatch}. */
+  /** Runs `request` through the interceptors, then {@link #dispatch}. */
   handle(request: CallRequest): Promise<JsonObject> {
     return this.#pipeline(request);
   }
 
+  /** See `Hub.extend`: the one place the dispatch is handed out, to the end of an extension. */
+  extend(options: PipelineExtensionOptions): PipelineExtension {
+    return new PipelineExtension(this, options, (request) => this.#dispatch(request));
+  }
+
   /**
-   * See `Hub.dispatch`. Not async (the connection's request is): a promise of its own on every
+   * The end of every pipeline: sends a request whose target is resolved to the server that owns
+   * it, with names mapped to the server's own; rejects with `NotFoundError` when the target
+   * names nothing. Not async (the connection's request is): a promise of its own on every
    * call's way would be one more microtask turn there and back. Fails only by rejecting.
    */
-  dispatch(request: CallRequest): Promise<JsonObject> {
+  #dispatch(request: CallRequest): Promise<JsonObject> {
     const { method, params, target, row, callOptions } = request;
     try {
       if (method === "completion/complete") {
-        const { server, sent } = this.#completion(params, request.context.profile);
+        const { server, sent } = this.#completion(params, request.context.profile, target);
         return this.#request(this.#host.entry(server), request, sent, callOptions);
       }
       if (target?.server === undefined) {
@@ -303,14 +318,27 @@ export class CallPath {
     };
   }
 
-  /** The server a `completion/complete`'s ref names, and the params as that server gets them. */
-  #completion(params: JsonObject, profile: string | undefined): { server: string; sent: JsonObject } {
+  /**
+   * The server a `completion/complete`'s ref names, and the params as that server gets them: a
+   * prompt's from the request's `target` when it was resolved there for the same name, else
+   * looked up.
+   */
+  #completion(
+    params: JsonObject,
+    profile: string | undefined,
+    target: CallRequest["target"],
+  ): { server: string; sent: JsonObject; prompt?: CatalogPrompt } {
     const { catalog } = this.#host;
     const ref = params.ref as { type?: string; name?: unknown; uri?: unknown } | undefined;
     if (ref?.type === "ref/prompt") {
-      const prompt = catalog.resolvePrompt(String(ref.name), profile);
-      if (prompt === undefined) throw notFound("prompt", String(ref.name), profile);
+      const name = String(ref.name);
+      const prompt =
+        target?.kind === "prompt" && target.name === name && target.prompt !== undefined
+          ? target.prompt
+          : catalog.resolvePrompt(name, profile);
+      if (prompt === undefined) throw notFound("prompt", name, profile);
       return {
+        prompt,
         server: prompt.server,
         sent: completionParams(params, { type: "ref/prompt", name: prompt.originalName }),
       };
@@ -374,8 +402,8 @@ export class CallPath {
             ? withTasksExtension(options.clientCapabilities ?? upstream.declaredCapabilities)
             : options.clientCapabilities,
         logLevel: options.logLevel,
-        // An upstream interceptor may read the result (a span's content, a recording).
-        rawResult: options.rawResult === true && this.#upstreamInterceptors.length === 0,
+        // Unless an upstream interceptor reads the result (a recording) or declares nothing.
+        rawResult: options.rawResult === true && this.#upstreamRaw,
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
       const first = await this.#out(upstream, request, sent, requestOptions);
@@ -512,5 +540,7 @@ function upstreamOptions(options: CallOptions): UpstreamRequestOptions {
     onProgress: options.onProgress,
     clientCapabilities: options.clientCapabilities,
     logLevel: options.logLevel,
+    // Set only while every upstream interceptor declared it reads results raw (see #upstreamRaw).
+    rawResult: options.rawResult,
   };
 }

@@ -1,3 +1,4 @@
+import type { Identity } from "../credentials/identity.js";
 /**
  * The one pipeline every call goes through, whoever makes it: a gateway's clients on any front
  * and revision, the library's `hub.callTool`, the CLI, the agent loop, and the inner calls of
@@ -44,51 +45,12 @@ export type RequestTarget =
    */
   | { kind: "task"; name: string; server?: string; taskId?: string; tool?: string };
 
-/**
- * Who a request comes from, as the front's `Authenticator` decided at admission. It rides on the
- * request (`RequestContext.identity`), and everything after keys on it: profiles, limits,
- * caches, parked calls.
- */
-export interface Identity {
-  /**
-   * The key limits, caches, sessions, tasks and parked calls are kept under: `token#0` for a
-   * static token (never the token itself), the client's address when no credential is asked
-   * for, and for an OAuth caller its principal, issuer and subject together (`user:<digest>`,
-   * or `client:<digest>` of issuer and client for a token without `sub`).
-   */
-  readonly key: string;
-  /** How it was established: a static token, nothing asked (loopback), or an OAuth access token. */
-  readonly via: "token" | "anonymous" | "oauth";
-  /**
-   * The signed-in user, for audit lines and spans (`enduser.id`): the access token's `sub`.
-   * Absent for static tokens and anonymous callers. Never a metric label.
-   */
-  readonly subject?: string;
-  /** The issuer that vouched for {@link subject} (`iss`). */
-  readonly issuer?: string;
-  /** The OAuth client the user signed in with (`client_id` or `azp`), when the token names it. */
-  readonly client?: string;
-  /** The scopes the access token grants (`scope`), for per-tool scope checks. */
-  readonly scopes?: readonly string[];
-  /**
-   * When the credential stops being valid (ms since the epoch): a connection it opened (`/ws`,
-   * an SSE stream) is closed then, and the client reconnects with a fresh one.
-   */
-  readonly expiresAt?: number;
-  /** The catalog view it may see; absent: the front's default (everything without one). */
-  readonly profile?: string;
-  /** How it sees the tools, when its credential says (a token's `mode`). */
-  readonly mode?: CatalogMode;
-  /** Whether it may read the operator endpoints (`/metrics`, `/readyz`) and act on servers. */
-  readonly operator: boolean;
-  /**
-   * The OAuth access token it was admitted with (`via: "oauth"` only), read only to exchange it
-   * for a server's token (RFC 8693, `credentials: { exchange }`). A function (and a property
-   * that is not enumerable where the authenticator sets it), so that no JSON, log line or error
-   * made of an identity carries the token; never sent upstream as it is.
-   */
-  readonly accessToken?: () => string;
+/** The name or URI a target was asked for. */
+export function targetName(target: RequestTarget): string {
+  return target.kind === "resource" ? target.uri : target.name;
 }
+
+export type { Identity };
 
 /**
  * The front a request came in on: `stdio`, `http` (Streamable HTTP `/mcp`, 2025 sessions and
@@ -186,10 +148,22 @@ export interface CallRequest {
 export type Handler = (request: CallRequest) => Promise<JsonObject>;
 
 /**
+ * What an interceptor reads of the results that come back through it:
+ * - `"raw"`: no member but `isError` (and the content of a result with `isError: true`, which is
+ *   never kept as text). A `RawJson` result (`CallOptions.rawResult`) answers those reads right,
+ *   so a gateway still relays results unparsed with it on the path.
+ * - `"parsed"`: anything; results reach it parsed. The default: an interceptor that declares
+ *   nothing gets parsed results.
+ */
+export type ResultNeeds = "raw" | "parsed";
+
+/**
  * A layer on the path of every request: given the rest of the pipeline (`next`), returns the
  * handler that runs in its place. Registered on the hub (`hub.use`, `HubOptions.interceptors`)
- * it sees every call whoever makes it; on a gateway, only that gateway's clients' requests. It may look at the request, change it, answer it itself
- * (refuse, serve from a cache) or time and record what `next` does.
+ * it sees every call whoever makes it; on a gateway, only that gateway's clients' requests. It
+ * may look at the request, change it, answer it itself (refuse, serve from a cache) or time and
+ * record what `next` does. `needs` says what it reads of results (see {@link ResultNeeds});
+ * absent, it is `"parsed"`.
  *
  * @example
  * const audit: Interceptor = (next) => async (request) => {
@@ -198,7 +172,7 @@ export type Handler = (request: CallRequest) => Promise<JsonObject>;
  *   return result;
  * };
  */
-export type Interceptor = (next: Handler) => Handler;
+export type Interceptor = ((next: Handler) => Handler) & { readonly needs?: ResultNeeds };
 
 /**
  * The handler made of `interceptors` around `terminal`, the first one outermost. With no
@@ -210,23 +184,27 @@ export function compose(interceptors: readonly Interceptor[], terminal: Handler)
   return handler;
 }
 
-/** Interceptors known to read no member of a result but `isError` (see {@link takesRawResults}). */
-const rawTakers = new WeakSet<Interceptor>();
-
 /**
- * Marks `interceptor` as one that reads no member of a result but `isError`, and returns it: a
- * `RawJson` result (`CallOptions.rawResult`) reads right there, so a gateway still relays
- * results unparsed with it on the path. Any interceptor not marked turns that off.
+ * `layer` with what it declares: the interceptor of the shipped ones that read no more of a
+ * result than `isError` (`interceptor({ needs: "raw" }, (next) => ...)`).
+ *
+ * @example
+ * const timing = interceptor({ needs: "raw" }, (next) => async (request) => {
+ *   const started = performance.now();
+ *   try { return await next(request); } finally { record(performance.now() - started); }
+ * });
  */
-export function takesRawResults(interceptor: Interceptor): Interceptor {
-  rawTakers.add(interceptor);
-  return interceptor;
+export function interceptor(
+  declaration: { needs: ResultNeeds },
+  layer: (next: Handler) => Handler,
+): Interceptor {
+  return Object.assign(layer, { needs: declaration.needs });
 }
 
-/** Whether every one of `interceptors` was marked by {@link takesRawResults}. */
-export function allTakeRawResults(interceptors: readonly Interceptor[]): boolean {
-  for (const interceptor of interceptors) if (!rawTakers.has(interceptor)) return false;
-  return true;
+/** Whether one of `interceptors` reads results parsed (declares `needs: "parsed"`, or nothing). */
+export function needsParsedResults(interceptors: readonly Interceptor[]): boolean {
+  for (const layer of interceptors) if (layer.needs !== "raw") return true;
+  return false;
 }
 
 /** Per-call options. */
@@ -278,8 +256,8 @@ export interface CallOptions {
   /**
    * The caller relays the result without reading it: a server's answer with none but raw members
    * may come back as a `RawJson` (its text as it came, never parsed). A gateway asks for it for
-   * its fronts' requests only while no interceptor on its path reads results (see
-   * {@link takesRawResults}); upstream interceptors turn it off.
+   * its fronts' requests only while no interceptor on its path needs parsed results (see
+   * {@link ResultNeeds}), upstream interceptors included.
    */
   rawResult?: boolean;
 }

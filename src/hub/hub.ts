@@ -19,6 +19,7 @@ import { notFound } from "../servers/lookup-errors.js";
 import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
 import { HubAdministration } from "./hub-administration.js";
 import type { CallOptions } from "./hub-types.js";
+import type { PipelineExtension, PipelineExtensionOptions } from "./pipeline-extension.js";
 import { RefCounts } from "./ref-counts.js";
 
 /**
@@ -205,16 +206,6 @@ export class Hub extends HubAdministration {
     return this.parts.calls.use(interceptor, options.at ?? "call");
   }
 
-  /** The interceptors on the path of every call, the first outermost (a gateway composes them). */
-  get interceptors(): readonly Interceptor[] {
-    return this.parts.calls.interceptors;
-  }
-
-  /** Changes each time {@link use} adds or removes an interceptor (a gateway composes again then). */
-  get interceptorRevision(): number {
-    return this.parts.calls.revision;
-  }
-
   /**
    * Runs a request the caller built through the interceptors and sends it to its target's
    * server: for embedders that make requests of their own (a front of their own).
@@ -224,13 +215,17 @@ export class Hub extends HubAdministration {
   }
 
   /**
-   * The end of every pipeline: sends a request whose target is resolved to the server that owns
-   * it, with names mapped to the server's own (no interceptor of {@link use} runs here; a
-   * gateway calls it after its own layers). Rejects with `NotFoundError` when the target
-   * names nothing.
+   * The hub's pipeline with layers of the caller's own (a gateway's), outside and inside the
+   * hub's interceptors, ending in `options.end`, which is handed the hub's dispatch (the send to
+   * the server a request's target names): see {@link PipelineExtension}. Nothing reaches a
+   * server around the hub's interceptors.
+   *
+   * @example
+   * const pipeline = hub.extend({ outer: [audit], end: (dispatch) => (request) => dispatch(request) });
+   * await pipeline.handle(request);
    */
-  dispatch(request: CallRequest): Promise<JsonObject> {
-    return this.parts.calls.dispatch(request);
+  extend(options: PipelineExtensionOptions): PipelineExtension {
+    return this.parts.calls.extend(options);
   }
 
   /**

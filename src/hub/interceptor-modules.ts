@@ -11,9 +11,10 @@ export interface LoadedInterceptors {
 }
 
 /**
- * Imports the modules of `interceptors:`, in order. Each default-exports an interceptor; a
- * module that cannot be imported, or exports something else, is a `ConfigError` naming its
- * entry and what to export.
+ * Imports the modules of `interceptors:`, in order. Each default-exports an interceptor, which
+ * gets parsed results unless it declares `needs = "raw"` (see `ResultNeeds`); a module that
+ * cannot be imported, or exports something else, is a `ConfigError` naming its entry and what
+ * to export.
  */
 export async function loadInterceptorModules(
   modules: readonly InterceptorModuleConfig[] = [],

@@ -1,6 +1,5 @@
 import type { StreamableHTTPClientTransport, Transport } from "@modelcontextprotocol/client";
 import type { RemoteServerConfig, ServerConfig } from "../config/types.js";
-import { bearerFetch } from "../credentials/bearer-fetch.js";
 import { McplexError, TimeoutError } from "../errors.js";
 import { type Implementation, rev2026Envelope } from "../protocol/rev2026.js";
 import {
@@ -8,6 +7,7 @@ import {
   type NotificationHandler,
   RpcConnection,
 } from "../protocol/rpc-connection.js";
+import { bearerFetch } from "./bearer-fetch.js";
 import { httpStatus, type Negotiated, negotiate } from "./negotiate.js";
 import type { OAuthHost } from "./oauth.js";
 import { stdioParams } from "./spawn-server.js";

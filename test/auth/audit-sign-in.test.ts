@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
-import type { AuditRecord } from "../../src/gateway/layers/audit-log.js";
+import type { AuditRecord } from "../../src/interceptors/audit-log.js";
 import { COMMANDS, connectHttp, postRev2026, rev2026Request } from "../support/gateway.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 import { until } from "../support/wait.js";

@@ -24,8 +24,8 @@ import type { UserRef } from "../../src/credentials/user-credentials.js";
 import { connectPages } from "../../src/fronts/connect-pages.js";
 import { type HttpFront, startHttpFront } from "../../src/fronts/http-front.js";
 import { Gateway } from "../../src/gateway/gateway.js";
-import { connectPrompt } from "../../src/gateway/layers/connect-prompt.js";
 import { Hub } from "../../src/hub/hub.js";
+import { connectPrompt } from "../../src/interceptors/connect-prompt.js";
 import { LocalServer } from "../../src/upstream/local-server.js";
 import { oauthFetch, ServerOAuthProvider } from "../../src/upstream/oauth.js";
 import { remote } from "../support/config.js";
@@ -78,25 +78,28 @@ beforeAll(async () => {
   } as unknown as McplexConfig;
   hub = new Hub({ config });
   await hub.start();
-  hub.dispatch = async () => {
-    const plan = await source.plan(alice, github);
-    const provider = new ServerOAuthProvider(
-      "github",
-      { grant: "authorization_code", clientName: "mcplex", redirectUrl: "http://127.0.0.1:1/unused" },
-      plan.oauth!,
-    );
-    const client = new Client({ name: "hub-as-alice", version: "1.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(whoami.url), {
-        fetch: oauthFetch(provider, new URL(whoami.url)),
-      }),
-    );
-    try {
-      return (await client.callTool({ name: "whoami", arguments: {} })) as Record<string, unknown>;
-    } finally {
-      await client.close();
-    }
-  };
+  hub.use(
+    () => async () => {
+      const plan = await source.plan(alice, github);
+      const provider = new ServerOAuthProvider(
+        "github",
+        { grant: "authorization_code", clientName: "mcplex", redirectUrl: "http://127.0.0.1:1/unused" },
+        plan.oauth!,
+      );
+      const client = new Client({ name: "hub-as-alice", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(whoami.url), {
+          fetch: oauthFetch(provider, new URL(whoami.url)),
+        }),
+      );
+      try {
+        return (await client.callTool({ name: "whoami", arguments: {} })) as Record<string, unknown>;
+      } finally {
+        await client.close();
+      }
+    },
+    { at: "upstream" },
+  );
   gateway = new Gateway(hub, {
     interceptors: [connectPrompt({ waitConnected: connectWaiter(links, connected) })],
   });

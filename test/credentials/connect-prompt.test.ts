@@ -24,8 +24,8 @@ import { ConnectRequiredError, type UserRef } from "../../src/credentials/user-c
 import { connectPages } from "../../src/fronts/connect-pages.js";
 import { type HttpFront, startHttpFront } from "../../src/fronts/http-front.js";
 import { Gateway } from "../../src/gateway/gateway.js";
-import { connectPrompt } from "../../src/gateway/layers/connect-prompt.js";
 import { Hub } from "../../src/hub/hub.js";
+import { connectPrompt } from "../../src/interceptors/connect-prompt.js";
 import { LocalServer } from "../../src/upstream/local-server.js";
 import { stdio } from "../support/config.js";
 import { postRev2026, rawHttp, rev2026Headers, rev2026Request } from "../support/gateway.js";
@@ -84,12 +84,14 @@ beforeAll(async () => {
   hub = new Hub({ config });
   await hub.start();
   // The stub of the per-user call path: no values in the vault, no call.
-  const dispatch = hub.dispatch.bind(hub);
-  hub.dispatch = async (request) => {
-    if ((await vault.get(user.key, "acct"))?.values === undefined)
-      throw new ConnectRequiredError("acct", links.connectUrl(user, "acct"));
-    return dispatch(request);
-  };
+  hub.use(
+    (next) => async (request) => {
+      if ((await vault.get(user.key, "acct"))?.values === undefined)
+        throw new ConnectRequiredError("acct", links.connectUrl(user, "acct"));
+      return next(request);
+    },
+    { at: "upstream" },
+  );
   gateway = new Gateway(hub, {
     interceptors: [connectPrompt({ waitConnected: connectWaiter(links, connected) })],
   });

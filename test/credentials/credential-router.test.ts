@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
-import type { Bearer } from "../../src/credentials/bearer-fetch.js";
 import { credentialRouter } from "../../src/credentials/credential-router.js";
 import { TokenExchangeSource } from "../../src/credentials/token-exchange.js";
 import type { UserCredentialSource, UserRef } from "../../src/credentials/user-credentials.js";
 import { McplexError } from "../../src/errors.js";
+import type { Bearer } from "../../src/upstream/bearer-fetch.js";
 import { remote, stdio } from "../support/config.js";
 import { type AuthServer, startAuthServer } from "../support/oidc-provider.js";
 

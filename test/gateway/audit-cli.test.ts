@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuditRecord } from "../../src/gateway/layers/audit-log.js";
+import type { AuditRecord } from "../../src/interceptors/audit-log.js";
 import { CLI, runCli } from "../support/cli.js";
 import { COMMANDS, connectHttp, serveHttp, yamlConfig } from "../support/gateway.js";
 import { modulesLoaded } from "../support/modules-loaded.js";

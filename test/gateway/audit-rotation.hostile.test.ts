@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serve } from "../../src/assembly/serve.js";
-import type { AuditRecord } from "../../src/gateway/layers/audit-log.js";
+import type { AuditRecord } from "../../src/interceptors/audit-log.js";
 import { configOf, fixture } from "../support/config.js";
 import { connectHttp } from "../support/gateway.js";
 import { attackSize, attackTimeout, reportFigure } from "../support/hostile.js";

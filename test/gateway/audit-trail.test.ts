@@ -10,7 +10,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import type { AuditConfig, McplexConfig } from "../../src/config/types.js";
-import type { AuditRecord } from "../../src/gateway/layers/audit-log.js";
+import type { AuditRecord } from "../../src/interceptors/audit-log.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
 import { configOf, fixture } from "../support/config.js";
 import { connectHttp, postRev2026, rev2026Request } from "../support/gateway.js";

@@ -1,7 +1,8 @@
 import { register as globalRegistry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { GatewayMetrics, healthReport } from "../../src/gateway/layers/metrics.js";
+import { GatewayMetrics } from "../../src/gateway/metrics.js";
 import { Hub, type ServerStatus } from "../../src/hub/hub.js";
+import { healthReport } from "../../src/telemetry/health-report.js";
 import { configOf, fixture, stdio } from "../support/config.js";
 import { nextEvent } from "../support/wait.js";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { McplexConfig } from "../../src/config/types.js";
-import { CACHE_META } from "../../src/gateway/layers/result-cache.js";
+import { CACHE_META } from "../../src/interceptors/result-cache.js";
 import { configOf, EVERYTHING, fixture, MEMORY, stdio } from "../support/config.js";
 import { type InProcessGateway, resultText, startGateway } from "../support/gateway.js";
 

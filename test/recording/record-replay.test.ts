@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { AbortedError, RpcError } from "../../src/errors.js";
 import { Hub } from "../../src/hub/hub.js";
-import { TrafficRecorder } from "../../src/hub/traffic-recorder.js";
+import { TrafficRecorder } from "../../src/interceptors/traffic-recorder.js";
 import { configOf, EVERYTHING, MEMORY, stdio } from "../support/config.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mcplex-record-"));

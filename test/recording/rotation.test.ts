@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { Hub } from "../../src/hub/hub.js";
-import { TrafficRecorder } from "../../src/hub/traffic-recorder.js";
+import { TrafficRecorder } from "../../src/interceptors/traffic-recorder.js";
 import { ReplayBook } from "../../src/recording/replay-book.js";
 import { recordingParts } from "../../src/recording/simulated-servers.js";
 import { configOf, MEMORY, stdio } from "../support/config.js";

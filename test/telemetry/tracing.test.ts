@@ -7,11 +7,11 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAgent } from "../../src/agent/run-agent.js";
 import { serve } from "../../src/assembly/serve.js";
+import { startTelemetry } from "../../src/assembly/telemetry.js";
 import type { Authenticator } from "../../src/fronts/authenticator.js";
 import type { Identity } from "../../src/hub/call-pipeline.js";
 import { Hub } from "../../src/hub/hub.js";
 import { telemetrySettings } from "../../src/telemetry/settings.js";
-import { startTelemetry } from "../../src/telemetry/telemetry.js";
 import { startMockLlmServer } from "../../src/testing/mock-llm-server.js";
 import { configOf, stdio } from "../support/config.js";
 import { resultText } from "../support/gateway.js";

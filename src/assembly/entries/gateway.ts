@@ -39,14 +39,9 @@ export {
 export { type StdioFrontOptions, serveGatewayStdio } from "../../fronts/stdio-front.js";
 export { type Channel, ClientSession } from "../../gateway/client-session.js";
 export { Gateway, type GatewayOptions } from "../../gateway/gateway.js";
-export { type AuditLogOptions, type AuditRecord, auditLog } from "../../gateway/layers/audit-log.js";
-export type { CallEnd, CallWatcher, RequestSample, WatchedCall } from "../../gateway/layers/call-watch.js";
-export { GatewayMetrics, healthReport } from "../../gateway/layers/metrics.js";
-export { type CacheCounts, ResultCache, type ResultCacheOptions } from "../../gateway/layers/result-cache.js";
-export { serverTools } from "../../gateway/layers/server-tools.js";
 export type { SubscriptionFilter } from "../../gateway/listen-streams.js";
 export type { GatewayIdentity } from "../../gateway/methods/method-handler.js";
-export type { RequestCaller } from "../../gateway/request-caller.js";
+export { GatewayMetrics } from "../../gateway/metrics.js";
 export {
   type CallRequest,
   compose,
@@ -55,9 +50,17 @@ export {
   type JsonObject,
   type RequestContext,
   type RequestTarget,
+  type ResultNeeds,
 } from "../../hub/call-pipeline.js";
+export type { RequestCaller } from "../../hub/request-caller.js";
+export { type AuditLogOptions, type AuditRecord, auditLog } from "../../interceptors/audit-log.js";
+export type { RequestSample } from "../../interceptors/observing.js";
+export { type CacheCounts, ResultCache, type ResultCacheOptions } from "../../interceptors/result-cache.js";
+export { serverTools } from "../../interceptors/server-tools.js";
+export type { CallEnd, CallWatcher, WatchedCall } from "../../interceptors/watching.js";
 export type { MethodRow, MethodRowInput, RevisionFamily, TargetKind } from "../../protocol/method-table.js";
 export { ANSWERING_CAPABILITIES } from "../../protocol/server-requests.js";
+export { healthReport } from "../../telemetry/health-report.js";
 export {
   type RunningGateway,
   type ServeEvent,

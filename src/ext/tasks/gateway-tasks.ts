@@ -1,5 +1,11 @@
 import { RpcError } from "../../errors.js";
-import type { CallRequest, JsonObject, RequestContext, RequestTarget } from "../../hub/call-pipeline.js";
+import type {
+  CallRequest,
+  Handler,
+  JsonObject,
+  RequestContext,
+  RequestTarget,
+} from "../../hub/call-pipeline.js";
 import type { Hub } from "../../hub/hub.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 import type { ServerRequestHandler } from "../../protocol/server-requests.js";
@@ -77,9 +83,10 @@ export class GatewayTasks {
   /**
    * Answers a `task` row (`tasks/get`, `tasks/update`, `tasks/cancel`, 2025's `tasks/result`):
    * refused without the extension (2026) or for a handle this caller cannot open, else sent to
-   * the task's server with its own id, and the answer given back with the handle in its place.
+   * the task's server with its own id (through `dispatch`, the hub's), and the answer given back
+   * with the handle in its place.
    */
-  async route(request: CallRequest): Promise<JsonObject> {
+  async route(request: CallRequest, dispatch: Handler): Promise<JsonObject> {
     const { context, target, method } = request;
     if (context.stateless && !declaresTasks(context.clientCapabilities)) throw missingTasksCapability(method);
     if (target?.kind !== "task" || target.server === undefined || target.taskId === undefined)
@@ -95,7 +102,7 @@ export class GatewayTasks {
     }
     let result: JsonObject;
     try {
-      result = await this.#hub.dispatch(forwarded);
+      result = await dispatch(forwarded);
     } catch (error) {
       // The server's message may quote its own id: the client knows only the handle.
       if (error instanceof RpcError && error.message.includes(target.taskId)) {

@@ -1,17 +1,18 @@
-import type { CallRequest, JsonObject } from "../../hub/call-pipeline.js";
+import type { CallRequest, Handler, JsonObject } from "../../hub/call-pipeline.js";
 import type { GatewayTasks } from "./gateway-tasks.js";
 
 /**
  * A tasks method's handler as the gateway's method table calls it: with the gateway's parts,
- * of which it reads the tasks only (so this folder needs nothing of the gateway).
+ * of which it reads the tasks and the dispatch into the hub's pipeline only (so this folder
+ * needs nothing of the gateway).
  */
 export type TaskMethod = (
   request: CallRequest,
-  gateway: { readonly tasks: GatewayTasks },
+  gateway: { readonly tasks: GatewayTasks; readonly dispatch: Handler },
 ) => Promise<JsonObject>;
 
 /** A `task` row: sent to the server its handle names, with the server's own id (see `GatewayTasks.route`). */
-export const routeTask: TaskMethod = (request, { tasks }) => tasks.route(request);
+export const routeTask: TaskMethod = (request, { tasks, dispatch }) => tasks.route(request, dispatch);
 
 /**
  * The methods of the tasks extension (2026) and of 2025-11-25's experimental tasks, by name;

@@ -4,7 +4,7 @@ import type { MethodHandlers } from "./method-handler.js";
 
 /** `completion/complete`, sent to the server of the prompt or resource template its `ref` names. */
 export const COMPLETION_METHODS: MethodHandlers = {
-  "completion/complete": async (request, { hub }) => {
+  "completion/complete": async (request, { dispatch }) => {
     const { params } = request;
     const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
     const argument = params.argument as { name: string; value: string } | undefined;
@@ -14,6 +14,6 @@ export const COMPLETION_METHODS: MethodHandlers = {
         "Invalid params: completion/complete needs ref and argument",
       );
     }
-    return await hub.dispatch(request);
+    return await dispatch(request);
   },
 };

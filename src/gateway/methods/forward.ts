@@ -1,8 +1,6 @@
 import { RpcError } from "../../errors.js";
-import type { CallRequest, JsonObject } from "../../hub/call-pipeline.js";
-import type { Hub } from "../../hub/hub.js";
+import { type CallRequest, type Handler, type JsonObject, targetName } from "../../hub/call-pipeline.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
-import { targetName } from "../request-target.js";
 
 /**
  * A forwarded method with no handler of its own (a row added to the method table): sent to
@@ -10,11 +8,11 @@ import { targetName } from "../request-target.js";
  * own. Failures stay wire errors (the fronts map typed errors): only tools answer with
  * `isError`.
  */
-export async function forward(hub: Hub, request: CallRequest): Promise<JsonObject> {
+export async function forward(dispatch: Handler, request: CallRequest): Promise<JsonObject> {
   const { method, target, row } = request;
   if (target?.server === undefined) {
     const what = target === undefined ? `params.${row?.targetParam ?? "name"}` : targetName(target);
     throw new RpcError(ErrorCode.InvalidParams, `Invalid params: ${method} names no known target (${what})`);
   }
-  return await hub.dispatch(request);
+  return await dispatch(request);
 }

@@ -1,6 +1,6 @@
 import { RpcError } from "../../errors.js";
 import type { GatewayTasks } from "../../ext/tasks/gateway-tasks.js";
-import type { CallRequest, JsonObject } from "../../hub/call-pipeline.js";
+import type { CallRequest, Handler, JsonObject } from "../../hub/call-pipeline.js";
 import type { Hub } from "../../hub/hub.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 
@@ -17,6 +17,8 @@ export interface MethodContext {
   readonly identity: GatewayIdentity;
   /** Task ids to and from handles (see `GatewayTasks`). */
   readonly tasks: GatewayTasks;
+  /** Into the hub's pipeline, inside its interceptors: how a handler sends a request to a server. */
+  readonly dispatch: Handler;
 }
 
 /**

@@ -9,11 +9,11 @@ export const PROMPT_METHODS: MethodHandlers = {
       .prompts(request.context.profile)
       .map((p) => (p.name === p.prompt.name ? p.prompt : { ...p.prompt, name: p.name })),
   }),
-  "prompts/get": async (request, { hub }) => {
+  "prompts/get": async (request, { dispatch }) => {
     const name = requireString(request.params, "name");
     const prompt = request.target?.kind === "prompt" ? request.target.prompt : undefined;
     if (prompt === undefined)
       throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`, { name });
-    return await hub.dispatch(request);
+    return await dispatch(request);
   },
 };

@@ -21,11 +21,11 @@ export const RESOURCE_METHODS: MethodHandlers = {
           : { ...t.resourceTemplate, uriTemplate: t.uriTemplate },
       ),
   }),
-  "resources/read": async (request, { hub }) => {
+  "resources/read": async (request, { dispatch }) => {
     const uri = requireString(request.params, "uri");
     const resource = request.target?.kind === "resource" ? request.target.resource : undefined;
     if (resource === undefined)
       throw new RpcError(ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri });
-    return await hub.dispatch(request);
+    return await dispatch(request);
   },
 };

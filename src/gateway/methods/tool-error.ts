@@ -1,5 +1,6 @@
 import { McplexError, NotFoundError, RpcError } from "../../errors.js";
 import type { JsonObject } from "../../hub/call-pipeline.js";
+import { setToolErrorCause } from "../../hub/tool-error-cause.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 
 /**
@@ -11,19 +12,8 @@ export function toolError(error: unknown): JsonObject {
   if (error instanceof NotFoundError) throw new RpcError(ErrorCode.InvalidParams, error.message);
   if (error instanceof McplexError) {
     const result = { isError: true, content: [{ type: "text", text: error.message.split("\n")[0] }] };
-    toolErrors.set(result, error);
+    setToolErrorCause(result, error);
     return result;
   }
   throw error;
-}
-
-const toolErrors = new WeakMap<JsonObject, McplexError>();
-
-/**
- * The typed error a tool's `isError` result was made from, for the layers around the route
- * (the connect prompt turns `CONNECT_REQUIRED` into a URL elicitation); `undefined` for any
- * other result, the server's own tool errors included.
- */
-export function toolErrorCause(result: JsonObject): McplexError | undefined {
-  return toolErrors.get(result);
 }

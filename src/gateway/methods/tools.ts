@@ -37,7 +37,7 @@ export const TOOL_METHODS: MethodHandlers = {
       ),
     };
   },
-  "tools/call": async (request, { hub, tasks }) => {
+  "tools/call": async (request, { hub, tasks, dispatch }) => {
     const { params, target, callOptions } = request;
     const profile = request.context.profile;
     const name = requireString(params, "name");
@@ -64,7 +64,7 @@ export const TOOL_METHODS: MethodHandlers = {
     if (tool === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { name });
     let result: JsonObject;
     try {
-      result = await hub.dispatch(sent);
+      result = await dispatch(sent);
     } catch (error) {
       return toolError(error);
     }

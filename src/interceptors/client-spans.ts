@@ -7,8 +7,8 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { Interceptor } from "../hub/call-pipeline.js";
-import { measured } from "./span-outcome.js";
-import { metaSetter } from "./trace-context.js";
+import { measured } from "../telemetry/span-outcome.js";
+import { metaSetter } from "../telemetry/trace-context.js";
 
 /**
  * The hub's CLIENT spans: one per request sent to a server for a call, a child of whatever span

@@ -1,5 +1,4 @@
-import { userRefOf } from "../../credentials/user-ref.js";
-import { RpcError } from "../../errors.js";
+import { RpcError } from "../errors.js";
 import type {
   CallRequest,
   Handler,
@@ -7,13 +6,41 @@ import type {
   JsonObject,
   RequestContext,
   RequestTarget,
-} from "../../hub/call-pipeline.js";
-import type { CallOptions } from "../../hub/hub-types.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
-import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../../protocol/server-requests.js";
-import { declaresTasks } from "../../protocol/tasks.js";
-import { targetName } from "../request-target.js";
-import type { InputParking } from "./input-parking.js";
+} from "../hub/call-pipeline.js";
+import { interceptor, targetName } from "../hub/call-pipeline.js";
+import type { CallOptions } from "../hub/hub-types.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { SERVER_REQUEST_CAPABILITIES, type ServerRequestHandler } from "../protocol/server-requests.js";
+
+/**
+ * Where a 2026 client's calls wait while their 2025 server asks for the client's input: the
+ * gateway's `InputParking` (src/gateway/input-parking.ts) is one.
+ */
+export interface CallParking {
+  /** Whether a request state was minted here (else it belongs to an upstream server). */
+  owns(state: unknown): state is string;
+  /**
+   * Runs a call (`start`) whose server requests must reach a 2026 client: resolves with its
+   * result, or with an `input_required` result when the server asks. Only `principal` may retry.
+   */
+  run(
+    method: string,
+    name: string,
+    capabilities: Record<string, unknown>,
+    signal: AbortSignal,
+    start: (handler: ServerRequestHandler, signal: AbortSignal) => Promise<JsonObject>,
+    principal?: string,
+  ): Promise<JsonObject>;
+  /** Delivers a retry's `inputResponses` to the parked call its `requestState` names. */
+  resume(
+    method: string,
+    name: string,
+    state: string,
+    responses: unknown,
+    signal: AbortSignal,
+    principal?: string,
+  ): Promise<JsonObject>;
+}
 
 /**
  * The interceptor that lets a call get its client's input, whatever the two revisions. A
@@ -21,20 +48,20 @@ import type { InputParking } from "./input-parking.js";
  * upstream's server requests go to a 2025 client directly, or are parked for a 2026 client
  * (`parking` answers `input_required` with its own state and resumes on the retry).
  */
-export function clientInput(parking: InputParking): Interceptor {
+export function clientInput(parking: CallParking): Interceptor {
   // Not async: a 2025 session's call passes straight to `next`, with no promise of this layer's
   // own on its way.
-  return (next) => (request) => {
+  return interceptor({ needs: "raw" }, (next) => (request) => {
     if (request.row?.inputRequired !== true || request.target?.server === undefined) return next(request);
     const ctx = request.context;
     if (!ctx.stateless) {
-      // `callOptionsOf` gave it the handler already (the gateway builds every forwarded request
+      // `callOptionsOf` (src/gateway/call-options.ts) gave it the handler already (the gateway builds every forwarded request
       // with it); a request an interceptor built without one gets it here.
       if (request.callOptions.onServerRequest !== undefined) return next(request);
       return next(withCallOptions(request, { ...request.callOptions, onServerRequest: sessionHandler(ctx) }));
     }
     return parked(request, request.target, next);
-  };
+  });
 
   /**
    * A 2026 client's call: its server's requests are parked, the client's input resumes it. Not
@@ -96,43 +123,6 @@ function principalOf(ctx: RequestContext): string {
   return `${token}|${signedIn}|${ctx.profile ?? ""}`;
 }
 
-/**
- * What a forwarded request's hub call carries from its client: signal, capabilities, log level,
- * profile, session, the progress relay, and for a 2025 session the handler that sends server
- * requests to its client; `rawResult` when its front relays the result as it comes. Built with
- * every key, in one order: the hub reads these options on every call, and objects of one shape
- * keep those reads fast.
- */
-export function callOptionsOf(
-  ctx: RequestContext,
-  params: Record<string, unknown>,
-  rawResult = false,
-): CallOptions {
-  const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-  const stateless = ctx.stateless;
-  return {
-    signal: ctx.signal,
-    timeout: undefined,
-    onProgress:
-      token === undefined
-        ? undefined
-        : (p) => ctx.notify("notifications/progress", { ...p, progressToken: token }),
-    profile: ctx.profile,
-    onServerRequest: stateless ? undefined : sessionHandler(ctx),
-    // A 2025-11-25 client's experimental task request goes to its server as it came.
-    params: stateless || params.task === undefined ? undefined : { task: params.task },
-    returnInputRequired: undefined,
-    // A 2026 client takes a task itself when it declared the extension; a 2025 client's call waits.
-    tasks: stateless ? (declaresTasks(ctx.clientCapabilities) ? "return" : "decline") : undefined,
-    clientCapabilities: ctx.clientCapabilities,
-    // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
-    logLevel: ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug"),
-    client: ctx.client,
-    user: userRefOf(ctx.identity),
-    rawResult,
-  };
-}
-
 /** `options` for a parked call: its own signal and handler, the retry's params, the interim result back. */
 function withOptions(
   options: CallOptions,
@@ -158,8 +148,11 @@ function withOptions(
   };
 }
 
-/** Server requests from upstream go straight to a 2025 client that declared the capability. */
-function sessionHandler(ctx: RequestContext): ServerRequestHandler {
+/**
+ * The handler of a 2025 session's call: server requests from upstream go straight to its client,
+ * when it declared the capability.
+ */
+export function sessionHandler(ctx: RequestContext): ServerRequestHandler {
   return async (request) => {
     const capability = SERVER_REQUEST_CAPABILITIES.get(request.method);
     if (

@@ -1,9 +1,10 @@
-import { compileToolFilter, type NameMatcher } from "../../catalog/tool-filter.js";
-import type { CatalogTool } from "../../catalog/types.js";
-import type { CacheConfig, ToolCacheConfig } from "../../config/types.js";
-import type { CallRequest, Handler, Interceptor, JsonObject } from "../../hub/call-pipeline.js";
-import type { Hub } from "../../hub/hub.js";
-import { jsonOf } from "../../protocol/raw-json.js";
+import { compileToolFilter, type NameMatcher } from "../catalog/tool-filter.js";
+import type { CatalogTool } from "../catalog/types.js";
+import type { CacheConfig, ToolCacheConfig } from "../config/types.js";
+import type { CallRequest, Handler, Interceptor, JsonObject } from "../hub/call-pipeline.js";
+import { interceptor } from "../hub/call-pipeline.js";
+import type { Hub } from "../hub/hub.js";
+import { jsonOf } from "../protocol/raw-json.js";
 
 /** Bounds of a {@link ResultCache}. */
 export interface ResultCacheOptions {
@@ -71,7 +72,7 @@ export class ResultCache {
   /** The layer: answers a cacheable `tools/call` from the cache, or keeps what the server answered. */
   // Not async: a call that may not be cached passes straight to `next`, with no promise of this
   // layer's own on its way.
-  readonly interceptor: Interceptor = (next) => (request) => {
+  readonly interceptor: Interceptor = interceptor({ needs: "raw" }, (next) => (request) => {
     if (request.method !== "tools/call") return next(request);
     const tool = request.target?.kind === "tool" ? request.target.tool : undefined;
     if (tool === undefined) return next(request);
@@ -84,7 +85,7 @@ export class ResultCache {
     // A 2026 retry carries the client's input for a call under way: never an answer to reuse.
     if (ttl === undefined || request.params.inputResponses !== undefined) return next(request);
     return this.#cached(request, tool, ttl, next);
-  };
+  });
 
   async #cached(request: CallRequest, tool: CatalogTool, ttl: number, next: Handler): Promise<JsonObject> {
     const { context } = request;

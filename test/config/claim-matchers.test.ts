@@ -4,7 +4,7 @@ import {
   isEmailAddress,
   stringList,
   wholeMatcher,
-} from "../../src/auth/claim-matchers.js";
+} from "../../src/config/claim-matchers.js";
 
 describe("how access rules compare claims", () => {
   it("takes one whole valid address as an email, nothing around it", () => {

@@ -13,10 +13,10 @@ import {
 } from "@opentelemetry/sdk-trace";
 import type { AgentTracer } from "../agent/run-agent.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
+import { clientSpans } from "../interceptors/client-spans.js";
+import { serverSpans } from "../interceptors/server-spans.js";
 import type { ToolChange } from "../pins/tool-pins.js";
-import { clientSpans } from "./client-spans.js";
-import { serverSpans } from "./server-spans.js";
-import type { TelemetrySettings } from "./settings.js";
+import type { TelemetrySettings } from "../telemetry/settings.js";
 
 /** Running telemetry: the interceptors that record it, and the flush on the way out. */
 export interface Telemetry {

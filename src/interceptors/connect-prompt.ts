@@ -1,16 +1,16 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { ConnectRequiredError } from "../../credentials/user-credentials.js";
-import { RpcError } from "../../errors.js";
+import { ConnectRequiredError } from "../credentials/user-credentials.js";
+import { RpcError } from "../errors.js";
 import {
   type CallRequest,
   type Handler,
   type Interceptor,
+  interceptor,
   type JsonObject,
-  takesRawResults,
-} from "../../hub/call-pipeline.js";
-import { deadlineSignal } from "../../protocol/deadline-signal.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
-import { toolErrorCause } from "../methods/tool-error.js";
+} from "../hub/call-pipeline.js";
+import { toolErrorCause } from "../hub/tool-error-cause.js";
+import { deadlineSignal } from "../protocol/deadline-signal.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 
 /** How long a call waits for its user to connect after they accepted to (the connect link's life). */
 const CONNECT_WAIT_MS = 10 * 60_000;
@@ -38,8 +38,8 @@ export interface ConnectPromptOptions {
 }
 
 /**
- * The gateway layer that asks the user to connect a per-user server, where a tool call failed
- * with `CONNECT_REQUIRED` (the user has no credentials for it yet):
+ * The interceptor (on a gateway) that asks the user to connect a per-user server, where a tool
+ * call failed with `CONNECT_REQUIRED` (the user has no credentials for it yet):
  * - a 2025 session whose client declared `elicitation.url` gets `elicitation/create` in URL mode
  *   (the connect link); once the user accepted and the connect is done, the layer sends
  *   `notifications/elicitation/complete` and the call goes on, answered as if nothing happened;
@@ -90,7 +90,7 @@ export function connectPrompt(options: ConnectPromptOptions): Interceptor {
   };
 
   // It reads the typed error behind a tool error, which a result kept as text (RawJson) never is.
-  return takesRawResults((next) => async (request) => {
+  return interceptor({ needs: "raw" }, (next) => async (request) => {
     if (request.method !== "tools/call") return next(request);
     const ctx = request.context;
     const resumed = ctx.stateless ? resumeOf(request) : undefined;

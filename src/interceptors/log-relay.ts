@@ -1,11 +1,6 @@
-import type {
-  CallRequest,
-  Handler,
-  Interceptor,
-  JsonObject,
-  RequestContext,
-} from "../../hub/call-pipeline.js";
-import { logPasses } from "../../protocol/log-levels.js";
+import type { CallRequest, Handler, Interceptor, JsonObject, RequestContext } from "../hub/call-pipeline.js";
+import { interceptor } from "../hub/call-pipeline.js";
+import { logPasses } from "../protocol/log-levels.js";
 
 /**
  * Relays an upstream's log messages to the clients whose tool calls are running on it: an
@@ -22,13 +17,13 @@ export class LogRelay {
   /** Keeps each tool call in the list of its server while it runs. */
   // Not async: a call no message can reach (a 2026 client's that asked for no level; `relay`
   // sends such a client nothing) passes straight to `next`, with no promise of this layer's own.
-  readonly interceptor: Interceptor = (next) => (request) => {
+  readonly interceptor: Interceptor = interceptor({ needs: "raw" }, (next) => (request) => {
     const server = request.target?.server;
     if (request.method !== "tools/call" || server === undefined) return next(request);
     const ctx = request.context;
     if (ctx.stateless && ctx.logLevel === undefined) return next(request);
     return this.#tracked(request, server, next);
-  };
+  });
 
   async #tracked(request: CallRequest, server: string, next: Handler): Promise<JsonObject> {
     let calls = this.#inflight.get(server);

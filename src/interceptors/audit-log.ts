@@ -1,20 +1,20 @@
-import { cappedLine } from "../../audit/audit-line.js";
-import type { AuditSink } from "../../audit/audit-sink.js";
-import { DEFAULT_AUDIT_MAX_LINE } from "../../config/read-audit.js";
-import { redactValue } from "../../config/redact.js";
-import { McplexError } from "../../errors.js";
+import { cappedLine } from "../audit/audit-line.js";
+import type { AuditSink } from "../audit/audit-sink.js";
+import { DEFAULT_AUDIT_MAX_LINE } from "../config/read-audit.js";
+import { redactValue } from "../config/redact.js";
+import { McplexError } from "../errors.js";
 import {
   type CallRequest,
   type FrontKind,
   type Handler,
   type Interceptor,
+  interceptor,
   type JsonObject,
-  takesRawResults,
-} from "../../hub/call-pipeline.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
-import { toWireError, type WireError } from "../../protocol/wire-error.js";
-import { type RequestCaller, requestCaller } from "../request-caller.js";
-import { targetName } from "../request-target.js";
+  targetName,
+} from "../hub/call-pipeline.js";
+import { type RequestCaller, requestCaller } from "../hub/request-caller.js";
+import { ErrorCode } from "../protocol/error-codes.js";
+import { toWireError, type WireError } from "../protocol/wire-error.js";
 
 /** One line of the audit trail: one call, resource read, prompt get or completion, as it ended. */
 export interface AuditRecord extends RequestCaller {
@@ -102,7 +102,7 @@ export function auditLog(options: AuditLogOptions): Interceptor {
     return wait.then(() => audited(request, next, traceId));
   };
   // Without `content` it reads a result's `isError` alone, which a RawJson result answers right.
-  return content ? layer : takesRawResults(layer);
+  return content ? layer : interceptor({ needs: "raw" }, layer);
 
   async function audited(
     request: CallRequest,

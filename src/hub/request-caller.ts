@@ -1,4 +1,4 @@
-import type { Identity, RequestContext } from "../hub/call-pipeline.js";
+import type { Identity, RequestContext } from "./call-pipeline.js";
 
 /** Who made a request, as the audit trail and the dashboard name them. */
 export interface RequestCaller {

@@ -1,6 +1,5 @@
-import { type Interceptor, type JsonObject, takesRawResults } from "../../hub/call-pipeline.js";
-import { requestCaller } from "../request-caller.js";
-import { targetName } from "../request-target.js";
+import { type Interceptor, interceptor, type JsonObject, targetName } from "../hub/call-pipeline.js";
+import { requestCaller } from "../hub/request-caller.js";
 
 /** A forwarded request while it runs, as a dashboard shows it. */
 export interface WatchedCall {
@@ -37,41 +36,6 @@ export interface CallWatcher {
   ended(call: WatchedCall, end: CallEnd): void;
 }
 
-/** One handled request, for metrics and logs. */
-export interface RequestSample {
-  method: string;
-  server?: string;
-  tool?: string;
-  outcome: "ok" | "error" | "tool_error";
-  seconds: number;
-}
-
-/** An interceptor that gives `observer` one {@link RequestSample} per request handled. */
-export function observing(observer: (sample: RequestSample) => void): Interceptor {
-  // It reads `isError` alone, which a RawJson result answers right.
-  return takesRawResults((next) => async (request) => {
-    const started = performance.now();
-    let outcome: RequestSample["outcome"] = "error";
-    try {
-      const result = await next(request);
-      outcome = result.isError === true ? "tool_error" : "ok";
-      return result;
-    } finally {
-      const sample: RequestSample = {
-        method: request.method,
-        outcome,
-        seconds: (performance.now() - started) / 1000,
-      };
-      const target = request.target;
-      if (target?.kind === "tool" && target.tool !== undefined && request.method === "tools/call") {
-        sample.server = target.tool.server;
-        sample.tool = target.tool.name;
-      }
-      observer(sample);
-    }
-  });
-}
-
 /**
  * An interceptor that shows `watcher` the forwarded requests (their row says `forwarded`) start
  * and end; `redact` takes secrets out of what it is shown.
@@ -79,7 +43,7 @@ export function observing(observer: (sample: RequestSample) => void): Intercepto
 export function watching(watcher: CallWatcher, redact: (text: string) => string): Interceptor {
   let ids = 0;
   // It reads `isError`, and the content only of a result with `isError: true` (never a RawJson).
-  return takesRawResults((next) => async (request) => {
+  return interceptor({ needs: "raw" }, (next) => async (request) => {
     if (request.row?.forwarded !== true) return next(request);
     const ctx = request.context;
     const caller = requestCaller(ctx);

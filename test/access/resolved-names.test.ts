@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { scopeRules } from "../../src/auth/access-rules.js";
-import { resolvedNames } from "../../src/auth/resolved-names.js";
+import { scopeRules } from "../../src/access/access-rules.js";
+import { resolvedNames } from "../../src/access/resolved-names.js";
 import type { CatalogTool } from "../../src/catalog/types.js";
 import { ConnectRequiredError } from "../../src/credentials/user-credentials.js";
 import type { RequestTarget } from "../../src/hub/call-pipeline.js";

@@ -1,7 +1,7 @@
 import picomatch from "picomatch";
+import { isEmailAddress, stringList, wholeMatcher } from "../config/claim-matchers.js";
 import type { AccessRuleConfig, AuthConfig, ScopeRuleConfig } from "../config/types.js";
 import type { RequestTarget } from "../hub/call-pipeline.js";
-import { isEmailAddress, stringList, wholeMatcher } from "./claim-matchers.js";
 import { resolvedNames } from "./resolved-names.js";
 
 /**

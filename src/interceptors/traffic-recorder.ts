@@ -1,9 +1,9 @@
 import type { McplexConfig, RecordConfig } from "../config/types.js";
 import { McplexError, RpcError } from "../errors.js";
+import type { Interceptor } from "../hub/call-pipeline.js";
+import type { Hub } from "../hub/hub.js";
 import type { RecordedError, RecordedLists, RecordingLine } from "../recording/recording-format.js";
 import { RecordingWriter } from "../recording/recording-writer.js";
-import type { Interceptor } from "./call-pipeline.js";
-import type { Hub } from "./hub.js";
 
 /** A server's recording while it runs. */
 interface Track {

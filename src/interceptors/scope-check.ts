@@ -1,9 +1,9 @@
+import { scopeRules } from "../access/access-rules.js";
+import { resolvedNames } from "../access/resolved-names.js";
 import type { ScopeRuleConfig } from "../config/types.js";
 import { RpcError } from "../errors.js";
-import { type Interceptor, takesRawResults } from "../hub/call-pipeline.js";
+import { type Interceptor, interceptor } from "../hub/call-pipeline.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { scopeRules } from "./access-rules.js";
-import { resolvedNames } from "./resolved-names.js";
 
 /**
  * Refuses a signed-in caller's request whose target needs scopes its token lacks
@@ -19,7 +19,7 @@ import { resolvedNames } from "./resolved-names.js";
 export function scopeCheck(rules: readonly ScopeRuleConfig[]): Interceptor {
   const missingFor = scopeRules(rules);
   // It reads no result.
-  return takesRawResults((next) => (request) => {
+  return interceptor({ needs: "raw" }, (next) => (request) => {
     const identity = request.context.identity;
     const target = request.target;
     // A target the caller's profile does not reach has no server: it goes on to be answered as

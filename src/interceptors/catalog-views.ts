@@ -1,19 +1,14 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
-import type { CatalogTool } from "../../catalog/types.js";
-import type { CatalogView } from "../../catalog-modes/catalog-view.js";
-import { META_TOOL } from "../../catalog-modes/meta-tools.js";
-import type { ModeCaller } from "../../catalog-modes/view-resolver.js";
-import { userRefOf } from "../../credentials/user-ref.js";
-import { RpcError } from "../../errors.js";
-import type {
-  CallRequest,
-  Handler,
-  Interceptor,
-  JsonObject,
-  RequestContext,
-} from "../../hub/call-pipeline.js";
-import type { Hub } from "../../hub/hub.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
+import type { CatalogTool } from "../catalog/types.js";
+import type { CatalogView } from "../catalog-modes/catalog-view.js";
+import { META_TOOL } from "../catalog-modes/meta-tools.js";
+import type { ModeCaller } from "../catalog-modes/view-resolver.js";
+import { userRefOf } from "../credentials/user-ref.js";
+import { RpcError } from "../errors.js";
+import type { CallRequest, Handler, Interceptor, JsonObject, RequestContext } from "../hub/call-pipeline.js";
+import { interceptor } from "../hub/call-pipeline.js";
+import type { Hub } from "../hub/hub.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 
 /** The view a caller sees the catalog through; `undefined` for the whole catalog (`all` mode). */
 export type ViewOf = (caller: ModeCaller) => CatalogView | undefined;
@@ -34,7 +29,7 @@ export function catalogViews(
 ): Interceptor {
   // Not async: a caller in `all` mode passes straight to `next`, with no promise of this layer's
   // own on its way (every call of a default `serve` comes this way).
-  return (next) => (req) => {
+  return interceptor({ needs: "raw" }, (next) => (req) => {
     if (req.row?.view !== true) return next(req);
     let view: CatalogView | undefined;
     try {
@@ -44,7 +39,7 @@ export function catalogViews(
     }
     if (view === undefined) return next(req);
     return viewed(req, view, next);
-  };
+  });
 
   // Views are for models: tools only an MCP App calls are not in them (its app calls them
   // directly, by `tools/call`, which passes the view by).

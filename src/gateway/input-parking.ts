@@ -1,12 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { RpcError } from "../../errors.js";
-import { ControllerPool, offAbort, onAbort } from "../../protocol/controller-pool.js";
-import { ErrorCode } from "../../protocol/error-codes.js";
+import { RpcError } from "../errors.js";
+import type { CallParking } from "../interceptors/client-input.js";
+import { ControllerPool, offAbort, onAbort } from "../protocol/controller-pool.js";
+import { ErrorCode } from "../protocol/error-codes.js";
 import {
   SERVER_REQUEST_CAPABILITIES,
   type ServerRequest,
   type ServerRequestHandler,
-} from "../../protocol/server-requests.js";
+} from "../protocol/server-requests.js";
 
 /** How long a call waiting for a client's input is kept before it is cancelled. */
 const DEFAULT_PARK_MS = 10 * 60_000;
@@ -140,7 +141,7 @@ export interface InputParkingOptions {
  * `requestState`) delivers the answers and picks the call up again. The state is
  * HMAC-signed, so a modified one is refused.
  */
-export class InputParking {
+export class InputParking implements CallParking {
   readonly #key: Buffer;
   /** This replica's id, named in its states when it is one of several (see {@link InputParkingOptions}). */
   readonly #replica: string | undefined;

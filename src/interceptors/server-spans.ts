@@ -9,8 +9,8 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { Identity, Interceptor, RequestTarget } from "../hub/call-pipeline.js";
-import { measured } from "./span-outcome.js";
-import { metaGetter } from "./trace-context.js";
+import { measured } from "../telemetry/span-outcome.js";
+import { metaGetter } from "../telemetry/trace-context.js";
 
 /** The span name's target and the attributes that name it, per the MCP semantic conventions. */
 export function targetAttributes(

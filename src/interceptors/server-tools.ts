@@ -1,12 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
-import { McplexError } from "../../errors.js";
-import {
-  type CallRequest,
-  type Interceptor,
-  type JsonObject,
-  takesRawResults,
-} from "../../hub/call-pipeline.js";
-import type { Hub } from "../../hub/hub.js";
+import { McplexError } from "../errors.js";
+import { type CallRequest, type Interceptor, interceptor, type JsonObject } from "../hub/call-pipeline.js";
+import type { Hub } from "../hub/hub.js";
 
 /** The names of the two tools {@link serverTools} adds. */
 export const CONNECT_SERVER = "connect_server";
@@ -29,7 +24,7 @@ const NAMED_TOOLS = 8;
  */
 export function serverTools(hub: Hub): Interceptor {
   // It reads only `tools/list` results, which are never kept as text.
-  return takesRawResults((next) => async (request) => {
+  return interceptor({ needs: "raw" }, (next) => async (request) => {
     const { method, params } = request;
     if (method === "tools/list") {
       const result = await next(request);

@@ -1,0 +1,100 @@
+import type { CallRequest } from "./call-pipeline.js";
+import {
+  compose,
+  type Handler,
+  type Interceptor,
+  type JsonObject,
+  needsParsedResults,
+} from "./call-pipeline.js";
+
+/** What a {@link PipelineExtension} reads of the hub's pipeline: its interceptors, and when they change. */
+export interface ExtendedPipeline {
+  /** The hub's interceptors on the path of every call, the first outermost. */
+  readonly interceptors: readonly Interceptor[];
+  /** Changes each time `hub.use` adds or removes one. */
+  readonly revision: number;
+}
+
+/** Where the layers of a {@link PipelineExtension} go, and what ends it. */
+export interface PipelineExtensionOptions {
+  /**
+   * Outside the hub's interceptors, the first outermost, fixed: they see each request as it
+   * came and how it ended whichever layer answered or refused it (a gateway's SERVER spans and
+   * audit trail).
+   */
+  outer?: readonly Interceptor[];
+  /** Inside the hub's interceptors, the first outermost; {@link PipelineExtension.use} adds more. */
+  interceptors?: readonly Interceptor[];
+  /** Innermost, fixed: the extender's own layers (a gateway's cache, views, client input). */
+  inner?: readonly Interceptor[];
+  /**
+   * The handler inside every layer, given the hub's dispatch (the send to the server a
+   * request's target names, which no interceptor wraps): a gateway's method table.
+   */
+  end(dispatch: Handler): Handler;
+}
+
+/**
+ * The hub's pipeline extended by a caller with layers of its own (a gateway): `outer`, then the
+ * hub's interceptors, then the extension's own (`interceptors`, {@link use}), then `inner`, around
+ * `end`. The hub's dispatch is handed only to `end`, inside the hub's interceptors: no request
+ * reaches a server around them. Composed again when either list changes, never per request.
+ */
+export class PipelineExtension {
+  readonly #hub: ExtendedPipeline;
+  readonly #outer: readonly Interceptor[];
+  readonly #own: Interceptor[];
+  readonly #inner: readonly Interceptor[];
+  readonly #end: Handler;
+  /** The hub's revision {@link #handler} was composed with. */
+  #hubRevision = -1;
+  #handler!: Handler;
+  #raw = false;
+
+  /** @internal Made by `hub.extend`, which holds the dispatch. */
+  constructor(hub: ExtendedPipeline, options: PipelineExtensionOptions, dispatch: Handler) {
+    this.#hub = hub;
+    this.#outer = options.outer ?? [];
+    this.#own = [...(options.interceptors ?? [])];
+    this.#inner = options.inner ?? [];
+    this.#end = options.end(dispatch);
+    this.#compose();
+  }
+
+  /**
+   * Runs `request` through every layer. Not async: a promise of its own on every request's way
+   * would be one more microtask turn there and back.
+   */
+  handle(request: CallRequest): Promise<JsonObject> {
+    if (this.#hubRevision !== this.#hub.revision) this.#compose();
+    return this.#handler(request);
+  }
+
+  /**
+   * Whether results may reach the layers as the server's text (`CallOptions.rawResult`): while
+   * no interceptor on the path needs them parsed (see `ResultNeeds`).
+   */
+  get rawResults(): boolean {
+    if (this.#hubRevision !== this.#hub.revision) this.#compose();
+    return this.#raw;
+  }
+
+  /** Adds an interceptor inside those added before it; returns the function that removes it. */
+  use(interceptor: Interceptor): () => void {
+    this.#own.push(interceptor);
+    this.#compose();
+    return () => {
+      const at = this.#own.indexOf(interceptor);
+      if (at === -1) return;
+      this.#own.splice(at, 1);
+      this.#compose();
+    };
+  }
+
+  #compose(): void {
+    this.#hubRevision = this.#hub.revision;
+    const layers = [...this.#outer, ...this.#hub.interceptors, ...this.#own, ...this.#inner];
+    this.#raw = !needsParsedResults(layers);
+    this.#handler = compose(layers, this.#end);
+  }
+}
