@@ -8,8 +8,9 @@
  *
  *   npx tsx bench/raw-path.ts [--calls N]
  */
-import type { ServerConfig } from "../src/config/types.js";
+
 import { ANSWERING_CAPABILITIES, Gateway } from "../src/assembly/entries/gateway.js";
+import type { ServerConfig } from "../src/config/types.js";
 import {
   type Handler,
   type Interceptor,

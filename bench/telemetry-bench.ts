@@ -7,11 +7,11 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { startTelemetry } from "../src/assembly/telemetry.js";
 import type { McplexConfig } from "../src/config/types.js";
 import { Gateway } from "../src/gateway/gateway.js";
 import { Hub } from "../src/hub/hub.js";
 import { telemetrySettings } from "../src/telemetry/settings.js";
-import { startTelemetry } from "../src/assembly/telemetry.js";
 import { LocalServer } from "../src/upstream/local-server.js";
 import { median } from "./interleaved.js";
 
