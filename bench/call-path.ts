@@ -3,7 +3,13 @@
 // to the upstream, read from the stack (with V8's async frames) at that write. A structural
 // figure, not a timing: it reads the same on any machine.
 //
-//   npx tsx bench/call-path.ts            (any commit since the hub moved to src/hub/)
+// And how wide the whole call is: every file of src/ with a function that ran while one call
+// went in and its answer came out (the second call: the first loads and compiles), from V8's
+// precise coverage with call counts. Background work of those milliseconds (a timer) could add a
+// file; none runs in this set-up.
+//
+//   npx tsx bench/call-path.ts   (before src/assembly/: import the gateway from src/gateway/index.js)
+import { Session } from "node:inspector/promises";
 import { resolve } from "node:path";
 import { ANSWERING_CAPABILITIES, Gateway, startHttpFront } from "../src/assembly/entries/gateway.js";
 import { Catalog } from "../src/catalog/catalog.js";
@@ -56,22 +62,26 @@ const meta = {
   "io.modelcontextprotocol/clientCapabilities": {},
   "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
 };
-const response = await fetch(front.url, {
-  method: "POST",
-  headers: {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tools/call",
-    "mcp-name": "echo__echo",
-  },
-  body: JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "tools/call",
-    params: { name: "echo__echo", arguments: { message: "hi" }, _meta: meta },
-  }),
-});
+async function call(id: number): Promise<Response> {
+  return await fetch(front.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": "echo__echo",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "echo__echo", arguments: { message: "hi" }, _meta: meta },
+    }),
+  });
+}
+
+const response = await call(1);
 console.log("answer:", response.status, (await response.text()).slice(0, 80));
 const ours = (stack ?? "")
   .split("\n")
@@ -82,6 +92,27 @@ const files = new Set(ours.map((line) => line.replace(/.*\/src\//, "src/").repla
 for (const line of ours) console.log("  ", line.replace(/\(.*\/src\//, "(src/"));
 console.log(`frames of ours: ${ours.length}; files: ${files.size}; catalog lookups of the tool: ${lookups}`);
 for (const file of [...files].sort()) console.log("  ", file);
+
+// The whole call: a second one, with V8 counting every function it runs.
+const session = new Session();
+session.connect();
+await session.post("Profiler.enable");
+await session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
+await session.post("Profiler.takePreciseCoverage"); // counts start from here
+const second = await call(2);
+await second.text();
+const { result: scripts } = await session.post("Profiler.takePreciseCoverage");
+await session.post("Profiler.stopPreciseCoverage");
+session.disconnect();
+const ran = scripts
+  .filter(
+    (script) => script.url.includes("/src/") && script.functions.some((f) => (f.ranges[0]?.count ?? 0) > 0),
+  )
+  .map((script) => script.url.replace(/.*\/src\//, "src/"))
+  .sort();
+const folders = new Set(ran.map((file) => file.split("/").slice(0, -1).join("/")));
+console.log(`files the whole call runs through (in and out): ${ran.length}, in ${folders.size} folders`);
+for (const file of ran) console.log("  ", file);
 await front.close(0);
 gateway.close();
 await hub.close();
