@@ -28,8 +28,8 @@ import { InputParking } from "./input-parking.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { servedExtensions, serverCapabilities } from "./methods/discover.js";
 import type { GatewayIdentity } from "./methods/method-handler.js";
+import { route } from "./methods/method-handlers.js";
 import { resolveTarget } from "./request-target.js";
-import { route } from "./route.js";
 
 /** Options of a {@link Gateway}. */
 export interface GatewayOptions {
