@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { RpcError } from "../errors.js";
+import { statelessContext } from "../gateway/call-request.js";
 import type { Gateway } from "../gateway/gateway.js";
-import { statelessContext } from "../gateway/request-context.js";
 import { ControllerPool } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import { readMessage, type WireRequest } from "../protocol/messages.js";
