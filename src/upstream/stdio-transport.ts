@@ -1,10 +1,10 @@
 import type { ChildProcess } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
+import { stringifyMessage } from "../protocol/messages.js";
 import { LineSplitter } from "../protocol/newline-framing.js";
 import { takeOverPipe } from "../protocol/pipe-reader.js";
 import { readRawAnswer } from "../protocol/read-raw-answer.js";
-import { stringifyMessage } from "../protocol/stringify-message.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 import { exited, signalGroup } from "./child-processes.js";
 import { type StdioServerParams, spawnServer, takeSpawnedAhead } from "./spawn-server.js";
