@@ -144,7 +144,8 @@ export function callOptionsOf(
     // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
     logLevel: ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug"),
     client: ctx.client,
-    user: userRefOf(ctx.identity),
+    // Only a signed-in (OAuth) caller is a user: no look-up for the others.
+    user: ctx.identity?.via === "oauth" ? userRefOf(ctx.identity) : undefined,
     rawResult,
   };
 }
