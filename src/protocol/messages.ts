@@ -1,6 +1,6 @@
 import { ErrorCode } from "./error-codes.js";
-import type { WireError } from "./wire-error.js";
 import { RawJson } from "./raw-json.js";
+import type { WireError } from "./wire-error.js";
 
 /** A JSON-RPC request id as MCP allows it: a string or a number, never null. */
 export type RequestId = string | number;
