@@ -7,9 +7,9 @@ import {
   type AuthOutcome,
   type AuthRequest,
   type Identity,
+  parseBearer,
   StaticTokenAuthenticator,
 } from "../fronts/authenticator.js";
-import { parseBearer } from "../fronts/bearer-auth.js";
 import { TokenRefused, TokenVerifier, type VerifiedToken } from "./token-verifier.js";
 
 /** Verified tokens kept at most; past it the oldest go first. */

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { WireMessage } from "../gateway/client-session.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { stringifyMessage } from "../protocol/stringify-message.js";
+import { stringifyMessage } from "../protocol/messages.js";
 import type { AdmissionRefusal } from "./http-admission.js";
 import {
   BUDGET_RETRY_AFTER_SECONDS,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Channel, ClientSession, WireMessage } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { stringifyMessage } from "../protocol/stringify-message.js";
+import { stringifyMessage } from "../protocol/messages.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { onExpiry } from "./authenticator.js";
 import { type Caller, sessionRefusal } from "./caller.js";

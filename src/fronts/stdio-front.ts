@@ -3,9 +3,8 @@ import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { ClientSession } from "../gateway/client-session.js";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { LineSplitter } from "../protocol/newline-framing.js";
-import { takeOverPipe } from "../protocol/pipe-reader.js";
-import { stringifyMessage } from "../protocol/stringify-message.js";
+import { stringifyMessage } from "../protocol/messages.js";
+import { LineSplitter, takeOverPipe } from "../protocol/newline-framing.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 

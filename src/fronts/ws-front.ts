@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
 import type { Gateway } from "../gateway/gateway.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { stringifyMessage } from "../protocol/stringify-message.js";
+import { stringifyMessage } from "../protocol/messages.js";
 import { parseErrorAnswer } from "../protocol/wire-error.js";
 import { onExpiry } from "./authenticator.js";
 import type { AdmissionRefusal, Caller } from "./caller.js";

@@ -12,7 +12,7 @@ import {
 import { REV2025_PROTOCOL_VERSIONS } from "../protocol/rev2025.js";
 import { envelopeVersion, readEnvelope } from "../protocol/rev2026.js";
 import { toWireError } from "../protocol/wire-error.js";
-import { statelessContext } from "./request-context.js";
+import { statelessContext } from "./call-request.js";
 import { resultForRev2024 } from "./rev2024-result.js";
 
 /** A JSON-RPC message as it travels. */

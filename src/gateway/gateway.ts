@@ -22,14 +22,13 @@ import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";
 import { RawJson } from "../protocol/raw-json.js";
 import { META } from "../protocol/rev2026.js";
-import { callOptionsOf } from "./call-options.js";
+import { callOptionsOf, resolveTarget } from "./call-request.js";
 import { type Channel, ClientSession, type SessionOptions } from "./client-session.js";
 import { InputParking } from "./input-parking.js";
 import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { servedExtensions, serverCapabilities } from "./methods/discover.js";
 import type { GatewayIdentity } from "./methods/method-handler.js";
-import { resolveTarget } from "./request-target.js";
-import { route } from "./route.js";
+import { route } from "./methods/method-handlers.js";
 
 /** Options of a {@link Gateway}. */
 export interface GatewayOptions {

@@ -5,7 +5,7 @@ import type { Hub } from "../hub/hub.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { META } from "../protocol/rev2026.js";
 import { declaresTasks } from "../protocol/tasks.js";
-import type { TaskTargets } from "./request-target.js";
+import type { TaskTargets } from "./call-request.js";
 
 /** The notification types a 2026 client opts in to on `subscriptions/listen`. */
 export interface SubscriptionFilter {

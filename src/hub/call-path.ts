@@ -371,9 +371,10 @@ export class CallPath {
     const { own, router } = this.#host;
     const client = options.client;
     // A per-user server: the caller's own connection (per user is enough, share: false or not).
-    const lease: UserCallLease | undefined = isPerUser(config)
-      ? await this.#host.perUser.acquire(options.user, config, options.signal)
-      : undefined;
+    const lease: UserCallLease | undefined =
+      config.credentials !== undefined && isPerUser(config)
+        ? await this.#host.perUser.acquire(options.user, config, options.signal)
+        : undefined;
     // A user's own values and tokens are taken out of that user's results only.
     const redactor = lease?.redact ?? this.#host.redactor;
     const upstream =

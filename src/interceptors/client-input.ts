@@ -55,7 +55,7 @@ export function clientInput(parking: CallParking): Interceptor {
     if (request.row?.inputRequired !== true || request.target?.server === undefined) return next(request);
     const ctx = request.context;
     if (!ctx.stateless) {
-      // `callOptionsOf` (src/gateway/call-options.ts) gave it the handler already (the gateway builds every forwarded request
+      // `callOptionsOf` (src/gateway/call-request.ts) gave it the handler already (the gateway builds every forwarded request
       // with it); a request an interceptor built without one gets it here.
       if (request.callOptions.onServerRequest !== undefined) return next(request);
       return next(withCallOptions(request, { ...request.callOptions, onServerRequest: sessionHandler(ctx) }));

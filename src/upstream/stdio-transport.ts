@@ -1,10 +1,9 @@
 import type { ChildProcess } from "node:child_process";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
-import { LineSplitter } from "../protocol/newline-framing.js";
-import { takeOverPipe } from "../protocol/pipe-reader.js";
+import { stringifyMessage } from "../protocol/messages.js";
+import { LineSplitter, takeOverPipe } from "../protocol/newline-framing.js";
 import { readRawAnswer } from "../protocol/read-raw-answer.js";
-import { stringifyMessage } from "../protocol/stringify-message.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 import { exited, signalGroup } from "./child-processes.js";
 import { type StdioServerParams, spawnServer, takeSpawnedAhead } from "./spawn-server.js";

@@ -332,7 +332,11 @@ export class Upstream {
     params: Record<string, unknown> | undefined,
     options: UpstreamRequestOptions,
   ): RpcRequestOptions {
-    const annotated = method === "tools/call" ? this.#lists.paramHeaders(String(params?.name)) : undefined;
+    // `x-mcp-header` annotations are kept over 2026 Streamable HTTP only: stdio has none.
+    const annotated =
+      method === "tools/call" && this.config.transport !== "stdio"
+        ? this.#lists.paramHeaders(String(params?.name))
+        : undefined;
     const requestOptions: RpcRequestOptions = {
       timeout: options.timeout ?? this.config.timeout,
       signal: options.signal,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MIN_TOKEN_LENGTH, tokenProblem } from "../../src/config/token-rules.js";
-import { parseBearer } from "../../src/fronts/bearer-auth.js";
+import { parseBearer } from "../../src/fronts/authenticator.js";
 
 /** Authorization value, and the token RFC 6750 reads from it ("none": no bearer credential; "bad": malformed). */
 const TABLE: Array<[string | undefined, string]> = [

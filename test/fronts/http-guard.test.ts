@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { type ClientRequest, createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { authenticate } from "../../src/fronts/bearer-auth.js";
+import { authenticate } from "../../src/fronts/authenticator.js";
 import {
   BodyTimeoutError,
   BodyTooLargeError,

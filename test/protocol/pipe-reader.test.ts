@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
-import { takeOverPipe } from "../../src/protocol/pipe-reader.js";
+import { takeOverPipe } from "../../src/protocol/newline-framing.js";
 
 // A child's output read below Node's streams, as the stdio transport does: nothing it wrote is
 // lost on the way, and the child still ends as a child does.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { stringifyMessage } from "../../src/protocol/stringify-message.js";
+import { stringifyMessage } from "../../src/protocol/messages.js";
 
 describe("stringifyMessage", () => {
   it.each([

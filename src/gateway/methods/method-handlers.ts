@@ -1,11 +1,18 @@
-import { TASK_METHODS } from "../../ext/tasks/task-methods.js";
+import { RpcError } from "../../errors.js";
+import type { GatewayTasks } from "../../ext/tasks/gateway-tasks.js";
+import { routeTask, TASK_METHODS } from "../../ext/tasks/task-methods.js";
+import type { Handler } from "../../hub/call-pipeline.js";
+import type { Hub } from "../../hub/hub.js";
+import { ErrorCode } from "../../protocol/error-codes.js";
 import { COMPLETION_METHODS } from "./completion.js";
 import { DISCOVER_METHODS } from "./discover.js";
-import type { MethodHandler, MethodHandlers } from "./method-handler.js";
+import { forward } from "./forward.js";
+import type { GatewayIdentity, MethodContext, MethodHandler, MethodHandlers } from "./method-handler.js";
 import { PROMPT_METHODS } from "./prompts.js";
 import { RESOURCE_METHODS } from "./resources.js";
 import { SKILL_METHODS } from "./skills.js";
 import { SUBSCRIPTION_METHODS } from "./subscriptions.js";
+import { toolError } from "./tool-error.js";
 import { TOOL_METHODS } from "./tools.js";
 
 /**
@@ -36,4 +43,48 @@ function handlerTable(...files: MethodHandlers[]): ReadonlyMap<string, MethodHan
     }
   }
   return table;
+}
+
+/**
+ * The end of the pipeline: the gateway's answer to every method, from its handler in
+ * `METHOD_HANDLERS`. Answers from the hub's catalog, with the target the
+ * request resolved to; names and URIs are mapped both ways by the hub, task ids to and from
+ * handles by `tasks`.
+ */
+export function route(hub: Hub, identity: GatewayIdentity, tasks: GatewayTasks, dispatch: Handler): Handler {
+  const answer = table({ hub, identity, tasks, dispatch });
+  // Not async: a well-formed call of a known tool hands on the hub's promise with one `then`,
+  // not an async function's promise and await around it. Anything else takes the table's way.
+  return (request) => {
+    if (request.method !== "tools/call") return answer(request);
+    const { params, target } = request;
+    const args = params.arguments;
+    if (
+      target?.kind !== "tool" ||
+      target.tool === undefined ||
+      typeof params.name !== "string" ||
+      params.name === "" ||
+      (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args)))
+    )
+      return answer(request);
+    return dispatch(request).then(
+      (result) =>
+        result.resultType === "task" || result.task !== undefined ? tasks.created(request, result) : result,
+      toolError,
+    );
+  };
+}
+
+/**
+ * The method table: a method's handler; else, for a row an embedder added, its task's server
+ * (a `task` row) or its target's (a forwarded row); else method not found.
+ */
+function table(gateway: MethodContext): Handler {
+  return async (request) => {
+    const handler = METHOD_HANDLERS.get(request.method);
+    if (handler !== undefined) return await handler(request, gateway);
+    if (request.row?.target === "task") return await routeTask(request, gateway);
+    if (request.row?.forwarded === true) return await forward(gateway.dispatch, request);
+    throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
+  };
 }

@@ -1,6 +1,14 @@
+// The request object of the pipeline (`CallRequest`) as a gateway makes it from a wire request:
+// its context (a 2026 request's, from its envelope), its target (what it names, looked up in the
+// catalog) and the options its hub call carries.
 import type { Catalog } from "../catalog/catalog.js";
+import { userRefOf } from "../credentials/user-ref.js";
 import type { RequestContext, RequestTarget } from "../hub/call-pipeline.js";
+import type { CallOptions } from "../hub/hub-types.js";
+import { sessionHandler } from "../interceptors/client-input.js";
 import { type MethodRow, targetParamOf } from "../protocol/method-table.js";
+import type { Envelope } from "../protocol/rev2026.js";
+import { declaresTasks } from "../protocol/tasks.js";
 
 /** Opens the task handles a `task` row names (the gateway's tasks: see `GatewayTasks`). */
 export interface TaskTargets {
@@ -71,4 +79,73 @@ function resourceTarget(catalog: Catalog, uri: string, profile: string | undefin
   return resource === undefined
     ? { kind: "resource", uri }
     : { kind: "resource", uri, server: resource.server, resource };
+}
+
+/**
+ * The context of a 2026 request, from its envelope (read with `readEnvelope`) and what the
+ * front knows: the one place every front sets up a stateless request.
+ */
+export function statelessContext(
+  envelope: Envelope,
+  front: Pick<
+    RequestContext,
+    "signal" | "notify" | "profile" | "mode" | "caller" | "identity" | "client" | "headers" | "front"
+  >,
+): RequestContext {
+  // Built whole, every member present (`undefined` where unknown), in one order: every
+  // request's context then has one shape, rather than one per set of members it happens to have.
+  return {
+    stateless: true,
+    protocolVersion: envelope.protocolVersion,
+    clientCapabilities: envelope.clientCapabilities,
+    signal: front.signal,
+    notify: front.notify,
+    profile: front.profile,
+    mode: front.mode,
+    caller: front.caller,
+    identity: front.identity,
+    client: front.client,
+    headers: front.headers,
+    front: front.front,
+    clientInfo: envelope.clientInfo,
+    logLevel: envelope.logLevel,
+  };
+}
+
+/**
+ * What a forwarded request's hub call carries from its client: signal, capabilities, log level,
+ * profile, session, the progress relay, and for a 2025 session the handler that sends server
+ * requests to its client; `rawResult` when its front relays the result as it comes. Built with
+ * every key, in one order: the hub reads these options on every call, and objects of one shape
+ * keep those reads fast.
+ */
+export function callOptionsOf(
+  ctx: RequestContext,
+  params: Record<string, unknown>,
+  rawResult = false,
+): CallOptions {
+  const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  const stateless = ctx.stateless;
+  return {
+    signal: ctx.signal,
+    timeout: undefined,
+    onProgress:
+      token === undefined
+        ? undefined
+        : (p) => ctx.notify("notifications/progress", { ...p, progressToken: token }),
+    profile: ctx.profile,
+    onServerRequest: stateless ? undefined : sessionHandler(ctx),
+    // A 2025-11-25 client's experimental task request goes to its server as it came.
+    params: stateless || params.task === undefined ? undefined : { task: params.task },
+    returnInputRequired: undefined,
+    // A 2026 client takes a task itself when it declared the extension; a 2025 client's call waits.
+    tasks: stateless ? (declaresTasks(ctx.clientCapabilities) ? "return" : "decline") : undefined,
+    clientCapabilities: ctx.clientCapabilities,
+    // A 2025 client that set no level gets every log message; a 2026 client only what it asked for.
+    logLevel: ctx.stateless ? ctx.logLevel : (ctx.logLevel ?? "debug"),
+    client: ctx.client,
+    // Only a signed-in (OAuth) caller is a user: no look-up for the others.
+    user: ctx.identity?.via === "oauth" ? userRefOf(ctx.identity) : undefined,
+    rawResult,
+  };
 }
