@@ -1,3 +1,4 @@
+import type { Catalog } from "../catalog/catalog.js";
 import type { CatalogTool } from "../catalog/types.js";
 import { userRefOf } from "../credentials/user-ref.js";
 import { McplexError, RpcError } from "../errors.js";
@@ -96,6 +97,8 @@ export const DEFAULT_READY_WAIT_MS = 1000;
  */
 export class Gateway {
   readonly hub: Hub;
+  /** The hub's catalog, kept: read for every request's target (the hub never replaces it). */
+  readonly #catalog: Catalog;
   /** Calls of 2026 clients parked while their 2025 server waits for the client's input. */
   readonly parking: InputParking;
   /** Results of read-only tools of servers configured with `cache:`, reused for a while. */
@@ -129,6 +132,7 @@ export class Gateway {
 
   constructor(hub: Hub, options: GatewayOptions = {}) {
     this.hub = hub;
+    this.#catalog = hub.catalog;
     this.methods = new MethodTable(options.methods);
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
     this.#serverInfoJson = JSON.stringify({ name: this.#identity.name, version: this.#identity.version });
@@ -248,7 +252,7 @@ export class Gateway {
       method,
       params: p,
       context,
-      target: resolveTarget(this.hub.catalog, row, p, context, this.tasks),
+      target: resolveTarget(this.#catalog, row, p, context, this.tasks),
       row,
       callOptions:
         row?.forwarded === true ? callOptionsOf(context, p, rawResult) : { signal: context.signal },
@@ -356,7 +360,7 @@ export class Gateway {
    * when a server `profile` reaches takes them.
    */
   initializeResult(protocolVersion: string, profile?: string): Record<string, unknown> {
-    const capabilities = serverCapabilities(false, servedExtensions(this.hub.catalog, profile));
+    const capabilities = serverCapabilities(false, servedExtensions(this.#catalog, profile));
     if (protocolVersion === "2025-11-25" && this.tasks.takesRev2025(profile))
       capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
     const result: Record<string, unknown> = {

@@ -98,7 +98,7 @@ export function assembleHub(options: HubOptions, hub: HubCallbacks): HubParts {
   const calls = new CallPath(
     {
       catalog,
-      entry: (name) => servers.entry(name),
+      entry: servers.entry.bind(servers),
       findTool: (name, o) => hub.findTool(name, o),
       own: servers.clientConnections,
       perUser,
