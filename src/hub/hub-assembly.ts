@@ -30,7 +30,7 @@ export interface HubParts {
   /** What calls do with the servers: the interceptors, dispatch, retries, redaction. */
   readonly calls: CallPath;
   /** The skills of the servers that declare the skills extension. */
-  readonly skills: Skills;
+  readonly skills: Skills<CallOptions>;
 }
 
 /** What the parts call back into the hub that holds them. */
@@ -112,7 +112,7 @@ export function assembleHub(options: HubOptions, hub: HubCallbacks): HubParts {
     options.interceptors,
     options.upstreamInterceptors,
   );
-  const skills = new Skills({
+  const skills = new Skills<CallOptions>({
     catalog,
     forward: (...a) => hub.forward(...a),
     readResource: (uri, o) => hub.readResource(uri, o),

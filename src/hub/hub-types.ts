@@ -1,5 +1,6 @@
 import type { McplexConfig } from "../config/types.js";
 import type { CredentialVault, UserCredentialSource, UserRef } from "../credentials/user-credentials.js";
+import type { SkillLoadSettings } from "../ext/skills/skill-reader.js";
 import type { ToolPins } from "../pins/tool-pins.js";
 import type { Implementation } from "../protocol/rev2026.js";
 import type { ServerRequestHandler } from "../protocol/server-requests.js";
@@ -78,3 +79,6 @@ export interface HubOptions {
 export type HubEvent = ServerEvent;
 
 export type { CallOptions, ServerDetails, ServerStatus };
+
+/** Options of `hub.loadSkill`: a call's options, and whether a skill that cannot be verified may load. */
+export interface LoadSkillOptions extends CallOptions, SkillLoadSettings {}

@@ -14,11 +14,11 @@ import type {
 } from "../catalog/types.js";
 import type { UserRef } from "../credentials/user-credentials.js";
 import type { SkillsPage } from "../ext/skills/skill-listing.js";
-import type { HubSkill, LoadedSkill, LoadSkillOptions } from "../ext/skills/skill-reader.js";
+import type { HubSkill, LoadedSkill } from "../ext/skills/skill-reader.js";
 import { notFound } from "../servers/lookup-errors.js";
 import type { CallRequest, Interceptor, JsonObject } from "./call-pipeline.js";
 import { HubAdministration } from "./hub-administration.js";
-import type { CallOptions } from "./hub-types.js";
+import type { CallOptions, LoadSkillOptions } from "./hub-types.js";
 import type { PipelineExtension, PipelineExtensionOptions } from "./pipeline-extension.js";
 import { RefCounts } from "./ref-counts.js";
 
@@ -278,7 +278,14 @@ export class Hub extends HubAdministration {
   }
 }
 
-export type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
+export type {
+  CallOptions,
+  HubEvent,
+  HubOptions,
+  LoadSkillOptions,
+  ServerDetails,
+  ServerStatus,
+} from "./hub-types.js";
 
 /** `shared` followed by a user's own tools whose names it does not hold (the same array without any). */
 function withOwn(

@@ -59,7 +59,7 @@ export {
 } from "../../errors.js";
 export type { SkillEntry, SkillFile } from "../../ext/skills/skill-entry.js";
 export type { SkillsPage } from "../../ext/skills/skill-listing.js";
-export type { HubSkill, LoadedSkill, LoadSkillOptions } from "../../ext/skills/skill-reader.js";
+export type { HubSkill, LoadedSkill } from "../../ext/skills/skill-reader.js";
 export {
   type CallRequest,
   compose,
@@ -69,7 +69,14 @@ export {
   type RequestContext,
   type RequestTarget,
 } from "../../hub/call-pipeline.js";
-export { type CallOptions, Hub, type HubEvent, type HubOptions, type ServerStatus } from "../../hub/hub.js";
+export {
+  type CallOptions,
+  Hub,
+  type HubEvent,
+  type HubOptions,
+  type LoadSkillOptions,
+  type ServerStatus,
+} from "../../hub/hub.js";
 export { openPins } from "../../pins/open-pins.js";
 export { lockFilePath, PinLockError } from "../../pins/pin-lock-file.js";
 export type { FieldChange } from "../../pins/tool-diff.js";

@@ -1,15 +1,17 @@
 import type { Catalog } from "../../catalog/catalog.js";
 import { namespaceSkillEntry } from "../../catalog/namespaced-uris.js";
 import { AbortedError, RpcError } from "../../errors.js";
-import type { CallOptions, JsonObject } from "../../hub/call-pipeline.js";
 import { ErrorCode } from "../../protocol/error-codes.js";
 import { SKILLS_EXTENSION } from "../../protocol/extensions.js";
+import type { SkillCallOptions } from "./skill-reader.js";
 
-/** What {@link listSkills} needs of the hub. */
-export interface SkillListingHost {
+type JsonObject = Record<string, unknown>;
+
+/** What {@link listSkills} needs of the hub; `O` is the hub's options of a call. */
+export interface SkillListingHost<O extends SkillCallOptions> {
   readonly catalog: Catalog;
   /** Sends a request to one server through the hub's call path (`Hub.forward`). */
-  forward(server: string, method: string, params: JsonObject, options: CallOptions): Promise<JsonObject>;
+  forward(server: string, method: string, params: JsonObject, options: O): Promise<JsonObject>;
 }
 
 /** One page of the skills of every server, as a gateway's `skills/list` answers it. */
@@ -37,11 +39,12 @@ const MAX_HOPS = 16;
  *
  * @throws RpcError `-32602` for a cursor this listing did not give.
  */
-export async function listSkills(
-  host: SkillListingHost,
-  options: CallOptions & { cursor?: string } = {},
+export async function listSkills<O extends SkillCallOptions>(
+  host: SkillListingHost<O>,
+  options: O & { cursor?: string },
 ): Promise<SkillsPage> {
-  const { cursor: given, ...callOptions } = options;
+  const { cursor: given, ...rest } = options;
+  const callOptions = rest as unknown as O;
   const { profile } = callOptions;
   const servers = host.catalog.extensionServers(SKILLS_EXTENSION, profile).map((s) => s.server);
   let index = 0;

@@ -1,6 +1,5 @@
 import type { ReadResourceResult } from "@modelcontextprotocol/client";
 import { McplexError } from "../../errors.js";
-import type { CallOptions } from "../../hub/call-pipeline.js";
 import type { SkillEntry, SkillFile } from "./skill-entry.js";
 
 /** A skill the hub can load: where it comes from and its entry as the catalog shows it. */
@@ -26,13 +25,22 @@ export interface LoadedSkill extends HubSkill {
   text: string;
 }
 
-/** What reading a skill needs of the hub. */
-export interface SkillReaderHost {
-  readResource(uri: string, options: CallOptions): Promise<ReadResourceResult>;
+/**
+ * What the skills read of the options of a call: the profile a name is resolved through, and
+ * the signal that stops it. The hub's own options (`CallOptions`) go through as they are.
+ */
+export interface SkillCallOptions {
+  profile?: string;
+  signal?: AbortSignal;
 }
 
-/** Options of {@link loadSkill}. */
-export interface LoadSkillOptions extends CallOptions {
+/** What reading a skill needs of the hub; `O` is the hub's options of a call. */
+export interface SkillReaderHost<O extends SkillCallOptions> {
+  readResource(uri: string, options: O): Promise<ReadResourceResult>;
+}
+
+/** What {@link loadSkill} takes beside the options of a call (the hub's `LoadSkillOptions`). */
+export interface SkillLoadSettings {
   /**
    * Load a skill whose entry says `"resources": "dynamic"` (no digests to check). Default
    * `false`: such a skill cannot be verified, and is refused.
@@ -53,10 +61,10 @@ const checks = () => import("./skill-entry.js");
  *
  * @throws McplexError `SKILL_VERIFICATION_FAILED` (the entry, the bytes or the frontmatter).
  */
-export async function loadSkill(
-  host: SkillReaderHost,
+export async function loadSkill<O extends SkillCallOptions>(
+  host: SkillReaderHost<O>,
   skill: HubSkill,
-  options: LoadSkillOptions = {},
+  options: O & SkillLoadSettings,
 ): Promise<LoadedSkill> {
   const { skillEntryProblem, verifyFrontmatter } = await checks();
   const problem = skillEntryProblem(skill.entry);
@@ -71,7 +79,7 @@ export async function loadSkill(
       throw refused(skill, `${entry.resources.length} files of ${bytes} bytes exceed the limits of a skill`);
   }
   const { allowDynamic: _, ...callOptions } = options;
-  const text = new TextDecoder().decode(await readVerified(host, skill, entry.uri, callOptions));
+  const text = new TextDecoder().decode(await readVerified(host, skill, entry.uri, callOptions as O));
   verifyFrontmatter(text, entry, skill.server);
   return { ...skill, text };
 }
@@ -84,11 +92,11 @@ export async function loadSkill(
  * @throws McplexError `SKILL_VERIFICATION_FAILED` for a file the entry does not list or whose
  *   bytes differ from it.
  */
-export async function readSkillFile(
-  host: SkillReaderHost,
+export async function readSkillFile<O extends SkillCallOptions>(
+  host: SkillReaderHost<O>,
   skill: LoadedSkill,
   path: string,
-  options: CallOptions = {},
+  options: O,
 ): Promise<Uint8Array> {
   const root = skill.entry.uri.slice(0, skill.entry.uri.lastIndexOf("/"));
   const uri = path.includes("://") ? path : `${root}/${path.replace(/^\.?\//, "")}`;
@@ -96,11 +104,11 @@ export async function readSkillFile(
 }
 
 /** Reads `uri` and checks it against the file the skill's entry lists for it. */
-async function readVerified(
-  host: SkillReaderHost,
+async function readVerified<O extends SkillCallOptions>(
+  host: SkillReaderHost<O>,
   skill: HubSkill,
   uri: string,
-  options: CallOptions,
+  options: O,
 ): Promise<Uint8Array> {
   const { verifySkillFile } = await checks();
   const files = skill.entry.resources;

@@ -1,43 +1,50 @@
-import type { CallOptions, JsonObject } from "../../hub/call-pipeline.js";
 import { notFound } from "../../servers/lookup-errors.js";
 import type { SkillEntry } from "./skill-entry.js";
 import { listSkills, type SkillListingHost, type SkillsPage } from "./skill-listing.js";
 import {
   type HubSkill,
   type LoadedSkill,
-  type LoadSkillOptions,
   loadSkill,
   readSkillFile,
+  type SkillCallOptions,
+  type SkillLoadSettings,
   type SkillReaderHost,
 } from "./skill-reader.js";
 
 /** Most pages {@link Skills.all} reads (the bound of every list the hub reads whole). */
 const MAX_SKILL_PAGES = 1000;
 
-/** What {@link Skills} needs of the hub: its catalog and its call path. */
-export interface SkillsHost extends SkillListingHost, SkillReaderHost {
+/**
+ * What {@link Skills} needs of the hub: its catalog and its call path. `O` is the hub's options
+ * of a call, passed through as they are (the profile and the signal alone are read here).
+ */
+export interface SkillsHost<O extends SkillCallOptions> extends SkillListingHost<O>, SkillReaderHost<O> {
   /** Sends `method` to the server behind the resource `params.uri`, through the call path. */
-  aboutResource(method: string, params: JsonObject, options: CallOptions): Promise<JsonObject>;
+  aboutResource(
+    method: string,
+    params: Record<string, unknown>,
+    options: O,
+  ): Promise<Record<string, unknown>>;
 }
 
 /**
  * The skills of the hub's servers (SEP-2640, the skills extension): their merged listing, and
  * each skill read and verified as a host must. The hub's skill members delegate here.
  */
-export class Skills {
-  readonly #host: SkillsHost;
+export class Skills<O extends SkillCallOptions> {
+  readonly #host: SkillsHost<O>;
 
-  constructor(host: SkillsHost) {
+  constructor(host: SkillsHost<O>) {
     this.#host = host;
   }
 
   /** One page of the merged listing, as a gateway's `skills/list` answers it: see {@link listSkills}. */
-  list(options: CallOptions & { cursor?: string } = {}): Promise<SkillsPage> {
+  list(options: O & { cursor?: string }): Promise<SkillsPage> {
     return listSkills(this.#host, options);
   }
 
   /** Every skill of every server that declares the extension: the listing only, no file is read. */
-  async all(options: CallOptions = {}): Promise<HubSkill[]> {
+  async all(options: O): Promise<HubSkill[]> {
     const skills: HubSkill[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
@@ -56,7 +63,7 @@ export class Skills {
   }
 
   /** The entry of the skill whose `SKILL.md` is `uri` (`skills/get` to its server). */
-  async get(uri: string, options: CallOptions = {}): Promise<HubSkill> {
+  async get(uri: string, options: O): Promise<HubSkill> {
     const result = await this.#host.aboutResource("skills/get", { uri }, options);
     const target = this.#host.catalog.resolveResource(uri, options.profile);
     const skill = target === undefined ? undefined : hubSkill(target.server, result.skill);
@@ -65,12 +72,12 @@ export class Skills {
   }
 
   /** Loads a skill for a model, verified against its entry: see {@link loadSkill}. */
-  load(skill: HubSkill, options: LoadSkillOptions = {}): Promise<LoadedSkill> {
+  load(skill: HubSkill, options: O & SkillLoadSettings): Promise<LoadedSkill> {
     return loadSkill(this.#host, skill, options);
   }
 
   /** Reads a file of a loaded skill, verified against its entry: see {@link readSkillFile}. */
-  readFile(skill: LoadedSkill, path: string, options: CallOptions = {}): Promise<Uint8Array> {
+  readFile(skill: LoadedSkill, path: string, options: O): Promise<Uint8Array> {
     return readSkillFile(this.#host, skill, path, options);
   }
 }
