@@ -188,6 +188,8 @@ export class Catalog {
    * @throws ConfigError when `profile` is not defined.
    */
   resolveTool(name: string, profile?: string): CatalogTool | undefined {
+    // No profile reaches every tool: no scope to ask on the way of every call of a front bound to none.
+    if (profile === undefined) return this.#view().toolsByName.get(name);
     const scope = this.#scope(profile);
     const tool = this.#view().toolsByName.get(name);
     return tool !== undefined && scope.tool(tool.server, tool.name) ? tool : undefined;

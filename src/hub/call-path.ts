@@ -38,7 +38,6 @@ import {
 } from "./call-pipeline.js";
 import { PipelineExtension, type PipelineExtensionOptions } from "./pipeline-extension.js";
 import type { ServerRequestRouter } from "./server-request-router.js";
-import { redactToolError } from "./upstream-redaction.js";
 
 /** A configured server and its (shared) connection. */
 export interface ServerEntry {
@@ -408,14 +407,16 @@ export class CallPath {
       };
       const sent = options.params === undefined ? params : { ...params, ...options.params };
       const first = await this.#out(upstream, request, sent, requestOptions);
+      // A 2025 server answers in full: `input_required` and tasks came with 2026.
+      if (upstream.rev2025) return toolErrorRedacted(first, redactor);
       const inputHandler: InputRequestHandler | undefined = handler ?? this.#host.onServerRequest;
       if (!isInputRequired(first) || options.returnInputRequired === true) {
         if (waits && isTaskResult(first))
-          return redactToolError(
+          return toolErrorRedacted(
             await this.#awaitTask(upstream, request, first, requestOptions, inputHandler),
             redactor,
           );
-        return redactToolError(first, redactor);
+        return toolErrorRedacted(first, redactor);
       }
       // A 2026 server needs input: ask the handler, then retry with the answers.
       const final = await resolveInputRequired<JsonObject>(first, {
@@ -426,11 +427,11 @@ export class CallPath {
       });
       // Input first, then a task (the spec's composition of the two): waited for the same way.
       if (waits && isTaskResult(final))
-        return redactToolError(
+        return toolErrorRedacted(
           await this.#awaitTask(upstream, request, final, requestOptions, inputHandler),
           redactor,
         );
-      return redactToolError(final, redactor);
+      return toolErrorRedacted(final, redactor);
     } catch (error) {
       // Every front and the CLI get upstream errors from here: an upstream may quote its token.
       throw redactError(error, redactor);
@@ -496,6 +497,16 @@ export class CallPath {
     );
     return send({ ...request, params, callOptions: { ...request.callOptions, ...options } });
   }
+}
+
+/**
+ * A result with secrets taken out of every string in it, when it is an error (`isError: true`).
+ * Successful results are returned unscanned: they are the tool's answer, often large, and on
+ * the hot path; a tool asked to print its own environment may show it.
+ */
+function toolErrorRedacted<T>(result: T, redact: (text: string) => string): T {
+  if ((result as { isError?: unknown } | null)?.isError !== true) return result;
+  return redactValue(result, redact);
 }
 
 /** A signal that never aborts: the context of a library call made without one. */

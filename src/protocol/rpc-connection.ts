@@ -55,13 +55,17 @@ export interface RpcConnectionOptions {
   onNotification?: NotificationHandler;
   /** Called once when the transport closes, with the reason if it was not a local close. */
   onClose?: (error?: Error) => void;
+}
+
+/** What the revision a connection negotiated asks of every request after it (see {@link RpcConnection.negotiated}). */
+export interface RequestTerms {
   /** Added to every request's `params._meta` (2026: protocol version, client info, capabilities). */
-  meta?: () => Record<string, unknown> | undefined;
+  meta?: Record<string, unknown>;
   /**
    * `true` when a request is cancelled by closing its own response stream rather than
    * by `notifications/cancelled` (2026 over Streamable HTTP).
    */
-  cancelByStream?: () => boolean;
+  cancelByStream?: boolean;
 }
 
 interface Pending {
@@ -109,6 +113,18 @@ export class RpcConnection {
   #idleSweeps = 0;
   #closed = false;
   #closeError: Error | undefined;
+  /** Fixed once the revision is negotiated: read by every request, never asked for. */
+  #meta: Record<string, unknown> | undefined;
+  #cancelByStream = false;
+
+  /**
+   * Sets what every request sends from now on, once the revision is negotiated (the requests
+   * that negotiate it go without).
+   */
+  negotiated(terms: RequestTerms): void {
+    this.#meta = terms.meta;
+    this.#cancelByStream = terms.cancelByStream === true;
+  }
 
   constructor(transport: Transport, options: RpcConnectionOptions) {
     this.#transport = transport;
@@ -154,7 +170,7 @@ export class RpcConnection {
       );
     }
     const id = this.#nextId++;
-    const connectionMeta = this.#options.meta?.();
+    const connectionMeta = this.#meta;
     let outParams = params;
     if (connectionMeta !== undefined || options.meta !== undefined || options.onProgress !== undefined) {
       const meta: Record<string, unknown> = {
@@ -171,7 +187,7 @@ export class RpcConnection {
         : { jsonrpc: "2.0", id, method, params: outParams }
     ) as JSONRPCMessage;
 
-    const stream = this.#options.cancelByStream?.() === true ? new AbortController() : undefined;
+    const stream = this.#cancelByStream ? new AbortController() : undefined;
     const sendOptions: TransportSendOptions | undefined =
       options.headers === undefined && stream === undefined
         ? undefined

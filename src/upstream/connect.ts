@@ -130,7 +130,7 @@ async function open(
   options: ConnectOptions,
 ): Promise<Connected> {
   const { transport, stderr, close } = await createTransport(config, kind, options);
-  let negotiated: Negotiated | undefined;
+  let negotiated: Negotiated;
   const connection = new RpcConnection(transport, {
     server: config.name,
     timeout: config.timeout,
@@ -140,12 +140,6 @@ async function open(
       close();
       options.onClose(error);
     },
-    meta: () =>
-      negotiated?.stateless === true
-        ? rev2026Envelope(negotiated.protocolVersion, options.clientInfo, options.capabilities)
-        : undefined,
-    // 2026 over HTTP has no notifications/cancelled: closing the request's stream cancels it.
-    cancelByStream: () => negotiated?.stateless === true && transport.hasPerRequestStream === true,
   });
   const onAbort = () => void connection.close().catch(() => {});
   options.signal.addEventListener("abort", onAbort, { once: true });
@@ -160,6 +154,12 @@ async function open(
       ...(options.protocolVersion === undefined ? {} : { protocolVersion: options.protocolVersion }),
     });
     if (!negotiated.stateless) transport.setProtocolVersion?.(negotiated.protocolVersion);
+    else
+      connection.negotiated({
+        meta: rev2026Envelope(negotiated.protocolVersion, options.clientInfo, options.capabilities),
+        // 2026 over HTTP has no notifications/cancelled: closing the request's stream cancels it.
+        cancelByStream: transport.hasPerRequestStream === true,
+      });
   } catch (error) {
     await connection.close().catch(() => {});
     throw startError(config, kind, error, stderr, options.signal);
