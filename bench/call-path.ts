@@ -4,8 +4,9 @@
 // figure, not a timing: it reads the same on any machine.
 //
 // And how wide the whole call is: every file of src/ with a function that ran while one call
-// went in and its answer came out (the second call: the first loads and compiles), from V8's
-// precise coverage with call counts. Background work of those milliseconds (a timer) could add a
+// went in and its answer came out (the third call: the first loads and compiles, and fetch opens
+// a second connection for the second, so the third is a call on a connection already admitted),
+// from V8's precise coverage with call counts. Background work of those milliseconds (a timer) could add a
 // file; none runs in this set-up.
 //
 //   npx tsx bench/call-path.ts   (before src/assembly/: import the gateway from src/gateway/index.js)
@@ -93,14 +94,15 @@ for (const line of ours) console.log("  ", line.replace(/\(.*\/src\//, "(src/"))
 console.log(`frames of ours: ${ours.length}; files: ${files.size}; catalog lookups of the tool: ${lookups}`);
 for (const file of [...files].sort()) console.log("  ", file);
 
-// The whole call: a second one, with V8 counting every function it runs.
+// The whole call: the third one, with V8 counting every function it runs.
+await (await call(2)).text();
 const session = new Session();
 session.connect();
 await session.post("Profiler.enable");
 await session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
 await session.post("Profiler.takePreciseCoverage"); // counts start from here
-const second = await call(2);
-await second.text();
+const third = await call(3);
+await third.text();
 const { result: scripts } = await session.post("Profiler.takePreciseCoverage");
 await session.post("Profiler.stopPreciseCoverage");
 session.disconnect();

@@ -45,10 +45,15 @@ export function resolvedNames(target: RequestTarget): ResolvedNames {
       break;
     case "resource": {
       const resolved = target.resource;
+      // A completion's template: the text as its server listed it, and qualified, like a URI.
+      const own =
+        target.template === undefined
+          ? resolved
+          : { server: target.template.server, uri: target.template.resourceTemplate.uriTemplate };
       names.uris =
-        resolved === undefined
+        own === undefined
           ? [target.uri]
-          : [...new Set([target.uri, resolved.uri, qualifyUri(resolved.server, resolved.uri)])];
+          : [...new Set([target.uri, own.uri, qualifyUri(own.server, own.uri)])];
       break;
     }
   }

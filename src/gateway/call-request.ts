@@ -50,7 +50,7 @@ export function resolveTarget(
       const ref = value as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
       if (ref?.type === "ref/prompt" && typeof ref.name === "string")
         return promptTarget(catalog, ref.name, profile);
-      if (typeof ref?.uri === "string") return resourceTarget(catalog, ref.uri, profile);
+      if (typeof ref?.uri === "string") return templateTarget(catalog, ref.uri, profile);
       return undefined;
     }
     case "task":
@@ -79,6 +79,13 @@ function resourceTarget(catalog: Catalog, uri: string, profile: string | undefin
   return resource === undefined
     ? { kind: "resource", uri }
     : { kind: "resource", uri, server: resource.server, resource };
+}
+
+function templateTarget(catalog: Catalog, uri: string, profile: string | undefined): RequestTarget {
+  const template = catalog.resolveResourceTemplate(uri, profile);
+  return template === undefined
+    ? { kind: "resource", uri }
+    : { kind: "resource", uri, server: template.server, template };
 }
 
 /**

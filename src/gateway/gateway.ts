@@ -309,7 +309,8 @@ export class Gateway {
       const { user } = current.callOptions;
       let tool: CatalogTool | undefined;
       try {
-        tool = await this.hub.findTool(target.name, {
+        // The catalog had no such tool when the request's target was resolved: not asked again.
+        tool = await this.hub.waitForTool(target.name, {
           signal,
           ...(profile === undefined ? {} : { profile }),
           ...(user === undefined ? {} : { user }),

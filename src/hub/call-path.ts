@@ -6,7 +6,12 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { Catalog } from "../catalog/catalog.js";
 import { carriesUris, namespaceResult } from "../catalog/namespaced-uris.js";
-import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
+import type {
+  CatalogPrompt,
+  CatalogResourceTemplate,
+  CatalogTool,
+  ResourceTarget,
+} from "../catalog/types.js";
 import { isPerUser } from "../config/read-credentials.js";
 import { redactValue } from "../config/redact.js";
 import type { ServerConfig } from "../config/types.js";
@@ -50,8 +55,8 @@ export interface CallPathHost {
   readonly catalog: Catalog;
   /** The server `name`; throws `NotFoundError` when there is none. */
   entry(name: string): ServerEntry;
-  /** The tool behind an exposed name, waiting for servers still starting (`Hub.findTool`). */
-  findTool(
+  /** The tool behind a name the catalog did not have, waiting for servers still starting (`Hub.waitForTool`). */
+  waitForTool(
     name: string,
     options: { profile?: string; signal?: AbortSignal },
   ): Promise<CatalogTool | undefined>;
@@ -108,7 +113,7 @@ export class CallPath {
     const { catalog } = this.#host;
     const target =
       typeof tool === "string"
-        ? (catalog.resolveTool(tool, options.profile) ?? (await this.#host.findTool(tool, options)))
+        ? (catalog.resolveTool(tool, options.profile) ?? (await this.#host.waitForTool(tool, options)))
         : tool;
     if (target === undefined) throw notFound("tool", tool as string, options.profile);
     return (await this.#pipeline(
@@ -138,11 +143,17 @@ export class CallPath {
 
   /**
    * A request of `method` that names a resource by `params.uri` (`skills/get`,
-   * `resources/directory/read`): resolved in the catalog, then run like a read.
+   * `resources/directory/read`): resolved in the catalog (unless its caller did), then run like
+   * a read.
    */
-  async aboutResource(method: string, params: JsonObject, options: CallOptions): Promise<JsonObject> {
+  async aboutResource(
+    method: string,
+    params: JsonObject,
+    options: CallOptions,
+    resolved?: ResourceTarget,
+  ): Promise<JsonObject> {
     const uri = String(params.uri);
-    const target = this.#host.catalog.resolveResource(uri, options.profile);
+    const target = resolved ?? this.#host.catalog.resolveResource(uri, options.profile);
     if (target === undefined) throw notFound("resource", uri, options.profile);
     return await this.#pipeline(
       this.#libraryRequest(
@@ -183,13 +194,15 @@ export class CallPath {
     if (context !== undefined) params.context = context;
     // Resolved here so that an unknown ref fails before any layer runs, as the other calls do.
     // The prompt travels with the request: the dispatch does not look it up again.
-    const { server, prompt } = this.#completion(params, options.profile, undefined);
+    const { server, prompt, template } = this.#completion(params, options.profile, undefined);
     const target: NonNullable<CallRequest["target"]> =
       ref.type === "ref/prompt"
         ? prompt === undefined
           ? { kind: "prompt", name: ref.name, server }
           : { kind: "prompt", name: ref.name, server, prompt }
-        : { kind: "resource", uri: ref.uri, server };
+        : template === undefined
+          ? { kind: "resource", uri: ref.uri, server }
+          : { kind: "resource", uri: ref.uri, server, template };
     return (await this.#pipeline(
       this.#libraryRequest("completion/complete", params, target, callOptions),
     )) as unknown as CompleteResult;
@@ -326,7 +339,7 @@ export class CallPath {
     params: JsonObject,
     profile: string | undefined,
     target: CallRequest["target"],
-  ): { server: string; sent: JsonObject; prompt?: CatalogPrompt } {
+  ): { server: string; sent: JsonObject; prompt?: CatalogPrompt; template?: CatalogResourceTemplate } {
     const { catalog } = this.#host;
     const ref = params.ref as { type?: string; name?: unknown; uri?: unknown } | undefined;
     if (ref?.type === "ref/prompt") {
@@ -342,9 +355,14 @@ export class CallPath {
         sent: completionParams(params, { type: "ref/prompt", name: prompt.originalName }),
       };
     }
-    const template = catalog.resolveResourceTemplate(String(ref?.uri), profile);
-    if (template === undefined) throw notFound("resource template", String(ref?.uri), profile);
+    const uri = String(ref?.uri);
+    const template =
+      target?.kind === "resource" && target.uri === uri && target.template !== undefined
+        ? target.template
+        : catalog.resolveResourceTemplate(uri, profile);
+    if (template === undefined) throw notFound("resource template", uri, profile);
     return {
+      template,
       server: template.server,
       sent: completionParams(params, { type: "ref/resource", uri: template.resourceTemplate.uriTemplate }),
     };

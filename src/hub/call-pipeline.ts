@@ -5,7 +5,12 @@ import type { Identity } from "../credentials/identity.js";
  * `call_tool` and `run_code`. One request type, one interceptor type, one `compose`.
  */
 
-import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
+import type {
+  CatalogPrompt,
+  CatalogResourceTemplate,
+  CatalogTool,
+  ResourceTarget,
+} from "../catalog/types.js";
 import type { CatalogMode } from "../catalog-modes/catalog-mode.js";
 import type { UserRef } from "../credentials/user-credentials.js";
 import type { McplexError } from "../errors.js";
@@ -35,7 +40,14 @@ export type RequestTarget =
       unreachable?: McplexError;
     }
   | { kind: "prompt"; name: string; server?: string; prompt?: CatalogPrompt }
-  | { kind: "resource"; uri: string; server?: string; resource?: ResourceTarget }
+  | {
+      kind: "resource";
+      uri: string;
+      server?: string;
+      resource?: ResourceTarget;
+      /** A completion's `ref/resource`: the resource template its URI names. */
+      template?: CatalogResourceTemplate;
+    }
   | { kind: "server"; name: string; server?: string }
   /**
    * A task handle (`name`, as the client sent it), opened to its server and the id that server

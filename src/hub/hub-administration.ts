@@ -26,18 +26,36 @@ export abstract class HubAdministration {
     this.parts = assembleHub(options, {
       emit: (event) => this.emit(event),
       redact: (text) => this.redact(text),
-      findTool: (name, o) => this.findTool(name, o),
+      waitForTool: (name, o) => this.waitForTool(name, o),
       forward: (...a) => this.forward(...a),
       readResource: (uri, o) => this.readResource(uri, o),
     });
     this.toolLists = this.parts.toolLists;
   }
 
-  /** See `Hub.findTool`. */
-  abstract findTool(
+  /**
+   * The tool behind a name the catalog did not have for this caller (`Hub.findTool` looks there
+   * first; so does a gateway's request): a tool of the user's own connections to per-user
+   * servers; else, once the servers still starting that may own it have listed (by its prefix;
+   * all of them when the name cannot tell; each up to its own start timeout) and the caller's own
+   * connections to per-user servers that may own it are open, looked up again. `undefined` when
+   * the name is unknown all the same.
+   */
+  async waitForTool(
     name: string,
-    options?: { profile?: string; signal?: AbortSignal; user?: UserRef },
-  ): Promise<CatalogTool | undefined>;
+    options: { profile?: string; signal?: AbortSignal; user?: UserRef } = {},
+  ): Promise<CatalogTool | undefined> {
+    const { perUser, servers, catalog } = this.parts;
+    const own = perUser.userCatalog(options.user)?.resolveTool(name, options.profile);
+    if (own !== undefined) return own;
+    const waited = await servers.waitForOwners(name, options.signal);
+    const opened = await perUser.openOwners(name, options);
+    if (!waited && !opened) return undefined;
+    return (
+      catalog.resolveTool(name, options.profile) ??
+      perUser.userCatalog(options.user)?.resolveTool(name, options.profile)
+    );
+  }
   /** See `Hub.forward`. */
   abstract forward(
     server: string,

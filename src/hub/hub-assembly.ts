@@ -37,7 +37,7 @@ export interface HubParts {
 export interface HubCallbacks {
   emit(event: HubEvent): void;
   redact(text: string): string;
-  findTool(
+  waitForTool(
     name: string,
     options: { profile?: string; signal?: AbortSignal },
   ): Promise<CatalogTool | undefined>;
@@ -99,7 +99,7 @@ export function assembleHub(options: HubOptions, hub: HubCallbacks): HubParts {
     {
       catalog,
       entry: servers.entry.bind(servers),
-      findTool: (name, o) => hub.findTool(name, o),
+      waitForTool: (name, o) => hub.waitForTool(name, o),
       own: servers.clientConnections,
       perUser,
       router,
@@ -116,7 +116,7 @@ export function assembleHub(options: HubOptions, hub: HubCallbacks): HubParts {
     catalog,
     forward: (...a) => hub.forward(...a),
     readResource: (uri, o) => hub.readResource(uri, o),
-    aboutResource: (method, params, o) => calls.aboutResource(method, params, o),
+    aboutResource: (method, params, o, target) => calls.aboutResource(method, params, o, target),
   });
   return { catalog, secrets, toolLists, servers, perUser, calls, skills };
 }

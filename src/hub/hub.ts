@@ -252,29 +252,14 @@ export class Hub extends HubAdministration {
   }
 
   /**
-   * The tool behind an exposed name. When the catalog does not know it yet, first waits for the
-   * servers still starting that may own it (by its prefix; all of them when the name cannot
-   * tell), each up to its own start timeout, and opens the caller's own connections to per-user
-   * servers that may own it. `undefined` when the name is unknown all the same.
+   * The tool behind an exposed name: the catalog's, else as {@link waitForTool} finds it (the
+   * user's own connections, the servers still starting that may own it).
    */
-  override async findTool(
+  async findTool(
     name: string,
     options: { profile?: string; signal?: AbortSignal; user?: UserRef } = {},
   ): Promise<CatalogTool | undefined> {
-    const tool = this.#resolveTool(name, options);
-    if (tool !== undefined) return tool;
-    const waited = await this.parts.servers.waitForOwners(name, options.signal);
-    const opened = await this.parts.perUser.openOwners(name, options);
-    if (!waited && !opened) return undefined;
-    return this.#resolveTool(name, options);
-  }
-
-  /** A tool of the catalog, else of the user's own connections to per-user servers. */
-  #resolveTool(name: string, options: { profile?: string; user?: UserRef }): CatalogTool | undefined {
-    return (
-      this.parts.catalog.resolveTool(name, options.profile) ??
-      this.parts.perUser.userCatalog(options.user)?.resolveTool(name, options.profile)
-    );
+    return this.parts.catalog.resolveTool(name, options.profile) ?? (await this.waitForTool(name, options));
   }
 }
 

@@ -1,13 +1,19 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runAgent } from "../../src/agent/run-agent.js";
 import { Catalog } from "../../src/catalog/catalog.js";
 import { viewEngines } from "../../src/catalog-modes/view-engines.js";
 import { viewResolver } from "../../src/catalog-modes/view-resolver.js";
+import { callCommand } from "../../src/cli/commands/call.js";
 import { serveGatewayStdio } from "../../src/fronts/stdio-front.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
-import { configOf, fixture } from "../support/config.js";
+import { configOf, EVERYTHING, fixture, stdio } from "../support/config.js";
 import { type InProcessGateway, resultText, startGateway } from "../support/gateway.js";
+import { collect, collectText, startMockLlm, toolMessages } from "../support/mock-llm.js";
 
 // A call's tool is looked up in the catalog once, whoever makes the call and whatever front it
 // comes on: the target resolved then travels with the request (`CallRequest.target`) to the
@@ -15,18 +21,30 @@ import { type InProcessGateway, resultText, startGateway } from "../support/gate
 
 const TOOL = "fx__echo";
 const PROMPT = "fx__greet";
+const TEMPLATE = "demo://resource/dynamic/text/{resourceId}";
 const TOKENS = { plain: "plain-token-0123456789", searcher: "search-token-0123456789" };
 
 let gw: InProcessGateway;
 let lookups = 0;
 let promptLookups = 0;
+let templateLookups = 0;
+let resourceLookups = 0;
 const resolveTool = Catalog.prototype.resolveTool;
 const resolvePrompt = Catalog.prototype.resolvePrompt;
+const resolveTemplate = Catalog.prototype.resolveResourceTemplate;
+const resolveResource = Catalog.prototype.resolveResource;
 beforeAll(async () => {
-  const config = configOf([fixture("fx")], {
-    profiles: { searching: { tools: {}, mode: "search" } },
-    tokens: [{ token: TOKENS.plain }, { token: TOKENS.searcher, profile: "searching" }],
-  });
+  const config = configOf(
+    [
+      fixture("fx"),
+      stdio("every", EVERYTHING, ["stdio"]),
+      stdio("sk", process.execPath, ["test/fixtures/servers/skills-server.mjs", "--origin", "sk"]),
+    ],
+    {
+      profiles: { searching: { tools: {}, mode: "search" } },
+      tokens: [{ token: TOKENS.plain }, { token: TOKENS.searcher, profile: "searching" }],
+    },
+  );
   gw = await startGateway(
     config,
     {},
@@ -40,10 +58,20 @@ beforeAll(async () => {
     if (name === PROMPT) promptLookups++;
     return resolvePrompt.call(this, name, profile);
   };
+  Catalog.prototype.resolveResourceTemplate = function (this: Catalog, uri, profile) {
+    if (uri === TEMPLATE) templateLookups++;
+    return resolveTemplate.call(this, uri, profile);
+  };
+  Catalog.prototype.resolveResource = function (this: Catalog, uri, profile) {
+    resourceLookups++;
+    return resolveResource.call(this, uri, profile);
+  };
 }, 60_000);
 afterAll(async () => {
   Catalog.prototype.resolveTool = resolveTool;
   Catalog.prototype.resolvePrompt = resolvePrompt;
+  Catalog.prototype.resolveResourceTemplate = resolveTemplate;
+  Catalog.prototype.resolveResource = resolveResource;
   await gw?.stop();
 });
 
@@ -163,4 +191,71 @@ describe("a call's tool is looked up once", () => {
     await expect(gw.hub.complete(ref, argument)).rejects.toThrow(/Method not found/);
     expect(promptLookups).toBe(1);
   });
+
+  it("and a completion's resource template, by the gateway and by hub.complete", async () => {
+    const ref = { type: "ref/resource" as const, uri: TEMPLATE };
+    const argument = { name: "resourceId", value: "1" };
+    templateLookups = 0;
+    resourceLookups = 0;
+    const viaGateway = await withClient(
+      () => new StreamableHTTPClientTransport(new URL(gw.url), { requestInit: { headers: headers() } }),
+      "auto",
+      (client) => client.complete({ ref, argument }),
+    );
+    expect(viaGateway.completion.values.length).toBeGreaterThan(0);
+    expect([templateLookups, resourceLookups]).toEqual([1, 0]);
+    templateLookups = 0;
+    const viaHub = await gw.hub.complete(ref, argument);
+    expect(viaHub.completion.values).toEqual(viaGateway.completion.values);
+    expect([templateLookups, resourceLookups]).toEqual([1, 0]);
+  });
+
+  it("and a skill's URI by hub.getSkill", async () => {
+    const [listed] = await gw.hub.skills();
+    expect(listed?.server).toBe("sk");
+    resourceLookups = 0;
+    const skill = await gw.hub.getSkill(listed!.uri);
+    expect(skill.uri).toBe(listed!.uri);
+    expect(resourceLookups).toBe(1);
+  });
+
+  it("by the agent loop", async () => {
+    const llm = await startMockLlm({
+      turns: [
+        { text: "", toolCalls: [{ name: TOOL, arguments: ARGS }] },
+        (request) => ({ text: toolMessages(request.body)[0]?.content ?? "" }),
+      ],
+    });
+    try {
+      lookups = 0;
+      const run = runAgent({ hub: gw.hub, llm: llm.llm, messages: [{ role: "user", content: "echo once" }] });
+      const [text] = await Promise.all([collectText(run), collect(run)]);
+      expect(text).toBe("echo: once");
+      expect(lookups).toBe(1);
+    } finally {
+      await llm.close();
+    }
+  });
+
+  it("by `mcplex call`", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mcplex-one-lookup-"));
+    const file = join(dir, "mcplex.yaml");
+    const printed: string[] = [];
+    const log = console.log;
+    try {
+      const server = resolve("test/fixtures/servers/fixture-server.ts");
+      await writeFile(
+        file,
+        `servers:\n  fx:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${server}]\n`,
+      );
+      console.log = (...line: unknown[]) => void printed.push(line.join(" "));
+      lookups = 0;
+      const code = await callCommand([TOOL, JSON.stringify(ARGS), "--config", file]);
+      expect([code, printed.join("\n")]).toEqual([0, "echo: once"]);
+      expect(lookups).toBe(1);
+    } finally {
+      console.log = log;
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

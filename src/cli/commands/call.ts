@@ -49,15 +49,14 @@ export async function callCommand(args: string[]): Promise<number> {
       ...(values.profile === undefined ? {} : { profile: values.profile }),
       ...(timeout === undefined ? {} : { timeout }),
     };
-    if (
-      owners !== undefined &&
-      plan.length > 0 &&
-      hub.catalog.resolveTool(name, values.profile) === undefined
-    ) {
+    // Looked up once, and the tool found goes to the call as it is. Once more only when the
+    // servers its name points at do not have it: the others start, and the catalog changes.
+    let tool = hub.catalog.resolveTool(name, values.profile);
+    if (tool === undefined && owners !== undefined && plan.length > 0) {
       const rest = enabled.filter((s) => !owners.includes(s.name)).map((s) => s.name);
       await startServers(hub, config, rest);
+      tool = hub.catalog.resolveTool(name, values.profile);
     }
-    const tool = hub.catalog.resolveTool(name, values.profile);
     const context = {
       tool: name,
       ...(tool === undefined ? {} : { server: tool.server, originalName: tool.originalName }),
@@ -65,7 +64,7 @@ export async function callCommand(args: string[]): Promise<number> {
     };
     let result: CallToolResult;
     try {
-      result = await hub.callTool(name, toolArgs, options);
+      result = await hub.callTool(tool ?? name, toolArgs, options);
     } catch (error) {
       return printError(explain(error, name, hub, values.profile), context);
     }

@@ -1,3 +1,4 @@
+import type { ResourceTarget } from "../../catalog/types.js";
 import { notFound } from "../../servers/lookup-errors.js";
 import type { SkillEntry } from "./skill-entry.js";
 import { listSkills, type SkillListingHost, type SkillsPage } from "./skill-listing.js";
@@ -19,11 +20,15 @@ const MAX_SKILL_PAGES = 1000;
  * of a call, passed through as they are (the profile and the signal alone are read here).
  */
 export interface SkillsHost<O extends SkillCallOptions> extends SkillListingHost<O>, SkillReaderHost<O> {
-  /** Sends `method` to the server behind the resource `params.uri`, through the call path. */
+  /**
+   * Sends `method` to the server behind the resource `params.uri` (`target`, when it is already
+   * resolved), through the call path.
+   */
   aboutResource(
     method: string,
     params: Record<string, unknown>,
     options: O,
+    target?: ResourceTarget,
   ): Promise<Record<string, unknown>>;
 }
 
@@ -64,9 +69,10 @@ export class Skills<O extends SkillCallOptions> {
 
   /** The entry of the skill whose `SKILL.md` is `uri` (`skills/get` to its server). */
   async get(uri: string, options: O): Promise<HubSkill> {
-    const result = await this.#host.aboutResource("skills/get", { uri }, options);
     const target = this.#host.catalog.resolveResource(uri, options.profile);
-    const skill = target === undefined ? undefined : hubSkill(target.server, result.skill);
+    if (target === undefined) throw notFound("resource", uri, options.profile);
+    const result = await this.#host.aboutResource("skills/get", { uri }, options, target);
+    const skill = hubSkill(target.server, result.skill);
     if (skill === undefined) throw notFound("resource", uri, options.profile);
     return skill;
   }
