@@ -61,3 +61,20 @@ export interface ToolHost {
     options?: { signal?: AbortSignal; profile?: string },
   ): Promise<CallToolResult>;
 }
+
+/**
+ * `host` with the tools `hidden` says no to left out of its list (a policy that denies them to
+ * this caller whatever the arguments): the model is not offered what it may not call. Calls and
+ * skills go to `host` as they are.
+ */
+export function withoutHiddenTools(host: ToolHost, hidden: (tool: AgentTool) => boolean): ToolHost {
+  const filtered: ToolHost = {
+    tools: async (profile) => (await host.tools(profile)).filter((tool) => !hidden(tool)),
+    callTool: (name, args, options) => host.callTool(name, args, options),
+  };
+  if (host.skills !== undefined) filtered.skills = (options) => host.skills!(options);
+  if (host.loadSkill !== undefined) filtered.loadSkill = (skill, options) => host.loadSkill!(skill, options);
+  if (host.readSkillFile !== undefined)
+    filtered.readSkillFile = (skill, path, options) => host.readSkillFile!(skill, path, options);
+  return filtered;
+}

@@ -71,7 +71,7 @@ async function startHttp(options: BuildFrontsOptions, fronts: StartedFronts): Pr
   const authenticator =
     config.auth === undefined
       ? undefined
-      : (await import("../auth/gateway-sign-in.js")).gatewaySignIn(config.auth, gateway, {
+      : (await import("../auth/gateway-sign-in.js")).gatewaySignIn(config.auth, {
           tokens,
           host: http?.host ?? "127.0.0.1",
           onEvent: options.onAuthEvent,

@@ -1,7 +1,9 @@
+import type { CatalogTool } from "../catalog/types.js";
 import type { McplexConfig } from "../config/types.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
+import type { PolicyCheck } from "../interceptors/policy-check.js";
 import type { ToolPins } from "../pins/tool-pins.js";
 import type { Telemetry } from "./telemetry.js";
 
@@ -25,13 +27,24 @@ export interface BuiltHub {
   pins?: ToolPins;
   /** Stops the recording of servers' traffic; after the hub closes. */
   closeRecorder(): void;
+  /**
+   * Takes a (reloaded) config's `policies:` and `auth.require`: their layer on the hub's path
+   * while there are any, loaded with the first.
+   */
+  setPolicies(config: McplexConfig): Promise<void>;
+  /**
+   * Whether a policy denies `tool` to this machine's user whatever the arguments, so that a list
+   * made outside the pipeline (the tools `mcplex chat` offers) leaves it out.
+   */
+  hides(tool: CatalogTool, profile?: string): boolean;
 }
 
 /**
  * The hub of a config, as `mcplex serve` and the commands that call servers (`call`, `list`,
- * `chat`, ...) alike make it: with the config's `interceptors:` modules, the recording of servers
- * with `record:`, the pinned servers' lock file, and tracing when telemetry is on. Each of these
- * is loaded only when the config asks for it. The hub is not started.
+ * `chat`, ...) alike make it: with the config's `interceptors:` modules, its policies (`policies:`
+ * and `auth.require`), the recording of servers with `record:`, the pinned servers' lock file, and
+ * tracing when telemetry is on. Each of these is loaded only when the config asks for it. The hub
+ * is not started.
  */
 export async function buildHub(options: BuildHubOptions): Promise<BuiltHub> {
   const { config, telemetry } = options;
@@ -60,5 +73,21 @@ export async function buildHub(options: BuildHubOptions): Promise<BuiltHub> {
     ],
   });
   recorder?.attach(hub);
-  return { hub, ...(pins === undefined ? {} : { pins }), closeRecorder: () => recorder?.close() };
+  let policies: PolicyCheck | undefined;
+  const setPolicies = async (next: McplexConfig) => {
+    if (policies === undefined) {
+      if ((next.policies ?? []).length === 0 && (next.auth?.require ?? []).length === 0) return;
+      const { PolicyCheck } = await import("../interceptors/policy-check.js");
+      policies = new PolicyCheck(hub);
+    }
+    policies.configure(next);
+  };
+  await setPolicies(config);
+  return {
+    hub,
+    ...(pins === undefined ? {} : { pins }),
+    closeRecorder: () => recorder?.close(),
+    setPolicies,
+    hides: (tool, profile) => policies?.hides(tool, profile === undefined ? {} : { profile }) ?? false,
+  };
 }

@@ -16,6 +16,8 @@ export type ServeEvent =
   | { type: "pin-changes"; server: string; changes: ToolChange[] }
   /** The tool lock file changed but cannot be read: the approvals held before stay in force. */
   | { type: "pin-lock-unreadable"; error: string }
+  /** A reloaded config's policies could not be put to work; the previous ones still are. */
+  | { type: "policies-failed"; error: string }
   /** The audit trail (`audit:`) cannot write, writes again, refused calls, or lost lines at the end. */
   | AuditSinkEvent
   /** Sign-in (`auth:`): the identity provider could not be reached; what still works is said. */

@@ -172,7 +172,12 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     watch: options.watch,
     pins: built.pins,
     reserve: served.reserve,
-    reloadModes,
+    applyReload: async (next) => {
+      reloadModes(next);
+      await built
+        .setPolicies(next)
+        .catch((error: Error) => emit({ type: "policies-failed", error: error.message }));
+    },
     cluster: cluster?.cluster,
     tokens: options.tokens,
     exposeTools: options.exposeTools,

@@ -18,8 +18,8 @@ export interface WatchServedOptions {
   pins?: ToolPins;
   /** A reloaded config as served (see `servedConfigOf`). */
   reserve: (next: McplexConfig) => McplexConfig;
-  /** Hands the gateway a reloaded config's modes and profiles. */
-  reloadModes: (next: McplexConfig) => void;
+  /** Hands the gateway a reloaded config's modes and profiles, and the hub its policies. */
+  applyReload: (next: McplexConfig) => Promise<void>;
   cluster?: Cluster;
   /** The command line's tokens and exposed tools, added to a reloaded config's tokens. */
   tokens?: TokenConfig[];
@@ -49,8 +49,8 @@ export async function watchServed(options: WatchServedOptions): Promise<{ close(
     ? watchConfig(
         hub,
         config,
-        (outcome) => {
-          if (outcome.ok) options.reloadModes(outcome.config);
+        async (outcome) => {
+          if (outcome.ok) await options.applyReload(outcome.config);
           // What a reload applies (servers, profiles, tokens); `serve:` waits for a restart.
           if (outcome.ok) options.cluster?.setConfig({ ...outcome.config, serve: config.serve });
           emit({ type: "reloaded", outcome, ...reloadTokens(outcome, options, options.fronts.http) });

@@ -2,19 +2,17 @@ import type { AuthConfig, TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import type { Authenticator } from "../fronts/authenticator.js";
 import { isLoopbackHost } from "../fronts/http-guard.js";
-import type { Gateway } from "../gateway/gateway.js";
-import { scopeCheck } from "../interceptors/scope-check.js";
 import { OAuthAuthenticator } from "./oauth-authenticator.js";
 
 /**
  * The `auth:` block at work on a gateway: the OAuth authenticator its HTTP front admits callers
- * with (the static `tokens` beside it), and the scope check of `auth.require` on its requests.
+ * with (the static `tokens` beside it). The scopes of `auth.require` are decided with the
+ * policies, on the hub's path (`src/interceptors/policy-check.ts`).
  *
  * @throws McplexError (`CONFIG_INVALID`) for a non-loopback `host` without `auth.resource`.
  */
 export function gatewaySignIn(
   auth: AuthConfig,
-  gateway: Gateway,
   options: { tokens: readonly TokenConfig[]; host: string; onEvent: (message: string) => void },
 ): Authenticator {
   if (auth.resource === undefined && !isLoopbackHost(options.host))
@@ -24,6 +22,5 @@ export function gatewaySignIn(
       { path: "auth.resource", hint: 'set it to that URL without /mcp, such as "https://mcp.example.com"' },
     );
   const authenticator = new OAuthAuthenticator(auth, { tokens: options.tokens, onEvent: options.onEvent });
-  if (auth.require.length > 0) gateway.use(scopeCheck(auth.require));
   return authenticator;
 }

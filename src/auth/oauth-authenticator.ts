@@ -191,10 +191,20 @@ export class OAuthAuthenticator implements Authenticator {
         via: "oauth",
         issuer: verified.issuer,
         scopes: user.scopes,
+        groups: user.groups,
         operator: rule.operator === true,
         expiresAt: verified.expiresAt,
       };
       if (user.sub !== undefined) identity.subject = user.sub;
+      if (user.email !== undefined) {
+        identity.email = user.email;
+        identity.emailVerified = user.emailVerified;
+      }
+      // For policies (`caller.claims`); not enumerable, as below: no JSON or log line carries them.
+      Object.defineProperty(identity, "claims", {
+        value: Object.freeze({ ...verified.claims }),
+        enumerable: false,
+      });
       // For token exchange only: a function, and not enumerable, so that no JSON, log or
       // comparison of the identity carries the token.
       Object.defineProperty(identity, "accessToken", { value: () => token, enumerable: false });

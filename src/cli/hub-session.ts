@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { buildHub } from "../assembly/build-hub.js";
+import { type BuiltHub, buildHub } from "../assembly/build-hub.js";
 import { buildTelemetry } from "../assembly/build-telemetry.js";
 import type { Telemetry } from "../assembly/telemetry.js";
 import { loadConfig } from "../config/load-config.js";
@@ -24,7 +24,13 @@ const WIND_DOWN_MS = 2000;
  */
 export async function withHub<T>(
   options: { config?: string | McplexConfig; start?: StartPlan; onHub?: (hub: Hub) => void },
-  run: (hub: Hub, config: McplexConfig, telemetry: Telemetry | undefined, signal: AbortSignal) => Promise<T>,
+  run: (
+    hub: Hub,
+    config: McplexConfig,
+    telemetry: Telemetry | undefined,
+    signal: AbortSignal,
+    built: Pick<BuiltHub, "hides">,
+  ) => Promise<T>,
 ): Promise<T> {
   const loaded =
     typeof options.config === "object"
@@ -36,13 +42,14 @@ export async function withHub<T>(
   // As `serve` builds it: servers with `record:` are recorded (`mcplex call` can make a recording),
   // the config's own interceptors see the command's calls, and pinned servers show what `serve`
   // would hold.
-  const { hub, closeRecorder } = await buildHub({
+  const built = await buildHub({
     config,
     hub: { oauth: { store: secretOAuthStore() } },
     telemetry,
     onRecordFailed: (server, error) =>
       console.error(`mcplex: recording of ${server} stopped: ${error.message}`),
   });
+  const { hub, closeRecorder } = built;
   options.onHub?.(hub);
   const interrupted = new AbortController();
   let running: Promise<unknown> = Promise.resolve();
@@ -55,7 +62,7 @@ export async function withHub<T>(
   process.once("SIGTERM", stop);
   try {
     await startServers(hub, config, options.start ?? "enabled");
-    const result = run(hub, config, telemetry, interrupted.signal);
+    const result = run(hub, config, telemetry, interrupted.signal, built);
     running = result;
     return await result;
   } finally {

@@ -14,7 +14,8 @@ import type { RawMap } from "./value-reader.js";
 
 /**
  * A config as an mcplex file's data (`servers`, `available`, `profiles`, `tokens`, `llm`,
- * `serve`, `telemetry`, `interceptors`, `audit`, `users`): loading it gives the same servers and profiles. Defaults are left out; durations
+ * `serve`, `telemetry`, `interceptors`, `policies`, `audit`, `users`): loading it gives the same
+ * servers, profiles and policies. Defaults are left out; durations
  * are written in milliseconds. Servers given in code (`transport: "local"`) cannot be written
  * and are left out.
  *
@@ -37,6 +38,11 @@ export function mcplexDocument(config: McplexConfig): RawMap {
   for (const key of ["llm", "serve", "telemetry", "interceptors", "users"] as const) {
     if (config[key] !== undefined) doc[key] = structuredClone(config[key]);
   }
+  if (config.policies !== undefined)
+    doc.policies = config.policies.map(({ phase, ...rule }) => ({
+      ...structuredClone(rule),
+      ...(phase === "request" ? {} : { phase }),
+    }));
   if (config.audit !== undefined) doc.audit = auditEntry(config.audit);
   return doc;
 }

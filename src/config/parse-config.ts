@@ -14,6 +14,7 @@ import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
 import { checkUserPlaceholders, readUsers } from "./read-credentials.js";
 import { readInterceptorModules } from "./read-interceptors.js";
+import { readPolicies } from "./read-policies.js";
 import { readSandbox } from "./read-sandbox.js";
 import {
   checkName,
@@ -69,6 +70,7 @@ const TOP_LEVEL_KEYS = [
   "telemetry",
   "cluster",
   "interceptors",
+  "policies",
   "auth",
   "audit",
   "users",
@@ -178,6 +180,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (cluster !== undefined) config.cluster = cluster;
     if (doc.interceptors !== undefined && doc.interceptors !== null)
       config.interceptors = readInterceptorModules(ctx, doc.interceptors);
+    const policies = readPolicies(reader, doc.policies);
+    if (policies !== undefined && policies.length > 0) config.policies = policies;
     const auth = readAuth(reader, doc.auth, Object.keys(config.profiles));
     if (auth !== undefined) config.auth = auth;
     if (auth !== undefined && cluster !== undefined && auth.resource === undefined && doc.auth !== null)

@@ -417,7 +417,7 @@ function oneOrMany(reader: ValueReader, value: unknown, path: string): string[] 
 }
 
 /** Scope names: visible ASCII without spaces or quotes (RFC 6749 §3.3), so they fit a challenge. */
-function scopeList(reader: ValueReader, value: unknown, path: string): string[] | undefined {
+export function scopeList(reader: ValueReader, value: unknown, path: string): string[] | undefined {
   const list = oneOrMany(reader, value, path);
   if (list === undefined) return undefined;
   const bad = list.filter((scope) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(reader.probe(scope)));

@@ -601,6 +601,8 @@ export interface McplexConfig {
   audit?: AuditConfig;
   /** Modules of interceptors that every call goes through (see {@link InterceptorModuleConfig}). */
   interceptors?: InterceptorModuleConfig[];
+  /** Rules in CEL that decide each request (see {@link PolicyRuleConfig}); none by default. */
+  policies?: PolicyRuleConfig[];
   /** OAuth sign-in: the gateway as a resource server (off unless present). */
   auth?: AuthConfig;
   /** Bounds of per-user servers' connections (see {@link UsersConfig}); defaults when absent. */
@@ -611,6 +613,29 @@ export interface McplexConfig {
    */
   secrets: string[];
 }
+
+/**
+ * One rule of `policies:`. Its `when` is a CEL expression over `caller`, `request` and `now` (and
+ * `response` in the response phase) that yields a bool; the rules are read in order for every
+ * request: `audit` rules that hold are recorded, `require` rules that hold add their scopes, and
+ * the first `allow` or `deny` that holds decides. See docs/guide/policies.md.
+ */
+export interface PolicyRuleConfig {
+  /** Unique among the rules: the audit trail, the span and refusals name it. */
+  name: string;
+  /** The CEL condition, as written. */
+  when: string;
+  effect: PolicyEffect;
+  /** `request` (the default): before the request reaches a server; `response`: on its result. */
+  phase: "request" | "response";
+  /** What a `deny` answers (default: a sentence naming the rule). */
+  message?: string;
+  /** The scopes a `require` rule asks of a signed-in caller. */
+  scopes?: string[];
+}
+
+/** What a policy rule does when its condition holds. */
+export type PolicyEffect = "allow" | "deny" | "require" | "audit";
 
 /**
  * One entry of `interceptors:`: a JavaScript module whose default export is an interceptor

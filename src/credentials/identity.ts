@@ -26,6 +26,17 @@ export interface Identity {
   readonly client?: string;
   /** The scopes the access token grants (`scope`), for per-tool scope checks. */
   readonly scopes?: readonly string[];
+  /** The groups the token names (where `auth.claims.groups` says), for policies. */
+  readonly groups?: readonly string[];
+  /** The token's email address, when it is one valid address (verified or not: see {@link emailVerified}). */
+  readonly email?: string;
+  /** Whether the issuer says it verified {@link email}. */
+  readonly emailVerified?: boolean;
+  /**
+   * Every claim of the verified token, for policies (`caller.claims`). Not enumerable where the
+   * authenticator sets it, so no JSON or log line of the identity carries them.
+   */
+  readonly claims?: Readonly<Record<string, unknown>>;
   /**
    * When the credential stops being valid (ms since the epoch): a connection it opened (`/ws`,
    * an SSE stream) is closed then, and the client reconnects with a fresh one.

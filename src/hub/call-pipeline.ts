@@ -130,6 +130,30 @@ export interface RequestContext {
     params: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<Record<string, unknown>>;
+  /**
+   * What layers decided about this request and the calls it made (a policy rule that held, a
+   * guardrail that acted), in order, for the audit trail and the span. Made by the first layer
+   * that decides something; absent while none has.
+   */
+  decisions?: LayerDecision[];
+}
+
+/** One decision a layer took about a request (see {@link RequestContext.decisions}). */
+export interface LayerDecision {
+  /** What decided: `policy` (a rule of `policies:` or `auth.require`). */
+  by: "policy";
+  /** The rule's name. */
+  name: string;
+  /** What it did: the rule's effect (`allow`, `deny`, `require`, `audit`). */
+  effect: string;
+  /** Before the request reached its server, or on its result. */
+  phase: "request" | "response";
+  /** The request's target (tool, prompt, resource), as resolved. */
+  target?: string;
+  /** Scopes a `require` asked that the caller lacked. */
+  missing?: string[];
+  /** Why the rule could not be evaluated (it then counted as holding, but for `allow`). */
+  error?: string;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type Interceptor,
   interceptor,
   type JsonObject,
+  type LayerDecision,
   targetName,
 } from "../hub/call-pipeline.js";
 import { type RequestCaller, requestCaller } from "../hub/request-caller.js";
@@ -42,6 +43,11 @@ export interface AuditRecord extends RequestCaller {
   traceId?: string;
   /** The 2025 session's id (`Mcp-Session-Id`), where there is one. */
   sessionId?: string;
+  /**
+   * What layers decided on the way (see `RequestContext.decisions`): each policy rule that held,
+   * with its effect, in order, the request's inner calls' included.
+   */
+  decisions?: LayerDecision[];
   /** With `content`: the arguments, redacted. */
   arguments?: unknown;
   /** With `content`: the result, redacted. */
@@ -111,6 +117,8 @@ export function auditLog(options: AuditLogOptions): Interceptor {
   ): Promise<JsonObject> {
     const time = Date.now();
     const started = performance.now();
+    // Those already taken belong to the request this one is an inner call of.
+    const decided = request.context.decisions?.length ?? 0;
     let result: JsonObject | undefined;
     let wire: WireError | undefined;
     let outcome = "ok";
@@ -125,6 +133,11 @@ export function auditLog(options: AuditLogOptions): Interceptor {
     } finally {
       const ms = Math.round((performance.now() - started) * 1000) / 1000;
       const record = recordOf(request, time, outcome, wire, ms, traceId, redact);
+      const decisions = request.context.decisions;
+      if (decisions !== undefined && decisions.length > decided)
+        record.decisions = decisions
+          .slice(decided)
+          .map((d) => (d.target === undefined ? d : { ...d, target: redact(d.target) }));
       if (content) {
         const args = request.params.arguments ?? request.params.argument;
         if (args !== undefined) record.arguments = redactValue(args, redact);

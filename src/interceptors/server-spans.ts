@@ -3,12 +3,13 @@ import {
   type Histogram,
   context as otelContext,
   ROOT_CONTEXT,
+  type Span,
   SpanKind,
   type TextMapPropagator,
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import type { Identity, Interceptor, RequestTarget } from "../hub/call-pipeline.js";
+import type { Identity, Interceptor, LayerDecision, RequestTarget } from "../hub/call-pipeline.js";
 import { measured } from "../telemetry/span-outcome.js";
 import { metaGetter } from "../telemetry/trace-context.js";
 
@@ -87,11 +88,16 @@ export function serverSpans(options: {
     };
     if (named.attributes["gen_ai.tool.name"] !== undefined)
       metric["gen_ai.tool.name"] = named.attributes["gen_ai.tool.name"];
+    // Those already taken belong to the request this one is an inner call of.
+    const decided = ctx.decisions?.length ?? 0;
     return measured(
       span,
       duration,
       metric,
-      () => otelContext.with(trace.setSpan(parent, span), () => next(request)),
+      () =>
+        otelContext
+          .with(trace.setSpan(parent, span), () => next(request))
+          .finally(() => decisionEvents(span, ctx.decisions, decided)),
       captureContent && method === "tools/call"
         ? (result) =>
             span.setAttribute(
@@ -101,6 +107,27 @@ export function serverSpans(options: {
         : undefined,
     );
   };
+}
+
+/**
+ * What layers decided while the request ran (a policy rule that held, with its effect), as
+ * `mcplex.decision` events of its span, in order.
+ */
+function decisionEvents(span: Span, decisions: readonly LayerDecision[] | undefined, from: number): void {
+  if (decisions === undefined) return;
+  for (let i = from; i < decisions.length; i++) {
+    const d = decisions[i]!;
+    const attributes: Record<string, string> = {
+      "mcplex.decision.by": d.by,
+      "mcplex.decision.name": d.name,
+      "mcplex.decision.effect": d.effect,
+      "mcplex.decision.phase": d.phase,
+    };
+    if (d.target !== undefined) attributes["mcplex.decision.target"] = d.target;
+    if (d.missing !== undefined) attributes["mcplex.decision.missing"] = d.missing.join(" ");
+    if (d.error !== undefined) attributes["mcplex.decision.error"] = d.error;
+    span.addEvent("mcplex.decision", attributes);
+  }
 }
 
 /**

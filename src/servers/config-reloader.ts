@@ -27,6 +27,8 @@ export type ReloadOutcome =
       tokens: boolean;
       /** The `serve:` block changed: whoever serves applies what it can (the catalog mode). */
       serve: boolean;
+      /** `policies:` or `auth.require` changed: whoever built the hub applies them (`setPolicies`). */
+      policies: boolean;
       config: McplexConfig;
     }
   | { ok: false; error: Error };
@@ -69,7 +71,9 @@ export async function applyConfig(
   if (profiles) hub.setProfiles(after.profiles);
   const tokens = JSON.stringify(after.tokens) !== JSON.stringify(before.tokens);
   const serve = JSON.stringify(after.serve ?? {}) !== JSON.stringify(before.serve ?? {});
-  return { ok: true, added, removed, changed, profiles, tokens, serve, config: after };
+  const rules = (config: McplexConfig) => JSON.stringify([config.policies ?? [], config.auth?.require ?? []]);
+  const policies = rules(after) !== rules(before);
+  return { ok: true, added, removed, changed, profiles, tokens, serve, policies, config: after };
 }
 
 /**
@@ -79,7 +83,8 @@ export async function applyConfig(
 export function watchConfig(
   hub: ReloadTarget,
   initial: McplexConfig,
-  onReload: (outcome: ReloadOutcome) => void,
+  /** Told of each reload; the next waits for what it returns (the reload's own work done). */
+  onReload: (outcome: ReloadOutcome) => void | Promise<void>,
   options: { debounceMs?: number; transform?: (config: McplexConfig) => McplexConfig } = {},
 ): { close(): void } {
   let current = initial;
@@ -93,9 +98,10 @@ export function watchConfig(
         const outcome = await applyConfig(hub, current, next);
         current = next;
         const servers = outcome.added.length + outcome.removed.length + outcome.changed.length;
-        if (servers > 0 || outcome.profiles || outcome.tokens || outcome.serve) onReload(outcome);
+        if (servers > 0 || outcome.profiles || outcome.tokens || outcome.serve || outcome.policies)
+          await onReload(outcome);
       } catch (error) {
-        onReload({ ok: false, error: error as Error });
+        await onReload({ ok: false, error: error as Error });
       }
     });
   };

@@ -93,7 +93,7 @@ auth:
   const gateway = new Gateway(hub, { ready: starting });
   const events: string[] = [];
   // What serve() does with config.auth (src/assembly/serve.ts), the same two calls.
-  const authenticator = gatewaySignIn(config.auth!, gateway, {
+  const authenticator = gatewaySignIn(config.auth!, {
     tokens: config.tokens,
     host: "127.0.0.1",
     onEvent: (message) => events.push(message),

@@ -526,7 +526,7 @@ describe("scopes, opaque tokens and the identity on the request", () => {
     }
   });
 
-  it("puts the signed-in user on the request: an interceptor sees via, subject, issuer, client, scopes and profile", async () => {
+  it("puts the signed-in user on the request: an interceptor sees via, subject, issuer, client, scopes, groups, email and profile", async () => {
     const signedIn = await as.signIn({ user: "alice", resource: `${origin}/mcp` });
     const answer = await postRev2026(
       `${origin}/mcp`,
@@ -542,6 +542,10 @@ describe("scopes, opaque tokens and the identity on the request", () => {
       issuer: as.issuer,
       client: signedIn.client.clientId,
       scopes: ["mcp:tools"],
+      // What policies read of the sign-in (`caller.groups`, `caller.email`).
+      groups: ["eng"],
+      email: "alice@example.com",
+      emailVerified: false,
       profile: "engineering",
       operator: false,
       // The token's exp, which ends the connections it opens.

@@ -106,3 +106,36 @@ describe("mcplex chat", () => {
     expect(stderr).toMatch(/base-url|baseUrl|model/i);
   });
 });
+
+describe("mcplex chat with policies", () => {
+  it("offers the model no tool a rule denies, and refuses a call a rule denies by its arguments", async () => {
+    const file = join(dir, "policies.yaml");
+    await writeFile(
+      file,
+      `servers:\n  fx:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${resolve("test/fixtures/servers/fixture-server.ts")}]\n` +
+        `policies:\n  - name: no-pid\n    when: 'request.tool == "fx__pid"'\n    effect: deny\n` +
+        `  - name: quiet\n    when: 'request.tool == "fx__echo" && request.arguments.message == "LOUD"'\n    effect: deny\n    message: no shouting\n`,
+    );
+    const llm = await startMockLlm({
+      turns: [
+        { toolCalls: [{ name: "fx__echo", arguments: { message: "LOUD" } }] },
+        (request) => ({
+          text: String(request.body.messages.filter((m) => m.role === "tool").at(-1)?.content),
+        }),
+      ],
+    });
+    try {
+      const { code, stdout, stderr } = await runCli(
+        ["chat", "--config", file, "--base-url", llm.url, "--model", "mock", "-p", "Shout."],
+        { env: { MCPLEX_LLM_API_KEY: "" } },
+      );
+      expect(code, stderr).toBe(0);
+      expect(stdout.trim()).toBe('Error: the tool "fx__echo" could not be called: no shouting');
+      const offered = (llm.requests[0]!.body.tools ?? []).map((t) => t.function.name);
+      expect(offered).toContain("fx__echo");
+      expect(offered).not.toContain("fx__pid");
+    } finally {
+      await llm.close();
+    }
+  });
+});

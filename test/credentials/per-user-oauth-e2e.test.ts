@@ -75,7 +75,7 @@ auth:
   gateway = new Gateway(hub, {
     interceptors: [connectPrompt({ waitConnected: connectWaiter(links, connected, { vault }) })],
   });
-  const authenticator = gatewaySignIn(config.auth!, gateway, {
+  const authenticator = gatewaySignIn(config.auth!, {
     tokens: [],
     host: "127.0.0.1",
     onEvent: () => {},

@@ -59,7 +59,7 @@ ${options.clientId === undefined ? "" : `  dashboard:\n    clientId: ${options.c
   const starting = hub.start();
   const gateway = new Gateway(hub, { ready: starting });
   // What serve() does with config.auth (src/assembly/serve.ts), plus the credentials it will pass.
-  const authenticator = gatewaySignIn(config.auth!, gateway, {
+  const authenticator = gatewaySignIn(config.auth!, {
     tokens: config.tokens,
     host: "127.0.0.1",
     onEvent: () => {},

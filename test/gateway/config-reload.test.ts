@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMMANDS, type ServeProcess, serveHttp, yamlConfig } from "../support/gateway.js";
+import { COMMANDS, resultText, type ServeProcess, serveHttp, yamlConfig } from "../support/gateway.js";
 
 let dir: string;
 let config: string;
@@ -230,6 +230,50 @@ describe("mcplex serve reloading its default mode", () => {
       await client.close();
       await served.stop();
       await rm(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("mcplex serve reloading policies", () => {
+  let dir3: string;
+  let file: string;
+  let served: ServeProcess;
+  const write = (policies: string) => writeFile(file, `${yamlConfig({ fx: COMMANDS.fixture })}${policies}`);
+  beforeAll(async () => {
+    dir3 = await mkdtemp(join(tmpdir(), "mcplex-reload-policies-"));
+    file = join(dir3, "mcplex.yaml");
+    await write("");
+    served = await serveHttp(["--config", file]);
+  });
+  afterAll(async () => {
+    await served?.stop();
+    await rm(dir3, { recursive: true, force: true });
+  });
+
+  it("puts the first policy to work on a reload, changes it on the next, and takes it away", async () => {
+    const client = new Client({ name: "reload-policies", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(served.url)));
+    const echo = (message: string) =>
+      client.callTool({ name: "fx__echo", arguments: { message } }).then(
+        (result) => resultText(result),
+        (error: Error) => error.message,
+      );
+    const rule = (word: string) =>
+      `policies:\n  - name: no-${word}\n    when: 'request.arguments.message == "${word}"'\n    effect: deny\n    message: ${word} is not echoed\n`;
+    try {
+      expect(await echo("red")).toBe("echo: red");
+      await write(rule("red"));
+      await logged(served, /config reloaded: policies updated/, 1);
+      expect(await echo("red")).toContain("red is not echoed");
+      await write(rule("blue"));
+      await logged(served, /config reloaded: policies updated/, 2);
+      expect(await echo("red")).toBe("echo: red");
+      expect(await echo("blue")).toContain("blue is not echoed");
+      await write("");
+      await logged(served, /config reloaded: policies updated/, 3);
+      expect(await echo("blue")).toBe("echo: blue");
+    } finally {
+      await client.close();
     }
   });
 });

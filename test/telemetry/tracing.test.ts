@@ -150,6 +150,61 @@ describe("OpenTelemetry tracing", () => {
     );
   });
 
+  it("puts each policy rule that held on the SERVER span, as mcplex.decision events", async () => {
+    received.length = 0;
+    const running = await serve({
+      config: {
+        ...configOf([stdio("meta", "node_modules/.bin/tsx", META_SERVER)], {
+          telemetry: { enabled: true, endpoint },
+        }),
+        policies: [
+          { name: "watch-meta", when: 'request.tool == "meta__meta"', effect: "audit", phase: "request" },
+          { name: "no-fail", when: 'request.tool == "meta__fail"', effect: "deny", phase: "request" },
+        ],
+      },
+      transport: "http",
+      http: { port: 0, dashboard: false },
+      watch: false,
+    });
+    await running.started;
+    const client = new Client({ name: "traced", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(running.http!.url)));
+    try {
+      await client.callTool({ name: "meta__meta", arguments: {} });
+      await expect(client.callTool({ name: "meta__fail", arguments: {} })).rejects.toThrow(
+        'denied by policy "no-fail"',
+      );
+    } finally {
+      await client.close();
+      await running.close(0); // flushes spans
+    }
+    const events = (name: string) => {
+      for (const { path, body } of received) {
+        if (path !== "/v1/traces") continue;
+        for (const rs of (body as { resourceSpans: Array<{ scopeSpans: Array<{ spans: any[] }> }> })
+          .resourceSpans)
+          for (const ss of rs.scopeSpans)
+            for (const span of ss.spans)
+              if (span.name === name)
+                return (span.events ?? []).map((e: { name: string; attributes: any[] }) => ({
+                  name: e.name,
+                  ...Object.fromEntries(e.attributes.map((a) => [a.key, String(Object.values(a.value)[0])])),
+                }));
+      }
+      return undefined;
+    };
+    const decision = (name: string, effect: string, target: string) => ({
+      name: "mcplex.decision",
+      "mcplex.decision.by": "policy",
+      "mcplex.decision.name": name,
+      "mcplex.decision.effect": effect,
+      "mcplex.decision.phase": "request",
+      "mcplex.decision.target": target,
+    });
+    expect(events("tools/call meta__meta")).toEqual([decision("watch-meta", "audit", "meta__meta")]);
+    expect(events("tools/call meta__fail")).toEqual([decision("no-fail", "deny", "meta__fail")]);
+  });
+
   it("starts a trace for a library's own hub.callTool, and sends it to the server", async () => {
     received.length = 0;
     const running = await serve({

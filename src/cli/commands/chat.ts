@@ -3,6 +3,7 @@ import type { AgentEvent } from "../../agent/agent-events.js";
 import type { ChatMessage } from "../../agent/chat-types.js";
 import { resolveLlmConfig } from "../../agent/llm-config.js";
 import { runAgent } from "../../agent/run-agent.js";
+import { withoutHiddenTools } from "../../agent/tool-host.js";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import type { CatalogMode, McplexConfig } from "../../config/types.js";
 import { McplexError } from "../../errors.js";
@@ -25,7 +26,7 @@ export async function chatCommand(args: string[]): Promise<number> {
   const maxSteps = values["max-steps"] === undefined ? undefined : Number(values["max-steps"]);
   return withHub(
     values.config === undefined ? {} : { config: values.config },
-    async (hub, config, telemetry, interrupted) => {
+    async (hub, config, telemetry, interrupted, built) => {
       const llm = resolveLlmConfig({
         config: config.llm,
         flags: {
@@ -37,9 +38,14 @@ export async function chatCommand(args: string[]): Promise<number> {
       // The model sees the catalog through the mode asked for, else its profile's.
       const profileMode = values.profile === undefined ? undefined : config.profiles[values.profile]?.mode;
       const mode = (values.tools as CatalogMode | undefined) ?? profileMode ?? "all";
+      // What a policy denies this machine's user whatever the arguments is not offered.
+      const visible = withoutHiddenTools(hub, (tool) => {
+        const found = hub.catalog.resolveTool(tool.name, values.profile);
+        return found !== undefined && built.hides(found, values.profile);
+      });
       const tools =
         mode === "all"
-          ? hub
+          ? visible
           : await modeToolHost(
               hub,
               {

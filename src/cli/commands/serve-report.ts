@@ -45,6 +45,10 @@ export function printEvent(event: ServeEvent): void {
     console.error(`mcplex: warning: ${event.error}; the approvals read before stay in force`);
     return;
   }
+  if (event.type === "policies-failed") {
+    console.error(`mcplex: warning: the reloaded policies could not be applied: ${event.error}`);
+    return;
+  }
   if (event.type === "pin-changes") {
     // Loaded only when a pinned server changed: serve's start path stays as it was.
     void import("../pin-report.js").then(({ pinChangeLines }) => {
@@ -75,6 +79,7 @@ export function printEvent(event: ServeEvent): void {
     if (outcome.changed.length > 0) parts.push(`replaced ${outcome.changed.join(", ")}`);
   }
   if (outcome.profiles) parts.push("profiles updated");
+  if (outcome.policies) parts.push("policies updated");
   if (event.tokens !== undefined) parts.push(event.tokens);
   if (outcome.serve) parts.push("serve: mode and pin applied, other settings at the next start");
   console.error(`mcplex: config reloaded: ${parts.join("; ")}`);

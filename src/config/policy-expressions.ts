@@ -1,0 +1,77 @@
+import { createRequire } from "node:module";
+import type { Environment } from "@marcbachmann/cel-js";
+
+// The CEL of `policies:`: one environment, declared here once, that `config check` compiles every
+// rule against and the access layer evaluates them in. CEL is @marcbachmann/cel-js (no
+// dependencies, typed environments, parse and type errors with their position), not a home-made
+// evaluator. It is loaded with the first rule (about 50 ms), never by a config without any:
+// reading a config is synchronous, so `require` (an ES module, which Node's engines here load).
+const load = createRequire(import.meta.url);
+
+/** A compiled `when`: its value for the variables of one request (throws when it cannot be evaluated). */
+export type PolicyExpression = (variables: PolicyVariables) => unknown;
+
+/** The variables a rule reads; see docs/guide/policies.md for every member. */
+export interface PolicyVariables {
+  caller: Record<string, unknown>;
+  request: Record<string, unknown>;
+  /** The result, in the response phase; an empty map in the request phase. */
+  response: Record<string, unknown>;
+  now: Date;
+}
+
+/** Bounds of one expression, so that a rule stays a condition, not a program. */
+const LIMITS = {
+  maxAstNodes: 500,
+  maxDepth: 32,
+  maxListElements: 200,
+  maxMapEntries: 200,
+  maxCallArguments: 8,
+};
+
+let environment: Environment | undefined;
+
+/** The environment every rule is compiled in (made on first use: a config without rules loads no CEL). */
+function policyEnvironment(): Environment {
+  if (environment !== undefined) return environment;
+  const cel = load("@marcbachmann/cel-js") as typeof import("@marcbachmann/cel-js");
+  environment = new cel.Environment({ enableOptionalTypes: true, limits: LIMITS })
+    .registerVariable("caller", "map")
+    .registerVariable("request", "map")
+    .registerVariable("response", "map")
+    .registerVariable("now", "google.protobuf.Timestamp");
+  return environment;
+}
+
+/**
+ * Compiles a rule's `when`: the expression, or why it cannot be one (the parser's or the type
+ * checker's message, with the line and column). A `when` must yield a bool.
+ */
+export function compilePolicyExpression(text: string): PolicyExpression | { problem: string } {
+  let compiled: ReturnType<Environment["parse"]>;
+  try {
+    compiled = policyEnvironment().parse(text);
+  } catch (error) {
+    return { problem: celProblem(error, text) };
+  }
+  const checked = compiled.check();
+  if (!checked.valid) return { problem: celProblem(checked.error, text) };
+  if (checked.type !== "bool" && checked.type !== "dyn")
+    return { problem: `yields ${checked.type}, and a condition must yield a bool (true or false)` };
+  return compiled as PolicyExpression;
+}
+
+/**
+ * A CEL error as one line: its first line (the library draws the expression under it, which a
+ * one-line report cannot keep), and where in the condition it is, as line and column.
+ */
+export function celProblem(error: unknown, text?: string): string {
+  const message = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  const located = error as { node?: { pos?: unknown; start?: unknown }; range?: { start?: unknown } } | null;
+  const pos = located?.node?.pos ?? located?.node?.start ?? located?.range?.start;
+  if (typeof pos !== "number" || text === undefined) return message;
+  const before = text.slice(0, pos);
+  const line = before.split("\n").length;
+  const column = pos - (before.lastIndexOf("\n") + 1) + 1;
+  return `${message}, at line ${line}, column ${column} of the condition`;
+}
