@@ -1,5 +1,6 @@
 import type { CatalogTool } from "../catalog/types.js";
 import type { McplexConfig } from "../config/types.js";
+import type { Guardrails } from "../guardrails/guardrail-set.js";
 import type { Interceptor } from "../hub/call-pipeline.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
@@ -28,10 +29,10 @@ export interface BuiltHub {
   /** Stops the recording of servers' traffic; after the hub closes. */
   closeRecorder(): void;
   /**
-   * Takes a (reloaded) config's `policies:` and `auth.require`: their layer on the hub's path
-   * while there are any, loaded with the first.
+   * Takes a (reloaded) config's `policies:` and `auth.require`, and its `guardrails:`: their
+   * layers on the hub's path while there are any, loaded with the first.
    */
-  setPolicies(config: McplexConfig): Promise<void>;
+  setRules(config: McplexConfig): Promise<void>;
   /**
    * Whether a policy denies `tool` to this machine's user whatever the arguments, so that a list
    * made outside the pipeline (the tools `mcplex chat` offers) leaves it out.
@@ -42,7 +43,7 @@ export interface BuiltHub {
 /**
  * The hub of a config, as `mcplex serve` and the commands that call servers (`call`, `list`,
  * `chat`, ...) alike make it: with the config's `interceptors:` modules, its policies (`policies:`
- * and `auth.require`), the recording of servers with `record:`, the pinned servers' lock file, and
+ * and `auth.require`) and guardrails, the recording of servers with `record:`, the pinned servers' lock file, and
  * tracing when telemetry is on. Each of these is loaded only when the config asks for it. The hub
  * is not started.
  */
@@ -74,20 +75,28 @@ export async function buildHub(options: BuildHubOptions): Promise<BuiltHub> {
   });
   recorder?.attach(hub);
   let policies: PolicyCheck | undefined;
-  const setPolicies = async (next: McplexConfig) => {
-    if (policies === undefined) {
-      if ((next.policies ?? []).length === 0 && (next.auth?.require ?? []).length === 0) return;
+  let guardrails: Guardrails | undefined;
+  const setRules = async (next: McplexConfig) => {
+    if (
+      policies === undefined &&
+      ((next.policies ?? []).length > 0 || (next.auth?.require ?? []).length > 0)
+    ) {
       const { PolicyCheck } = await import("../interceptors/policy-check.js");
       policies = new PolicyCheck(hub);
     }
-    policies.configure(next);
+    policies?.configure(next);
+    if (guardrails === undefined && (next.guardrails ?? []).length > 0) {
+      const { Guardrails } = await import("../guardrails/guardrail-set.js");
+      guardrails = new Guardrails(hub);
+    }
+    guardrails?.configure(next);
   };
-  await setPolicies(config);
+  await setRules(config);
   return {
     hub,
     ...(pins === undefined ? {} : { pins }),
     closeRecorder: () => recorder?.close(),
-    setPolicies,
+    setRules,
     hides: (tool, profile) => policies?.hides(tool, profile === undefined ? {} : { profile }) ?? false,
   };
 }

@@ -175,7 +175,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     applyReload: async (next) => {
       reloadModes(next);
       await built
-        .setPolicies(next)
+        .setRules(next)
         .catch((error: Error) => emit({ type: "policies-failed", error: error.message }));
     },
     cluster: cluster?.cluster,

@@ -13,6 +13,7 @@ import { readAudit } from "./read-audit.js";
 import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
 import { checkUserPlaceholders, readUsers } from "./read-credentials.js";
+import { readGuardrails } from "./read-guardrails.js";
 import { readInterceptorModules } from "./read-interceptors.js";
 import { readPolicies } from "./read-policies.js";
 import { readSandbox } from "./read-sandbox.js";
@@ -71,6 +72,7 @@ const TOP_LEVEL_KEYS = [
   "cluster",
   "interceptors",
   "policies",
+  "guardrails",
   "auth",
   "audit",
   "users",
@@ -182,6 +184,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
       config.interceptors = readInterceptorModules(ctx, doc.interceptors);
     const policies = readPolicies(reader, doc.policies);
     if (policies !== undefined && policies.length > 0) config.policies = policies;
+    const guardrails = readGuardrails(reader, doc.guardrails);
+    if (guardrails !== undefined && guardrails.length > 0) config.guardrails = guardrails;
     const auth = readAuth(reader, doc.auth, Object.keys(config.profiles));
     if (auth !== undefined) config.auth = auth;
     if (auth !== undefined && cluster !== undefined && auth.resource === undefined && doc.auth !== null)

@@ -603,6 +603,8 @@ export interface McplexConfig {
   interceptors?: InterceptorModuleConfig[];
   /** Rules in CEL that decide each request (see {@link PolicyRuleConfig}); none by default. */
   policies?: PolicyRuleConfig[];
+  /** Built-in checks and rewrites of tool calls and results (see {@link GuardrailConfig}); none by default. */
+  guardrails?: GuardrailConfig[];
   /** OAuth sign-in: the gateway as a resource server (off unless present). */
   auth?: AuthConfig;
   /** Bounds of per-user servers' connections (see {@link UsersConfig}); defaults when absent. */
@@ -636,6 +638,48 @@ export interface PolicyRuleConfig {
 
 /** What a policy rule does when its condition holds. */
 export type PolicyEffect = "allow" | "deny" | "require" | "audit";
+
+/** The guardrails mcplex ships. */
+export type GuardrailKind = "size" | "schema" | "pii" | "secrets" | "injection" | "webhook";
+
+/** The kinds of personal data the `pii` guardrail finds. */
+export type PiiKind = "email" | "phone" | "card" | "iban";
+
+/**
+ * One entry of `guardrails:`, in the vocabulary of the MCP interceptors extension (SEP-2624): a
+ * validator (`schema`) refuses, a mutator (`size`, `pii`, `secrets`) rewrites; on the request, the response
+ * or both; `enforce` acts, `audit` records what it would have done; a guardrail that fails
+ * refuses the call unless `failOpen`. It applies to the tool calls its selectors pick (each
+ * absent selector picks all): `servers` by name, `tools` by globs over exposed names, `profiles`
+ * by the caller's profile. See docs/guide/guardrails.md.
+ */
+export interface GuardrailConfig {
+  guardrail: GuardrailKind;
+  servers?: string[];
+  tools?: string[];
+  profiles?: string[];
+  phase: "request" | "response" | "both";
+  mode: "enforce" | "audit";
+  failOpen: boolean;
+  /** `size`: the most bytes of a result (its JSON). */
+  maxBytes?: number;
+  /** `size`: the most tokens of a result's text, estimated as one per four characters. */
+  maxTokens?: number;
+  /** `size`: what becomes of `structuredContent` in a result that is cut: dropped (default) or refused. */
+  structured?: "drop" | "refuse";
+  /** `pii`: what to do with each kind found (default: every kind redacted). */
+  types?: Partial<Record<PiiKind, "redact" | "audit">>;
+  /** `secrets`: refuse what holds a credential (`block`) or redact it (`redact`, the default). */
+  action?: "block" | "redact";
+  /** `webhook`: where the call or result is posted (https, or http on a loopback address). */
+  url?: string;
+  /** `webhook`: how long the service may take (ms; default 2000); past it the guardrail fails. */
+  timeout?: number;
+  /** `webhook`: what the service is, `validator` (the default: it may refuse) or `mutator` (it may rewrite). */
+  type?: "validator" | "mutator";
+  /** `webhook`: headers sent with each post (an `Authorization` for the service, say). */
+  headers?: Record<string, string>;
+}
 
 /**
  * One entry of `interceptors:`: a JavaScript module whose default export is an interceptor

@@ -98,6 +98,7 @@ export class GatewayMetrics {
   readonly #requests: Counter<"method" | "server" | "tool" | "outcome">;
   readonly #duration: DurationHistogram;
   readonly #state: Gauge<"server" | "state">;
+  readonly #decisions: Counter<"by" | "name" | "effect">;
   readonly #reconnects: Counter<"server">;
   readonly #pinChanges: Gauge<"server" | "held">;
   readonly #sessions: Gauge<"transport">;
@@ -142,6 +143,12 @@ export class GatewayMetrics {
       name: "mcplex_upstream_state",
       help: "1 for the current state of each upstream server, 0 for the others.",
       labelNames: ["server", "state"],
+      registers,
+    });
+    this.#decisions = new Counter({
+      name: "mcplex_decisions_total",
+      help: "Decisions of policies (by rule and effect) and guardrails (by guardrail and outcome); never by caller.",
+      labelNames: ["by", "name", "effect"],
       registers,
     });
     this.#reconnects = new Counter({
@@ -351,6 +358,9 @@ export class GatewayMetrics {
     this.#syncs.add(sync);
     const off = hub.on((event) => {
       if (event.type === "catalog-changed" || event.type === "pin-changes") sync();
+      // Rule and guardrail names come from the config: a bounded label.
+      if (event.type === "decision")
+        this.#decisions.inc({ by: event.by, name: event.name, effect: event.effect });
       if (event.type !== "server-state") return;
       this.#setState(event.server, event.state);
       if (event.state === "ready" && event.previous === "reconnecting") {

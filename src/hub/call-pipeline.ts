@@ -140,12 +140,18 @@ export interface RequestContext {
 
 /** One decision a layer took about a request (see {@link RequestContext.decisions}). */
 export interface LayerDecision {
-  /** What decided: `policy` (a rule of `policies:` or `auth.require`). */
-  by: "policy";
-  /** The rule's name. */
+  /** What decided: `policy` (a rule of `policies:` or `auth.require`) or `guardrail`. */
+  by: "policy" | "guardrail";
+  /** The rule's name, or the guardrail's (`size`, `schema`, `pii`). */
   name: string;
-  /** What it did: the rule's effect (`allow`, `deny`, `require`, `audit`). */
+  /**
+   * What it did: a rule's effect (`allow`, `deny`, `require`, `audit`), or a guardrail's outcome
+   * (`refused`, `rewrote`, in audit mode `would-refuse`, `would-rewrite`, and when it failed
+   * `failed-open` or `failed-closed`).
+   */
   effect: string;
+  /** A guardrail's account of what it found (`2 emails redacted`, `cut from 90000 to 4096 bytes`). */
+  detail?: string;
   /** Before the request reached its server, or on its result. */
   phase: "request" | "response";
   /** The request's target (tool, prompt, resource), as resolved. */

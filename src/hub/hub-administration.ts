@@ -6,7 +6,14 @@ import type { ToolChange } from "../pins/tool-pins.js";
 import type { ToolListStore } from "../recording/tool-list-store.js";
 import type { AvailableServer } from "../servers/available-servers.js";
 import { assembleHub, type HubParts } from "./hub-assembly.js";
-import type { CallOptions, HubEvent, HubOptions, ServerDetails, ServerStatus } from "./hub-types.js";
+import type {
+  CallOptions,
+  DecisionEvent,
+  HubEvent,
+  HubOptions,
+  ServerDetails,
+  ServerStatus,
+} from "./hub-types.js";
 
 /**
  * The administration half of the `Hub`'s API: its events, its servers (start, stop, add,
@@ -288,6 +295,11 @@ export abstract class HubAdministration {
     options: { profile?: string; signal?: AbortSignal } = {},
   ): Promise<void> {
     return this.parts.perUser.openAll(user, options);
+  }
+
+  /** Tells the hub's listeners that a layer decided something (see {@link DecisionEvent}). */
+  decided(by: DecisionEvent["by"], name: string, effect: string): void {
+    this.emit({ type: "decision", by, name, effect });
   }
 
   /** Tells every listener of {@link on}. */

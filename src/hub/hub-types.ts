@@ -76,7 +76,20 @@ export interface HubOptions {
 }
 
 /** Events the hub emits (those of its servers); a discriminated union on `type`. */
-export type HubEvent = ServerEvent;
+export type HubEvent = ServerEvent | DecisionEvent;
+
+/**
+ * A layer decided something about a call (a policy rule held, a guardrail acted): what, never
+ * who asked, for counts such as the gateway's metrics. The request's own record is its
+ * `RequestContext.decisions`.
+ */
+export interface DecisionEvent {
+  type: "decision";
+  by: "policy" | "guardrail";
+  /** The rule's or the guardrail's name. */
+  name: string;
+  effect: string;
+}
 
 export type { CallOptions, ServerDetails, ServerStatus };
 

@@ -36,6 +36,8 @@ export interface PolicyHost {
   /** Puts a layer on the path of every call (`hub.use`); gives back what takes it off. */
   use(layer: Interceptor): () => void;
   readonly catalog: Catalog;
+  /** Counts a decision (`hub.decided`: the gateway's metrics). */
+  decided(by: "policy", name: string, effect: string): void;
 }
 
 /**
@@ -65,7 +67,12 @@ export class PolicyCheck {
     const scopes = config.auth?.require ?? [];
     // Made before the old layer goes: rules that cannot be made leave the old ones at work.
     const policies = rules.length === 0 && scopes.length === 0 ? undefined : new Policies(rules, scopes);
-    const layer = policies === undefined ? undefined : policyLayer(policies, this.#hub.catalog);
+    const layer =
+      policies === undefined
+        ? undefined
+        : policyLayer(policies, this.#hub.catalog, (name, effect) =>
+            this.#hub.decided("policy", name, effect),
+          );
     this.#remove?.();
     this.#remove = layer === undefined ? undefined : this.#hub.use(layer);
     this.#policies = policies;
@@ -103,7 +110,11 @@ export class PolicyCheck {
 }
 
 /** The layer of one set of {@link Policies}. */
-export function policyLayer(policies: Policies, catalog: Catalog): Interceptor {
+export function policyLayer(
+  policies: Policies,
+  catalog: Catalog,
+  count: (rule: string, effect: string) => void = () => {},
+): Interceptor {
   // Parsed results only for rules that read them; a list is the gateway's own object either way.
   return interceptor({ needs: policies.readsResults ? "parsed" : "raw" }, (next) => (request) => {
     const list = LISTS[request.method];
@@ -118,12 +129,12 @@ export function policyLayer(policies: Policies, catalog: Catalog): Interceptor {
     const variables = policyVariables(request);
     if (policies.decidesRequests) {
       const verdict = policies.decideRequest(variables, target, caller);
-      record(request, target, verdict);
+      record(request, target, verdict, count);
       const refusal = refusalOf(request, target, verdict);
       if (refusal !== undefined) return Promise.reject(refusal);
     }
     if (!policies.readsResults) return next(request);
-    return answered(policies, request, target, caller, next);
+    return answered(policies, request, target, caller, next, count);
   });
 }
 
@@ -133,10 +144,11 @@ async function answered(
   target: RequestTarget,
   caller: PolicyCaller,
   next: Handler,
+  count: (rule: string, effect: string) => void,
 ): Promise<JsonObject> {
   const result = await next(request);
   const verdict = policies.decideResponse(policyVariables(request, jsonOf(result)), caller);
-  record(request, target, verdict);
+  record(request, target, verdict, count);
   if (verdict.denied === undefined) return result;
   throw new RpcError(ErrorCode.Forbidden, `Forbidden: the result was withheld: ${verdict.denied.message}`, {
     reason: "policy",
@@ -164,13 +176,19 @@ function refusalOf(request: CallRequest, target: RequestTarget, verdict: PolicyV
 }
 
 /** Adds the rules that held to the request's decisions. */
-function record(request: CallRequest, target: RequestTarget, verdict: PolicyVerdict): void {
+function record(
+  request: CallRequest,
+  target: RequestTarget,
+  verdict: PolicyVerdict,
+  count: (rule: string, effect: string) => void,
+): void {
   if (verdict.decisions.length === 0) return;
   const context = request.context;
   context.decisions ??= [];
   const decisions = context.decisions;
   const name = targetName(target);
   for (const decision of verdict.decisions) {
+    count(decision.rule, decision.effect);
     decisions.push({
       by: "policy",
       name: decision.rule,

@@ -27,7 +27,7 @@ export type ReloadOutcome =
       tokens: boolean;
       /** The `serve:` block changed: whoever serves applies what it can (the catalog mode). */
       serve: boolean;
-      /** `policies:` or `auth.require` changed: whoever built the hub applies them (`setPolicies`). */
+      /** `policies:`, `auth.require` or `guardrails:` changed: whoever built the hub applies them (`setRules`). */
       policies: boolean;
       config: McplexConfig;
     }
@@ -71,7 +71,8 @@ export async function applyConfig(
   if (profiles) hub.setProfiles(after.profiles);
   const tokens = JSON.stringify(after.tokens) !== JSON.stringify(before.tokens);
   const serve = JSON.stringify(after.serve ?? {}) !== JSON.stringify(before.serve ?? {});
-  const rules = (config: McplexConfig) => JSON.stringify([config.policies ?? [], config.auth?.require ?? []]);
+  const rules = (config: McplexConfig) =>
+    JSON.stringify([config.policies ?? [], config.auth?.require ?? [], config.guardrails ?? []]);
   const policies = rules(after) !== rules(before);
   return { ok: true, added, removed, changed, profiles, tokens, serve, policies, config: after };
 }

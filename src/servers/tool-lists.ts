@@ -62,7 +62,8 @@ export interface RecordedHub {
   servers(): ServerStatus[];
   serverDetails(name: string): ServerDetails | undefined;
   serverConfig(name: string): ServerConfig | undefined;
-  on(listener: (event: ServerEvent) => void): () => void;
+  /** Its events: the servers' among others (a hub also tells of decisions), told apart by `type`. */
+  on(listener: (event: ServerEvent | { type: "decision" }) => void): () => void;
 }
 
 /**

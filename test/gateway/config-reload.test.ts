@@ -263,14 +263,14 @@ describe("mcplex serve reloading policies", () => {
     try {
       expect(await echo("red")).toBe("echo: red");
       await write(rule("red"));
-      await logged(served, /config reloaded: policies updated/, 1);
+      await logged(served, /config reloaded: policies and guardrails updated/, 1);
       expect(await echo("red")).toContain("red is not echoed");
       await write(rule("blue"));
-      await logged(served, /config reloaded: policies updated/, 2);
+      await logged(served, /config reloaded: policies and guardrails updated/, 2);
       expect(await echo("red")).toBe("echo: red");
       expect(await echo("blue")).toContain("blue is not echoed");
       await write("");
-      await logged(served, /config reloaded: policies updated/, 3);
+      await logged(served, /config reloaded: policies and guardrails updated/, 3);
       expect(await echo("blue")).toBe("echo: blue");
     } finally {
       await client.close();

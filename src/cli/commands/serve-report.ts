@@ -79,7 +79,7 @@ export function printEvent(event: ServeEvent): void {
     if (outcome.changed.length > 0) parts.push(`replaced ${outcome.changed.join(", ")}`);
   }
   if (outcome.profiles) parts.push("profiles updated");
-  if (outcome.policies) parts.push("policies updated");
+  if (outcome.policies) parts.push("policies and guardrails updated");
   if (event.tokens !== undefined) parts.push(event.tokens);
   if (outcome.serve) parts.push("serve: mode and pin applied, other settings at the next start");
   console.error(`mcplex: config reloaded: ${parts.join("; ")}`);

@@ -1,0 +1,91 @@
+import type { GuardrailConfig } from "../config/types.js";
+import type { JsonObject } from "../hub/call-pipeline.js";
+import type { GuardrailCheck, GuardrailOutcome } from "./guardrail-layer.js";
+import { mapStrings } from "./pii-guardrail.js";
+
+// Credentials found by secretlint's recommended rules (AWS, GCP, GitHub, Slack, npm, private
+// keys, basic-auth URLs, ...), a rule set its maintainers keep up with the providers' formats:
+// not patterns written here. Loaded with the first `secrets` guardrail's first call.
+
+type Lint = (text: string) => Promise<Array<{ rule: string; range: readonly [number, number] }>>;
+
+let linting: Promise<Lint> | undefined;
+
+function linter(): Promise<Lint> {
+  linting ??= (async () => {
+    const [{ lintSource }, { creator }] = await Promise.all([
+      import("@secretlint/core"),
+      import("@secretlint/secretlint-rule-preset-recommend"),
+    ]);
+    const config = { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: creator }] };
+    return async (text: string) => {
+      const { messages } = await lintSource({
+        source: { content: text, filePath: "/value.txt", ext: ".txt", contentType: "text" },
+        options: { config, maskSecrets: false },
+      });
+      return messages.map((m) => ({
+        rule: m.ruleId.replace(/^@secretlint\/secretlint-rule-/, ""),
+        range: m.range,
+      }));
+    };
+  })();
+  return linting;
+}
+
+/** Strings shorter than this hold no credential of the rule set's (the shortest are 20 or so). */
+const SHORTEST = 16;
+
+/**
+ * `secrets`: credentials in a call's arguments (before they reach the server) and in its
+ * result (before the caller sees them), found by secretlint's recommended rules. `action:
+ * block` refuses the call or withholds the result; `redact` (the default) replaces each with
+ * `[secret redacted]`.
+ */
+export function secretsGuardrail(config: GuardrailConfig): GuardrailCheck {
+  const check = async (value: JsonObject, where: string): Promise<GuardrailOutcome> => {
+    const lint = await linter();
+    const strings: string[] = [];
+    mapStrings(value, (text) => {
+      if (text.length >= SHORTEST) strings.push(text);
+      return text;
+    });
+    const found = new Map<string, Array<{ rule: string; range: readonly [number, number] }>>();
+    for (const text of new Set(strings)) {
+      const hits = await lint(text);
+      if (hits.length > 0) found.set(text, hits);
+    }
+    if (found.size === 0) return { action: "pass" };
+    const rules = [...new Set([...found.values()].flat().map((hit) => hit.rule))].sort();
+    const count = [...found.values()].reduce((n, hits) => n + hits.length, 0);
+    const what = `${count} credential${count === 1 ? "" : "s"} (${rules.join(", ")}) in ${where}`;
+    if (config.action === "block")
+      return { action: "refuse", message: `${what}; nothing with a credential in it passes` };
+    const redacted = mapStrings(value, (text) => {
+      const hits = found.get(text);
+      return hits === undefined
+        ? text
+        : redactRanges(
+            text,
+            hits.map((hit) => hit.range),
+          );
+    }) as JsonObject;
+    return { action: "rewrite", value: redacted, detail: `${what} redacted` };
+  };
+  return {
+    request: (args) => check(args, "the arguments"),
+    response: (result) => check(result, "the result"),
+  };
+}
+
+/** `text` with each range replaced by `[secret redacted]` (ranges may overlap). */
+function redactRanges(text: string, ranges: ReadonlyArray<readonly [number, number]>): string {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let at = 0;
+  for (const [start, end] of sorted) {
+    if (end <= at) continue;
+    out += `${text.slice(at, Math.max(at, start))}[secret redacted]`;
+    at = end;
+  }
+  return out + text.slice(at);
+}
