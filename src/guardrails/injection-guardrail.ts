@@ -17,7 +17,8 @@ const SIGNS: ReadonlyArray<{ sign: string; pattern: RegExp }> = [
   { sign: "a new role", pattern: /\byou are (?:now|no longer)\b|\bfrom now on,? you (?:are|will|must)\b/i },
   {
     sign: "hide from the user",
-    pattern: /\b(?:do not|don't|never) (?:tell|inform|mention|reveal|show)(?: (?:this|it|anything))?(?: to)? the user\b/i,
+    pattern:
+      /\b(?:do not|don't|never) (?:tell|inform|mention|reveal|show)(?: (?:this|it|anything))?(?: to)? the user\b/i,
   },
   { sign: "a system prompt", pattern: /\b(?:system prompt|developer message|new instructions?:)/i },
   { sign: "chat template markers", pattern: /<\|im_start\|>|<\|system\|>|\[INST\]|<<SYS>>|<\/?system>/i },
