@@ -37,6 +37,9 @@ export function piiGuardrail(config: GuardrailConfig): ImmediateCheck {
   const action = (kind: PiiKind) => config.types?.[kind] ?? "redact";
   return {
     response(result) {
+      // Most results hold nothing of the kind: a look without a copy first (an email has an
+      // `@`, the rest have digits).
+      if (!someString(result, (text) => text.includes("@") || DIGIT.test(text))) return { action: "pass" };
       const found = new Map<PiiKind, number>();
       const redact = (text: string): string => {
         let out = replaceEmails(text, (match) => {
@@ -103,6 +106,17 @@ function replaceEmails(text: string, replace: (match: string) => string): string
     at = text.indexOf("@", Math.max(at + 1, copied));
   }
   return out + text.slice(copied);
+}
+
+const DIGIT = /\d/;
+
+/** Whether some string in `value` passes `test` (a walk, no copy). */
+export function someString(value: unknown, test: (text: string) => boolean): boolean {
+  if (typeof value === "string") return test(value);
+  if (Array.isArray(value)) return value.some((item) => someString(item, test));
+  if (typeof value === "object" && value !== null)
+    return Object.values(value).some((item) => someString(item, test));
+  return false;
 }
 
 /** `value` with every string passed through `map` (keys stay). */

@@ -1,7 +1,7 @@
 import type { GuardrailConfig } from "../config/types.js";
 import type { JsonObject } from "../hub/call-pipeline.js";
 import type { GuardrailCheck, GuardrailOutcome } from "./guardrail-layer.js";
-import { mapStrings } from "./pii-guardrail.js";
+import { mapStrings, someString } from "./pii-guardrail.js";
 
 // Credentials found by secretlint's recommended rules (AWS, GCP, GitHub, Slack, npm, private
 // keys, basic-auth URLs, ...), a rule set its maintainers keep up with the providers' formats:
@@ -43,12 +43,13 @@ const SHORTEST = 16;
  */
 export function secretsGuardrail(config: GuardrailConfig): GuardrailCheck {
   const check = async (value: JsonObject, where: string): Promise<GuardrailOutcome> => {
-    const lint = await linter();
     const strings: string[] = [];
-    mapStrings(value, (text) => {
+    someString(value, (text) => {
       if (text.length >= SHORTEST) strings.push(text);
-      return text;
+      return false;
     });
+    if (strings.length === 0) return { action: "pass" };
+    const lint = await linter();
     const found = new Map<string, Array<{ rule: string; range: readonly [number, number] }>>();
     for (const text of new Set(strings)) {
       const hits = await lint(text);
