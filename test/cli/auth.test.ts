@@ -105,7 +105,8 @@ describe("OAuth servers from the command line", { timeout: 90_000 }, () => {
     await new Promise<void>((started, fail) => {
       child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
         stderr += chunk;
-        if (stderr.includes("Ctrl-C stops it.")) started();
+        // Both, in whichever order: under load the server's refusal may come after the banner.
+        if (stderr.includes("Ctrl-C stops it.") && stderr.includes("needs an OAuth authorization")) started();
       });
       child.on("close", () => fail(new Error(`serve exited:\n${stderr}`)));
     });
