@@ -11,13 +11,13 @@
  *
  *   npm run build && npx tsx bench/cluster-bench.ts [--rounds R] [--seconds S]
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { Agent, request } from "node:http";
 import { startNginx } from "../test/support/nginx.js";
 import { startRedis } from "../test/support/redis.js";
 import { post } from "./http-post.js";
 import { measureInterleaved, median } from "./interleaved.js";
-import { cpuSeconds, numberArg } from "./process-stats.js";
+import { cpuSeconds, listening, numberArg } from "./process-stats.js";
 
 const ROUNDS = numberArg("--rounds", 5);
 const SECONDS = numberArg("--seconds", 1.5);
@@ -33,21 +33,6 @@ interface Replica {
   origin: string;
   cpu: () => number;
   stop: () => void;
-}
-
-/** Spawns a Node process that prints `url <url>` once listening; resolves with it and the child. */
-async function listening(args: string[], what: string): Promise<{ url: URL; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    child.stdout!.setEncoding("utf8").on("data", (c: string) => {
-      text += c;
-      const m = /url (\S+)/.exec(text);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`${what} exited with ${code}`)));
-  });
-  return { url: new URL(url), child };
 }
 
 async function replica(args: string[]): Promise<Replica> {

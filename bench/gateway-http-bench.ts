@@ -1,22 +1,7 @@
-/**
- * The gateway's HTTP front under load: 2026 stateless `tools/call` requests answered
- * with JSON, 64 keep-alive connections, an echo tool. Four targets, each in its own
- * process, loaded by the same generator:
- *   mcplex (gateway front, in-process echo tool, dashboard on as by default), the same
- *   front with the dashboard off, the official SDK v2 createMcpHandler, and a bare
- *   node:http JSON echo as the floor.
- *
- * The targets take turns in rounds (the order rotating each round), and each ratio is the
- * median of its per-round ratios: a slow moment of a shared machine then lands on
- * neighbouring measurements alike instead of on one target's whole run.
- *
- *   npm run build && npx tsx bench/gateway-http-bench.ts [--rounds R] [--seconds S]   (S per target per round)
- */
-import { spawn } from "node:child_process";
 import { Agent } from "node:http";
 import { post, REV2026_ECHO_HEADERS, REV2026_META } from "./http-post.js";
 import { median } from "./interleaved.js";
-import { cpuSeconds, numberArg } from "./process-stats.js";
+import { cpuSeconds, listening, numberArg } from "./process-stats.js";
 
 const ROUNDS = numberArg("--rounds", 6);
 const SECONDS = numberArg("--seconds", 1.5);
@@ -32,22 +17,8 @@ interface Target {
 }
 
 async function start(kind: string): Promise<Target> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", new URL("./http-target.ts", import.meta.url).pathname, ...kind.split(" ")],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    child.stdout!.setEncoding("utf8").on("data", (c: string) => {
-      text += c;
-      const m = /url (\S+)/.exec(text);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`${kind} target exited with ${code}`)));
-  });
+  const target = new URL("./http-target.ts", import.meta.url).pathname;
+  const { url, child } = await listening(["--import", "tsx", target, ...kind.split(" ")], `${kind} target`);
   const cpu = () => {
     try {
       return cpuSeconds(child.pid!);
@@ -55,7 +26,7 @@ async function start(kind: string): Promise<Target> {
       return undefined;
     }
   };
-  return { url, stop: () => child.kill(), cpu };
+  return { url: url.href, stop: () => child.kill(), cpu };
 }
 
 async function call(agent: Agent, url: URL, id: number): Promise<void> {

@@ -1,18 +1,7 @@
-/**
- * What policies and guardrails cost a call (issue 34, point 6): the same gateway (`serve()`
- * over HTTP, the echo stdio server) with nothing configured and with five policy rules and the
- * `secrets` and `pii` guardrails, each in its own process, loaded alike: 2026 `tools/call`s over
- * 64 keep-alive connections with a short message, then one at a time with a 1 MB message (the
- * guardrails read it on the way in and its echo on the way out). The targets take turns in
- * rounds and each figure is the median of its rounds; the ratio is what to read.
- *
- *   npx tsx bench/policy-cost.ts [--rounds R] [--seconds S]
- */
-import { spawn } from "node:child_process";
 import { Agent } from "node:http";
 import { post, REV2026_ECHO_HEADERS, REV2026_META } from "./http-post.js";
 import { median } from "./interleaved.js";
-import { cpuSeconds, numberArg } from "./process-stats.js";
+import { cpuSeconds, listening, numberArg } from "./process-stats.js";
 
 const ROUNDS = numberArg("--rounds", 5);
 const SECONDS = numberArg("--seconds", 1.5);
@@ -32,25 +21,11 @@ interface Target {
 }
 
 async function start(kind: string): Promise<Target> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", new URL("./policy-target.ts", import.meta.url).pathname, kind],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    child.stdout!.setEncoding("utf8").on("data", (c: string) => {
-      text += c;
-      const m = /url (\S+)/.exec(text);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`${kind} target exited with ${code}`)));
-  });
+  const target = new URL("./policy-target.ts", import.meta.url).pathname;
+  const { url, child } = await listening(["--import", "tsx", target, kind], `${kind} target`);
   return {
     kind,
-    url: new URL(url),
+    url,
     agent: new Agent({ keepAlive: true, maxSockets: CONNECTIONS }),
     cpu: () => cpuSeconds(child.pid!),
     stop: () => child.kill(),

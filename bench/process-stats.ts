@@ -2,7 +2,7 @@
  * What the benchmarks read of their processes and command lines, shared so that every bench
  * counts CPU the same way.
  */
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 const TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
@@ -20,4 +20,19 @@ export function numberArg(name: string, fallback: number): number {
   const value = at === -1 ? fallback : Number(process.argv[at + 1]);
   if (!(value > 0)) throw new Error(`${name} wants a positive number`);
   return value;
+}
+
+/** Spawns a Node process that prints `url <url>` once listening; resolves with it and the child. */
+export async function listening(args: string[], what: string): Promise<{ url: URL; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    child.stdout!.setEncoding("utf8").on("data", (c: string) => {
+      text += c;
+      const m = /url (\S+)/.exec(text);
+      if (m) resolve(m[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`${what} exited with ${code}`)));
+  });
+  return { url: new URL(url), child };
 }

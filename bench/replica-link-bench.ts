@@ -24,14 +24,14 @@
  *   npm run bench:link      (or: npm run build && npx tsx bench/replica-link-bench.ts
  *                            [--rounds R] [--sequential N] [--calls N] [--in-flight N])
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { connect, type Socket } from "node:net";
 // From dist/, as it ships: run through tsx, its closures would each pay a naming helper call.
 import { type LinkHandler, type LinkRequest, ReplicaLink } from "../dist/cluster/replica-link.js";
 import { NodeHttpLink } from "../test/support/node-http-link.js";
 import { UndiciLink } from "../test/support/undici-link.js";
 import { median } from "./interleaved.js";
-import { cpuSeconds, numberArg } from "./process-stats.js";
+import { cpuSeconds, listening, numberArg } from "./process-stats.js";
 
 const ROUNDS = numberArg("--rounds", 7);
 const SEQUENTIAL = numberArg("--sequential", 1000);
@@ -44,19 +44,7 @@ type Call = () => Promise<string>;
 
 /** Starts bench/sse-owner.mjs; resolves with its origin and process. */
 async function startOwner(): Promise<{ url: URL; child: ChildProcess }> {
-  const child = spawn(process.execPath, [new URL("./sse-owner.mjs", import.meta.url).pathname], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = "";
-    child.stdout!.setEncoding("utf8").on("data", (c: string) => {
-      text += c;
-      const m = /url (\S+)/.exec(text);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`the owner exited with ${code}`)));
-  });
-  return { url: new URL(url), child };
+  return listening([new URL("./sse-owner.mjs", import.meta.url).pathname], "the owner");
 }
 
 const BODY = Buffer.from(
