@@ -204,6 +204,20 @@ export class RegistryError extends McplexError {}
 export class NotFoundError extends McplexError {}
 
 /**
+ * The code of a {@link NotFoundError}, by what the name names. A name a policy denies answers
+ * with the same code as one outside the caller's profile.
+ */
+export const NOT_FOUND_CODES = {
+  tool: "TOOL_NOT_FOUND",
+  prompt: "PROMPT_NOT_FOUND",
+  resource: "RESOURCE_NOT_FOUND",
+  "resource template": "RESOURCE_NOT_FOUND",
+  server: "INVALID_ARGUMENT",
+  profile: "INVALID_ARGUMENT",
+  task: "INVALID_ARGUMENT",
+} as const satisfies Record<string, McplexErrorCode>;
+
+/**
  * A JSON-RPC error as it travels on the wire: `code`, `message`, optional `data`.
  * Carries the server it came from when it was received from an upstream.
  */

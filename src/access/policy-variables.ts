@@ -1,6 +1,6 @@
 import type { PolicyVariables } from "../config/policy-expressions.js";
 import type { CallRequest, RequestContext } from "../hub/call-pipeline.js";
-import { resolvedNames } from "./resolved-names.js";
+import { type ResolvedNames, resolvedNames } from "./resolved-names.js";
 
 /** An empty map, for what a request does not have (no arguments, no result yet). */
 const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -40,9 +40,11 @@ export function callerVariables(
  * when the request names none), the arguments, and a tool's annotations as its server declared
  * them.
  */
-export function requestVariables(request: CallRequest): Record<string, unknown> {
+export function requestVariables(
+  request: CallRequest,
+  names: ResolvedNames | undefined = request.target === undefined ? undefined : resolvedNames(request.target),
+): Record<string, unknown> {
   const { method, params, target } = request;
-  const names = target === undefined ? undefined : resolvedNames(target);
   const tool = target?.kind === "tool" ? target.tool : undefined;
   const args = params.arguments;
   return {
@@ -60,10 +62,11 @@ export function requestVariables(request: CallRequest): Record<string, unknown> 
 export function policyVariables(
   request: CallRequest,
   response: Record<string, unknown> = NONE,
+  names?: ResolvedNames,
 ): PolicyVariables {
   return {
     caller: callerVariables(request.context),
-    request: requestVariables(request),
+    request: requestVariables(request, names),
     response,
     now: new Date(),
   };

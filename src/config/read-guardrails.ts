@@ -1,4 +1,5 @@
 import { describeValue, joinPath } from "./config-issues.js";
+import { remoteUrlProblem } from "./remote-url.js";
 import type { GuardrailConfig, GuardrailKind, PiiKind } from "./types.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
 
@@ -142,13 +143,9 @@ function readWebhook(reader: ValueReader, node: RawMap, path: string, entry: Gua
       reader.fail(joinPath(path, "url"), "is required: where the guardrail service listens");
     return false;
   }
-  const parsed = URL.canParse(url) ? new URL(reader.probe(url)) : undefined;
-  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(parsed?.hostname ?? "");
-  if (parsed === undefined || !(parsed.protocol === "https:" || (parsed.protocol === "http:" && loopback))) {
-    reader.fail(
-      joinPath(path, "url"),
-      "must be an https:// URL, or http:// on a loopback address: calls and results go there",
-    );
+  const problem = remoteUrlProblem(reader.probe(url));
+  if (problem !== undefined) {
+    reader.fail(joinPath(path, "url"), `is refused: ${problem} (calls and results go there)`);
     return false;
   }
   entry.url = url;

@@ -140,6 +140,21 @@ function safeDecode(text: string): string {
   }
 }
 
+/**
+ * Whether some string of `value` (keys too) passes `test`: a walk, no copy. Past
+ * {@link MAX_REDACT_DEPTH} it cannot tell, and says yes: {@link redactValue} then takes what is
+ * that deep out, so nothing hides below the bound.
+ */
+export function someString(value: unknown, test: (text: string) => boolean, depth = 0): boolean {
+  if (typeof value === "string") return test(value);
+  if (value === null || typeof value !== "object") return false;
+  if (depth >= MAX_REDACT_DEPTH) return true;
+  if (Array.isArray(value)) return value.some((item) => someString(item, test, depth + 1));
+  for (const [key, item] of Object.entries(value))
+    if (test(key) || someString(item, test, depth + 1)) return true;
+  return false;
+}
+
 /** `value` with `redact` applied to every string (keys too); the same object when nothing changed. */
 export function redactValue<T>(value: T, redact: (text: string) => string, depth = 0): T {
   if (typeof value === "string") return redact(value) as T;

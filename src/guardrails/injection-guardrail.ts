@@ -1,6 +1,6 @@
+import { someString } from "../config/redact.js";
 import type { JsonObject } from "../hub/call-pipeline.js";
 import type { GuardrailOutcome, ImmediateCheck } from "./guardrail-layer.js";
-import { mapStrings } from "./pii-guardrail.js";
 
 // Text aimed at the model rather than at the user: phrases that tell a model to drop its
 // instructions, take a new role, hide something from its user, or that imitate the markers
@@ -42,9 +42,9 @@ export function injectionSigns(text: string): string[] {
 export function injectionGuardrail(): ImmediateCheck & { describe(description: string): GuardrailOutcome } {
   const found = (value: unknown): string[] => {
     const signs = new Set<string>();
-    mapStrings(value, (text) => {
+    someString(value, (text) => {
       for (const sign of injectionSigns(text)) signs.add(sign);
-      return text;
+      return false;
     });
     return [...signs];
   };

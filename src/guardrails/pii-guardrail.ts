@@ -1,5 +1,5 @@
+import { redactValue, someString } from "../config/redact.js";
 import type { GuardrailConfig, PiiKind } from "../config/types.js";
-import type { JsonObject } from "../hub/call-pipeline.js";
 import type { ImmediateCheck } from "./guardrail-layer.js";
 
 // Personal data in results, found by pattern and, where the data carries one, its check digit:
@@ -30,7 +30,7 @@ const LABEL: Readonly<Record<PiiKind, string>> = {
 
 /**
  * `pii`: emails, phone numbers, payment cards (Luhn-checked) and IBANs (mod-97-checked) in every
- * string of a result (its text and its structured content) redacted as `[email redacted]`, or
+ * string of a result (its text, its structured content, their keys) redacted as `[email redacted]`, or
  * only counted, per kind (`types`, default all redacted).
  */
 export function piiGuardrail(config: GuardrailConfig): ImmediateCheck {
@@ -55,7 +55,7 @@ export function piiGuardrail(config: GuardrailConfig): ImmediateCheck {
         }
         return out;
       };
-      const value = mapStrings(result, redact) as JsonObject;
+      const value = redactValue(result, redact);
       if (found.size === 0) return { action: "pass" };
       const counts = [...found]
         .sort(([a], [b]) => ORDER.indexOf(a) - ORDER.indexOf(b))
@@ -109,27 +109,6 @@ function replaceEmails(text: string, replace: (match: string) => string): string
 }
 
 const DIGIT = /\d/;
-
-/** Whether some string in `value` passes `test` (a walk, no copy). */
-export function someString(value: unknown, test: (text: string) => boolean): boolean {
-  if (typeof value === "string") return test(value);
-  if (Array.isArray(value)) return value.some((item) => someString(item, test));
-  if (typeof value === "object" && value !== null)
-    return Object.values(value).some((item) => someString(item, test));
-  return false;
-}
-
-/** `value` with every string passed through `map` (keys stay). */
-export function mapStrings(value: unknown, map: (text: string) => string): unknown {
-  if (typeof value === "string") return map(value);
-  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map));
-  if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = mapStrings(item, map);
-    return out;
-  }
-  return value;
-}
 
 /** Luhn's check over the digits of a card number (13 to 19 of them). */
 export function luhnValid(text: string): boolean {

@@ -1,7 +1,7 @@
+import { MAX_REDACT_DEPTH, redactValue, someString } from "../config/redact.js";
 import type { GuardrailConfig } from "../config/types.js";
 import type { JsonObject } from "../hub/call-pipeline.js";
-import type { GuardrailCheck, GuardrailOutcome } from "./guardrail-layer.js";
-import { mapStrings, someString } from "./pii-guardrail.js";
+import type { Checked, GuardrailCheck, GuardrailOutcome } from "./guardrail-layer.js";
 
 // Credentials found by secretlint's recommended rules (AWS, GCP, GitHub, Slack, npm, private
 // keys, basic-auth URLs, ...), a rule set its maintainers keep up with the providers' formats:
@@ -42,26 +42,41 @@ const SHORTEST = 16;
  * `[secret redacted]`.
  */
 export function secretsGuardrail(config: GuardrailConfig): GuardrailCheck {
-  const check = async (value: JsonObject, where: string): Promise<GuardrailOutcome> => {
-    const strings: string[] = [];
-    someString(value, (text) => {
-      if (text.length >= SHORTEST) strings.push(text);
+  const check = (value: JsonObject, where: string): Checked => {
+    // Not async: a value with no string long enough to hold a credential (most arguments)
+    // passes at once, with no promise of this guardrail's own.
+    const strings = new Set<string>();
+    // True only past the walk's depth, where nothing is read: what is nested that deep is taken
+    // out instead.
+    const deep = someString(value, (text) => {
+      if (text.length >= SHORTEST) strings.add(text);
       return false;
     });
-    if (strings.length === 0) return { action: "pass" };
+    if (strings.size === 0 && !deep) return { action: "pass" };
+    return linted(value, strings, deep, where);
+  };
+  const linted = async (
+    value: JsonObject,
+    strings: Set<string>,
+    deep: boolean,
+    where: string,
+  ): Promise<GuardrailOutcome> => {
     const lint = await linter();
     const found = new Map<string, Array<{ rule: string; range: readonly [number, number] }>>();
-    for (const text of new Set(strings)) {
+    for (const text of strings) {
       const hits = await lint(text);
       if (hits.length > 0) found.set(text, hits);
     }
-    if (found.size === 0) return { action: "pass" };
+    if (found.size === 0 && !deep) return { action: "pass" };
     const rules = [...new Set([...found.values()].flat().map((hit) => hit.rule))].sort();
     const count = [...found.values()].reduce((n, hits) => n + hits.length, 0);
-    const what = `${count} credential${count === 1 ? "" : "s"} (${rules.join(", ")}) in ${where}`;
+    const what =
+      found.size === 0
+        ? `parts nested past ${MAX_REDACT_DEPTH} levels in ${where}, which are not read`
+        : `${count} credential${count === 1 ? "" : "s"} (${rules.join(", ")}) in ${where}`;
     if (config.action === "block")
       return { action: "refuse", message: `${what}; nothing with a credential in it passes` };
-    const redacted = mapStrings(value, (text) => {
+    const redacted = redactValue(value, (text) => {
       const hits = found.get(text);
       return hits === undefined
         ? text
@@ -69,7 +84,7 @@ export function secretsGuardrail(config: GuardrailConfig): GuardrailCheck {
             text,
             hits.map((hit) => hit.range),
           );
-    }) as JsonObject;
+    });
     return { action: "rewrite", value: redacted, detail: `${what} redacted` };
   };
   return {

@@ -3,8 +3,9 @@ import { callerVariables, policyVariables, requestVariables } from "../access/po
 import { resolvedNames } from "../access/resolved-names.js";
 import type { Catalog } from "../catalog/catalog.js";
 import type { CatalogTool } from "../catalog/types.js";
+import type { PolicyVariables } from "../config/policy-expressions.js";
 import type { McplexConfig } from "../config/types.js";
-import { NotFoundError, RpcError } from "../errors.js";
+import { NOT_FOUND_CODES, NotFoundError, RpcError } from "../errors.js";
 import type {
   CallRequest,
   Handler,
@@ -23,13 +24,6 @@ const LISTS: Readonly<Record<string, { key: string; kind: "tool" | "prompt" | "r
   "prompts/list": { key: "prompts", kind: "prompt" },
   "resources/list": { key: "resources", kind: "resource" },
 };
-
-/** The codes a name outside the caller's profile answers with: a denied name answers the same. */
-const UNKNOWN = {
-  tool: "TOOL_NOT_FOUND",
-  prompt: "PROMPT_NOT_FOUND",
-  resource: "RESOURCE_NOT_FOUND",
-} as const;
 
 /** What {@link PolicyCheck} needs of the hub: a place on its path, and its catalog (to resolve listed names). */
 export interface PolicyHost {
@@ -123,10 +117,12 @@ export function policyLayer(
     const target = request.target;
     // A target the caller's profile does not reach has no server: it goes on to be answered as
     // unknown, as a name that exists nowhere is; a rule's answer first would reveal it exists.
-    if (target === undefined || resolvedNames(target).server === undefined) return next(request);
+    const names = target === undefined ? undefined : resolvedNames(target);
+    if (target === undefined || names?.server === undefined) return next(request);
     const identity = request.context.identity;
     const caller: PolicyCaller = { signedIn: identity?.via === "oauth", scopes: identity?.scopes ?? [] };
-    const variables = policyVariables(request);
+    // Made once: the response phase adds the result to the same variables.
+    const variables = policyVariables(request, undefined, names);
     if (policies.decidesRequests) {
       const verdict = policies.decideRequest(variables, target, caller);
       record(request, target, verdict, count);
@@ -134,7 +130,7 @@ export function policyLayer(
       if (refusal !== undefined) return Promise.reject(refusal);
     }
     if (!policies.readsResults) return next(request);
-    return answered(policies, request, target, caller, next, count);
+    return answered(policies, request, target, variables, caller, next, count);
   });
 }
 
@@ -142,12 +138,13 @@ async function answered(
   policies: Policies,
   request: CallRequest,
   target: RequestTarget,
+  variables: PolicyVariables,
   caller: PolicyCaller,
   next: Handler,
   count: (rule: string, effect: string) => void,
 ): Promise<JsonObject> {
   const result = await next(request);
-  const verdict = policies.decideResponse(policyVariables(request, jsonOf(result)), caller);
+  const verdict = policies.decideResponse({ ...variables, response: jsonOf(result) }, caller);
   record(request, target, verdict, count);
   if (verdict.denied === undefined) return result;
   throw new RpcError(ErrorCode.Forbidden, `Forbidden: the result was withheld: ${verdict.denied.message}`, {
@@ -161,7 +158,7 @@ function refusalOf(request: CallRequest, target: RequestTarget, verdict: PolicyV
   if (verdict.denied !== undefined) {
     const kind = target.kind === "prompt" || target.kind === "resource" ? target.kind : "tool";
     return new NotFoundError(
-      UNKNOWN[kind],
+      NOT_FOUND_CODES[kind],
       verdict.denied.message,
       kind === "tool" ? { tool: targetName(target) } : {},
     );

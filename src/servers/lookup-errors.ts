@@ -1,19 +1,9 @@
-import { McplexError, NotFoundError } from "../errors.js";
-
-const CODES = {
-  tool: "TOOL_NOT_FOUND",
-  prompt: "PROMPT_NOT_FOUND",
-  resource: "RESOURCE_NOT_FOUND",
-  "resource template": "RESOURCE_NOT_FOUND",
-  server: "INVALID_ARGUMENT",
-  profile: "INVALID_ARGUMENT",
-  task: "INVALID_ARGUMENT",
-} as const;
+import { McplexError, NOT_FOUND_CODES, NotFoundError } from "../errors.js";
 
 /** A name the catalog does not have (or does not show through the profile in use). */
-export function notFound(kind: keyof typeof CODES, name: string, profile?: string): NotFoundError {
+export function notFound(kind: keyof typeof NOT_FOUND_CODES, name: string, profile?: string): NotFoundError {
   const scope = profile === undefined ? "" : ` in profile "${profile}"`;
-  return new NotFoundError(CODES[kind], `unknown ${kind} "${name}"${scope}`, {
+  return new NotFoundError(NOT_FOUND_CODES[kind], `unknown ${kind} "${name}"${scope}`, {
     ...(kind === "tool" ? { tool: name, hint: "run `mcplex list` to see the exposed tool names" } : {}),
   });
 }

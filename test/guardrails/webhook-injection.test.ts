@@ -95,7 +95,7 @@ describe("the webhook guardrail", () => {
       }
     };
     expect(problems("  - { guardrail: webhook, url: 'http://guard.example.com/check' }")).toEqual([
-      "guardrails[0].url: must be an https:// URL, or http:// on a loopback address: calls and results go there",
+      "guardrails[0].url: is refused: http: is only for this machine (localhost, 127.0.0.1, [::1]); a remote must be https: (calls and results go there)",
     ]);
     expect(problems("  - { guardrail: webhook }")).toEqual([
       "guardrails[0].url: is required: where the guardrail service listens",
