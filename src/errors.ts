@@ -74,6 +74,8 @@ export const ERROR_CODES = {
   CODE_STALLED: "Code mode: the script waits on a promise that nothing can settle any more.",
   CODE_BUSY:
     "Code mode: no sandbox worker for the script within its queue's bounds (`limits.queueMs`, `limits.maxQueued`); retryable, `retryAt` says when to try again.",
+  QUOTA_EXCEEDED:
+    "A tool call over one of `quotas:` (calls per window, or at once); retryable, `retryAt` says when to try again.",
   AUDIT_OPEN_FAILED: "The audit file (`audit.to`, `--audit`) could not be opened at start.",
   AUDIT_BEHIND:
     "A call was not run because its audit line could not be written in time (the audit trail's backlog was full for `waitMs`, or its stream is broken); retrying later may succeed.",

@@ -30,6 +30,8 @@ export interface StartedFronts {
 export interface BuildFrontsOptions {
   gateway: Gateway;
   config: McplexConfig;
+  /** The config at work now (after reloads), whose rules the dashboard lists. */
+  rules?: () => McplexConfig;
   transport: "stdio" | "http";
   http?: ServeHttpOptions;
   stdio?: Omit<StdioFrontOptions, "profile">;
@@ -61,10 +63,10 @@ export async function buildFronts(options: BuildFrontsOptions, fronts: StartedFr
 
 /** The HTTP front with its dashboard, sign-in and connect pages; then this replica joins its cluster. */
 async function startHttp(options: BuildFrontsOptions, fronts: StartedFronts): Promise<void> {
-  const { gateway, config, http, tokens, profileName, cluster, credentials } = options;
+  const { gateway, config, http, tokens, profileName, cluster, credentials, rules } = options;
   // Loaded only here: stdio needs none of the HTTP, WebSocket, dashboard and metrics code.
   const { startHttpFront } = await import("../fronts/http-front.js");
-  const dashboard = http?.dashboard === false ? false : await buildDashboard(config, credentials);
+  const dashboard = http?.dashboard === false ? false : await buildDashboard(config, credentials, rules);
   // Origins the config lists and those given to this run (`--allow-origin`) alike.
   const allowedOrigins = [...(config.serve?.allowedOrigins ?? []), ...(http?.allowedOrigins ?? [])];
   // Sign-in (`auth:`): its code, and jose's, loaded only then.

@@ -1,3 +1,4 @@
+import type { QuotaStore } from "../access/quotas.js";
 import type { CatalogTool } from "../catalog/types.js";
 import type { McplexConfig } from "../config/types.js";
 import type { Guardrails } from "../guardrails/guardrail-set.js";
@@ -5,6 +6,7 @@ import type { Interceptor } from "../hub/call-pipeline.js";
 import { Hub } from "../hub/hub.js";
 import type { HubOptions } from "../hub/hub-types.js";
 import type { PolicyCheck } from "../interceptors/policy-check.js";
+import type { QuotaCheck } from "../interceptors/quota-check.js";
 import type { ToolPins } from "../pins/tool-pins.js";
 import type { Telemetry } from "./telemetry.js";
 
@@ -19,6 +21,8 @@ export interface BuildHubOptions {
   telemetry?: Telemetry;
   /** A server's recording (`record:`) that stopped. */
   onRecordFailed: (server: string, error: Error) => void;
+  /** Where `quotas:` are counted: the cluster's Redis for every replica; this process when absent. */
+  quotaStore?: QuotaStore;
 }
 
 /** A hub {@link buildHub} made, not started. */
@@ -29,7 +33,7 @@ export interface BuiltHub {
   /** Stops the recording of servers' traffic; after the hub closes. */
   closeRecorder(): void;
   /**
-   * Takes a (reloaded) config's `policies:` and `auth.require`, and its `guardrails:`: their
+   * Takes a (reloaded) config's `policies:` and `auth.require`, its `guardrails:` and `quotas:`: their
    * layers on the hub's path while there are any, loaded with the first.
    */
   setRules(config: McplexConfig): Promise<void>;
@@ -76,6 +80,9 @@ export async function buildHub(options: BuildHubOptions): Promise<BuiltHub> {
   recorder?.attach(hub);
   let policies: PolicyCheck | undefined;
   let guardrails: Guardrails | undefined;
+  let quotas: QuotaCheck | undefined;
+  // In this order on every call, each layer put back on the path anew: policies outermost, then
+  // guardrails, then quotas, so a call a rule or a guardrail refuses is never counted.
   const setRules = async (next: McplexConfig) => {
     if (
       policies === undefined &&
@@ -90,6 +97,11 @@ export async function buildHub(options: BuildHubOptions): Promise<BuiltHub> {
       guardrails = new Guardrails(hub);
     }
     guardrails?.configure(next);
+    if (quotas === undefined && (next.quotas ?? []).length > 0) {
+      const { QuotaCheck } = await import("../interceptors/quota-check.js");
+      quotas = new QuotaCheck(hub, options.quotaStore);
+    }
+    quotas?.configure(next);
   };
   await setRules(config);
   return {

@@ -166,6 +166,8 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     cluster: cluster?.cluster,
     credentials,
   });
+  // The config whose rules are at work now, for the dashboard's list of them.
+  let inForce = config;
   const watchers = await watchServed({
     hub,
     config,
@@ -173,6 +175,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
     pins: built.pins,
     reserve: served.reserve,
     applyReload: async (next) => {
+      inForce = next;
       reloadModes(next);
       await built
         .setRules(next)
@@ -198,6 +201,7 @@ export async function serve(options: ServeOptions): Promise<RunningGateway> {
         profileName: served.profileName,
         cluster,
         credentials,
+        rules: () => inForce,
         onAuthEvent: (message) => emit({ type: "auth", message }),
       },
       fronts,
@@ -246,6 +250,7 @@ async function servedHub(
   const oauth = cluster === undefined ? options.oauth : cluster.oauth;
   built = await buildHub({
     config,
+    ...(cluster === undefined ? {} : { quotaStore: cluster.cluster.quotaStore }),
     hub: {
       // The gateway answers server requests per call, for the client that caused them.
       clientCapabilities: { ...ANSWERING_CAPABILITIES, extensions: RELAYED_EXTENSIONS },

@@ -1,6 +1,7 @@
 import type { CallToolResult, ReadResourceResult, Resource, Tool } from "@modelcontextprotocol/client";
 import { readSearchArguments } from "../catalog/search-tools-tool.js";
 import { compileToolFilter, type NameMatcher } from "../catalog/tool-filter.js";
+import { listedTool } from "../catalog/tool-overrides.js";
 import type { CatalogTool } from "../catalog/types.js";
 import type { CatalogMode, ModeSettings } from "./catalog-mode.js";
 import { isMetaTool, META_TOOL, metaTools } from "./meta-tools.js";
@@ -92,8 +93,7 @@ export class CatalogView {
   listTools(tools: readonly CatalogTool[]): Tool[] {
     const listed: Tool[] = [];
     for (const t of tools) {
-      if (this.mode === "all" || this.#pinned(t.name))
-        listed.push(t.name === t.tool.name ? t.tool : { ...t.tool, name: t.name });
+      if (this.mode === "all" || this.#pinned(t.name)) listed.push(listedTool(t));
     }
     listed.push(...metaTools(this.mode));
     return listed;

@@ -10,10 +10,14 @@ import {
 import { McplexError } from "../errors.js";
 import type { CodeRunner } from "./catalog-view.js";
 
-/** The caller's tools as the sandbox binds them: `tools.<server>.<original name>`. */
+/** The caller's tools as the sandbox binds them: `tools.<server>.<original name, or its override's>`. */
 function codeTools(tools: readonly CatalogTool[]): CodeTool[] {
   return tools.map((tool) => {
-    const code: CodeTool = { server: tool.server, name: tool.originalName, exposed: tool.name };
+    const code: CodeTool = {
+      server: tool.server,
+      name: tool.localName ?? tool.originalName,
+      exposed: tool.name,
+    };
     if (tool.description !== undefined) code.description = tool.description;
     code.inputSchema = tool.inputSchema as Record<string, unknown>;
     if (tool.outputSchema !== undefined) code.outputSchema = tool.outputSchema as Record<string, unknown>;

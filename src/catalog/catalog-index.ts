@@ -3,6 +3,7 @@ import type { UriTemplateMatcher } from "./resource-routing.js";
 import { qualifyUri } from "./resource-routing.js";
 import type { ServerSlot } from "./server-slot.js";
 import { assignNames, type NameCandidate } from "./tool-naming.js";
+import { overriddenTool, renameOf } from "./tool-overrides.js";
 import type {
   CatalogCollision,
   CatalogPrompt,
@@ -77,6 +78,31 @@ function appMeta(
   return out;
 }
 
+/** One tool's entry under its exposed name, with its app's URI namespaced and its overrides applied. */
+function toolEntry(slot: ServerSlot, item: ServerSlot["tools"][number], name: string): CatalogTool {
+  const { tool } = item;
+  const entry: CatalogTool = {
+    name,
+    originalName: tool.name,
+    server: slot.server,
+    ...defined(tool, ["title", "description"] as const),
+    inputSchema: tool.inputSchema,
+    ...defined(tool, ["outputSchema", "annotations"] as const),
+    available: slot.state === "ready",
+    tool,
+  };
+  if (slot.speaksUris) entry.uriNamespace = slot.namespace!;
+  const meta = tool._meta;
+  if (meta !== undefined) {
+    const ui = meta.ui as { resourceUri?: unknown; visibility?: unknown } | undefined;
+    if (Array.isArray(ui?.visibility) && !ui.visibility.includes("model")) entry.appOnly = true;
+    const exposed = appMeta(meta, ui, slot.namespace);
+    if (exposed !== meta) entry.meta = exposed;
+  }
+  if (item.overrides === undefined) return entry;
+  return overriddenTool(entry, item.overrides, name, renameOf(item.overrides));
+}
+
 /**
  * Merges prepared server slots, given in server order, into one index: assigns exposed names,
  * qualifies duplicated URIs and gathers collision records. Linear in the number of entries.
@@ -85,28 +111,7 @@ export function buildCatalogIndex(slots: readonly ServerSlot[]): CatalogIndex {
   const collisions: CatalogCollision[] = [];
 
   const tools = named(slots, (s) => s.tools);
-  const toolEntries = tools.items.map(({ slot, item }, i): CatalogTool => {
-    const { tool } = item;
-    const entry: CatalogTool = {
-      name: tools.names[i]!,
-      originalName: tool.name,
-      server: slot.server,
-      ...defined(tool, ["title", "description"] as const),
-      inputSchema: tool.inputSchema,
-      ...defined(tool, ["outputSchema", "annotations"] as const),
-      available: slot.state === "ready",
-      tool,
-    };
-    if (slot.speaksUris) entry.uriNamespace = slot.namespace!;
-    const meta = tool._meta;
-    if (meta !== undefined) {
-      const ui = meta.ui as { resourceUri?: unknown; visibility?: unknown } | undefined;
-      if (Array.isArray(ui?.visibility) && !ui.visibility.includes("model")) entry.appOnly = true;
-      const exposed = appMeta(meta, ui, slot.namespace);
-      if (exposed !== meta) entry.meta = exposed;
-    }
-    return entry;
-  });
+  const toolEntries = tools.items.map(({ slot, item }, i) => toolEntry(slot, item, tools.names[i]!));
   for (const c of tools.collisions) collisions.push({ kind: "tool", ...c });
   const appServers = new Set(toolEntries.filter((t) => hasApp(t.tool)).map((t) => t.server));
   const appToolsByOriginalName = new Map<string, CatalogTool[]>();

@@ -12,6 +12,7 @@ import {
 } from "./profile-scope.js";
 import { parseQualifiedUri } from "./resource-routing.js";
 import { createServerSlot, type ServerSlot, withState } from "./server-slot.js";
+import { type ProfileTools, profileTools } from "./tool-overrides.js";
 import type {
   CatalogCollision,
   CatalogOptions,
@@ -26,6 +27,11 @@ import type {
 
 interface Listings {
   tools: readonly CatalogTool[];
+  /**
+   * With the profile's overrides: every tool it reaches (listed or not), by the name the
+   * profile shows, and the renames that could not be made.
+   */
+  overridden?: ProfileTools;
   /** {@link tools} less those only an MCP App calls, made on first use (the same array when none is). */
   modelTools?: readonly CatalogTool[];
   prompts: readonly CatalogPrompt[];
@@ -191,6 +197,9 @@ export class Catalog {
     // No profile reaches every tool: no scope to ask on the way of every call of a front bound to none.
     if (profile === undefined) return this.#view().toolsByName.get(name);
     const scope = this.#scope(profile);
+    // Its overrides may rename: the profile's own names, made with its list.
+    if (this.#profiles.get(profile)?.overrides !== undefined)
+      return this.#list(profile).overridden?.byName.get(name);
     const tool = this.#view().toolsByName.get(name);
     return tool !== undefined && scope.tool(tool.server, tool.name) ? tool : undefined;
   }
@@ -327,9 +336,16 @@ export class Catalog {
     return this.#slots.get(server)?.namespace;
   }
 
-  /** Every collision in the catalog, whatever the profile, sorted by kind then name. */
+  /**
+   * Every collision in the catalog, whatever the profile, sorted by kind then name; then the
+   * renames of profiles' overrides that took a name the profile already shows (not made).
+   */
   collisions(): readonly CatalogCollision[] {
-    return this.#view().collisions;
+    const own = this.#view().collisions;
+    const renames = [...this.#profiles]
+      .filter(([, p]) => p.overrides !== undefined)
+      .flatMap(([name]) => this.#list(name).overridden?.collisions ?? []);
+    return renames.length === 0 ? own : [...own, ...renames];
   }
 
   #changed(): void {
@@ -387,14 +403,26 @@ export class Catalog {
     const scope = this.#scope(profileName);
     const index = this.#view();
     const shown = (e: { available: boolean }) => e.available || !this.#hideUnavailable;
+    const overrides = profileName === undefined ? undefined : this.#profiles.get(profileName)?.overrides;
+    const overridden =
+      overrides === undefined
+        ? undefined
+        : profileTools(
+            index.tools.filter((t) => scope.tool(t.server, t.name)),
+            overrides,
+            profileName!,
+          );
     const listings: Listings = {
-      tools: index.tools.filter((t) => shown(t) && scope.tool(t.server, t.name)),
+      tools: (overridden?.tools ?? index.tools).filter(
+        (t) => shown(t) && (overridden !== undefined || scope.tool(t.server, t.name)),
+      ),
       prompts: index.prompts.filter((p) => shown(p) && scope.prompt(p.server, p.name)),
       resources: index.resources.filter((r) => shown(r) && scope.resource(r.server, r.originalUri)),
       resourceTemplates: index.resourceTemplates.filter(
         (t) => shown(t) && scope.resource(t.server, t.resourceTemplate.uriTemplate),
       ),
     };
+    if (overridden !== undefined) listings.overridden = overridden;
     this.#listings.set(key, listings);
     return listings;
   }

@@ -1,5 +1,6 @@
 import type { ProfileConfig } from "../config/types.js";
 import { compileToolFilter, type NameMatcher } from "./tool-filter.js";
+import { compileOverrides, type OverrideMatcher } from "./tool-overrides.js";
 import type { CatalogTool } from "./types.js";
 
 /** A profile's config, compiled once per {@link Catalog.setProfiles}. */
@@ -10,11 +11,15 @@ export interface CompiledProfile {
   toolsSelect: boolean;
   resources: NameMatcher;
   prompts: NameMatcher;
+  /** The profile's `overrides:`, by glob over exposed names; absent when it has none. */
+  overrides?: OverrideMatcher;
 }
 
 /** Compiles a profile's globs. */
 export function compileProfile(profile: ProfileConfig): CompiledProfile {
+  const overrides = compileOverrides(profile.overrides);
   return {
+    ...(overrides === undefined ? {} : { overrides }),
     servers: profile.servers === undefined ? undefined : new Set(profile.servers),
     tools: compileToolFilter(profile.tools),
     toolsSelect: profile.tools.allow !== undefined,

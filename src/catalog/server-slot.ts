@@ -4,10 +4,12 @@ import type {
   ResourceTemplateType as ResourceTemplate,
   Tool,
 } from "@modelcontextprotocol/client";
+import type { ToolOverrideConfig } from "../config/types.js";
 import { namespacedScheme } from "./namespaced-uris.js";
 import { compileUriTemplate, type UriTemplateMatcher } from "./resource-routing.js";
 import { compileToolFilter } from "./tool-filter.js";
 import { type NameCandidate, plainName } from "./tool-naming.js";
+import { compileOverrides, renameOf } from "./tool-overrides.js";
 import type { ServerSnapshot, ServerState } from "./types.js";
 
 /**
@@ -20,7 +22,12 @@ export interface ServerSlot {
   readonly state: ServerState;
   readonly listedAt: number | undefined;
   readonly ttlMs: number | undefined;
-  readonly tools: ReadonlyArray<{ readonly tool: Tool; readonly candidate: NameCandidate }>;
+  readonly tools: ReadonlyArray<{
+    readonly tool: Tool;
+    readonly candidate: NameCandidate;
+    /** The server's `overrides:` entries that apply to it, in order; absent when none does. */
+    readonly overrides?: readonly ToolOverrideConfig[];
+  }>;
   readonly prompts: ReadonlyArray<{ readonly prompt: Prompt; readonly candidate: NameCandidate }>;
   readonly resources: readonly Resource[];
   readonly templates: ReadonlyArray<{
@@ -58,13 +65,18 @@ function candidates<T extends { name: string }>(
   prefix: string,
   items: readonly T[],
   previous: ReadonlyArray<{ candidate: NameCandidate }> | undefined,
+  rename: (item: T) => string = (item) => item.name,
 ): Array<{ item: T; candidate: NameCandidate }> {
   // Hashes depend on (server, name) only, so they survive a re-listing or a prefix change.
   const hashes = new Map<string, string>();
   for (const p of previous ?? [])
     if (p.candidate.hash !== undefined) hashes.set(p.candidate.originalName, p.candidate.hash);
   return items.map((item) => {
-    const candidate: NameCandidate = { server, originalName: item.name, plain: plainName(prefix, item.name) };
+    const candidate: NameCandidate = {
+      server,
+      originalName: item.name,
+      plain: plainName(prefix, rename(item)),
+    };
     const hash = hashes.get(item.name);
     if (hash !== undefined) candidate.hash = hash;
     return { item, candidate };
@@ -81,6 +93,7 @@ export function createServerSlot(snapshot: ServerSnapshot, previous?: ServerSlot
   const { server } = snapshot;
   const prefix = snapshot.prefix ?? server;
   const visible = compileToolFilter(snapshot.filter);
+  const overrides = compileOverrides(snapshot.overrides) ?? (() => []);
   const tools = firstBy(snapshot.tools, (t) => t.name).filter((t) => visible(t.name));
   const prompts = firstBy(snapshot.prompts, (p) => p.name);
   const resources = firstBy(snapshot.resources, (r) => r.uri);
@@ -96,10 +109,18 @@ export function createServerSlot(snapshot: ServerSnapshot, previous?: ServerSlot
     state: snapshot.state,
     listedAt: snapshot.listedAt,
     ttlMs: snapshot.ttlMs,
-    tools: candidates(server, prefix, tools, previous?.tools).map(({ item, candidate }) => ({
-      tool: item,
-      candidate,
-    })),
+    tools: candidates(
+      server,
+      prefix,
+      tools,
+      previous?.tools,
+      (t) => renameOf(overrides(t.name)) ?? t.name,
+    ).map(({ item, candidate }) => {
+      const applying = overrides(item.name);
+      return applying.length === 0
+        ? { tool: item, candidate }
+        : { tool: item, candidate, overrides: applying };
+    }),
     prompts: candidates(server, prefix, prompts, previous?.prompts).map(({ item, candidate }) => ({
       prompt: item,
       candidate,

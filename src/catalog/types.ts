@@ -9,7 +9,7 @@ import type {
   ResourceTemplateType as ResourceTemplate,
   Tool,
 } from "@modelcontextprotocol/client";
-import type { ProfileConfig, ToolFilter } from "../config/types.js";
+import type { ProfileConfig, ToolFilter, ToolOverrideConfig } from "../config/types.js";
 
 /** Whether a server's listings can currently be used. */
 export type ServerState = "ready" | "unavailable";
@@ -25,6 +25,8 @@ export interface ServerSnapshot {
   prefix?: string;
   /** Per-server allow/deny globs, matched against the tools' original names. */
   filter?: ToolFilter;
+  /** The server's `overrides:`, by glob over its tools' own names. */
+  overrides?: Record<string, ToolOverrideConfig>;
   state: ServerState;
   tools: readonly Tool[];
   resources?: readonly Resource[];
@@ -85,6 +87,18 @@ export interface CatalogTool {
    * some (it speaks an extension): call results are rewritten with it.
    */
   uriNamespace?: string;
+  /**
+   * Its name among its server's tools as clients see it, when an override renamed it (code
+   * mode's `tools.<server>.<name>`); else its {@link originalName}.
+   */
+  localName?: string;
+  /**
+   * Arguments an override fixed (hidden from the client, always sent) or defaulted (sent when
+   * the client gives none): see `tool-overrides.ts`.
+   */
+  argumentOverrides?: { fixed?: Record<string, unknown>; defaults?: Record<string, unknown> };
+  /** The tool as clients list it, when an override changed it (see `listedTool`). */
+  listed?: Tool;
 }
 
 /** A prompt as the catalog exposes it. */

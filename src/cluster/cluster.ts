@@ -13,6 +13,7 @@ import { type Member, Membership } from "./membership.js";
 import { RedisCredentialVault } from "./redis-credential-vault.js";
 import { type RedisEvent, RedisLink } from "./redis-link.js";
 import { RedisOAuthStore } from "./redis-oauth-store.js";
+import { RedisQuotaStore } from "./redis-quota-store.js";
 import { RedisRateLimit } from "./redis-rate-limit.js";
 import { ReplicaCredentials } from "./replica-credential.js";
 import { deriveKey, SignedIds } from "./signed-ids.js";
@@ -70,6 +71,8 @@ export class Cluster implements ClusterLink {
   readonly connectKey: Buffer;
   /** Rate limits per token across replicas. */
   readonly rateLimit: RedisRateLimit;
+  /** `quotas:` counted for every replica. */
+  readonly quotaStore: RedisQuotaStore;
   readonly #credentials: ReplicaCredentials;
   readonly #oauthKey: Buffer;
   readonly #vaultKey: Buffer;
@@ -110,6 +113,7 @@ export class Cluster implements ClusterLink {
       },
     );
     this.rateLimit = new RedisRateLimit(this.#link);
+    this.quotaStore = new RedisQuotaStore(this.#link);
   }
 
   /**

@@ -14,7 +14,7 @@ import type { RawMap } from "./value-reader.js";
 
 /**
  * A config as an mcplex file's data (`servers`, `available`, `profiles`, `tokens`, `llm`,
- * `serve`, `telemetry`, `interceptors`, `policies`, `audit`, `users`): loading it gives the same
+ * `serve`, `telemetry`, `interceptors`, `policies`, `guardrails`, `quotas`, `audit`, `users`): loading it gives the same
  * servers, profiles and policies. Defaults are left out; durations
  * are written in milliseconds. Servers given in code (`transport: "local"`) cannot be written
  * and are left out.
@@ -43,6 +43,8 @@ export function mcplexDocument(config: McplexConfig): RawMap {
       ...structuredClone(rule),
       ...(phase === "request" ? {} : { phase }),
     }));
+  if (config.guardrails !== undefined) doc.guardrails = structuredClone(config.guardrails);
+  if (config.quotas !== undefined) doc.quotas = structuredClone(config.quotas);
   if (config.audit !== undefined) doc.audit = auditEntry(config.audit);
   return doc;
 }
@@ -98,6 +100,8 @@ function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): Raw
     "cache",
     "record",
     "simulate",
+    "pin",
+    "overrides",
   ] as const;
   for (const key of optional) if (server[key] !== undefined) entry[key] = structuredClone(server[key]);
   const tools = filterEntry(server.tools);

@@ -15,7 +15,9 @@ import { readCluster } from "./read-cluster.js";
 import { checkUserPlaceholders, readUsers } from "./read-credentials.js";
 import { readGuardrails } from "./read-guardrails.js";
 import { readInterceptorModules } from "./read-interceptors.js";
+import { readOverrides } from "./read-overrides.js";
 import { readPolicies } from "./read-policies.js";
+import { readQuotas } from "./read-quotas.js";
 import { readSandbox } from "./read-sandbox.js";
 import {
   checkName,
@@ -73,6 +75,7 @@ const TOP_LEVEL_KEYS = [
   "interceptors",
   "policies",
   "guardrails",
+  "quotas",
   "auth",
   "audit",
   "users",
@@ -186,6 +189,8 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (policies !== undefined && policies.length > 0) config.policies = policies;
     const guardrails = readGuardrails(reader, doc.guardrails);
     if (guardrails !== undefined && guardrails.length > 0) config.guardrails = guardrails;
+    const quotas = readQuotas(reader, doc.quotas);
+    if (quotas !== undefined && quotas.length > 0) config.quotas = quotas;
     const auth = readAuth(reader, doc.auth, Object.keys(config.profiles));
     if (auth !== undefined) config.auth = auth;
     if (auth !== undefined && cluster !== undefined && auth.resource === undefined && doc.auth !== null)
@@ -256,6 +261,8 @@ function readServers(ctx: ReadContext, value: unknown, path: string, read: Serve
   return servers;
 }
 
+const PROFILE_KEYS = ["servers", "tools", "resources", "prompts", "mode", "pin", "overrides"];
+
 function readProfiles(reader: ValueReader, value: unknown): Record<string, ProfileConfig> {
   const node = reader.map(value ?? undefined, "profiles");
   const profiles: Record<string, ProfileConfig> = {};
@@ -264,12 +271,13 @@ function readProfiles(reader: ValueReader, value: unknown): Record<string, Profi
     checkName(reader, name, path, "profile");
     const profile = reader.map(entry ?? {}, path);
     if (profile === undefined) continue;
-    reader.knownKeys(profile, path, ["servers", "tools", "resources", "prompts", "mode", "pin"]);
+    reader.knownKeys(profile, path, PROFILE_KEYS);
     const servers = reader.stringList(profile.servers, joinPath(path, "servers"));
     profiles[name] = {
       ...(servers === undefined ? {} : { servers }),
       tools: readToolFilter(reader, profile.tools, joinPath(path, "tools")),
       ...readModeAndPin(reader, profile, path),
+      ...readOverrides(reader, profile.overrides, joinPath(path, "overrides")),
     };
     for (const kind of ["resources", "prompts"] as const) {
       if (profile[kind] !== undefined && profile[kind] !== null)

@@ -5,6 +5,7 @@ import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
 import { readCache } from "./read-cache.js";
 import { readCredentials } from "./read-credentials.js";
+import { readOverrides } from "./read-overrides.js";
 import {
   misplacedReplayKeys,
   RECORDING_SERVER_KEYS,
@@ -42,6 +43,7 @@ const COMMON_KEYS = [
   ...RECORDING_SERVER_KEYS,
   "cache",
   "pin",
+  "overrides",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd", "sandbox"];
 const REMOTE_KEYS = ["url", "headers", "oauth", "fallback"];
@@ -163,6 +165,7 @@ export function readMcplexServer(ctx: ReadContext, name: string, value: unknown,
     ...readRecordOptions(reader, node, path, (p) => resolvePath(p, ctx.baseDir)),
     ...readCache(reader, node.cache, joinPath(path, "cache")),
     ...readPin(reader, node.pin, joinPath(path, "pin")),
+    ...readOverrides(reader, node.overrides, joinPath(path, "overrides")),
   };
   if (transport === "replay") {
     for (const key of [...STDIO_KEYS, ...REMOTE_KEYS, ...WORKSPACE_KEYS])

@@ -86,7 +86,38 @@ interface ServerCommon {
    * tools, `warn` only reports. Absent or `off`: not pinned.
    */
   pin?: PinPolicy;
+  /**
+   * How its tools are shown and called (`overrides:`), by glob over the server's own tool
+   * names, applied in order: rename, title, description, annotations, fixed or default arguments.
+   */
+  overrides?: Record<string, ToolOverrideConfig>;
 }
+
+/**
+ * One entry of `overrides:` (a server's, over its own tool names; a profile's, over exposed
+ * names). Entries whose glob matches a tool apply in the order written, the later over the earlier.
+ */
+export interface ToolOverrideConfig {
+  /**
+   * The tool's new name: on a server, in place of its own name (the server's prefix still goes
+   * before it); on a profile, the exposed name that profile's clients see. Only on an entry that
+   * names one tool (no glob).
+   */
+  name?: string;
+  title?: string;
+  /** A new description, or text added after the tool's own (`{ append }`). */
+  description?: string | { append: string };
+  /** Annotations over the tool's own (`readOnlyHint`, `destructiveHint`, ...), key by key. */
+  annotations?: Record<string, unknown>;
+  /**
+   * Arguments by name: `{ value }` is fixed, hidden from the client's schema and always sent;
+   * `{ default }` is shown as the schema's `default`, made optional, and sent when absent.
+   */
+  arguments?: Record<string, ArgumentOverride>;
+}
+
+/** A fixed (`value`) or default (`default`) argument of a {@link ToolOverrideConfig}. */
+export type ArgumentOverride = { value: unknown } | { default: unknown };
 
 /** What a changed tool list of a pinned server does (see `ServerConfig.pin`). */
 export type PinPolicy = "hold-tools" | "hold-server" | "warn" | "off";
@@ -319,6 +350,8 @@ export interface ProfileConfig {
   mode?: CatalogMode;
   /** Exposed tool names (globs) listed as themselves beside the meta-tools of `search` and `code` mode. */
   pin?: string[];
+  /** Tool overrides over the servers' (see {@link ToolOverrideConfig}), by glob over exposed names. */
+  overrides?: Record<string, ToolOverrideConfig>;
 }
 
 /** Bearer token bound to a profile (used by the gateway). */
@@ -605,6 +638,8 @@ export interface McplexConfig {
   policies?: PolicyRuleConfig[];
   /** Built-in checks and rewrites of tool calls and results (see {@link GuardrailConfig}); none by default. */
   guardrails?: GuardrailConfig[];
+  /** Rate limits and quotas of tool calls (see {@link QuotaConfig}); none by default. */
+  quotas?: QuotaConfig[];
   /** OAuth sign-in: the gateway as a resource server (off unless present). */
   auth?: AuthConfig;
   /** Bounds of per-user servers' connections (see {@link UsersConfig}); defaults when absent. */
@@ -679,6 +714,28 @@ export interface GuardrailConfig {
   type?: "validator" | "mutator";
   /** `webhook`: headers sent with each post (an `Authorization` for the service, say). */
   headers?: Record<string, string>;
+}
+
+/**
+ * One entry of `quotas:`: how many tool calls the calls its selectors pick may make (each absent
+ * selector picks all: `servers` by name, `tools` by globs over exposed names, `profiles` by the
+ * caller's profile), counted per caller (`per: caller`, the default: issuer and subject of a
+ * sign-in, a static token, a client address) or for everyone together (`per: all`). With
+ * `cluster:`, the counts are shared by every replica through Redis. See docs/guide/quotas.md.
+ */
+export interface QuotaConfig {
+  /** Names the quota in errors, metrics, the audit trail and the dashboard. */
+  name: string;
+  servers?: string[];
+  tools?: string[];
+  profiles?: string[];
+  per: "caller" | "all";
+  /** Calls allowed in each {@link window}. */
+  calls?: number;
+  /** The window `calls` are counted in (ms); windows start at multiples of it since the epoch. */
+  window?: number;
+  /** Calls allowed to run at once. */
+  concurrent?: number;
 }
 
 /**

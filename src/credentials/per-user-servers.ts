@@ -156,6 +156,7 @@ export class PerUserServers {
       listedAt: 0,
     };
     if (config.prefix !== undefined) snapshot.prefix = config.prefix;
+    if (config.overrides !== undefined) snapshot.overrides = config.overrides;
     return snapshot;
   }
 

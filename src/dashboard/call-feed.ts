@@ -108,6 +108,7 @@ function finishedCall(call: WatchedCall, end: CallEnd): FinishedCall {
   if (call.server !== undefined) finished.server = call.server;
   if (call.profile !== undefined) finished.profile = call.profile;
   if (call.client !== undefined) finished.client = call.client;
+  if (end.decisions !== undefined) finished.decisions = end.decisions;
   if (end.error !== undefined) finished.error = end.error;
   return finished;
 }

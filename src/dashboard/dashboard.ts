@@ -14,6 +14,7 @@ import { CallFeed, type FeedEvent } from "./call-feed.js";
 import { ConnectionsApi, type DashboardCredentials } from "./connections-api.js";
 import { DashboardSignIn } from "./dashboard-sign-in.js";
 import { LatencyHistory, type LatencyHistoryOptions } from "./latency-history.js";
+import { type RulesSource, rulesInForce } from "./rules-in-force.js";
 import { availableServers, parseActionPath, runServerAction } from "./server-actions.js";
 
 const JS = "text/javascript; charset=utf-8";
@@ -31,6 +32,7 @@ const MODULES = [
   "prompt-runner.js",
   "server-controls.js",
   "cluster-panel.js",
+  "rules-panel.js",
   "sign-in.js",
   "app-view.js",
   "connections-panel.js",
@@ -107,6 +109,7 @@ export class Dashboard implements FrontPage {
   readonly #assets = new Map<string, Promise<Buffer>>();
   readonly #signIn: DashboardSignIn | undefined;
   readonly #connections: ConnectionsApi;
+  readonly #rules: (() => RulesSource) | undefined;
 
   /**
    * `options.mcp: false` says MCP is not served at the page's origin (a gateway on stdio):
@@ -124,9 +127,12 @@ export class Dashboard implements FrontPage {
       mcp?: boolean;
       signIn?: AuthConfig;
       credentials?: DashboardCredentials;
+      /** The config now (after reloads): its policies, guardrails, quotas and overrides are listed. */
+      rules?: () => RulesSource;
     } = {},
   ) {
     this.#gateway = gateway;
+    this.#rules = options.rules;
     this.#connections = new ConnectionsApi(host, options.credentials);
     this.#signIn = options.signIn === undefined ? undefined : new DashboardSignIn(options.signIn);
     this.#mcp = options.mcp ?? true;
@@ -250,6 +256,10 @@ export class Dashboard implements FrontPage {
         servers.map((s) => s.name),
       ),
       cache: cacheOf(this.#gateway.cache.counts(), servers),
+      // What decides and shapes calls: the operator's business (a condition may name groups).
+      ...(profile === undefined && operator && this.#rules !== undefined
+        ? { rules: rulesInForce(this.#rules()) }
+        : {}),
       // Replicas' addresses are the operator's business, not a profile's.
       ...(profile === undefined && viewer.operator && this.#host.cluster !== undefined
         ? { cluster: this.#host.cluster() }
@@ -464,6 +474,7 @@ function userOf(viewer: { operator: boolean; identity?: Identity }): Record<stri
 export function dashboardPageWith(options: {
   signIn?: AuthConfig;
   credentials?: DashboardCredentials;
+  rules?: () => RulesSource;
 }): FrontPageFactory {
   return {
     path: "/dashboard",
@@ -472,6 +483,7 @@ export function dashboardPageWith(options: {
         mcp: host.mcp,
         ...(options.signIn === undefined ? {} : { signIn: options.signIn }),
         ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+        ...(options.rules === undefined ? {} : { rules: options.rules }),
       }),
   };
 }

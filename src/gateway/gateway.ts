@@ -216,9 +216,13 @@ export class Gateway {
     return this.use(observing(observer));
   }
 
-  /** Sees every forwarded request start and end (an interceptor); returns the unsubscribe function. */
+  /**
+   * Sees every forwarded request start and end (an interceptor outside the hub's, so a call a
+   * policy, a guardrail or a quota refused is seen too, with the decisions taken on it);
+   * returns the unsubscribe function.
+   */
   watchCalls(watcher: CallWatcher): () => void {
-    return this.use(watching(watcher, (text) => this.hub.redact(text)));
+    return this.#pipeline.useOuter(watching(watcher, (text) => this.hub.redact(text)));
   }
 
   /**

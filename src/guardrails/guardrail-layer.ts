@@ -1,5 +1,5 @@
 import type { Catalog } from "../catalog/catalog.js";
-import { compileToolFilter } from "../catalog/tool-filter.js";
+import { toolSelector } from "../catalog/tool-selector.js";
 import type { CatalogTool } from "../catalog/types.js";
 import type { GuardrailConfig } from "../config/types.js";
 import { RpcError } from "../errors.js";
@@ -54,7 +54,7 @@ export function guardrailLayer(
   count: GuardrailCounter,
   catalog?: Pick<Catalog, "resolveTool">,
 ): Interceptor {
-  const picks = selector(config);
+  const picks = toolSelector(config);
   const onRequest = config.phase !== "response" ? check.request : undefined;
   const onResponse = config.phase !== "request" ? check.response : undefined;
   const describe = config.phase !== "request" && catalog !== undefined ? check.describe : undefined;
@@ -219,15 +219,4 @@ function refusal(config: GuardrailConfig, tool: CatalogTool, message: string): R
       guardrail: config.guardrail,
     },
   );
-}
-
-/** Whether an entry's selectors pick a tool for a caller's profile (an absent selector picks all). */
-function selector(config: GuardrailConfig): (tool: CatalogTool, profile: string | undefined) => boolean {
-  const servers = config.servers === undefined ? undefined : new Set(config.servers);
-  const tools = config.tools === undefined ? undefined : compileToolFilter({ allow: config.tools });
-  const profiles = config.profiles === undefined ? undefined : new Set(config.profiles);
-  return (tool, profile) =>
-    (servers === undefined || servers.has(tool.server)) &&
-    (tools === undefined || tools(tool.name)) &&
-    (profiles === undefined || (profile !== undefined && profiles.has(profile)));
 }

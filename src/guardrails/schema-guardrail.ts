@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import type { Ajv2020 as Ajv, ValidateFunction } from "ajv/dist/2020.js";
+import { sentArguments } from "../catalog/tool-overrides.js";
 import type { CatalogTool } from "../catalog/types.js";
 import type { ImmediateCheck } from "./guardrail-layer.js";
 
@@ -38,8 +39,8 @@ function problems(validate: ValidateFunction): string {
 }
 
 /**
- * `schema`: a call's arguments checked against the tool's `inputSchema` before they reach its
- * server, and a result's `structuredContent` against its `outputSchema` after. A schema ajv
+ * `schema`: a call's arguments (with those an override fixes or defaults, as the server will get
+ * them) checked against the tool's own `inputSchema` before they reach its server, and a result's `structuredContent` against its `outputSchema` after. A schema ajv
  * cannot compile makes the guardrail fail (closed, unless `failOpen`).
  */
 export function schemaGuardrail(): ImmediateCheck {
@@ -48,7 +49,8 @@ export function schemaGuardrail(): ImmediateCheck {
       const schema = tool.tool.inputSchema as object | undefined;
       if (schema === undefined) return { action: "pass" };
       const validate = compile(schema);
-      return validate(args)
+      // What the server will get: with the arguments an override fixes or defaults.
+      return validate(sentArguments(tool, args as Record<string, unknown>))
         ? { action: "pass" }
         : { action: "refuse", message: `the arguments do not match its inputSchema: ${problems(validate)}` };
     },

@@ -6,6 +6,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { Catalog } from "../catalog/catalog.js";
 import { carriesUris, namespaceResult } from "../catalog/namespaced-uris.js";
+import { sentArguments } from "../catalog/tool-overrides.js";
 import type {
   CatalogPrompt,
   CatalogResourceTemplate,
@@ -540,7 +541,13 @@ const ignore = (): void => {};
 function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObject {
   const { method, params, target } = request;
   if (method === "tools/call" && target?.kind === "tool" && target.tool !== undefined)
-    return { name: target.tool.originalName, arguments: params.arguments ?? {} };
+    return {
+      name: target.tool.originalName,
+      arguments:
+        target.tool.argumentOverrides === undefined
+          ? (params.arguments ?? {})
+          : sentArguments(target.tool, (params.arguments ?? {}) as Record<string, unknown>),
+    };
   if (method === "prompts/get" && target?.kind === "prompt" && target.prompt !== undefined)
     return { name: target.prompt.originalName, arguments: params.arguments ?? {} };
   if (method === "resources/read" && target?.kind === "resource" && target.resource !== undefined)

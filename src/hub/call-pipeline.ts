@@ -140,14 +140,14 @@ export interface RequestContext {
 
 /** One decision a layer took about a request (see {@link RequestContext.decisions}). */
 export interface LayerDecision {
-  /** What decided: `policy` (a rule of `policies:` or `auth.require`) or `guardrail`. */
-  by: "policy" | "guardrail";
-  /** The rule's name, or the guardrail's (`size`, `schema`, `pii`). */
+  /** What decided: `policy` (a rule of `policies:` or `auth.require`), `guardrail` or `quota`. */
+  by: "policy" | "guardrail" | "quota";
+  /** The rule's name, the guardrail's (`size`, `schema`, `pii`), or the quota's. */
   name: string;
   /**
-   * What it did: a rule's effect (`allow`, `deny`, `require`, `audit`), or a guardrail's outcome
+   * What it did: a rule's effect (`allow`, `deny`, `require`, `audit`), a guardrail's outcome
    * (`refused`, `rewrote`, in audit mode `would-refuse`, `would-rewrite`, and when it failed
-   * `failed-open` or `failed-closed`).
+   * `failed-open` or `failed-closed`), or a quota's (`refused`).
    */
   effect: string;
   /** A guardrail's account of what it found (`2 emails redacted`, `cut from 90000 to 4096 bytes`). */

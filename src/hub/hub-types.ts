@@ -79,13 +79,14 @@ export interface HubOptions {
 export type HubEvent = ServerEvent | DecisionEvent;
 
 /**
- * A layer decided something about a call (a policy rule held, a guardrail acted): what, never
+ * A layer decided something about a call (a policy rule held, a guardrail acted, a quota
+ * refused): what, never
  * who asked, for counts such as the gateway's metrics. The request's own record is its
  * `RequestContext.decisions`.
  */
 export interface DecisionEvent {
   type: "decision";
-  by: "policy" | "guardrail";
+  by: "policy" | "guardrail" | "quota";
   /** The rule's or the guardrail's name. */
   name: string;
   effect: string;

@@ -35,14 +35,16 @@ export interface PipelineExtensionOptions {
 }
 
 /**
- * The hub's pipeline extended by a caller with layers of its own (a gateway): `outer`, then the
- * hub's interceptors, then the extension's own (`interceptors`, {@link use}), then `inner`, around
+ * The hub's pipeline extended by a caller with layers of its own (a gateway): `outer` (and those
+ * of {@link useOuter}), then the hub's interceptors, then the extension's own (`interceptors`, {@link use}), then `inner`, around
  * `end`. The hub's dispatch is handed only to `end`, inside the hub's interceptors: no request
  * reaches a server around them. Composed again when either list changes, never per request.
  */
 export class PipelineExtension {
   readonly #hub: ExtendedPipeline;
   readonly #outer: readonly Interceptor[];
+  /** Added by {@link useOuter}: inside {@link #outer}, outside the hub's interceptors. */
+  readonly #watchers: Interceptor[] = [];
   readonly #own: Interceptor[];
   readonly #inner: readonly Interceptor[];
   readonly #end: Handler;
@@ -91,9 +93,31 @@ export class PipelineExtension {
     };
   }
 
+  /**
+   * Adds an interceptor outside the hub's interceptors (inside the fixed `outer` ones), to see
+   * every request end as its caller sees it, refusals of the hub's layers (a policy, a
+   * guardrail, a quota) included: a dashboard's list of calls. Returns the function that removes it.
+   */
+  useOuter(interceptor: Interceptor): () => void {
+    this.#watchers.push(interceptor);
+    this.#compose();
+    return () => {
+      const at = this.#watchers.indexOf(interceptor);
+      if (at === -1) return;
+      this.#watchers.splice(at, 1);
+      this.#compose();
+    };
+  }
+
   #compose(): void {
     this.#hubRevision = this.#hub.revision;
-    const layers = [...this.#outer, ...this.#hub.interceptors, ...this.#own, ...this.#inner];
+    const layers = [
+      ...this.#outer,
+      ...this.#watchers,
+      ...this.#hub.interceptors,
+      ...this.#own,
+      ...this.#inner,
+    ];
     this.#raw = !needsParsedResults(layers);
     this.#handler = compose(layers, this.#end);
   }

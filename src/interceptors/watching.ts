@@ -1,4 +1,10 @@
-import { type Interceptor, interceptor, type JsonObject, targetName } from "../hub/call-pipeline.js";
+import {
+  type Interceptor,
+  interceptor,
+  type JsonObject,
+  type LayerDecision,
+  targetName,
+} from "../hub/call-pipeline.js";
 import { requestCaller } from "../hub/request-caller.js";
 
 /** A forwarded request while it runs, as a dashboard shows it. */
@@ -28,6 +34,18 @@ export interface CallEnd {
   ms: number;
   /** The error message, or the start of a tool error's text; secrets redacted. */
   error?: string;
+  /** What policies, guardrails and quotas decided on it (see `RequestContext.decisions`). */
+  decisions?: WatchedDecision[];
+}
+
+/** One decision on a watched call, as a dashboard shows it. */
+export interface WatchedDecision {
+  by: LayerDecision["by"];
+  name: string;
+  effect: string;
+  phase: LayerDecision["phase"];
+  /** A guardrail's or a quota's account of it; secrets redacted. */
+  detail?: string;
 }
 
 /** Sees forwarded requests start and end (a dashboard's live calls). */
@@ -77,9 +95,17 @@ export function watching(watcher: CallWatcher, redact: (text: string) => string)
     } finally {
       const end: CallEnd = { outcome, ms: performance.now() - started };
       if (error !== undefined) end.error = errorSummary(redact(error));
+      if (ctx.decisions !== undefined && ctx.decisions.length > 0)
+        end.decisions = ctx.decisions.map((d) => watchedDecision(d, redact));
       watcher.ended(call, end);
     }
   });
+}
+
+function watchedDecision(d: LayerDecision, redact: (text: string) => string): WatchedDecision {
+  const watched: WatchedDecision = { by: d.by, name: d.name, effect: d.effect, phase: d.phase };
+  if (d.detail !== undefined) watched.detail = errorSummary(redact(d.detail));
+  return watched;
 }
 
 /** Longest error text a watcher is given. */

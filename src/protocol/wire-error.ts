@@ -19,14 +19,18 @@ const CALLER_MISTAKES: ReadonlySet<string> = new Set([
 /**
  * Any thrown value as the `error` member of an answer: a wire error as it is, a local
  * error as invalid params (a name that is not there) or internal error, with the first
- * line of its message; anything else as an internal error. The one mapper of every front
+ * line of its message (and `data: { code, retryAt }` when it says when to retry); anything
+ * else as an internal error. The one mapper of every front
  * and of the upstream connection's answers to servers.
  */
 export function toWireError(error: unknown): WireError {
   if (error instanceof RpcError) return error.toJSON();
   if (error instanceof McplexError) {
     const code = CALLER_MISTAKES.has(error.code) ? ErrorCode.InvalidParams : ErrorCode.InternalError;
-    return { code, message: error.message.split("\n")[0]! };
+    const wire: WireError = { code, message: error.message.split("\n")[0]! };
+    // A retryable refusal (a quota) says when to try again, for programs as well as people.
+    if (error.retryAt !== undefined) wire.data = { code: error.code, retryAt: error.retryAt };
+    return wire;
   }
   if (error instanceof Error) return { code: ErrorCode.InternalError, message: error.message };
   return { code: ErrorCode.InternalError, message: String(error) };

@@ -69,6 +69,7 @@ export function serverSnapshot(config: ServerConfig, upstream: Upstream): Server
     listedAt: upstream.listedAt,
   };
   if (config.prefix !== undefined) snapshot.prefix = config.prefix;
+  if (config.overrides !== undefined) snapshot.overrides = config.overrides;
   if (upstream.ttlMs !== undefined) snapshot.ttlMs = upstream.ttlMs;
   const extensions = upstream.capabilities?.extensions;
   if (typeof extensions === "object" && extensions !== null)

@@ -139,3 +139,87 @@ describe("mcplex chat with policies", () => {
     }
   });
 });
+
+describe("mcplex chat, list and call with tool overrides", () => {
+  let file: string;
+  beforeAll(async () => {
+    file = join(dir, "overrides.yaml");
+    await writeFile(
+      file,
+      `servers:\n  fx:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${resolve("test/fixtures/servers/fixture-server.ts")}]\n` +
+        `    overrides:\n      echo:\n        name: say\n        description: { append: "Says the house phrase." }\n` +
+        `        arguments: { message: { value: "house phrase" } }\n`,
+    );
+  });
+
+  it("offers the model the renamed tool without its fixed argument, and the server gets the value", async () => {
+    const llm = await startMockLlm({
+      turns: [
+        { toolCalls: [{ name: "fx__say", arguments: {} }] },
+        (request) => ({
+          text: String(request.body.messages.filter((m) => m.role === "tool").at(-1)?.content),
+        }),
+      ],
+    });
+    try {
+      const { code, stdout, stderr } = await runCli(
+        ["chat", "--config", file, "--base-url", llm.url, "--model", "mock", "-p", "Say it."],
+        { env: { MCPLEX_LLM_API_KEY: "" } },
+      );
+      expect(code, stderr).toBe(0);
+      expect(stdout.trim()).toBe("echo: house phrase");
+      const offered = llm.requests[0]!.body.tools ?? [];
+      expect(offered.map((t) => t.function.name)).not.toContain("fx__echo");
+      const say = offered.find((t) => t.function.name === "fx__say")!;
+      expect(say.function.description).toMatch(/Says the house phrase\.$/);
+      expect(JSON.stringify(say.function.parameters)).not.toContain("message");
+    } finally {
+      await llm.close();
+    }
+  });
+
+  it("mcplex list shows the new name beside the server's own, and mcplex call sends the fixed value", async () => {
+    const listed = await runCli(["list", "--config", file]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^ {2}fx__say +\(renamed from fx's echo\) Echoes its message/m);
+    expect(listed.stdout).not.toMatch(/fx__echo/);
+    const called = await runCli(["call", "fx__say", "{}", "--config", file]);
+    expect(called.code, called.stderr).toBe(0);
+    expect(called.stdout).toContain("echo: house phrase");
+  });
+});
+
+describe("mcplex chat with quotas", () => {
+  it("lets the model's first call in and answers the one over the quota with when to retry", async () => {
+    const file = join(dir, "quotas.yaml");
+    await writeFile(
+      file,
+      `servers:\n  fx:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${resolve("test/fixtures/servers/fixture-server.ts")}]\n` +
+        "quotas:\n  - { name: echoes, tools: [fx__echo], calls: 1, window: 1h }\n",
+    );
+    const llm = await startMockLlm({
+      turns: [
+        { toolCalls: [{ name: "fx__echo", arguments: { message: "one" } }] },
+        { toolCalls: [{ name: "fx__echo", arguments: { message: "two" } }] },
+        (request) => ({
+          text: request.body.messages
+            .filter((m) => m.role === "tool")
+            .map((m) => String(m.content))
+            .join(" | "),
+        }),
+      ],
+    });
+    try {
+      const { code, stdout, stderr } = await runCli(
+        ["chat", "--config", file, "--base-url", llm.url, "--model", "mock", "-p", "Echo twice."],
+        { env: { MCPLEX_LLM_API_KEY: "" } },
+      );
+      expect(code, stderr).toBe(0);
+      expect(stdout.trim()).toMatch(
+        /^echo: one \| Error: the tool "fx__echo" could not be called: quota "echoes" allows 1 call per 1h per caller; try again in \d+ s/,
+      );
+    } finally {
+      await llm.close();
+    }
+  });
+});

@@ -13,6 +13,7 @@ import { McpClient } from "./mcp-client.js";
 import { mountPlayground } from "./playground.js";
 import { mountPromptRunner } from "./prompt-runner.js";
 import { mountResourceBrowser } from "./resource-browser.js";
+import { decisionsView, renderRules } from "./rules-panel.js";
 import { actionCell, availableRows, latencyRows, pinChangesView } from "./server-controls.js";
 import { beginSignIn, claimsOf, finishSignIn, markSignedOut, signedOut, signInChallenge } from "./sign-in.js";
 
@@ -196,6 +197,7 @@ function render() {
   renderUser();
   renderServers();
   renderCluster(state.cluster);
+  renderRules(state.rules);
   if (state.latency !== undefined) {
     const { windowMs } = state.latency;
     $("latency-window").textContent = `(last ${Math.round(windowMs / 60_000)} min)`;
@@ -345,11 +347,12 @@ function renderCalls() {
         ...callCells(c),
         el("td", {}, badge(c.outcome)),
         el("td", { class: "num" }, ms(c.ms)),
+        el("td", { class: "decided" }, decisionsView(c.decisions)),
         el("td", { class: "detail error" }, c.error ?? ""),
       ),
     ),
     errorsOnly ? "no failed calls" : "no calls yet",
-    8,
+    9,
   );
 }
 

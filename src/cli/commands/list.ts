@@ -13,6 +13,10 @@ export async function listCommand(args: string[]): Promise<number> {
       const tools = hub.tools(values.profile);
       // Text output only: the JSON shape is fixed.
       const hints = new Map(hub.servers().map((s) => [s.name, s.hint]));
+      // The server's own name of each tool an override renamed, shown beside the new one.
+      const renamed = new Map(
+        tools.filter((t) => t.localName !== undefined).map((t) => [t.name, t.originalName]),
+      );
       // A server called with each user's own credentials has no shared connection to be in a state.
       const perUser = new Set(
         hub
@@ -66,7 +70,9 @@ export async function listCommand(args: string[]): Promise<number> {
         const width = Math.min(48, Math.max(0, ...server.tools.map((t) => t.name.length)));
         for (const tool of server.tools) {
           const description = (tool.description ?? "").split("\n")[0]!.slice(0, 100);
-          console.log(`  ${tool.name.padEnd(width)}  ${description}`);
+          const own = renamed.get(tool.name);
+          const was = own === undefined ? "" : `(renamed from ${server.name}'s ${own}) `;
+          console.log(`  ${tool.name.padEnd(width)}  ${was}${description}`);
         }
       }
       for (const collision of hub.catalog.collisions()) {

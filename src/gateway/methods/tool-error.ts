@@ -11,7 +11,13 @@ export function toolError(error: unknown): JsonObject {
   if (error instanceof RpcError) throw error;
   if (error instanceof NotFoundError) throw new RpcError(ErrorCode.InvalidParams, error.message);
   if (error instanceof McplexError) {
-    const result = { isError: true, content: [{ type: "text", text: error.message.split("\n")[0] }] };
+    const result: JsonObject = {
+      isError: true,
+      content: [{ type: "text", text: error.message.split("\n")[0] }],
+    };
+    // When to try again, for programs (a quota, a server reconnecting), as code mode's CODE_BUSY says it.
+    if (error.retryAt !== undefined)
+      result._meta = { "mcplex/error": { code: error.code, retryAt: error.retryAt } };
     setToolErrorCause(result, error);
     return result;
   }

@@ -1,4 +1,4 @@
-import type { Tool } from "@modelcontextprotocol/client";
+import { listedTool } from "../../catalog/tool-overrides.js";
 import { userRefOf } from "../../credentials/user-ref.js";
 import { RpcError } from "../../errors.js";
 import { rendersApps } from "../../ext/apps/apps-extension.js";
@@ -27,14 +27,7 @@ export const TOOL_METHODS: MethodHandlers = {
       tools: (rendersApps(request.context.clientCapabilities)
         ? hub.tools(profile, user)
         : hub.modelTools(profile, user)
-      ).map(
-        (t): Tool =>
-          t.meta !== undefined
-            ? { ...t.tool, name: t.name, _meta: t.meta }
-            : t.name === t.tool.name
-              ? t.tool
-              : { ...t.tool, name: t.name },
-      ),
+      ).map(listedTool),
     };
   },
   "tools/call": async (request, { hub, tasks, dispatch }) => {
