@@ -54,6 +54,13 @@ export class ResultCache {
   readonly #entries = new Map<string, Entry>();
   readonly #counts = new Map<string, CacheCounts>();
   readonly #policies = new WeakMap<CacheConfig, (tool: CatalogTool) => number | undefined>();
+  /**
+   * Each tool's ttl as {@link #ttl} decided it (`null`: never kept), by the catalog's object for
+   * the tool. The catalog makes new ones whenever a server is added, removed or lists again, so
+   * a tool's server config cannot change under its entry: a call reads it here, with no look-up
+   * of the config and no matching of its `cache.tools` globs.
+   */
+  readonly #ttls = new WeakMap<CatalogTool, number | null>();
   readonly #watchers = new Set<(lookup: CacheLookup) => void>();
   readonly #offHub: () => void;
   #bytes = 0;
@@ -150,6 +157,15 @@ export class ResultCache {
 
   /** How long `tool`'s results are kept, or `undefined` when they may not be. */
   #ttl(tool: CatalogTool): number | undefined {
+    const known = this.#ttls.get(tool);
+    if (known !== undefined) return known ?? undefined;
+    const ttl = this.#decide(tool);
+    this.#ttls.set(tool, ttl ?? null);
+    return ttl;
+  }
+
+  /** {@link #ttl} from the config `tool`'s server runs with now. */
+  #decide(tool: CatalogTool): number | undefined {
     const cache = this.#hub.serverConfig(tool.server)?.cache;
     if (cache === undefined) return undefined;
     let policy = this.#policies.get(cache);
