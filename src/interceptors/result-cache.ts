@@ -76,23 +76,39 @@ export class ResultCache {
     });
   }
 
-  /** The layer: answers a cacheable `tools/call` from the cache, or keeps what the server answered. */
+  /**
+   * The layer: answers a cacheable `tools/call` from the cache, or keeps what the server answered.
+   * While no server is configured with `cache:` no call can be cached, and the layer is `next`
+   * itself: off the path. A gateway composes it again whenever the servers change (see
+   * `PipelineExtension`), so a server given `cache:` brings it back before its first call.
+   */
   // Not async: a call that may not be cached passes straight to `next`, with no promise of this
   // layer's own on its way.
-  readonly interceptor: Interceptor = interceptor({ needs: "raw" }, (next) => (request) => {
-    if (request.method !== "tools/call") return next(request);
-    const tool = request.target?.kind === "tool" ? request.target.tool : undefined;
-    if (tool === undefined) return next(request);
-    let ttl: number | undefined;
-    try {
-      ttl = this.#ttl(tool);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    // A 2026 retry carries the client's input for a call under way: never an answer to reuse.
-    if (ttl === undefined || request.params.inputResponses !== undefined) return next(request);
-    return this.#cached(request, tool, ttl, next);
-  });
+  readonly interceptor: Interceptor = interceptor({ needs: "raw" }, (next) =>
+    this.#anyServerCaches() ? this.#layer(next) : next,
+  );
+
+  /** Whether a server is configured with `cache:` (read when the layer is composed, not per call). */
+  #anyServerCaches(): boolean {
+    return this.#hub.catalog.servers().some((server) => this.#hub.serverConfig(server)?.cache !== undefined);
+  }
+
+  #layer(next: Handler): Handler {
+    return (request) => {
+      if (request.method !== "tools/call") return next(request);
+      const tool = request.target?.kind === "tool" ? request.target.tool : undefined;
+      if (tool === undefined) return next(request);
+      let ttl: number | undefined;
+      try {
+        ttl = this.#ttl(tool);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      // A 2026 retry carries the client's input for a call under way: never an answer to reuse.
+      if (ttl === undefined || request.params.inputResponses !== undefined) return next(request);
+      return this.#cached(request, tool, ttl, next);
+    };
+  }
 
   async #cached(request: CallRequest, tool: CatalogTool, ttl: number, next: Handler): Promise<JsonObject> {
     const { context } = request;
