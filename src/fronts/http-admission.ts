@@ -35,6 +35,8 @@ export class HttpAdmission {
   readonly #profile: string | undefined;
   readonly #mode: CatalogMode | undefined;
   readonly #authenticator: Authenticator;
+  /** The cluster this front's replica is one of, if any: its requests' credentials and shared rate. */
+  readonly #cluster: ClusterLink | undefined;
   #policy: GuardPolicy;
 
   constructor(options: {
@@ -48,12 +50,15 @@ export class HttpAdmission {
     profile?: string;
     mode?: CatalogMode;
     rateLimit?: { perSecond: number; burst: number };
+    /** One replica of several: see {@link admitClient}. */
+    cluster?: ClusterLink;
   }) {
     this.#host = options.host;
     this.#guard = options.guard;
     this.#allowedOrigins = options.allowedOrigins ?? [];
     this.#profile = options.profile;
     this.#mode = options.mode;
+    this.#cluster = options.cluster;
     this.#authenticator = options.authenticator ?? new StaticTokenAuthenticator(options.tokens);
     const refusal = checkNonLoopbackBind(options.host, this.#authenticator.required ? 1 : 0);
     if (refusal !== undefined)
@@ -193,8 +198,8 @@ export class HttpAdmission {
    */
   admitClient(
     req: IncomingMessage,
-    cluster: ClusterLink | undefined,
   ): ClientAdmission | AdmissionRefusal | Promise<ClientAdmission | AdmissionRefusal> {
+    const cluster = this.#cluster;
     if (cluster === undefined) {
       const caller = this.admitNow(req, true, "client");
       if (caller instanceof Promise) return caller.then(asClient);

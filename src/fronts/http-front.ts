@@ -141,30 +141,26 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const parts = frontParts(gateway, options, host);
   const { admission, metrics, sessions, sse, drain, dashboard, endpoints } = parts;
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
-  const server = createServer(
-    {
-      // Node closes a connection without a complete request head after headersTimeout, checked
-      // every connectionsCheckingInterval: a connection that sends nothing holds a descriptor
-      // no longer than that. requestTimeout may not be shorter; bodies have their own deadline.
-      headersTimeout: idleTimeoutMs,
-      requestTimeout: Math.max(300_000, idleTimeoutMs),
-      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(idleTimeoutMs / 4))),
-    },
-    (req, res) => serveRequest(req, res),
-  );
+  const server = createServer({
+    // Node closes a connection without a complete request head after headersTimeout, checked
+    // every connectionsCheckingInterval: a connection that sends nothing holds a descriptor
+    // no longer than that. requestTimeout may not be shorter; bodies have their own deadline.
+    headersTimeout: idleTimeoutMs,
+    requestTimeout: Math.max(300_000, idleTimeoutMs),
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(idleTimeoutMs / 4))),
+  });
   const connections = new ConnectionLimits(server, {
     ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
     ...(options.maxConnectionsPerClient === undefined
       ? {}
       : { maxConnectionsPerClient: options.maxConnectionsPerClient }),
   });
-  const serveRequest = httpRoutes({
-    ...parts,
-    gateway,
-    connections,
-    mcp: options.mcp !== false,
-    connect: options.connect,
-  });
+  // The routes themselves are the listener (they need the connection limits, which need the
+  // server): no closure of this file's between Node and them on every request.
+  server.on(
+    "request",
+    httpRoutes({ ...parts, gateway, connections, mcp: options.mcp !== false, connect: options.connect }),
+  );
   server.keepAliveTimeout = 65_000;
   const ws =
     options.websocket === false || options.mcp === false
@@ -216,7 +212,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
 /** What the HTTP front is made of before it listens: admission, limits, metrics, sessions and endpoints. */
 interface FrontParts {
   admission: HttpAdmission;
-  admitClient: (req: IncomingMessage) => ReturnType<HttpAdmission["admitClient"]>;
+  admitClient: HttpAdmission["admitClient"];
   maxBody: number;
   /** Requests in flight per client. */
   concurrency: ConcurrencyLimiter;
@@ -247,6 +243,7 @@ function frontParts(gateway: Gateway, options: HttpFrontOptions, host: string): 
     ...(options.profile === undefined ? {} : { profile: options.profile }),
     ...(options.mode === undefined ? {} : { mode: options.mode }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
   });
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const concurrency = new ConcurrencyLimiter(options.maxConcurrent ?? 256);
@@ -258,7 +255,8 @@ function frontParts(gateway: Gateway, options: HttpFrontOptions, host: string): 
   metrics.trackHub(gateway.hub);
   metrics.trackCache(gateway.cache);
   const untrackSandbox = metrics.trackSandbox(sandboxQueue);
-  const unobserve = gateway.observe((sample) => metrics.observeRequest(sample));
+  // Bound, not wrapped: the samples go straight to the metrics.
+  const unobserve = gateway.observe(metrics.observeRequest.bind(metrics));
   const cluster = options.cluster;
   const sessions = new Rev2025HttpSessions(gateway, {
     ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
@@ -271,7 +269,8 @@ function frontParts(gateway: Gateway, options: HttpFrontOptions, host: string): 
   // Requests being answered, for a graceful close. Long-lived streams (a 2025 session's GET,
   // a 2026 listen) are not waited for.
   const drain = new RequestDrain();
-  const admitClient = (req: IncomingMessage) => admission.admitClient(req, cluster);
+  // Bound, not wrapped: each request's admission goes straight to it.
+  const admitClient = admission.admitClient.bind(admission);
   const limits = { concurrency, streams, maxBodyBytes: maxBody, bodyTimeoutMs, budget };
   const sse = new SseFront(gateway, {
     admit: admitClient,

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { RpcError } from "../errors.js";
+import { type RequestTarget, targetName } from "../hub/call-pipeline.js";
 import type { CallParking } from "../interceptors/client-input.js";
 import { ControllerPool, offAbort, onAbort } from "../protocol/controller-pool.js";
 import { ErrorCode } from "../protocol/error-codes.js";
@@ -50,10 +51,16 @@ class ParkedCall {
 
   constructor(
     readonly method: string,
-    readonly name: string,
+    /** What the call names: its retries must name the same. */
+    readonly target: RequestTarget,
     /** Aborts the upstream call: the client's cancellation while it waits, or parking's end. */
     readonly controller: AbortController,
   ) {}
+
+  /** The name or URI of {@link target}, read when a retry comes (most calls never park). */
+  get name(): string {
+    return targetName(this.target);
+  }
 
   /** Minted when first needed: most calls never park, and random bytes are not free. */
   get id(): string {
@@ -187,13 +194,13 @@ export class InputParking implements CallParking {
    */
   run(
     method: string,
-    name: string,
+    target: RequestTarget,
     capabilities: Record<string, unknown>,
     signal: AbortSignal,
     start: (handler: ServerRequestHandler, signal: AbortSignal) => Promise<Record<string, unknown>>,
     principal?: string,
   ): Promise<Record<string, unknown>> {
-    const parked = new ParkedCall(method, name, this.#controllers.take());
+    const parked = new ParkedCall(method, target, this.#controllers.take());
     parked.principal = principal;
     const handler: ServerRequestHandler = (request) => {
       const capability = SERVER_REQUEST_CAPABILITIES.get(request.method);

@@ -245,6 +245,14 @@ export class CallPath {
     return this.#revision;
   }
 
+  /**
+   * Changes each time the servers do: the catalog's revision, which every server added,
+   * removed, turned on or off changes at once (a gateway's layers compose by them).
+   */
+  get serversRevision(): number {
+    return this.#host.catalog.revision;
+  }
+
   #compose(): Handler {
     this.#revision++;
     this.#upstreamRaw = !needsParsedResults(this.#upstreamInterceptors);

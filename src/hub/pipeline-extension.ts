@@ -13,6 +13,12 @@ export interface ExtendedPipeline {
   readonly interceptors: readonly Interceptor[];
   /** Changes each time `hub.use` adds or removes one. */
   readonly revision: number;
+  /**
+   * Changes each time the hub's servers do (one added, removed, turned on or off, listing
+   * again): the catalog's revision. A layer may compose by the servers there are (see
+   * {@link PipelineExtension}).
+   */
+  readonly serversRevision: number;
 }
 
 /** Where the layers of a {@link PipelineExtension} go, and what ends it. */
@@ -36,9 +42,12 @@ export interface PipelineExtensionOptions {
 
 /**
  * The hub's pipeline extended by a caller with layers of its own (a gateway): `outer` (and those
- * of {@link useOuter}), then the hub's interceptors, then the extension's own (`interceptors`, {@link use}), then `inner`, around
- * `end`. The hub's dispatch is handed only to `end`, inside the hub's interceptors: no request
- * reaches a server around them. Composed again when either list changes, never per request.
+ * of {@link useOuter}), then the hub's interceptors, then the extension's own (`interceptors`,
+ * {@link use}), then `inner`, around `end`. The hub's dispatch is handed only to `end`, inside the hub's interceptors: no request
+ * reaches a server around them. Composed again when either list changes, never per request, and
+ * when the hub's servers change: a layer that can act on no call with the servers there are (the
+ * result cache, while no server is configured with `cache:`) may then hand back `next` itself,
+ * and stays off every call's path until they change again.
  */
 export class PipelineExtension {
   readonly #hub: ExtendedPipeline;
@@ -48,8 +57,9 @@ export class PipelineExtension {
   readonly #own: Interceptor[];
   readonly #inner: readonly Interceptor[];
   readonly #end: Handler;
-  /** The hub's revision {@link #handler} was composed with. */
+  /** The hub's revisions {@link #handler} was composed with. */
   #hubRevision = -1;
+  #serversRevision = -1;
   #handler!: Handler;
   #raw = false;
 
@@ -68,7 +78,7 @@ export class PipelineExtension {
    * would be one more microtask turn there and back.
    */
   handle(request: CallRequest): Promise<JsonObject> {
-    if (this.#hubRevision !== this.#hub.revision) this.#compose();
+    if (this.#stale()) this.#compose();
     return this.#handler(request);
   }
 
@@ -77,7 +87,7 @@ export class PipelineExtension {
    * no interceptor on the path needs them parsed (see `ResultNeeds`).
    */
   get rawResults(): boolean {
-    if (this.#hubRevision !== this.#hub.revision) this.#compose();
+    if (this.#stale()) this.#compose();
     return this.#raw;
   }
 
@@ -109,8 +119,14 @@ export class PipelineExtension {
     };
   }
 
+  /** Whether the hub's interceptors or servers changed since {@link #handler} was composed. */
+  #stale(): boolean {
+    return this.#hubRevision !== this.#hub.revision || this.#serversRevision !== this.#hub.serversRevision;
+  }
+
   #compose(): void {
     this.#hubRevision = this.#hub.revision;
+    this.#serversRevision = this.#hub.serversRevision;
     const layers = [
       ...this.#outer,
       ...this.#watchers,

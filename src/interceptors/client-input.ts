@@ -20,18 +20,22 @@ export interface CallParking {
   /** Whether a request state was minted here (else it belongs to an upstream server). */
   owns(state: unknown): state is string;
   /**
-   * Runs a call (`start`) whose server requests must reach a 2026 client: resolves with its
-   * result, or with an `input_required` result when the server asks. Only `principal` may retry.
+   * Runs a call (`start`) of `method` on `target` whose server requests must reach a 2026 client:
+   * resolves with its result, or with an `input_required` result when the server asks. Only
+   * `principal` may retry, naming the same target.
    */
   run(
     method: string,
-    name: string,
+    target: RequestTarget,
     capabilities: Record<string, unknown>,
     signal: AbortSignal,
     start: (handler: ServerRequestHandler, signal: AbortSignal) => Promise<JsonObject>,
     principal?: string,
   ): Promise<JsonObject>;
-  /** Delivers a retry's `inputResponses` to the parked call its `requestState` names. */
+  /**
+   * Delivers a retry's `inputResponses` to the parked call its `requestState` names (`name`: what
+   * the retry names, see `targetName`).
+   */
   resume(
     method: string,
     name: string,
@@ -70,18 +74,18 @@ export function clientInput(parking: CallParking): Interceptor {
   function parked(request: CallRequest, target: RequestTarget, next: Handler): Promise<JsonObject> {
     const ctx = request.context;
     const { method, params } = request;
-    const name = targetName(target);
     const state = params.requestState;
     const principal = principalOf(ctx);
     if (parking.owns(state))
-      return parking.resume(method, name, state, params.inputResponses, ctx.signal, principal);
+      return parking.resume(method, targetName(target), state, params.inputResponses, ctx.signal, principal);
     // What the server gets beside its params: none on a first call (no object to merge in).
     let extra: Record<string, unknown> | undefined;
     if (params.inputResponses !== undefined) extra = { inputResponses: params.inputResponses };
     if (state !== undefined) extra = { ...extra, requestState: state };
+    // The target, not its name: the name is needed only if the call parks (almost none does).
     return parking.run(
       method,
-      name,
+      target,
       ctx.clientCapabilities,
       ctx.signal,
       (handler, signal) => {

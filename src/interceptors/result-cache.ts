@@ -54,6 +54,13 @@ export class ResultCache {
   readonly #entries = new Map<string, Entry>();
   readonly #counts = new Map<string, CacheCounts>();
   readonly #policies = new WeakMap<CacheConfig, (tool: CatalogTool) => number | undefined>();
+  /**
+   * Each tool's ttl as {@link #ttl} decided it (`null`: never kept), by the catalog's object for
+   * the tool. The catalog makes new ones whenever a server is added, removed or lists again, so
+   * a tool's server config cannot change under its entry: a call reads it here, with no look-up
+   * of the config and no matching of its `cache.tools` globs.
+   */
+  readonly #ttls = new WeakMap<CatalogTool, number | null>();
   readonly #watchers = new Set<(lookup: CacheLookup) => void>();
   readonly #offHub: () => void;
   #bytes = 0;
@@ -69,23 +76,39 @@ export class ResultCache {
     });
   }
 
-  /** The layer: answers a cacheable `tools/call` from the cache, or keeps what the server answered. */
+  /**
+   * The layer: answers a cacheable `tools/call` from the cache, or keeps what the server answered.
+   * While no server is configured with `cache:` no call can be cached, and the layer is `next`
+   * itself: off the path. A gateway composes it again whenever the servers change (see
+   * `PipelineExtension`), so a server given `cache:` brings it back before its first call.
+   */
   // Not async: a call that may not be cached passes straight to `next`, with no promise of this
   // layer's own on its way.
-  readonly interceptor: Interceptor = interceptor({ needs: "raw" }, (next) => (request) => {
-    if (request.method !== "tools/call") return next(request);
-    const tool = request.target?.kind === "tool" ? request.target.tool : undefined;
-    if (tool === undefined) return next(request);
-    let ttl: number | undefined;
-    try {
-      ttl = this.#ttl(tool);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    // A 2026 retry carries the client's input for a call under way: never an answer to reuse.
-    if (ttl === undefined || request.params.inputResponses !== undefined) return next(request);
-    return this.#cached(request, tool, ttl, next);
-  });
+  readonly interceptor: Interceptor = interceptor({ needs: "raw" }, (next) =>
+    this.#anyServerCaches() ? this.#layer(next) : next,
+  );
+
+  /** Whether a server is configured with `cache:` (read when the layer is composed, not per call). */
+  #anyServerCaches(): boolean {
+    return this.#hub.catalog.servers().some((server) => this.#hub.serverConfig(server)?.cache !== undefined);
+  }
+
+  #layer(next: Handler): Handler {
+    return (request) => {
+      if (request.method !== "tools/call") return next(request);
+      const tool = request.target?.kind === "tool" ? request.target.tool : undefined;
+      if (tool === undefined) return next(request);
+      let ttl: number | undefined;
+      try {
+        ttl = this.#ttl(tool);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      // A 2026 retry carries the client's input for a call under way: never an answer to reuse.
+      if (ttl === undefined || request.params.inputResponses !== undefined) return next(request);
+      return this.#cached(request, tool, ttl, next);
+    };
+  }
 
   async #cached(request: CallRequest, tool: CatalogTool, ttl: number, next: Handler): Promise<JsonObject> {
     const { context } = request;
@@ -150,6 +173,15 @@ export class ResultCache {
 
   /** How long `tool`'s results are kept, or `undefined` when they may not be. */
   #ttl(tool: CatalogTool): number | undefined {
+    const known = this.#ttls.get(tool);
+    if (known !== undefined) return known ?? undefined;
+    const ttl = this.#decide(tool);
+    this.#ttls.set(tool, ttl ?? null);
+    return ttl;
+  }
+
+  /** {@link #ttl} from the config `tool`'s server runs with now. */
+  #decide(tool: CatalogTool): number | undefined {
     const cache = this.#hub.serverConfig(tool.server)?.cache;
     if (cache === undefined) return undefined;
     let policy = this.#policies.get(cache);

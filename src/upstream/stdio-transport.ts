@@ -3,7 +3,7 @@ import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { McplexError } from "../errors.js";
 import { stringifyMessage } from "../protocol/messages.js";
 import { LineSplitter, takeOverPipe } from "../protocol/newline-framing.js";
-import { readRawAnswer } from "../protocol/read-raw-answer.js";
+import { readRawAnswer } from "../protocol/raw-json.js";
 import { WriteQueue } from "../protocol/write-queue.js";
 import { exited, signalGroup } from "./child-processes.js";
 import { type StdioServerParams, spawnServer, takeSpawnedAhead } from "./spawn-server.js";

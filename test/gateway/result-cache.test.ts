@@ -147,6 +147,23 @@ describe("result cache", () => {
     expect(ran("l")).toBe(2);
   });
 
+  it("caches the calls of a server given cache: while serving, from its first call", async () => {
+    // Until then no server caches, and the cache is not on the calls' path at all.
+    gw = await startGateway(configOf([]));
+    await gw.hub.addServer(
+      fixture("fx", [], {
+        env: { FIXTURE_LOG: join(dir, "fx.log") },
+        cache: { ttl: 60_000, tools: { mark: { readOnly: true } } },
+      } as never),
+    );
+    const c = await client();
+    await c.callTool({ name: "fx__mark", arguments: { tag: "r" } });
+    expect(cached(await c.callTool({ name: "fx__mark", arguments: { tag: "r" } }))).toMatchObject({
+      hit: true,
+    });
+    expect(ran("r")).toBe(1);
+  });
+
   it("evicts the least recently used entry past maxEntries", async () => {
     gw = await startGateway(
       fixtureConfig({ ttl: 60_000, tools: { mark: { readOnly: true } } }),

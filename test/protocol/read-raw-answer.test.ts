@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { stringifyMessage } from "../../src/protocol/messages.js";
-import { jsonOf, RAW_MEMBERS, RawJson } from "../../src/protocol/raw-json.js";
-import { readRawAnswer } from "../../src/protocol/read-raw-answer.js";
+import { jsonOf, RAW_MEMBERS, RawJson, readRawAnswer } from "../../src/protocol/raw-json.js";
 
 /** A small seeded generator, so that a failure can be run again. */
 function random(seed: number): () => number {
