@@ -3,6 +3,7 @@ import {
   compilePolicyExpression,
   type PolicyExpression,
   type PolicyVariables,
+  toolGuard,
 } from "../config/policy-expressions.js";
 import type { PolicyEffect, PolicyRuleConfig, ScopeRuleConfig } from "../config/types.js";
 import type { RequestTarget } from "../hub/call-pipeline.js";
@@ -41,6 +42,8 @@ export interface PolicyCaller {
 interface CompiledRule {
   config: PolicyRuleConfig;
   holds: PolicyExpression;
+  /** The only tools it can hold for (its condition says `request.tool == "..." && ...`). */
+  tools: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -57,7 +60,10 @@ export class Policies {
   readonly #scopes: ((target: RequestTarget, granted: readonly string[]) => string[]) | undefined;
 
   constructor(rules: readonly PolicyRuleConfig[], scopeRequirements: readonly ScopeRuleConfig[] = []) {
-    const compiled = rules.map((config) => ({ config, holds: compileRule(config) }));
+    const compiled = rules.map((config) => {
+      const holds = compileRule(config);
+      return { config, holds, tools: toolGuard(holds) };
+    });
     this.#request = compiled.filter((rule) => rule.config.phase === "request");
     this.#response = compiled.filter((rule) => rule.config.phase === "response");
     this.#scopes = scopeRequirements.length === 0 ? undefined : scopeRules(scopeRequirements);
@@ -99,8 +105,10 @@ export class Policies {
    * call is decided when it comes.
    */
   hides(variables: PolicyVariables): boolean {
-    for (const { config, holds } of this.#request) {
+    const tool = (variables.request as { tool?: unknown }).tool;
+    for (const { config, holds, tools } of this.#request) {
       if (config.effect !== "allow" && config.effect !== "deny") continue;
+      if (tools !== undefined && !tools.has(tool as string)) continue;
       let value: unknown;
       try {
         value = holds(variables);
@@ -127,7 +135,10 @@ function decide(
   phase: "request" | "response",
 ): PolicyVerdict {
   const verdict: PolicyVerdict = { outcome: "allow", missing: [], decisions: [] };
-  for (const { config, holds } of rules) {
+  const tool = (variables.request as { tool?: unknown }).tool;
+  for (const { config, holds, tools } of rules) {
+    // A rule only for other tools does not hold: not evaluated (see `toolGuard`).
+    if (tools !== undefined && !tools.has(tool as string)) continue;
     let value: unknown;
     let error: string | undefined;
     try {

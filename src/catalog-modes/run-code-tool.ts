@@ -11,7 +11,7 @@ import { McplexError } from "../errors.js";
 import type { CodeRunner } from "./catalog-view.js";
 
 /** The caller's tools as the sandbox binds them: `tools.<server>.<original name, or its override's>`. */
-function codeTools(tools: readonly CatalogTool[]): CodeTool[] {
+export function codeTools(tools: readonly CatalogTool[]): CodeTool[] {
   return tools.map((tool) => {
     const code: CodeTool = {
       server: tool.server,

@@ -14,7 +14,7 @@ import type { RawMap } from "./value-reader.js";
 
 /**
  * A config as an mcplex file's data (`servers`, `available`, `profiles`, `tokens`, `llm`,
- * `serve`, `telemetry`, `interceptors`, `policies`, `guardrails`, `quotas`, `audit`, `users`): loading it gives the same
+ * `serve`, `telemetry`, `interceptors`, `policies`, `guardrails`, `quotas`, `composites`, `audit`, `users`): loading it gives the same
  * servers, profiles and policies. Defaults are left out; durations
  * are written in milliseconds. Servers given in code (`transport: "local"`) cannot be written
  * and are left out.
@@ -45,6 +45,7 @@ export function mcplexDocument(config: McplexConfig): RawMap {
     }));
   if (config.guardrails !== undefined) doc.guardrails = structuredClone(config.guardrails);
   if (config.quotas !== undefined) doc.quotas = structuredClone(config.quotas);
+  if (config.composites !== undefined) doc.composites = structuredClone(config.composites);
   if (config.audit !== undefined) doc.audit = auditEntry(config.audit);
   return doc;
 }

@@ -12,6 +12,7 @@ import { type ConfigSyntax, parseDocument } from "./parse-document.js";
 import { readAudit } from "./read-audit.js";
 import { readAuth } from "./read-auth.js";
 import { readCluster } from "./read-cluster.js";
+import { COMPOSITE_SERVER, readComposites } from "./read-composites.js";
 import { checkUserPlaceholders, readUsers } from "./read-credentials.js";
 import { readGuardrails } from "./read-guardrails.js";
 import { readInterceptorModules } from "./read-interceptors.js";
@@ -76,6 +77,7 @@ const TOP_LEVEL_KEYS = [
   "policies",
   "guardrails",
   "quotas",
+  "composites",
   "auth",
   "audit",
   "users",
@@ -191,6 +193,17 @@ export function normalizeConfig(data: unknown, options: ParseConfigOptions): Mcp
     if (guardrails !== undefined && guardrails.length > 0) config.guardrails = guardrails;
     const quotas = readQuotas(reader, doc.quotas);
     if (quotas !== undefined && quotas.length > 0) config.quotas = quotas;
+    const composites = readComposites(reader, doc.composites);
+    if (composites !== undefined) config.composites = composites;
+    if (
+      doc.composites !== undefined &&
+      doc.composites !== null &&
+      config.servers.some((s) => s.name === COMPOSITE_SERVER)
+    )
+      reader.fail(
+        joinPath("servers", COMPOSITE_SERVER),
+        `"${COMPOSITE_SERVER}" is the name composites: are listed under; give this server another name`,
+      );
     const auth = readAuth(reader, doc.auth, Object.keys(config.profiles));
     if (auth !== undefined) config.auth = auth;
     if (auth !== undefined && cluster !== undefined && auth.resource === undefined && doc.auth !== null)

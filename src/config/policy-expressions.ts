@@ -75,3 +75,53 @@ export function celProblem(error: unknown, text?: string): string {
   const column = pos - (before.lastIndexOf("\n") + 1) + 1;
   return `${message}, at line ${line}, column ${column} of the condition`;
 }
+
+/** An AST node of the CEL library, as far as {@link toolGuard} reads it. */
+interface CelNode {
+  op: string;
+  args: unknown;
+}
+
+const isNode = (value: unknown): value is CelNode =>
+  typeof value === "object" && value !== null && typeof (value as CelNode).op === "string";
+
+/** `request.tool`, as a node. */
+function isRequestTool(node: unknown): boolean {
+  if (!isNode(node) || node.op !== "." || !Array.isArray(node.args)) return false;
+  const [object, field] = node.args as [unknown, unknown];
+  return field === "tool" && isNode(object) && object.op === "id" && object.args === "request";
+}
+
+/** The string of a literal node, else `undefined`. */
+function literalString(node: unknown): string | undefined {
+  return isNode(node) && node.op === "value" && typeof node.args === "string" ? node.args : undefined;
+}
+
+/**
+ * The tools a condition can hold for, read from its tree: when the condition is a chain of `&&`
+ * one of whose terms is `request.tool == "NAME"`, it is false for every other tool (CEL's `&&` is
+ * false when a term is, whatever the others do, errors included), so a rule need not be
+ * evaluated for them. `undefined` when the condition does not say (it may hold for any tool).
+ */
+export function toolGuard(expression: PolicyExpression): ReadonlySet<string> | undefined {
+  const ast = (expression as { ast?: unknown }).ast;
+  const guard = (node: unknown): Set<string> | undefined => {
+    if (!isNode(node) || !Array.isArray(node.args)) return undefined;
+    const [left, right] = node.args as [unknown, unknown];
+    if (node.op === "&&") {
+      const a = guard(left);
+      const b = guard(right);
+      if (a === undefined) return b;
+      if (b === undefined) return a;
+      return new Set([...a].filter((tool) => b.has(tool)));
+    }
+    if (node.op !== "==") return undefined;
+    const named = isRequestTool(left)
+      ? literalString(right)
+      : isRequestTool(right)
+        ? literalString(left)
+        : undefined;
+    return named === undefined ? undefined : new Set([named]);
+  };
+  return guard(ast);
+}

@@ -640,6 +640,8 @@ export interface McplexConfig {
   guardrails?: GuardrailConfig[];
   /** Rate limits and quotas of tool calls (see {@link QuotaConfig}); none by default. */
   quotas?: QuotaConfig[];
+  /** Tools made of a script over other tools (see {@link CompositeToolConfig}), by name; none by default. */
+  composites?: Record<string, CompositeToolConfig>;
   /** OAuth sign-in: the gateway as a resource server (off unless present). */
   auth?: AuthConfig;
   /** Bounds of per-user servers' connections (see {@link UsersConfig}); defaults when absent. */
@@ -736,6 +738,24 @@ export interface QuotaConfig {
   window?: number;
   /** Calls allowed to run at once. */
   concurrent?: number;
+}
+
+/**
+ * A composite tool (`composites.NAME`): listed and called like any tool (under its own name, as
+ * server `composite`), its call runs `script` in code mode's sandbox with the call's arguments as
+ * `args` and the caller's tools as `tools.<server>.<name>`; each inner call is the caller's own
+ * call (profile, policies, guardrails, quotas, audit, tracing). See docs/guide/composite-tools.md.
+ */
+export interface CompositeToolConfig {
+  title?: string;
+  description: string;
+  /** A JSON Schema of `type: object`, as any tool's. */
+  inputSchema: Record<string, unknown>;
+  /** When given, the script's value is the result's `structuredContent`. */
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+  /** JavaScript or TypeScript; its `return` (or last expression) is the result. */
+  script: string;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { Hub, HubEvent } from "../hub/hub.js";
 import type { PipelineExtension } from "../hub/pipeline-extension.js";
 import { catalogViews, type ViewOf } from "../interceptors/catalog-views.js";
 import { clientInput } from "../interceptors/client-input.js";
+import { compositeCalls } from "../interceptors/composite-calls.js";
 import { LogRelay } from "../interceptors/log-relay.js";
 import { observing, type RequestSample } from "../interceptors/observing.js";
 import { ResultCache, type ResultCacheOptions } from "../interceptors/result-cache.js";
@@ -152,7 +153,17 @@ export class Gateway {
     });
     this.#viewOf = options.views;
     this.cache = new ResultCache(hub, options.cache);
-    const layers = [this.cache.interceptor, this.#logRelay.interceptor, clientInput(this.parking)];
+    const layers = [
+      // A composite's inner calls run from the top, through every layer, as the caller's own.
+      compositeCalls(
+        hub,
+        (id, method, params, context) => this.#request(id, method, params, context, false),
+        (request) => this.#run(request),
+      ),
+      this.cache.interceptor,
+      this.#logRelay.interceptor,
+      clientInput(this.parking),
+    ];
     if (this.#viewOf !== undefined)
       layers.unshift(
         catalogViews(

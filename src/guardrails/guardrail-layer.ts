@@ -6,7 +6,7 @@ import { RpcError } from "../errors.js";
 import type { CallRequest, Interceptor, JsonObject, LayerDecision } from "../hub/call-pipeline.js";
 import { interceptor } from "../hub/call-pipeline.js";
 import { ErrorCode } from "../protocol/error-codes.js";
-import { jsonOf } from "../protocol/raw-json.js";
+import { jsonOf, RawJson } from "../protocol/raw-json.js";
 
 /** What a guardrail makes of one side of a call: nothing to do, a refusal, or a rewrite. */
 export type GuardrailOutcome =
@@ -30,6 +30,12 @@ export interface GuardrailCheck {
    * `value.description` replaces it.
    */
   describe?(description: string, tool: CatalogTool): GuardrailOutcome;
+  /**
+   * Whether a result whose JSON text (as the server sent it, holding no escape, so every string
+   * in it is written as it is) cannot hold anything this check finds: such a result passes as
+   * the server's text, never parsed. A check without it reads every result parsed.
+   */
+  clearText?(json: string): boolean;
 }
 
 /** A guardrail whose checks answer at once (size, schema, pii). */
@@ -58,8 +64,11 @@ export function guardrailLayer(
   const onRequest = config.phase !== "response" ? check.request : undefined;
   const onResponse = config.phase !== "request" ? check.response : undefined;
   const describe = config.phase !== "request" && catalog !== undefined ? check.describe : undefined;
-  // A check of results reads them parsed; one of arguments alone lets them pass as text.
-  return interceptor({ needs: onResponse === undefined ? "raw" : "parsed" }, (next) => (request) => {
+  // A check of results reads them parsed, unless it can tell a clean one by its text; one of
+  // arguments alone lets them pass as text.
+  const clearText = check.clearText;
+  const needs = onResponse === undefined || clearText !== undefined ? "raw" : "parsed";
+  return interceptor({ needs }, (next) => (request) => {
     if (describe !== undefined && request.method === "tools/list")
       return next(request).then((result) =>
         described(config, describe, catalog!, picks, request, result, count),
@@ -70,6 +79,14 @@ export function guardrailLayer(
     const respond = (sent: CallRequest): Promise<JsonObject> => {
       if (onResponse === undefined) return next(sent);
       return next(sent).then((result) => {
+        // Most results hold nothing a check looks for: told by their text, they are not parsed.
+        if (
+          clearText !== undefined &&
+          result instanceof RawJson &&
+          !result.text.includes("\\") &&
+          clearText(result.text)
+        )
+          return result;
         const outcome = run(config, () => onResponse(jsonOf(result), tool), "response", sent, count);
         return outcome instanceof Promise
           ? outcome.then((o) => answered(config, tool, o, result))

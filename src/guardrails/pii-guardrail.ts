@@ -36,6 +36,8 @@ const LABEL: Readonly<Record<PiiKind, string>> = {
 export function piiGuardrail(config: GuardrailConfig): ImmediateCheck {
   const action = (kind: PiiKind) => config.types?.[kind] ?? "redact";
   return {
+    // An email has an `@`, the other kinds have digits: a text with neither holds none.
+    clearText: (json) => !json.includes("@") && !DIGIT.test(json),
     response(result) {
       // Most results hold nothing of the kind: a look without a copy first (an email has an
       // `@`, the rest have digits).

@@ -42,6 +42,7 @@ const SHORTEST = 16;
  * `[secret redacted]`.
  */
 export function secretsGuardrail(config: GuardrailConfig): GuardrailCheck {
+  const clearText = (json: string): boolean => !LONG_STRING.test(json) && !deeperThan(json, MAX_REDACT_DEPTH);
   const check = (value: JsonObject, where: string): Checked => {
     // Not async: a value with no string long enough to hold a credential (most arguments)
     // passes at once, with no promise of this guardrail's own.
@@ -88,9 +89,26 @@ export function secretsGuardrail(config: GuardrailConfig): GuardrailCheck {
     return { action: "rewrite", value: redacted, detail: `${what} redacted` };
   };
   return {
+    clearText,
     request: (args) => check(args, "the arguments"),
     response: (result) => check(result, "the result"),
   };
+}
+
+/** A string of JSON text long enough to hold a credential (in a text with no escape, as it is). */
+const LONG_STRING = new RegExp(`"[^"]{${SHORTEST},}"`);
+
+/**
+ * Whether JSON text may nest deeper than `depth` (what the walk does not read, and takes out):
+ * not unless it opens that many objects and arrays in all.
+ */
+function deeperThan(json: string, depth: number): boolean {
+  let opened = 0;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if ((c === 123 || c === 91) && ++opened > depth) return true;
+  }
+  return false;
 }
 
 /** `text` with each range replaced by `[secret redacted]` (ranges may overlap). */

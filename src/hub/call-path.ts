@@ -13,9 +13,10 @@ import type {
   CatalogTool,
   ResourceTarget,
 } from "../catalog/types.js";
+import { COMPOSITE_SERVER } from "../config/read-composites.js";
 import { isPerUser } from "../config/read-credentials.js";
 import { redactValue } from "../config/redact.js";
-import type { ServerConfig } from "../config/types.js";
+import type { CompositeToolConfig, ServerConfig } from "../config/types.js";
 import type { PerUserServers, UserCallLease } from "../credentials/per-user-servers.js";
 import { McplexError } from "../errors.js";
 import {
@@ -72,6 +73,8 @@ export interface CallPathHost {
   readonly clientCapabilities: Record<string, unknown> | undefined;
   /** Takes the config's secrets out of a text. */
   readonly redactor: (text: string) => string;
+  /** The composite tool of this name (`composites:`). */
+  composite(name: string): CompositeToolConfig | undefined;
 }
 
 /**
@@ -287,6 +290,9 @@ export class CallPath {
         const name = target.kind === "resource" ? target.uri : target.name;
         throw notFound(target.kind, name, request.context.profile);
       }
+      // A composite has no server: its script runs here (the gateway runs it before, for its callers).
+      if (target.server === COMPOSITE_SERVER && target.kind === "tool" && method === "tools/call")
+        return this.#composite(request, target.tool);
       const entry = this.#host.entry(target.server);
       // Skill and app URIs in what comes back get the server's namespace, as clients know them.
       const namespace =
@@ -308,6 +314,30 @@ export class CallPath {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * A composite tool's call from the library (`callTool`, `mcplex call`, the agent loop): its
+   * script's inner calls are the hub's calls with the same options (profile, user, signal).
+   */
+  async #composite(request: CallRequest, tool: CatalogTool | undefined): Promise<JsonObject> {
+    const composite = tool === undefined ? undefined : this.#host.composite(tool.originalName);
+    if (tool === undefined || composite === undefined)
+      throw notFound(
+        "tool",
+        request.target?.kind === "tool" ? request.target.name : "",
+        request.context.profile,
+      );
+    const options = request.callOptions;
+    const { runComposite } = await import("../ext/composites/run-composite.js");
+    return (await runComposite({
+      composite,
+      name: tool.name,
+      args: (request.params.arguments ?? {}) as Record<string, unknown>,
+      tools: this.#host.catalog.tools(options.profile),
+      callTool: (name, args, signal) => this.callTool(name, args, { ...options, signal }),
+      signal: request.context.signal,
+    })) as JsonObject;
   }
 
   /** The request of one of the library's own calls. */

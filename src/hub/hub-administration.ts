@@ -1,6 +1,7 @@
 import type { ReadResourceResult } from "@modelcontextprotocol/client";
 import type { CatalogTool, ResourceTarget } from "../catalog/types.js";
-import type { ProfileConfig, ServerConfig, UsersConfig } from "../config/types.js";
+import { COMPOSITE_SERVER } from "../config/read-composites.js";
+import type { CompositeToolConfig, ProfileConfig, ServerConfig, UsersConfig } from "../config/types.js";
 import type { CredentialVault, UserRef } from "../credentials/user-credentials.js";
 import type { ToolChange } from "../pins/tool-pins.js";
 import type { ToolListStore } from "../recording/tool-list-store.js";
@@ -178,6 +179,20 @@ export abstract class HubAdministration {
    */
   setProfiles(profiles: Record<string, ProfileConfig>): void {
     this.parts.servers.setProfiles(profiles);
+  }
+
+  /** The composite tool of this name (`composites:`), as the config defines it. */
+  composite(name: string): CompositeToolConfig | undefined {
+    return this.parts.composites.get(name);
+  }
+
+  /**
+   * Replaces the composite tools at run time (a reloaded config's `composites:`); clients hear of
+   * it as a changed tool list.
+   */
+  setComposites(composites: Record<string, CompositeToolConfig> | undefined): void {
+    if (this.parts.composites.set(composites))
+      this.emit({ type: "catalog-changed", servers: [COMPOSITE_SERVER], kinds: ["tools"] });
   }
 
   /** Adds a server at run time and starts it (unless lazy or disabled). */

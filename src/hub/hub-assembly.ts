@@ -5,6 +5,7 @@ import { SecretSet } from "../config/redact.js";
 import type { ServerConfig } from "../config/types.js";
 import { PerUserServers } from "../credentials/per-user-servers.js";
 import type { UserConnectionPlan } from "../credentials/user-credentials.js";
+import { Composites } from "../ext/composites/composite-catalog.js";
 import { Skills } from "../ext/skills/skills.js";
 import { PinnedTools } from "../pins/pinned-tools.js";
 import type { ToolListStore } from "../recording/tool-list-store.js";
@@ -31,6 +32,8 @@ export interface HubParts {
   readonly calls: CallPath;
   /** The skills of the servers that declare the skills extension. */
   readonly skills: Skills<CallOptions>;
+  /** The config's `composites:`, listed in the catalog as server `composite`. */
+  readonly composites: Composites;
 }
 
 /** What the parts call back into the hub that holds them. */
@@ -86,6 +89,7 @@ export function assembleHub(options: HubOptions, hub: HubCallbacks): HubParts {
     hideUnavailable: options.hideUnavailable ?? false,
     serverOrder: config.servers.map((s) => s.name),
   });
+  const composites = new Composites(catalog, config.composites);
   const servers: Servers = new Servers(config, {
     createUpstream: (server, onEvent) => createUpstream(server, onEvent),
     catalog,
@@ -108,6 +112,7 @@ export function assembleHub(options: HubOptions, hub: HubCallbacks): HubParts {
       },
       clientCapabilities: options.clientCapabilities,
       redactor,
+      composite: (name) => composites.get(name),
     },
     options.interceptors,
     options.upstreamInterceptors,
@@ -118,7 +123,7 @@ export function assembleHub(options: HubOptions, hub: HubCallbacks): HubParts {
     readResource: (uri, o) => hub.readResource(uri, o),
     aboutResource: (method, params, o, target) => calls.aboutResource(method, params, o, target),
   });
-  return { catalog, secrets, toolLists, servers, perUser, calls, skills };
+  return { catalog, secrets, toolLists, servers, perUser, calls, skills, composites };
 }
 
 /**

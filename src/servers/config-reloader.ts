@@ -12,6 +12,8 @@ export interface ReloadTarget {
   addServer(config: ServerConfig): Promise<void>;
   setUsers(users: UsersConfig | undefined): void;
   setProfiles(profiles: Record<string, ProfileConfig>): void;
+  /** Replaces the composite tools (`composites:`). */
+  setComposites(composites: McplexConfig["composites"]): void;
 }
 
 /** What one reload changed, or why it was refused. */
@@ -27,8 +29,10 @@ export type ReloadOutcome =
       tokens: boolean;
       /** The `serve:` block changed: whoever serves applies what it can (the catalog mode). */
       serve: boolean;
-      /** `policies:`, `auth.require` or `guardrails:` changed: whoever built the hub applies them (`setRules`). */
+      /** `policies:`, `auth.require`, `guardrails:` or `quotas:` changed: whoever built the hub applies them (`setRules`). */
       policies: boolean;
+      /** `composites:` changed (and were applied). */
+      composites: boolean;
       config: McplexConfig;
     }
   | { ok: false; error: Error };
@@ -69,12 +73,19 @@ export async function applyConfig(
   hub.setUsers(after.users);
   const profiles = JSON.stringify(after.profiles) !== JSON.stringify(before.profiles);
   if (profiles) hub.setProfiles(after.profiles);
+  const composites = JSON.stringify(after.composites ?? {}) !== JSON.stringify(before.composites ?? {});
+  if (composites) hub.setComposites(after.composites);
   const tokens = JSON.stringify(after.tokens) !== JSON.stringify(before.tokens);
   const serve = JSON.stringify(after.serve ?? {}) !== JSON.stringify(before.serve ?? {});
   const rules = (config: McplexConfig) =>
-    JSON.stringify([config.policies ?? [], config.auth?.require ?? [], config.guardrails ?? []]);
+    JSON.stringify([
+      config.policies ?? [],
+      config.auth?.require ?? [],
+      config.guardrails ?? [],
+      config.quotas ?? [],
+    ]);
   const policies = rules(after) !== rules(before);
-  return { ok: true, added, removed, changed, profiles, tokens, serve, policies, config: after };
+  return { ok: true, added, removed, changed, profiles, tokens, serve, policies, composites, config: after };
 }
 
 /**
@@ -99,7 +110,14 @@ export function watchConfig(
         const outcome = await applyConfig(hub, current, next);
         current = next;
         const servers = outcome.added.length + outcome.removed.length + outcome.changed.length;
-        if (servers > 0 || outcome.profiles || outcome.tokens || outcome.serve || outcome.policies)
+        if (
+          servers > 0 ||
+          outcome.profiles ||
+          outcome.tokens ||
+          outcome.serve ||
+          outcome.policies ||
+          outcome.composites
+        )
           await onReload(outcome);
       } catch (error) {
         await onReload({ ok: false, error: error as Error });

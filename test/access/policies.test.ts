@@ -6,7 +6,12 @@ import { runAgent } from "../../src/agent/run-agent.js";
 import { buildHub } from "../../src/assembly/build-hub.js";
 import { mcplexDocument } from "../../src/config/mcplex-document.js";
 import { parseConfig } from "../../src/config/parse-config.js";
-import type { PolicyVariables } from "../../src/config/policy-expressions.js";
+import {
+  compilePolicyExpression,
+  type PolicyExpression,
+  type PolicyVariables,
+  toolGuard,
+} from "../../src/config/policy-expressions.js";
 import type { PolicyRuleConfig } from "../../src/config/types.js";
 import { ConfigError } from "../../src/errors.js";
 import type { RequestTarget } from "../../src/hub/call-pipeline.js";
@@ -177,6 +182,27 @@ describe("Policies: the decision", () => {
     ]);
     expect(allow.decideRequest(variables(), TOOL, USER).denied?.rule).toBe("rest");
     expect(allow.decideRequest(variables({ arguments: { owner: "dev" } }), TOOL, USER).outcome).toBe("allow");
+  });
+
+  it("evaluates a rule only for the tools its condition names, deciding as evaluating it would", () => {
+    const guarded = (when: string) => toolGuard(compilePolicyExpression(when) as PolicyExpression);
+    expect(guarded('request.tool == "a" && request.arguments.x == 1')).toEqual(new Set(["a"]));
+    expect(guarded('true && "a" == request.tool')).toEqual(new Set(["a"]));
+    expect(guarded('request.tool == "a" && (request.tool == "b" && true)')).toEqual(new Set());
+    expect(guarded('request.tool == "a" || request.arguments.x == 1')).toBeUndefined();
+    expect(guarded('!(request.tool == "a")')).toBeUndefined();
+    expect(guarded('request.tool.startsWith("a")')).toBeUndefined();
+    // For its own tool a failing term still fails closed; for another the rule does not hold.
+    const policies = new Policies([
+      rule({
+        name: "etc",
+        when: 'request.tool == "ws__write_file" && request.arguments.path.startsWith("/etc")',
+        effect: "deny",
+      }),
+    ]);
+    expect(policies.decideRequest(variables(), TOOL, USER).outcome).toBe("deny");
+    expect(policies.decideRequest(variables({ tool: "ws__read_file" }), TOOL, USER).outcome).toBe("allow");
+    expect(policies.decideRequest(variables({ tool: "ws__read_file" }), TOOL, USER).decisions).toEqual([]);
   });
 
   it("decides by time, by argument values and by a tool's annotations", () => {

@@ -223,3 +223,47 @@ describe("mcplex chat with quotas", () => {
     }
   });
 });
+
+describe("mcplex chat and call with a composite tool", () => {
+  let file: string;
+  beforeAll(async () => {
+    file = join(dir, "composites.yaml");
+    await writeFile(
+      file,
+      `servers:\n  fx:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${resolve("test/fixtures/servers/fixture-server.ts")}]\n` +
+        "composites:\n  echo_twice:\n    description: Echoes a word twice.\n" +
+        "    inputSchema: { type: object, properties: { word: { type: string } }, required: [word] }\n" +
+        "    script: |\n      const one = await tools.fx.echo({ message: args.word });\n" +
+        "      const two = await tools.fx.echo({ message: args.word });\n      return `${one} / ${two}`;\n",
+    );
+  });
+
+  it("offers the model the composite, and its call runs the script through the hub", async () => {
+    const llm = await startMockLlm({
+      turns: [
+        { toolCalls: [{ name: "echo_twice", arguments: { word: "hey" } }] },
+        (request) => ({
+          text: String(request.body.messages.filter((m) => m.role === "tool").at(-1)?.content),
+        }),
+      ],
+    });
+    try {
+      const { code, stdout, stderr } = await runCli(
+        ["chat", "--config", file, "--base-url", llm.url, "--model", "mock", "-p", "Twice."],
+        { env: { MCPLEX_LLM_API_KEY: "" } },
+      );
+      expect(code, stderr).toBe(0);
+      expect(stdout.trim()).toBe("echo: hey / echo: hey");
+      const offered = (llm.requests[0]!.body.tools ?? []).map((t) => t.function.name);
+      expect(offered).toContain("echo_twice");
+    } finally {
+      await llm.close();
+    }
+  });
+
+  it("mcplex call runs it too", async () => {
+    const called = await runCli(["call", "echo_twice", '{"word":"yo"}', "--config", file]);
+    expect(called.code, called.stderr).toBe(0);
+    expect(called.stdout).toContain("echo: yo / echo: yo");
+  });
+});

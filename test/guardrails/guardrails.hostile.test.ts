@@ -118,3 +118,50 @@ describe("guardrails: what a server answers stays data", () => {
     reportFigure("size guardrail bound", `${runs} hostile results, none over its bound`);
   });
 });
+
+describe("guardrails: a result passed as the server's text", () => {
+  const layerOf = async (guardrail: "pii" | "secrets") => {
+    const { guardrailLayer } = await import("../../src/guardrails/guardrail-layer.js");
+    const config = { guardrail, phase: "response", mode: "enforce", failOpen: false } as const;
+    const check = guardrail === "pii" ? piiGuardrail(config) : secretsGuardrail(config);
+    return guardrailLayer(config, check, () => {});
+  };
+  const through = async (guardrail: "pii" | "secrets", json: string) => {
+    const { RawJson } = await import("../../src/protocol/raw-json.js");
+    const layer = await layerOf(guardrail);
+    const request = {
+      id: 1,
+      method: "tools/call",
+      params: { name: "x__y" },
+      context: { signal: new AbortController().signal },
+      target: { kind: "tool", name: "x__y", server: "x", tool: TOOL },
+      callOptions: {},
+    } as never;
+    const raw = new RawJson(json);
+    const result = await layer(async () => raw)(request);
+    return { passedAsText: result === raw, shown: JSON.stringify(result instanceof RawJson ? result.value() : result) };
+  };
+
+  it("is read whenever its text could hide what a check finds: escapes, long strings, deep nesting", async () => {
+    const token = "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789";
+    // Clean: passes untouched, never parsed.
+    expect(await through("pii", JSON.stringify(text("hi")))).toMatchObject({ passedAsText: true });
+    expect(await through("secrets", JSON.stringify(text("hi")))).toMatchObject({ passedAsText: true });
+    // An address written with an escape has no `@` in the text: read, and redacted.
+    const escaped = JSON.stringify(text("ada@example.com")).replace("@", "\\u0040");
+    const pii = await through("pii", escaped);
+    expect(pii.passedAsText).toBe(false);
+    expect(pii.shown).not.toContain("ada@example.com");
+    // A credential split by an escaped quote, and one in a long string: read, and redacted.
+    for (const hidden of [JSON.stringify(text(`a"${token}`)), JSON.stringify(text(token))]) {
+      const secrets = await through("secrets", hidden);
+      expect(secrets.passedAsText).toBe(false);
+      expect(secrets.shown).not.toContain(token);
+    }
+    // Nested past what the walk reads: read, and the deep part taken out.
+    let deep: unknown = "x";
+    for (let i = 0; i < 80; i++) deep = [deep];
+    const nested = await through("secrets", JSON.stringify({ content: [], structuredContent: { deep } }));
+    expect(nested.passedAsText).toBe(false);
+  });
+});
