@@ -138,8 +138,11 @@ describe("guardrails: a result passed as the server's text", () => {
       callOptions: {},
     } as never;
     const raw = new RawJson(json);
-    const result = await layer(async () => raw)(request);
-    return { passedAsText: result === raw, shown: JSON.stringify(result instanceof RawJson ? result.value() : result) };
+    const result: unknown = await layer(async () => raw as never)(request);
+    return {
+      passedAsText: result === raw,
+      shown: JSON.stringify(result instanceof RawJson ? result.value() : result),
+    };
   };
 
   it("is read whenever its text could hide what a check finds: escapes, long strings, deep nesting", async () => {
