@@ -267,3 +267,32 @@ describe("mcplex chat and call with a composite tool", () => {
     expect(called.stdout).toContain("echo: yo / echo: yo");
   });
 });
+
+describe("mcplex chat with guardrails", () => {
+  it("gives the model a result with the personal data the pii guardrail redacts taken out", async () => {
+    const file = join(dir, "guardrails.yaml");
+    await writeFile(
+      file,
+      `servers:\n  fx:\n    command: ${resolve("node_modules/.bin/tsx")}\n    args: [${resolve("test/fixtures/servers/fixture-server.ts")}]\n` +
+        'guardrails:\n  - { guardrail: pii, tools: ["fx__echo"] }\n',
+    );
+    const llm = await startMockLlm({
+      turns: [
+        { toolCalls: [{ name: "fx__echo", arguments: { message: "write to ada@example.com" } }] },
+        (request) => ({
+          text: String(request.body.messages.filter((m) => m.role === "tool").at(-1)?.content),
+        }),
+      ],
+    });
+    try {
+      const { code, stdout, stderr } = await runCli(
+        ["chat", "--config", file, "--base-url", llm.url, "--model", "mock", "-p", "Echo."],
+        { env: { MCPLEX_LLM_API_KEY: "" } },
+      );
+      expect(code, stderr).toBe(0);
+      expect(stdout.trim()).toBe("echo: write to [email redacted]");
+    } finally {
+      await llm.close();
+    }
+  });
+});
