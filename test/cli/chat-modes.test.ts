@@ -96,3 +96,31 @@ describe("mcplex chat --tools", () => {
     expect(stderr).toContain("--tools must be all, search or code");
   });
 });
+
+describe("mcplex chat --tools with policies", () => {
+  it("search: a tool a rule denies whatever the arguments is in no search result", async () => {
+    const file = join(dir, "denied.yaml");
+    await writeFile(
+      file,
+      `servers:\n  workspace:\n    type: workspace\n    root: ${dir}\n` +
+        `policies:\n  - name: no-reading\n    when: 'request.tool == "workspace__read_file"'\n    effect: deny\n`,
+    );
+    const llm = await startMockLlm({
+      turns: [
+        { toolCalls: [{ name: "search_tools", arguments: { query: "read the contents of a text file" } }] },
+        (request) => ({ text: lastToolResult(request) }),
+      ],
+    });
+    try {
+      const { code, stdout, stderr } = await runCli(
+        ["chat", "--config", file, "--base-url", llm.url, "--model", "mock", "--tools", "search", "-p", "Read."],
+        { env: { MCPLEX_LLM_API_KEY: "" } },
+      );
+      expect(code, stderr).toBe(0);
+      expect(stdout).toContain("workspace__");
+      expect(stdout).not.toContain("workspace__read_file");
+    } finally {
+      await llm.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import type { ChatMessage } from "../../agent/chat-types.js";
 import { resolveLlmConfig } from "../../agent/llm-config.js";
 import { runAgent } from "../../agent/run-agent.js";
 import { withoutHiddenTools } from "../../agent/tool-host.js";
+import type { CatalogTool } from "../../catalog/types.js";
 import { isCatalogMode } from "../../catalog-modes/catalog-mode.js";
 import type { CatalogMode, McplexConfig } from "../../config/types.js";
 import { McplexError } from "../../errors.js";
@@ -48,6 +49,7 @@ export async function chatCommand(args: string[]): Promise<number> {
           ? visible
           : await modeToolHost(
               hub,
+              (tool, profile) => built.hides(tool, profile),
               {
                 mode,
                 pin:
@@ -109,9 +111,14 @@ export async function chatCommand(args: string[]): Promise<number> {
   );
 }
 
-/** The hub seen through a catalog mode, as the agent's tool host; its engines load only here. */
+/**
+ * The hub seen through a catalog mode, as the agent's tool host; its engines load only here.
+ * What a policy denies this machine's user whatever the arguments (`hidden`) is in no search
+ * result, description or code-mode declaration the model reads.
+ */
 async function modeToolHost(
   hub: Hub,
+  hidden: (tool: CatalogTool, profile: string | undefined) => boolean,
   settings: { mode: CatalogMode; pin: readonly string[] },
   codeLimits: NonNullable<McplexConfig["serve"]>["code"],
 ) {
@@ -121,7 +128,14 @@ async function modeToolHost(
     import("../../catalog-modes/view-tool-host.js"),
   ]);
   const engines = viewEngines(codeLimits === undefined ? {} : { codeLimits });
-  return viewToolHost(hub, new CatalogView(settings, engines));
+  const allowed = {
+    tools: (profile?: string) => hub.tools(profile).filter((tool) => !hidden(tool, profile)),
+    callTool: hub.callTool.bind(hub),
+    skills: hub.skills.bind(hub),
+    loadSkill: hub.loadSkill.bind(hub),
+    readSkillFile: hub.readSkillFile.bind(hub),
+  };
+  return viewToolHost(allowed, new CatalogView(settings, engines));
 }
 
 function printEvent(event: AgentEvent): void {
