@@ -113,7 +113,19 @@ describe("mcplex chat --tools with policies", () => {
     });
     try {
       const { code, stdout, stderr } = await runCli(
-        ["chat", "--config", file, "--base-url", llm.url, "--model", "mock", "--tools", "search", "-p", "Read."],
+        [
+          "chat",
+          "--config",
+          file,
+          "--base-url",
+          llm.url,
+          "--model",
+          "mock",
+          "--tools",
+          "search",
+          "-p",
+          "Read.",
+        ],
         { env: { MCPLEX_LLM_API_KEY: "" } },
       );
       expect(code, stderr).toBe(0);
