@@ -261,10 +261,16 @@ describe("mcplex chat and call with a composite tool", () => {
     }
   });
 
-  it("mcplex call runs it too", async () => {
+  it("mcplex call runs it too, and mcplex list lists it", async () => {
     const called = await runCli(["call", "echo_twice", '{"word":"yo"}', "--config", file]);
     expect(called.code, called.stderr).toBe(0);
     expect(called.stdout).toContain("echo: yo / echo: yo");
+    const listed = await runCli(["list", "--config", file]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^composites: {2}1 tools/m);
+    expect(listed.stdout).toMatch(/^ {2}echo_twice {2}Echoes a word twice\.$/m);
+    const json = JSON.parse((await runCli(["list", "--config", file, "--json"])).stdout);
+    expect(json.composites).toEqual([{ name: "echo_twice", description: "Echoes a word twice." }]);
   });
 });
 

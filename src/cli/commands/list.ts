@@ -1,4 +1,5 @@
 import { disabledBlockWarning } from "../../config/check-config.js";
+import { COMPOSITE_SERVER } from "../../config/read-composites.js";
 import { listDefinition } from "../definitions/list.js";
 import { withHub } from "../hub-session.js";
 import { EXIT } from "../output.js";
@@ -40,8 +41,12 @@ export async function listCommand(args: string[]): Promise<number> {
           .filter((t) => t.server === s.name)
           .map((t) => ({ name: t.name, originalName: t.originalName, description: t.description ?? null })),
       }));
+      // Composite tools (`composites:`) have no server of their own to be listed under.
+      const composites = tools
+        .filter((t) => t.server === COMPOSITE_SERVER)
+        .map((t) => ({ name: t.name, description: t.description ?? null }));
       if (values.json === true) {
-        console.log(JSON.stringify({ servers }));
+        console.log(JSON.stringify(composites.length === 0 ? { servers } : { servers, composites }));
         return EXIT.ok;
       }
       for (const server of servers) {
@@ -74,6 +79,14 @@ export async function listCommand(args: string[]): Promise<number> {
           const was = own === undefined ? "" : `(renamed from ${server.name}'s ${own}) `;
           console.log(`  ${tool.name.padEnd(width)}  ${was}${description}`);
         }
+      }
+      if (composites.length > 0) {
+        console.log(`composites:  ${composites.length} tools, each a script over the tools above`);
+        const width = Math.min(48, Math.max(0, ...composites.map((t) => t.name.length)));
+        for (const tool of composites)
+          console.log(
+            `  ${tool.name.padEnd(width)}  ${(tool.description ?? "").split("\n")[0]!.slice(0, 100)}`,
+          );
       }
       for (const collision of hub.catalog.collisions()) {
         const members = collision.members
