@@ -45,7 +45,8 @@ export function targetAttributes(
 
 /**
  * The gateway's SERVER spans: one per request, named `{mcp.method.name} {target}`, a child of
- * the trace context the client sent in `params._meta` (or its HTTP headers), active while the
+ * the trace context the client sent in `params._meta` (or its HTTP headers), or for a request
+ * made inside another (a composite's or a script's inner call) of that request's span, active while the
  * request runs so that the hub's CLIENT spans are its children. Names the caller (`enduser.id`,
  * see {@link endUser}). Records `mcp.server.operation.duration`, whose attributes never name
  * the caller.
@@ -59,11 +60,18 @@ export function serverSpans(options: {
   const { tracer, duration, captureContent, propagator } = options;
   return (next) => async (request) => {
     const { method, params, context: ctx, target } = request;
-    const parent: Context = propagator.extract(
-      ROOT_CONTEXT,
-      { meta: params._meta as Record<string, unknown> | undefined, headers: ctx.headers },
-      metaGetter,
-    );
+    // A request made while another's span is active is that request's inner call (a meta-tool's,
+    // a code-mode script's, a composite tool's): its span is a child of that one. Any other
+    // request is a child of the trace context its client sent.
+    const active = otelContext.active();
+    const parent: Context =
+      trace.getSpan(active) !== undefined
+        ? active
+        : propagator.extract(
+            ROOT_CONTEXT,
+            { meta: params._meta as Record<string, unknown> | undefined, headers: ctx.headers },
+            metaGetter,
+          );
     const named = targetAttributes(method, target);
     const attributes: Record<string, string> = {
       "mcp.method.name": method,

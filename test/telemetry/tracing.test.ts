@@ -205,6 +205,43 @@ describe("OpenTelemetry tracing", () => {
     expect(events("tools/call meta__fail")).toEqual([decision("no-fail", "deny", "meta__fail")]);
   });
 
+  it("makes each inner call of a composite tool a span of its own under the composite's", async () => {
+    received.length = 0;
+    const running = await serve({
+      config: {
+        ...configOf([stdio("meta", "node_modules/.bin/tsx", META_SERVER)], {
+          telemetry: { enabled: true, endpoint },
+        }),
+        composites: {
+          twice: {
+            description: "Calls meta twice.",
+            inputSchema: { type: "object" },
+            script: "await tools.meta.meta({}); await tools.meta.meta({}); return 'ok';",
+          },
+        },
+      },
+      transport: "http",
+      http: { port: 0, dashboard: false },
+      watch: false,
+    });
+    await running.started;
+    const client = new Client({ name: "traced", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(running.http!.url)));
+    try {
+      const result = await client.callTool({ name: "twice", arguments: {} });
+      expect(result.isError, JSON.stringify(result)).not.toBe(true);
+    } finally {
+      await client.close();
+      await running.close(0); // flushes spans
+    }
+    const all = spans();
+    const outer = all.find((s) => s.name === "tools/call twice")!;
+    expect(outer).toBeDefined();
+    const inner = all.filter((s) => s.name === "tools/call meta__meta" && s.traceId === outer.traceId);
+    expect(inner).toHaveLength(2);
+    for (const span of inner) expect(span.parentSpanId).toBe(outer.spanId);
+  });
+
   it("starts a trace for a library's own hub.callTool, and sends it to the server", async () => {
     received.length = 0;
     const running = await serve({
