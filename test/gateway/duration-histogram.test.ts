@@ -1,6 +1,6 @@
 import { Histogram, Registry, type RegistryContentType } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { DurationHistogram } from "../../src/gateway/metrics.js";
+import { DurationHistogram } from "../../src/gateway/duration-histogram.js";
 
 const BOUNDS = [0.0005, 0.001, 0.01, 0.5, 1, 60];
 
