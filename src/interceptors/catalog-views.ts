@@ -95,20 +95,25 @@ export function catalogViews(
           name === META_TOOL.call
             ? { ...req.params, name: tool, arguments: toolArgs }
             : { name: tool, arguments: toolArgs };
-        const call = request(`${req.id}/${++inner}`, "tools/call", params, context);
-        try {
-          // A meta-tool's call is one call to its client: a task of its tool is waited for.
-          return (await run({
-            ...call,
-            callOptions: { ...call.callOptions, tasks: "wait" },
-          })) as CallToolResult;
-        } catch (error) {
-          if (error instanceof RpcError)
-            return { isError: true, content: [{ type: "text", text: `${tool}: ${error.message}` }] };
-          throw error;
-        }
+        return innerToolCall(run, request(`${req.id}/${++inner}`, "tools/call", params, context), tool);
       },
     });
     return result as JsonObject;
+  }
+}
+
+/**
+ * A `tools/call` a layer makes for its caller (a meta-tool's, a code-mode script's, a composite
+ * tool's), run from the top of the pipeline: one call to that caller, so a task of its tool is
+ * waited for; a wire error (an unknown name, a refusal) comes back as a tool error naming `tool`,
+ * which a script or a model reads.
+ */
+export async function innerToolCall(run: Handler, call: CallRequest, tool: string): Promise<CallToolResult> {
+  try {
+    return (await run({ ...call, callOptions: { ...call.callOptions, tasks: "wait" } })) as CallToolResult;
+  } catch (error) {
+    if (error instanceof RpcError)
+      return { isError: true, content: [{ type: "text", text: `${tool}: ${error.message}` }] };
+    throw error;
   }
 }

@@ -1,4 +1,3 @@
-import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { CatalogTool } from "../catalog/types.js";
 import { COMPOSITE_SERVER } from "../config/read-composites.js";
 import { userRefOf } from "../credentials/user-ref.js";
@@ -7,6 +6,7 @@ import type { CallRequest, Handler, Interceptor, JsonObject, RequestContext } fr
 import { interceptor } from "../hub/call-pipeline.js";
 import type { Hub } from "../hub/hub.js";
 import { ErrorCode } from "../protocol/error-codes.js";
+import { innerToolCall } from "./catalog-views.js";
 
 /**
  * The gateway's layer that runs composite tools (`composites:`): a call of one runs its script,
@@ -47,25 +47,17 @@ export function compositeCalls(
       tools: hub.modelTools(context.profile, userRefOf(context.identity)),
       signal: context.signal,
       ...(context.caller === undefined ? {} : { caller: context.caller }),
-      callTool: async (name, toolArgs, signal) => {
-        const call = request(
-          `${req.id}/${++inner}`,
-          "tools/call",
-          { name, arguments: toolArgs },
-          signal === context.signal ? context : { ...context, signal },
-        );
-        try {
-          // One call to the composite's caller: a task of an inner tool is waited for.
-          return (await run({
-            ...call,
-            callOptions: { ...call.callOptions, tasks: "wait" },
-          })) as CallToolResult;
-        } catch (error) {
-          if (error instanceof RpcError)
-            return { isError: true, content: [{ type: "text", text: `${name}: ${error.message}` }] };
-          throw error;
-        }
-      },
+      callTool: (name, toolArgs, signal) =>
+        innerToolCall(
+          run,
+          request(
+            `${req.id}/${++inner}`,
+            "tools/call",
+            { name, arguments: toolArgs },
+            signal === context.signal ? context : { ...context, signal },
+          ),
+          name,
+        ),
     })) as JsonObject;
   }
 }

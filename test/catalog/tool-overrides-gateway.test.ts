@@ -7,11 +7,12 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { DECLARATIONS_URI } from "../../src/catalog-modes/catalog-view.js";
 import { parseConfig } from "../../src/config/parse-config.js";
+import { connectHttp, resultText } from "../support/gateway.js";
 
 const TOKENS = {
   all: "all-token-0123456789abcdef",
@@ -62,12 +63,7 @@ afterAll(async () => {
 });
 
 async function withClient<T>(token: string, use: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ name: "overrides", version: "1" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
+  const client = await connectHttp(url, { token });
   try {
     return await use(client);
   } finally {
@@ -75,8 +71,7 @@ async function withClient<T>(token: string, use: (client: Client) => Promise<T>)
   }
 }
 
-const text = (result: unknown) =>
-  ((result as { content?: { text?: string }[] }).content ?? []).map((c) => c.text ?? "").join("");
+const text = resultText;
 
 describe("tool overrides through serve --http with the SDK client", () => {
   it("lists a renamed tool with its new description, annotations and a schema without the fixed argument", async () => {

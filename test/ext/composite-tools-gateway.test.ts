@@ -7,10 +7,11 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
+import { connectHttp, resultText } from "../support/gateway.js";
 import { until } from "../support/wait.js";
 
 const ALL = "all-token-0123456789abcdefgh";
@@ -72,20 +73,14 @@ afterAll(async () => {
 });
 
 async function withClient<T>(token: string, use: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ name: "composites", version: "1" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
-  );
+  const client = await connectHttp(url, { token });
   try {
     return await use(client);
   } finally {
     await client.close();
   }
 }
-const text = (result: { content?: unknown }) =>
-  ((result.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? "").join("");
+const text = resultText;
 
 describe("composite tools through serve --http with the SDK client", () => {
   it("lists a composite like any tool and runs its script over the caller's tools", async () => {

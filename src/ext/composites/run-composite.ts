@@ -2,6 +2,7 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { CatalogTool } from "../../catalog/types.js";
 import { codeTools } from "../../catalog-modes/run-code-tool.js";
 import { type CodeLimits, CodeModeError, runCode } from "../../code-mode/index.js";
+import { toolOutcome } from "../../code-mode/tool-value.js";
 import { COMPOSITE_SERVER } from "../../config/read-composites.js";
 import type { CompositeToolConfig } from "../../config/types.js";
 import { McplexError } from "../../errors.js";
@@ -39,7 +40,9 @@ export async function runComposite(run: CompositeRun): Promise<CallToolResult> {
   const callTool = async (exposed: string, args: Record<string, unknown>, signal: AbortSignal) => {
     try {
       const result = await run.callTool(exposed, args, signal);
-      if (result.isError === true) failed = { tool: exposed, text: firstText(result) };
+      // The error's text as the script is given it.
+      const outcome = toolOutcome(result);
+      if (!outcome.ok) failed = { tool: exposed, text: outcome.message };
       return result;
     } catch (error) {
       failed = { tool: exposed, text: error instanceof Error ? error.message : String(error) };
@@ -94,9 +97,4 @@ function valueText(value: unknown, output: string): string {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function firstText(result: CallToolResult): string {
-  for (const item of result.content ?? []) if (item.type === "text") return item.text;
-  return "";
 }
