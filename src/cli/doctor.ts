@@ -132,11 +132,9 @@ async function signInChecks(auth: NonNullable<McplexConfig["auth"]>): Promise<Ch
   );
 }
 
-/** Each `credentials: { exchange }` server's identity provider: among auth.issuers, offering the grant. */
+/** Each `credentials: { exchange }` or `{ idJag }` server's identity provider: among auth.issuers, offering the grant. */
 async function exchangeChecks(config: McplexConfig): Promise<Check[]> {
-  const servers = config.servers.filter(
-    (server) => server.enabled && typeof server.credentials === "object" && "exchange" in server.credentials,
-  );
+  const servers = config.servers.filter((server) => server.enabled && typeof server.credentials === "object");
   if (servers.length === 0) return [];
   const { checkTokenExchange } = await import("../credentials/exchange-check.js");
   const issuers = (config.auth?.issuers ?? []).map((entry) => entry.issuer);

@@ -1,5 +1,11 @@
 import { describeValue, joinPath } from "./config-issues.js";
-import type { CredentialsConfig, ServerConfig, TokenExchangeConfig, UsersConfig } from "./types.js";
+import type {
+  CredentialsConfig,
+  IdJagConfig,
+  ServerConfig,
+  TokenExchangeConfig,
+  UsersConfig,
+} from "./types.js";
 import { hasUserPlaceholder } from "./user-placeholders.js";
 import type { RawMap, ValueReader } from "./value-reader.js";
 
@@ -10,7 +16,7 @@ export const USERS_DEFAULTS = { maxConnections: 64, maxPerUser: 8, idleTimeout: 
 
 /**
  * Whether each signed-in user calls `server` with credentials of their own (`credentials:`
- * `per-user` or `{ exchange }`): such a server has no shared connection, and callers without a
+ * `per-user`, `{ exchange }` or `{ idJag }`): such a server has no shared connection, and callers without a
  * user are refused.
  */
 export function isPerUser(server: ServerConfig): boolean {
@@ -18,11 +24,21 @@ export function isPerUser(server: ServerConfig): boolean {
 }
 
 const EXCHANGE_KEYS = ["audience", "resource", "scopes", "issuer", "clientId", "clientSecret"];
-const CREDENTIALS_CHOICES = 'use "shared" (the default), "per-user", or { exchange: { audience, clientId } }';
+const ID_JAG_KEYS = [
+  "issuer",
+  "clientId",
+  "clientSecret",
+  "scopes",
+  "subjectTokenType",
+  "serverClientId",
+  "serverClientSecret",
+];
+const CREDENTIALS_CHOICES =
+  'use "shared" (the default), "per-user", { exchange: { audience, clientId } } or { idJag: { clientId, serverClientId } }';
 
 /**
  * `credentials:` and `maxUsers` of one server of transport `transport`: `shared` (the default,
- * nothing kept), `per-user`, or `{ exchange: {...} }` (remote servers only). The built-in and
+ * nothing kept), `per-user`, `{ exchange: {...} }` or `{ idJag: {...} }` (remote servers only). The built-in and
  * in-process transports take only `shared`: they hold no credentials of their own.
  */
 export function readCredentials(
@@ -52,7 +68,7 @@ export function readCredentials(
     if (typeof credentials === "object" && !remote) {
       reader.fail(
         credentialsPath,
-        'token exchange gives a token to a remote (http, sse, websocket) server; a stdio server takes "per-user" (one process per user)',
+        'token exchange and ID-JAGs give a token to a remote (http, sse, websocket) server; a stdio server takes "per-user" (one process per user)',
       );
       return {};
     }
@@ -76,10 +92,58 @@ function readCredentialsValue(
   }
   const node = reader.map(value, path);
   if (node === undefined) return undefined;
-  reader.knownKeys(node, path, ["exchange"]);
-  if (node.exchange === undefined) return reader.fail(path, `needs "exchange"; ${CREDENTIALS_CHOICES}`);
+  reader.knownKeys(node, path, ["exchange", "idJag"]);
+  if (node.exchange !== undefined && node.idJag !== undefined)
+    return reader.fail(path, 'takes "exchange" or "idJag", not both: a server\'s tokens come one way');
+  if (node.idJag !== undefined) {
+    const idJag = readIdJag(reader, node.idJag, joinPath(path, "idJag"));
+    return idJag === undefined ? undefined : { idJag };
+  }
+  if (node.exchange === undefined)
+    return reader.fail(path, `needs "exchange" or "idJag"; ${CREDENTIALS_CHOICES}`);
   const exchange = readExchange(reader, node.exchange, joinPath(path, "exchange"));
   return exchange === undefined ? undefined : { exchange };
+}
+
+function readIdJag(reader: ValueReader, value: unknown, path: string): IdJagConfig | undefined {
+  const node = reader.map(value, path);
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, path, ID_JAG_KEYS);
+  const clientId = reader.nonEmpty(node.clientId, joinPath(path, "clientId"));
+  const serverClientId = reader.nonEmpty(node.serverClientId, joinPath(path, "serverClientId"));
+  const issuer = reader.nonEmpty(node.issuer, joinPath(path, "issuer"));
+  const clientSecret = reader.nonEmpty(node.clientSecret, joinPath(path, "clientSecret"));
+  const serverClientSecret = reader.nonEmpty(node.serverClientSecret, joinPath(path, "serverClientSecret"));
+  const scopes = reader.stringList(node.scopes, joinPath(path, "scopes"));
+  const typePath = joinPath(path, "subjectTokenType");
+  const subjectTokenType = reader.nonEmpty(node.subjectTokenType, typePath);
+  if (node.clientId === undefined)
+    reader.fail(path, 'needs "clientId": mcplex\'s client at the identity provider, which issues the ID-JAG');
+  if (node.serverClientId === undefined)
+    reader.fail(
+      path,
+      "needs \"serverClientId\": mcplex's client at the server's authorization server, which redeems the ID-JAG",
+    );
+  if (issuer !== undefined && !URL.canParse(reader.probe(issuer)))
+    reader.fail(joinPath(path, "issuer"), `${describeValue(issuer)} is not a URL`);
+  const type = subjectTokenType === undefined ? undefined : reader.probe(subjectTokenType);
+  if (type !== undefined && type !== "access_token" && type !== "id_token") {
+    reader.fail(
+      typePath,
+      `${describeValue(type)} is not valid; use "access_token" (the default) or "id_token"`,
+    );
+    return undefined;
+  }
+  for (const secret of [clientSecret, serverClientSecret])
+    if (secret !== undefined) reader.markSecret(secret);
+  if (clientId === undefined || serverClientId === undefined) return undefined;
+  const idJag: IdJagConfig = { clientId, serverClientId };
+  if (issuer !== undefined) idJag.issuer = issuer;
+  if (clientSecret !== undefined) idJag.clientSecret = clientSecret;
+  if (serverClientSecret !== undefined) idJag.serverClientSecret = serverClientSecret;
+  if (scopes !== undefined) idJag.scopes = scopes;
+  if (type !== undefined) idJag.subjectTokenType = type;
+  return idJag;
 }
 
 function readExchange(reader: ValueReader, value: unknown, path: string): TokenExchangeConfig | undefined {

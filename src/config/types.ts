@@ -81,8 +81,9 @@ interface ServerCommon {
    * config's, for everyone. `per-user`: a remote server is called with the user's own OAuth
    * tokens (connected once at `/connect/<server>`); a stdio server runs one process per user,
    * its `${user:NAME}` values the user's own. `{ exchange }`: the user's token exchanged (RFC
-   * 8693) for one this server accepts. Only signed-in (OAuth) callers may call a server that is
-   * not `shared`.
+   * 8693) for one this server accepts. `{ idJag }`: enterprise-managed authorization, the user's
+   * token exchanged for an ID-JAG redeemed at the server's authorization server. Only signed-in
+   * (OAuth) callers may call a server that is not `shared`.
    */
   credentials?: CredentialsConfig;
   /**
@@ -243,7 +244,11 @@ export interface OAuthConfig {
 }
 
 /** A server's `credentials:` (see {@link ServerCommon.credentials}). */
-export type CredentialsConfig = "shared" | "per-user" | { exchange: TokenExchangeConfig };
+export type CredentialsConfig =
+  | "shared"
+  | "per-user"
+  | { exchange: TokenExchangeConfig }
+  | { idJag: IdJagConfig };
 
 /** `credentials: { exchange: ... }`: RFC 8693 token exchange at the user's identity provider. */
 export interface TokenExchangeConfig {
@@ -261,6 +266,34 @@ export interface TokenExchangeConfig {
   /** mcplex's client at that provider, for the exchange (client_secret_basic). */
   clientId: string;
   clientSecret?: string;
+}
+
+/**
+ * `credentials: { idJag: ... }`: enterprise-managed authorization (SEP-990). The user's token is
+ * exchanged at their identity provider for an ID-JAG (an identity assertion JWT authorization
+ * grant naming the server's authorization server and the server), which mcplex then redeems at
+ * the server's authorization server (RFC 7523 JWT-bearer grant) for the user's access token.
+ */
+export interface IdJagConfig {
+  /**
+   * The identity provider that issues ID-JAGs: an issuer URL (discovered), default the user
+   * token's issuer. Only issuers of `auth.issuers` are used.
+   */
+  issuer?: string;
+  /** mcplex's client at the identity provider (client_secret_basic, or none without a secret). */
+  clientId: string;
+  clientSecret?: string;
+  /** Scopes asked for at the server. */
+  scopes?: string[];
+  /**
+   * What the user's token is to the identity provider: `access_token` (default, what a gateway
+   * signed in with OAuth holds) or `id_token` (a provider that takes only OpenID ID tokens, with
+   * callers who present one).
+   */
+  subjectTokenType?: "access_token" | "id_token";
+  /** mcplex's client at the server's authorization server, which redeems the ID-JAG. */
+  serverClientId: string;
+  serverClientSecret?: string;
 }
 
 /**

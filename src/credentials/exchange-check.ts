@@ -11,7 +11,8 @@ export interface ExchangeReport {
 }
 
 /**
- * Asks the identity providers of a `credentials: { exchange }` server what an exchange will
+ * Asks the identity providers of a `credentials: { exchange }` (or `{ idJag }`, whose ID-JAG is
+ * asked for by token exchange too) server what an exchange will
  * ask them: that they are among `auth.issuers` (the only providers users' tokens go to), that
  * their metadata names a token endpoint, and that they advertise the token-exchange grant in
  * `grant_types_supported`. The provider is `exchange.issuer`, or else each of `issuers` (a
@@ -26,14 +27,16 @@ export async function checkTokenExchange(
   issuers: readonly string[],
 ): Promise<ExchangeReport[]> {
   const credentials = server.credentials;
-  if (typeof credentials !== "object" || credentials === null || !("exchange" in credentials)) return [];
-  const { issuer, clientId, audience } = credentials.exchange;
+  if (typeof credentials !== "object" || credentials === null) return [];
+  const key = "exchange" in credentials ? "exchange" : "idJag";
+  const { issuer, clientId } = "exchange" in credentials ? credentials.exchange : credentials.idJag;
+  const audience = "exchange" in credentials ? credentials.exchange.audience : `ID-JAGs for ${server.name}`;
   if (issuers.length === 0) {
     return [
       {
         status: "fail",
         server: server.name,
-        message: `credentials: { exchange } needs sign-in, and auth.issuers lists no identity provider`,
+        message: `credentials: { ${key} } needs sign-in, and auth.issuers lists no identity provider`,
         hint: "Configure auth: with the issuer your users sign in at (see the README's Sign-in).",
       },
     ];
@@ -43,8 +46,8 @@ export async function checkTokenExchange(
       {
         status: "fail",
         server: server.name,
-        message: `credentials.exchange.issuer ${issuer} is not one of auth.issuers (${issuers.join(", ")}), and users' tokens are sent to none other`,
-        hint: `Add ${issuer} to auth.issuers, or point credentials.exchange.issuer at one of them.`,
+        message: `credentials.${key}.issuer ${issuer} is not one of auth.issuers (${issuers.join(", ")}), and users' tokens are sent to none other`,
+        hint: `Add ${issuer} to auth.issuers, or point credentials.${key}.issuer at one of them.`,
       },
     ];
   }

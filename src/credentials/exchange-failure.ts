@@ -28,7 +28,7 @@ export function exchangeRefused(
 }
 
 /** The provider could not be asked (down, slow, or answered with something that is not OAuth). */
-export function exchangeUnreachable(at: ExchangeAt, error: unknown): McplexError {
+export function exchangeUnreachable(at: Pick<ExchangeAt, "server" | "issuer">, error: unknown): McplexError {
   return new McplexError(
     "TOKEN_EXCHANGE_FAILED",
     `${at.server}: could not exchange your token at the identity provider ${at.issuer}: ${reasonOf(error)}`,
@@ -59,6 +59,6 @@ function hintFor(at: ExchangeAt, error: string): string {
 }
 
 /** A provider's text, without the token it was sent, should it quote it back. */
-function scrub(text: string, secret: string): string {
+export function scrub(text: string, secret: string): string {
   return secret.length >= 8 ? text.split(secret).join("[token]") : text;
 }

@@ -75,16 +75,6 @@ export async function requestExchange(
   subject: string,
   timeoutMs = EXCHANGE_TIMEOUT_MS,
 ): Promise<ExchangeAnswer> {
-  const client = await import("openid-client");
-  const { clientId, clientSecret } = config;
-  const configuration = new client.Configuration(
-    metadata,
-    clientId,
-    clientSecret === undefined ? undefined : { client_secret: clientSecret },
-    clientSecret === undefined ? client.None() : client.ClientSecretBasic(clientSecret),
-  );
-  configuration.timeout = timeoutMs / 1000;
-  if (insecureAllowed(metadata.issuer)) client.allowInsecureRequests(configuration);
   const parameters: Record<string, string> = {
     subject_token: subject,
     subject_token_type: ACCESS_TOKEN_TYPE,
@@ -93,40 +83,83 @@ export async function requestExchange(
   };
   if (config.resource !== undefined) parameters.resource = config.resource;
   if (config.scopes !== undefined && config.scopes.length > 0) parameters.scope = config.scopes.join(" ");
-  let answer: Awaited<ReturnType<typeof client.genericGrantRequest>>;
+  const answer = await grantRequest(metadata, config, TOKEN_EXCHANGE_GRANT, parameters, timeoutMs);
+  if (answer.kind === "refused") return answer;
+  const { issued, tokenType } = answer;
+  if (
+    tokenType.toLowerCase() !== "bearer" ||
+    (issued !== undefined && issued !== ACCESS_TOKEN_TYPE && issued !== JWT_TOKEN_TYPE)
+  ) {
+    throw new Error(`the provider issued a ${String(issued ?? tokenType)} token, not a bearer access token`);
+  }
+  return {
+    kind: "issued",
+    token: answer.token,
+    ...(answer.expiresIn === undefined ? {} : { expiresIn: answer.expiresIn }),
+  };
+}
+
+/** What {@link grantRequest} resolves with: a token (with its types, as the provider said) or a refusal. */
+export type GrantAnswer =
+  | {
+      kind: "issued";
+      token: string;
+      tokenType: string;
+      /** `issued_token_type` (RFC 8693), when the provider says it. */
+      issued?: string;
+      expiresIn?: number;
+    }
+  | Extract<ExchangeAnswer, { kind: "refused" }>;
+
+/**
+ * One grant request at the token endpoint of `metadata` (openid-client's `genericGrantRequest`),
+ * authenticated as `client` (client_secret_basic, or none without a secret). An OAuth error
+ * answer resolves as `refused`; anything else that goes wrong throws.
+ */
+export async function grantRequest(
+  metadata: ServerMetadata,
+  client: { clientId: string; clientSecret?: string | undefined },
+  grantType: string,
+  parameters: Record<string, string>,
+  timeoutMs = EXCHANGE_TIMEOUT_MS,
+): Promise<GrantAnswer> {
+  const oidc = await import("openid-client");
+  const { clientId, clientSecret } = client;
+  const configuration = new oidc.Configuration(
+    metadata,
+    clientId,
+    clientSecret === undefined ? undefined : { client_secret: clientSecret },
+    clientSecret === undefined ? oidc.None() : oidc.ClientSecretBasic(clientSecret),
+  );
+  configuration.timeout = timeoutMs / 1000;
+  if (insecureAllowed(metadata.issuer)) oidc.allowInsecureRequests(configuration);
+  let answer: Awaited<ReturnType<typeof oidc.genericGrantRequest>>;
   try {
-    answer = await client.genericGrantRequest(configuration, TOKEN_EXCHANGE_GRANT, parameters);
+    answer = await oidc.genericGrantRequest(configuration, grantType, parameters);
   } catch (error) {
-    if (error instanceof client.ResponseBodyError) {
+    if (error instanceof oidc.ResponseBodyError) {
       return {
         kind: "refused",
         error: error.error,
         ...(error.error_description === undefined ? {} : { description: error.error_description }),
       };
     }
-    if (error instanceof client.WWWAuthenticateChallengeError) {
+    if (error instanceof oidc.WWWAuthenticateChallengeError) {
       // A 401 with a challenge (a client authentication the provider did not take).
-      const parameters = error.cause[0]?.parameters;
+      const challenge = error.cause[0]?.parameters;
       return {
         kind: "refused",
-        error: parameters?.error ?? `HTTP ${error.status}`,
-        ...(parameters?.error_description === undefined ? {} : { description: parameters.error_description }),
+        error: challenge?.error ?? `HTTP ${error.status}`,
+        ...(challenge?.error_description === undefined ? {} : { description: challenge.error_description }),
       };
     }
     throw error;
   }
-  const issued = answer.issued_token_type;
-  if (
-    answer.token_type.toLowerCase() !== "bearer" ||
-    (issued !== undefined && issued !== ACCESS_TOKEN_TYPE && issued !== JWT_TOKEN_TYPE)
-  ) {
-    throw new Error(
-      `the provider issued a ${String(issued ?? answer.token_type)} token, not a bearer access token`,
-    );
-  }
   return {
     kind: "issued",
     token: answer.access_token,
+    tokenType: answer.token_type,
+    ...(typeof answer.issued_token_type === "string" ? { issued: answer.issued_token_type } : {}),
     ...(typeof answer.expires_in === "number" ? { expiresIn: answer.expires_in } : {}),
   };
 }

@@ -1,18 +1,18 @@
 import { createHash } from "node:crypto";
 import type { ServerMetadata } from "openid-client";
-import type { ServerConfig, TokenExchangeConfig } from "../config/types.js";
+import type { IdJagConfig, ServerConfig, TokenExchangeConfig } from "../config/types.js";
 import { AbortedError, McplexError } from "../errors.js";
 import type { Bearer } from "../upstream/bearer-fetch.js";
 import { type ExchangeAt, exchangeRefused, exchangeUnreachable } from "./exchange-failure.js";
 import { discoverExchangeProvider, EXCHANGE_TIMEOUT_MS, requestExchange } from "./exchange-provider.js";
+import { IdJagGrants } from "./id-jag-grant.js";
+import { lifetimeOf } from "./token-lifetime.js";
 import type { UserConnectionPlan, UserCredentialSource, UserRef } from "./user-credentials.js";
 
 /** How long a refusal is remembered, as the introspection cache remembers an inactive token. */
 const REFUSAL_TTL_MS = 30_000;
 /** A token is exchanged again this long before it expires (at most a quarter of its life). */
 const EXPIRY_MARGIN_MS = 30_000;
-/** How long a token lives in the cache when the provider gives no `expires_in` and no JWT `exp`. */
-const UNKNOWN_LIFETIME_MS = 60_000;
 /** Cached tokens (and refusals) kept at most, over all users and servers. */
 const MAX_ENTRIES = 10_000;
 
@@ -33,8 +33,17 @@ export interface TokenExchangeOptions {
   now?: () => number;
 }
 
+/** How a server's token is had: `credentials.exchange` or `credentials.idJag`. */
+type Grant =
+  | { kind: "exchange"; config: TokenExchangeConfig }
+  | { kind: "idJag"; config: IdJagConfig; url: string };
+
 /** One exchange, as asked: who, where, for what. */
-interface ExchangeRequest extends ExchangeAt {
+interface ExchangeRequest {
+  server: string;
+  /** The identity provider the user's token goes to. */
+  issuer: string;
+  grant: Grant;
   /** The cache key: the user's key and everything the exchanged token depends on (no secret). */
   key: string;
 }
@@ -55,6 +64,8 @@ interface Refusal {
  * exchanged (RFC 8693, with `openid-client`) at the identity provider for a token of the
  * server's audience, with its scopes. Never anyone else's token, never the shared config
  * credential, never the caller's own token as it is: when the exchange fails, the call fails.
+ * Servers of `credentials: { idJag }` get theirs the same way through an ID-JAG
+ * ({@link IdJagGrants}): the same caching, single flight and refusals.
  *
  * - The provider is discovered once per issuer (OpenID discovery, then RFC 8414).
  * - Tokens are cached per (user, provider, client, audience, resource, scopes) until shortly
@@ -77,6 +88,7 @@ export class TokenExchangeSource implements UserCredentialSource {
   readonly #inflight = new Map<string, Promise<string>>();
   readonly #refusals = new Map<string, Refusal>();
   readonly #metadata = new Map<string, Promise<ServerMetadata>>();
+  readonly #idJag: IdJagGrants;
 
   constructor(options: TokenExchangeOptions) {
     this.#issuers = new Set(options.issuers);
@@ -84,6 +96,7 @@ export class TokenExchangeSource implements UserCredentialSource {
     this.#timeout = options.timeoutMs ?? EXCHANGE_TIMEOUT_MS;
     this.#maxEntries = options.maxEntries ?? MAX_ENTRIES;
     this.#now = options.now ?? Date.now;
+    this.#idJag = new IdJagGrants({ timeoutMs: this.#timeout, now: this.#now, maxEntries: this.#maxEntries });
   }
 
   /**
@@ -139,7 +152,8 @@ export class TokenExchangeSource implements UserCredentialSource {
    */
   forget(userKey: string, server?: ServerConfig): void {
     const prefix = `${JSON.stringify(userKey)}\n`;
-    const only = server === undefined ? undefined : `\n${targetOf(exchangeConfigOf(server))}`;
+    const only = server === undefined ? undefined : `\n${targetOf(grantOf(server))}`;
+    this.#idJag.forget(prefix, only);
     for (const map of [this.#tokens, this.#refusals]) {
       for (const key of map.keys()) {
         if (!key.startsWith(prefix)) continue;
@@ -151,15 +165,16 @@ export class TokenExchangeSource implements UserCredentialSource {
   }
 
   #request(user: UserRef, server: ServerConfig): ExchangeRequest {
-    const config = exchangeConfigOf(server);
-    const issuer = config.issuer ?? user.issuer;
+    const grant = grantOf(server);
+    const issuer = grant.config.issuer ?? user.issuer;
+    const at = grant.kind === "exchange" ? "credentials.exchange" : "credentials.idJag";
     if (issuer === undefined) {
       throw new McplexError(
         "TOKEN_EXCHANGE_FAILED",
         `${server.name}: your sign-in names no identity provider to exchange your token at`,
         {
           server: server.name,
-          hint: `Set credentials.exchange.issuer of ${server.name} to one of auth.issuers.`,
+          hint: `Set ${at}.issuer of ${server.name} to one of auth.issuers.`,
         },
       );
     }
@@ -169,24 +184,19 @@ export class TokenExchangeSource implements UserCredentialSource {
         `${server.name}: the identity provider ${issuer} is not one of auth.issuers, and users' tokens are sent to none other`,
         {
           server: server.name,
-          hint: `Add ${issuer} to auth.issuers, or set credentials.exchange.issuer of ${server.name} to one of them.`,
+          hint: `Add ${issuer} to auth.issuers, or set ${at}.issuer of ${server.name} to one of them.`,
         },
       );
     }
-    const key = [JSON.stringify(user.key), JSON.stringify(issuer), targetOf(config)].join("\n");
-    return { server: server.name, issuer, config, key };
+    const key = [JSON.stringify(user.key), JSON.stringify(issuer), targetOf(grant)].join("\n");
+    return { server: server.name, issuer, grant, key };
   }
 
   async #exchange(request: ExchangeRequest, subject: string, refusalKey: string): Promise<string> {
     const started = this.#now();
-    let answer: Awaited<ReturnType<typeof requestExchange>>;
-    try {
-      answer = await requestExchange(await this.#discover(request), request.config, subject, this.#timeout);
-    } catch (error) {
-      throw exchangeUnreachable(request, error);
-    }
+    const answer = await this.#grant(request, subject);
     if (answer.kind === "refused") {
-      const failure = exchangeRefused(request, answer, subject);
+      const failure = answer.failure;
       this.#remember(this.#refusals, refusalKey, { error: failure, until: this.#now() + this.#refusalTtl });
       throw failure;
     }
@@ -194,6 +204,35 @@ export class TokenExchangeSource implements UserCredentialSource {
     const margin = Math.min(EXPIRY_MARGIN_MS, lifetime / 4);
     this.#remember(this.#tokens, request.key, { token: answer.token, renewAt: started + lifetime - margin });
     return answer.token;
+  }
+
+  /** One token from the provider (and, for an ID-JAG, the server's authorization server), or a refusal. */
+  async #grant(
+    request: ExchangeRequest,
+    subject: string,
+  ): Promise<
+    { kind: "issued"; token: string; expiresIn?: number } | { kind: "refused"; failure: McplexError }
+  > {
+    const { grant } = request;
+    if (grant.kind === "idJag") {
+      let idp: ServerMetadata;
+      try {
+        idp = await this.#discover(request);
+      } catch (error) {
+        throw exchangeUnreachable(request, error);
+      }
+      const { config, url } = grant;
+      return this.#idJag.token({ ...request, config, url, idp, subject });
+    }
+    const at: ExchangeAt = { server: request.server, issuer: request.issuer, config: grant.config };
+    let answer: Awaited<ReturnType<typeof requestExchange>>;
+    try {
+      answer = await requestExchange(await this.#discover(request), grant.config, subject, this.#timeout);
+    } catch (error) {
+      throw exchangeUnreachable(at, error);
+    }
+    if (answer.kind === "refused") return { kind: "refused", failure: exchangeRefused(at, answer, subject) };
+    return answer;
   }
 
   /** The issuer's metadata, discovered once (a failed discovery is tried again next time). */
@@ -226,23 +265,29 @@ export class TokenExchangeSource implements UserCredentialSource {
   }
 }
 
-/** A server's `credentials.exchange`, or an error saying it has none. */
-function exchangeConfigOf(server: ServerConfig): TokenExchangeConfig {
+/** A server's `credentials.exchange` or `credentials.idJag`, or an error saying it has neither. */
+function grantOf(server: ServerConfig): Grant {
   const credentials = server.credentials;
-  if (typeof credentials !== "object" || credentials === null || !("exchange" in credentials)) {
-    throw new McplexError(
-      "TOKEN_EXCHANGE_FAILED",
-      `${server.name}: is not configured for token exchange (credentials: { exchange: ... })`,
-      { server: server.name },
-    );
+  if (typeof credentials === "object" && credentials !== null) {
+    if ("exchange" in credentials) return { kind: "exchange", config: credentials.exchange };
+    if ("idJag" in credentials && "url" in server)
+      return { kind: "idJag", config: credentials.idJag, url: server.url };
   }
-  return credentials.exchange;
+  throw new McplexError(
+    "TOKEN_EXCHANGE_FAILED",
+    `${server.name}: is not configured for token exchange (credentials: { exchange: ... } or { idJag: ... })`,
+    { server: server.name },
+  );
 }
 
 /** What an exchanged token depends on besides the user and the provider (no secret). */
-function targetOf(config: TokenExchangeConfig): string {
+function targetOf(grant: Grant): string {
+  const { config } = grant;
   const scopes = [...(config.scopes ?? [])].sort();
-  return JSON.stringify([config.clientId, config.audience, config.resource ?? null, scopes]);
+  if (grant.kind === "exchange")
+    return JSON.stringify([config.clientId, grant.config.audience, grant.config.resource ?? null, scopes]);
+  const { serverClientId, subjectTokenType = "access_token" } = grant.config;
+  return JSON.stringify(["id-jag", config.clientId, serverClientId, grant.url, subjectTokenType, scopes]);
 }
 
 /** The user's own access token, which only an exchange ever reads. */
@@ -259,22 +304,6 @@ function subjectTokenOf(user: UserRef, server: string): string {
     );
   }
   return token;
-}
-
-/** Milliseconds the exchanged token lives: `expires_in`, else the JWT's `exp`, else a minute. */
-function lifetimeOf(expiresIn: number | undefined, token: string, now: number): number {
-  if (typeof expiresIn === "number" && expiresIn > 0) return expiresIn * 1000;
-  const payload = token.split(".")[1];
-  if (payload !== undefined) {
-    try {
-      // Read only to know how long to keep it: the server checks the signature, not mcplex.
-      const { exp } = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { exp?: unknown };
-      if (typeof exp === "number") return Math.max(0, exp * 1000 - now);
-    } catch {
-      // Not a JWT: an opaque token, kept for the default lifetime.
-    }
-  }
-  return UNKNOWN_LIFETIME_MS;
 }
 
 /** A short digest of the subject token: tells a new sign-in from the refused one, keeps no token. */

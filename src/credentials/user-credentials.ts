@@ -99,7 +99,11 @@ export function signInRequired(server: ServerConfig): McplexError {
   return new McplexError(
     "SIGN_IN_REQUIRED",
     `${server.name}: this server is called with each user's own credentials (credentials: ${
-      typeof server.credentials === "string" ? server.credentials : "exchange"
+      typeof server.credentials === "string"
+        ? server.credentials
+        : "exchange" in (server.credentials ?? {})
+          ? "exchange"
+          : "idJag"
     }); sign in to the gateway with OAuth to call it`,
     {
       server: server.name,

@@ -60,7 +60,7 @@ export function vaultPlans(vault: CredentialVault, connectUrl: ConnectUrl | unde
       if (typeof server.credentials === "object")
         throw new McplexError(
           "TOKEN_EXCHANGE_FAILED",
-          `${server.name}: token exchange needs the gateway's credential source, and this hub has none; serve it with mcplex serve, or give HubOptions.userCredentials`,
+          `${server.name}: token exchange (and ID-JAGs) need the gateway's credential source, and this hub has none; serve it with mcplex serve, or give HubOptions.userCredentials`,
           { server: server.name },
         );
       const record = await vault.get(user.key, server.name);

@@ -5,7 +5,7 @@ import { listedTool, sentArguments } from "../../src/catalog/tool-overrides.js";
 import { mcplexDocument } from "../../src/config/mcplex-document.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 import { issuesOf } from "../support/config-errors.js";
-import { server, tool } from "./fixtures.js";
+import { tool } from "./fixtures.js";
 
 const search = tool("search_code", {
   title: "Search",

@@ -53,7 +53,7 @@ describe("credentials", () => {
     const [issue] = issuesOf("servers:\n  a:\n    command: x\n    credentials: mine\n");
     expect(issue?.path).toBe("servers.a.credentials");
     expect(issue?.message).toContain(
-      '"mine" is not valid; use "shared" (the default), "per-user", or { exchange:',
+      '"mine" is not valid; use "shared" (the default), "per-user", { exchange: { audience, clientId } } or { idJag:',
     );
   });
 

@@ -32,6 +32,7 @@ import {
   type SignInResult,
 } from "./oidc/code-flow.js";
 import { isInteractionPath, serveInteraction } from "./oidc/interaction-pages.js";
+import { JwtBearerGrant, type JwtBearerPolicy, type JwtBearerRecord } from "./oidc/jwt-bearer-grant.js";
 import { MemoryStorage } from "./oidc/memory-adapter.js";
 import {
   DEFAULT_USERS,
@@ -66,6 +67,7 @@ export type {
   SignInOptions,
   SignInResult,
 } from "./oidc/code-flow.js";
+export type { JwtBearerPolicy, JwtBearerRecord } from "./oidc/jwt-bearer-grant.js";
 export type { ResourceSettings, TestUser } from "./oidc/provider-configuration.js";
 export {
   generateSigningKey,
@@ -114,6 +116,11 @@ export interface AuthServerOptions {
    * `grant_types_supported`). Default true; false for a provider that does not offer it.
    */
   tokenExchange?: boolean;
+  /**
+   * Whether the token endpoint takes the RFC 7523 JWT-bearer grant for ID-JAGs (this server is
+   * then an MCP server's authorization server, see {@link AuthServer.allowJwtBearer}). Default false.
+   */
+  jwtBearer?: boolean;
 }
 
 /** A running test authorization server. */
@@ -155,6 +162,12 @@ export interface AuthServer {
    * `act: { sub: <client> }`.
    */
   allowExchange(policy: ExchangePolicy, clientId?: string): Promise<ExchangeClient>;
+  /** ID-JAGs issued by `issuer` (verified with `jwks()`) are redeemed here (needs `jwtBearer`). */
+  trustIdJags(issuer: string, jwks: () => JSONWebKeySet): void;
+  /** Registers a confidential client that may redeem ID-JAGs (RFC 7523) under `policy`. */
+  allowJwtBearer(policy: JwtBearerPolicy, clientId?: string): Promise<ExchangeClient>;
+  /** Every ID-JAG redemption answered since start (or the last {@link resetCounts}). */
+  readonly jwtBearerGrants: readonly JwtBearerRecord[];
   /** Replaces an exchanging client's policy; takes effect at its next request. */
   setExchangePolicy(clientId: string, policy: ExchangePolicy): void;
   /** Every token-exchange request answered since start (or the last {@link resetCounts}), refused ones too. */
@@ -271,6 +284,7 @@ class TestAuthServer implements AuthServer {
   #introspections = 0;
   readonly #exchange: TokenExchangeGrant;
   readonly #tokenExchange: boolean;
+  readonly #jwtBearer: JwtBearerGrant | undefined;
 
   constructor(ProviderClass: typeof Provider, options: AuthServerOptions, keys: SigningKey[]) {
     this.#Provider = ProviderClass;
@@ -284,6 +298,11 @@ class TestAuthServer implements AuthServer {
     this.#defaultResource = options.defaultResource ?? {};
     this.#accessTokenTtl = options.accessTokenTtl ?? 3600;
     this.#tokenExchange = options.tokenExchange ?? true;
+    const state = { issuer: () => this.#issuer, keys: () => this.#keys, storage: this.#storage };
+    this.#jwtBearer =
+      options.jwtBearer === true
+        ? new JwtBearerGrant({ ...state, accessTokenTtl: options.accessTokenTtl ?? 3600 })
+        : undefined;
     this.#exchange = new TokenExchangeGrant({
       issuer: () => this.#issuer,
       keys: () => this.#keys,
@@ -349,6 +368,24 @@ class TestAuthServer implements AuthServer {
     return this.#exchange.allow(policy, clientId);
   }
 
+  trustIdJags(issuer: string, jwks: () => JSONWebKeySet): void {
+    this.#bearerGrant().trust(issuer, jwks);
+  }
+
+  allowJwtBearer(policy: JwtBearerPolicy, clientId?: string): Promise<ExchangeClient> {
+    return this.#bearerGrant().allow(policy, clientId);
+  }
+
+  get jwtBearerGrants(): readonly JwtBearerRecord[] {
+    return this.#jwtBearer?.log ?? [];
+  }
+
+  #bearerGrant(): JwtBearerGrant {
+    if (this.#jwtBearer === undefined)
+      throw new Error("this auth server was started without jwtBearer: true");
+    return this.#jwtBearer;
+  }
+
   setExchangePolicy(clientId: string, policy: ExchangePolicy): void {
     this.#exchange.setPolicy(clientId, policy);
   }
@@ -369,6 +406,7 @@ class TestAuthServer implements AuthServer {
     this.#jwksFetches = 0;
     this.#introspections = 0;
     this.#exchange.reset();
+    this.#jwtBearer?.reset();
   }
 
   async rotateKeys(options: { dropOld?: boolean } = {}): Promise<SigningKey[]> {
@@ -514,6 +552,7 @@ class TestAuthServer implements AuthServer {
     provider.silent = true;
     provider.on("server_error", (_ctx, error) => this.#errors.push(error));
     if (this.#tokenExchange) this.#exchange.register(provider);
+    this.#jwtBearer?.register(provider);
     this.#provider = provider;
     this.#handler = provider.callback();
   }

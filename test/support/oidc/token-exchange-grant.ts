@@ -21,6 +21,8 @@ export const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exch
 /** The token type of an OAuth access token (RFC 8693 §3). */
 export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
+/** An identity assertion JWT authorization grant (enterprise-managed authorization, SEP-990). */
+export const ID_JAG_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id-jag";
 
 /** What one exchanging client may do. */
 export interface ExchangePolicy {
@@ -30,7 +32,21 @@ export interface ExchangePolicy {
    * default the server's access token lifetime); `omitExpiresIn` leaves `expires_in` out of
    * the answer (RECOMMENDED, not required), so the lifetime is only in the JWT's `exp`.
    */
-  audiences: Record<string, { scopes?: string[]; ttlSeconds?: number; omitExpiresIn?: boolean }>;
+  audiences: Record<
+    string,
+    {
+      scopes?: string[];
+      ttlSeconds?: number;
+      omitExpiresIn?: boolean;
+      /**
+       * The audience is an authorization server that takes ID-JAGs: the client may ask for one
+       * (`requested_token_type` id-jag) naming it, for these `resources` (an MCP server's URL).
+       * Nothing else is issued for it. `clientId` is the client's id at that authorization
+       * server, which the ID-JAG's `client_id` names (default the client's id here).
+       */
+      idJag?: { resources: string[]; clientId?: string };
+    }
+  >;
   /** Whose tokens it may exchange (`sub`); default every user of the server. */
   users?: string[];
   /** The audiences a subject token must name (the gateway's resource); default any. */
@@ -47,6 +63,8 @@ export interface ExchangeRecord {
   outcome: string;
   /** The issued token's `jti`. */
   jti?: string;
+  /** `id-jag` when an ID-JAG was asked for (and issued). */
+  kind?: "id-jag";
 }
 
 /** The client registered for exchanges (its secret goes to mcplex's `credentials.exchange`). */
@@ -173,8 +191,8 @@ export class TokenExchangeGrant {
     if (params.actor_token !== undefined)
       throw new errors.InvalidRequest("actor_token is not supported by this server");
     const requested = params.requested_token_type;
-    if (requested !== undefined && requested !== ACCESS_TOKEN_TYPE)
-      throw new errors.InvalidRequest("only access tokens can be requested");
+    if (requested !== undefined && requested !== ACCESS_TOKEN_TYPE && requested !== ID_JAG_TOKEN_TYPE)
+      throw new errors.InvalidRequest("only access tokens and ID-JAGs can be requested");
 
     const subject = await this.#verifySubject(provider, subjectToken);
     if (subject === undefined)
@@ -209,10 +227,45 @@ export class TokenExchangeGrant {
         denied.join(" "),
       );
 
+    if ((requested === ID_JAG_TOKEN_TYPE) !== (target.idJag !== undefined))
+      throw new errors.InvalidTarget(
+        target.idJag === undefined
+          ? `${audience} takes no ID-JAGs from this server`
+          : `${audience} is an authorization server: only ID-JAGs are issued for it`,
+      );
     const ttl = target.ttlSeconds ?? this.#state.accessTokenTtl;
     const now = Math.floor(Date.now() / 1000);
     const jti = randomUUID();
     record.jti = jti;
+    if (target.idJag !== undefined) {
+      const resource = params.resource;
+      if (resource === undefined || !target.idJag.resources.includes(resource))
+        throw new errors.InvalidTarget(
+          `this client may not have ID-JAGs for the resource ${resource ?? "(none)"}`,
+        );
+      record.kind = "id-jag";
+      const claims: JWTPayload = {
+        iss: this.#state.issuer(),
+        sub: subject.sub,
+        aud: audience,
+        resource,
+        client_id: target.idJag.clientId ?? clientId,
+        iat: now,
+        exp: now + ttl,
+        jti,
+        ...(asked.length === 0 ? {} : { scope: asked.join(" ") }),
+      };
+      const current = new Map<SigningAlg, SigningKey>();
+      for (const key of this.#state.keys()) if (!current.has(key.alg)) current.set(key.alg, key);
+      const header = { typ: "oauth-id-jag+jwt" };
+      const idJag = await signToken(claims, { alg: "RS256", header }, current, this.#state.keys());
+      return {
+        access_token: idJag,
+        issued_token_type: ID_JAG_TOKEN_TYPE,
+        token_type: "N_A",
+        ...(target.omitExpiresIn === true ? {} : { expires_in: ttl }),
+      };
+    }
     const claims: JWTPayload = {
       iss: this.#state.issuer(),
       sub: subject.sub,

@@ -1,0 +1,191 @@
+/**
+ * The RFC 7523 JWT-bearer grant at the test authorization server, for ID-JAGs (enterprise-managed
+ * authorization, SEP-990), as a custom grant of `oidc-provider`: a confidential client
+ * (client_secret_basic, registered with {@link JwtBearerGrant.allow}) sends an ID-JAG that a
+ * trusted identity provider issued and gets a JWT access token for the ID-JAG's `resource`, with
+ * its `sub`. The ID-JAG is checked as an authorization server must: `typ` oauth-id-jag+jwt, the
+ * signature against the provider's keys, `iss` a trusted provider, `aud` this server, `exp`,
+ * `client_id` the authenticated client, the resource one the client may reach, and its `jti`
+ * spent once (unless the policy says `reuse`). Every request is logged.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import {
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  type JSONWebKeySet,
+  type JWTPayload,
+  jwtVerify,
+} from "jose";
+import type { Provider } from "oidc-provider";
+import type { MemoryStorage } from "./memory-adapter.js";
+import { type SigningAlg, type SigningKey, signToken } from "./signing-keys.js";
+
+/** The grant type of RFC 7523. */
+export const JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/** What one client may do with the grant. */
+export interface JwtBearerPolicy {
+  /** The resources (MCP servers' URLs) it may have tokens for, each with the scopes it may ask. */
+  resources: Record<string, { scopes?: string[] }>;
+  /** Lifetime of issued tokens (seconds). Default the server's access token lifetime. */
+  ttlSeconds?: number;
+  /** An ID-JAG may be redeemed again (default: once, by its `jti`). */
+  reuse?: boolean;
+}
+
+/** One redemption, as the server saw it. */
+export interface JwtBearerRecord {
+  clientId: string;
+  sub?: string;
+  /** `issued`, or the OAuth error answered. */
+  outcome: string;
+  /** The ID-JAG's `jti`. */
+  jti?: string;
+}
+
+/** What the grant reads of the server it runs in. */
+export interface JwtBearerServerState {
+  issuer: () => string;
+  keys: () => readonly SigningKey[];
+  storage: MemoryStorage;
+  accessTokenTtl: number;
+}
+
+interface GrantContext {
+  oidc: { client: { clientId: string }; params: Record<string, string | undefined> };
+  body: unknown;
+}
+
+export class JwtBearerGrant {
+  readonly #state: JwtBearerServerState;
+  readonly #policies = new Map<string, JwtBearerPolicy>();
+  readonly #trusted = new Map<string, () => JSONWebKeySet>();
+  readonly #spent = new Set<string>();
+  readonly #log: JwtBearerRecord[] = [];
+
+  constructor(state: JwtBearerServerState) {
+    this.#state = state;
+  }
+
+  get log(): readonly JwtBearerRecord[] {
+    return this.#log;
+  }
+
+  reset(): void {
+    this.#log.length = 0;
+  }
+
+  /** ID-JAGs of `issuer`, verified with the keys `jwks` gives at each request, are taken. */
+  trust(issuer: string, jwks: () => JSONWebKeySet): void {
+    this.#trusted.set(issuer, jwks);
+  }
+
+  /** Registers a confidential client that may redeem ID-JAGs under `policy`. */
+  async allow(policy: JwtBearerPolicy, clientId = `redeemer-${randomUUID()}`) {
+    const clientSecret = randomBytes(24).toString("base64url");
+    await this.#state.storage.adapter("Client").upsert(clientId, {
+      client_id: clientId,
+      client_secret: clientSecret,
+      grant_types: [JWT_BEARER_GRANT],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: "client_secret_basic",
+    });
+    this.#policies.set(clientId, policy);
+    return { clientId, clientSecret };
+  }
+
+  register(provider: Provider): void {
+    provider.registerGrantType(JWT_BEARER_GRANT, (ctx: GrantContext) => this.#handle(ctx), [
+      "assertion",
+      "scope",
+    ]);
+  }
+
+  async #handle(ctx: GrantContext): Promise<void> {
+    const record: JwtBearerRecord = { clientId: ctx.oidc.client.clientId, outcome: "issued" };
+    try {
+      ctx.body = await this.#redeem(ctx.oidc.client.clientId, ctx.oidc.params, record);
+    } catch (error) {
+      record.outcome = (error as { error?: string }).error ?? "server_error";
+      throw error;
+    } finally {
+      this.#log.push(record);
+    }
+  }
+
+  async #redeem(
+    clientId: string,
+    params: Record<string, string | undefined>,
+    record: JwtBearerRecord,
+  ): Promise<Record<string, unknown>> {
+    const { errors } = await import("oidc-provider");
+    const invalid = (description: string) =>
+      Object.assign(new errors.CustomOIDCProviderError("invalid_grant", description), {
+        error: "invalid_grant",
+      });
+    const policy = this.#policies.get(clientId);
+    if (policy === undefined) throw new errors.UnauthorizedClient("this client may not redeem ID-JAGs");
+    const assertion = params.assertion;
+    if (assertion === undefined || assertion === "") throw new errors.InvalidRequest("missing assertion");
+    let payload: JWTPayload;
+    try {
+      if (decodeProtectedHeader(assertion).typ !== "oauth-id-jag+jwt")
+        throw invalid("the assertion is not an ID-JAG");
+      const issuer = (
+        JSON.parse(Buffer.from(assertion.split(".")[1] ?? "", "base64url").toString()) as JWTPayload
+      ).iss;
+      const jwks = issuer === undefined ? undefined : this.#trusted.get(issuer);
+      if (jwks === undefined) throw invalid("the ID-JAG's issuer is not trusted here");
+      ({ payload } = await jwtVerify(assertion, createLocalJWKSet(jwks()), {
+        issuer,
+        audience: this.#state.issuer(),
+        typ: "oauth-id-jag+jwt",
+        algorithms: ["RS256", "ES256"],
+      }));
+    } catch (error) {
+      if ((error as { error?: string }).error !== undefined) throw error;
+      throw invalid(`the ID-JAG does not verify: ${(error as Error).message}`);
+    }
+    record.sub = typeof payload.sub === "string" ? payload.sub : undefined;
+    record.jti = payload.jti;
+    if (record.sub === undefined) throw invalid("the ID-JAG names no subject");
+    if (payload.client_id !== clientId) throw invalid("the ID-JAG was issued to another client");
+    const resource = typeof payload.resource === "string" ? payload.resource : undefined;
+    const target = resource === undefined ? undefined : policy.resources[resource];
+    if (resource === undefined || target === undefined)
+      throw new errors.InvalidTarget(`this client may not have tokens for ${resource ?? "(no resource)"}`);
+    if (payload.jti === undefined) throw invalid("the ID-JAG has no jti");
+    if (policy.reuse !== true) {
+      if (this.#spent.has(payload.jti)) throw invalid("the ID-JAG was already redeemed");
+      this.#spent.add(payload.jti);
+    }
+    const asked = (params.scope ?? (typeof payload.scope === "string" ? payload.scope : ""))
+      .split(" ")
+      .filter((scope) => scope !== "");
+    const denied = asked.filter((scope) => !(target.scopes ?? []).includes(scope));
+    if (denied.length > 0)
+      throw new errors.InvalidScope(`scope ${denied.join(" ")} may not be asked`, denied.join(" "));
+    const ttl = policy.ttlSeconds ?? this.#state.accessTokenTtl;
+    const now = Math.floor(Date.now() / 1000);
+    const claims: JWTPayload = {
+      iss: this.#state.issuer(),
+      sub: record.sub,
+      aud: resource,
+      client_id: clientId,
+      iat: now,
+      nbf: now,
+      exp: now + ttl,
+      jti: randomUUID(),
+      ...(asked.length === 0 ? {} : { scope: asked.join(" ") }),
+    };
+    const current = new Map<SigningAlg, SigningKey>();
+    for (const key of this.#state.keys()) if (!current.has(key.alg)) current.set(key.alg, key);
+    return {
+      access_token: await signToken(claims, { alg: "RS256" }, current, this.#state.keys()),
+      token_type: "Bearer",
+      expires_in: ttl,
+      ...(asked.length === 0 ? {} : { scope: asked.join(" ") }),
+    };
+  }
+}
