@@ -1,4 +1,5 @@
 import { type ErrorContext, type ExitCode, errorReport } from "./error-report.js";
+import { terminalText } from "./terminal-text.js";
 
 export { EXIT, type ExitCode, UsageError } from "./error-report.js";
 
@@ -23,7 +24,8 @@ export function printError(error: unknown, context: ErrorContext = {}): ExitCode
   const lines = [`mcplex: ${report.line}`, ...report.details.map((d) => `  - ${d}`)];
   if (report.hint !== undefined) lines.push(`  hint: ${report.hint}`);
   if (debug) lines.push(stackOf(error));
-  console.error(lines.join("\n"));
+  // An error often quotes a server, a registry or a provider: shown, never obeyed by the terminal.
+  console.error(terminalText(lines.join("\n")));
   return report.exit;
 }
 

@@ -9,6 +9,7 @@ import { startServers, withHub } from "../hub-session.js";
 import { nearestNames } from "../nearest-names.js";
 import { EXIT, printError, UsageError } from "../output.js";
 import { parseCommandArgs } from "../parse-command-args.js";
+import { terminalJson, terminalText } from "../terminal-text.js";
 
 /** `mcplex call TOOL [JSON_ARGS]`: calls one tool and prints its result. */
 export async function callCommand(args: string[]): Promise<number> {
@@ -68,8 +69,8 @@ export async function callCommand(args: string[]): Promise<number> {
     } catch (error) {
       return printError(explain(error, name, hub, values.profile), context);
     }
-    if (values.json === true) console.log(JSON.stringify(result));
-    else console.log(formatResult(result));
+    if (values.json === true) console.log(terminalJson(result));
+    else console.log(terminalText(formatResult(result)));
     return result.isError === true ? EXIT.toolError : EXIT.ok;
   });
 }

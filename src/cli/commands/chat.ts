@@ -14,6 +14,7 @@ import { exitCodeOf } from "../error-report.js";
 import { withHub } from "../hub-session.js";
 import { EXIT, UsageError } from "../output.js";
 import { parseCommandArgs } from "../parse-command-args.js";
+import { terminalText } from "../terminal-text.js";
 
 /**
  * `mcplex chat`: the agent loop on the catalog. The answer's text goes to stdout, tool
@@ -138,31 +139,34 @@ async function modeToolHost(
   return viewToolHost(allowed, new CatalogView(settings, engines));
 }
 
+/** Prints an agent event; what the model, a server or an error says is shown, never obeyed by the terminal. */
 function printEvent(event: AgentEvent): void {
   switch (event.type) {
     case "text-delta":
-      process.stdout.write(event.text);
+      process.stdout.write(terminalText(event.text));
       return;
     case "tool-call":
-      process.stderr.write(`\n[tool] ${event.toolName} ${event.rawArguments}\n`);
+      process.stderr.write(terminalText(`\n[tool] ${event.toolName} ${event.rawArguments}\n`));
       return;
     case "tool-result":
       process.stderr.write(
-        `[tool] ${event.toolName} ${event.isError ? "failed" : "ok"}: ${firstLine(event.output)}\n`,
+        terminalText(
+          `[tool] ${event.toolName} ${event.isError ? "failed" : "ok"}: ${firstLine(event.output)}\n`,
+        ),
       );
       return;
     case "notice":
-      process.stderr.write(`[note] ${event.message}\n`);
+      process.stderr.write(terminalText(`[note] ${event.message}\n`));
       return;
     case "retry":
       process.stderr.write(
-        `[retry] attempt ${event.attempt} in ${event.delayMs} ms: ${event.error.message}\n`,
+        terminalText(`[retry] attempt ${event.attempt} in ${event.delayMs} ms: ${event.error.message}\n`),
       );
       return;
     case "error":
-      process.stderr.write(`[error] ${event.error.message}\n`);
+      process.stderr.write(terminalText(`[error] ${event.error.message}\n`));
       if (event.error instanceof McplexError && event.error.hint !== undefined)
-        process.stderr.write(`  hint: ${event.error.hint}\n`);
+        process.stderr.write(terminalText(`  hint: ${event.error.hint}\n`));
       return;
     case "done":
       process.stdout.write("\n");

@@ -4,6 +4,7 @@ import { listDefinition } from "../definitions/list.js";
 import { withHub } from "../hub-session.js";
 import { EXIT } from "../output.js";
 import { parseCommandArgs } from "../parse-command-args.js";
+import { terminalJson, terminalText } from "../terminal-text.js";
 
 /** `mcplex list`: servers with state, protocol, error, and their tools. Lazy servers are started too. */
 export async function listCommand(args: string[]): Promise<number> {
@@ -46,7 +47,7 @@ export async function listCommand(args: string[]): Promise<number> {
         .filter((t) => t.server === COMPOSITE_SERVER)
         .map((t) => ({ name: t.name, description: t.description ?? null }));
       if (values.json === true) {
-        console.log(JSON.stringify(composites.length === 0 ? { servers } : { servers, composites }));
+        console.log(terminalJson(composites.length === 0 ? { servers } : { servers, composites }));
         return EXIT.ok;
       }
       for (const server of servers) {
@@ -63,7 +64,7 @@ export async function listCommand(args: string[]): Promise<number> {
             "    called with each signed-in user's own credentials: it starts on a user's first call",
           );
         if (server.error !== null) {
-          for (const line of server.error.split("\n")) console.log(`    ${line}`);
+          for (const line of server.error.split("\n")) console.log(`    ${terminalText(line)}`);
           const hint = hints.get(server.name);
           if (hint !== undefined) console.log(`    hint: ${hint}`);
         }
@@ -77,7 +78,7 @@ export async function listCommand(args: string[]): Promise<number> {
           const description = (tool.description ?? "").split("\n")[0]!.slice(0, 100);
           const own = renamed.get(tool.name);
           const was = own === undefined ? "" : `(renamed from ${server.name}'s ${own}) `;
-          console.log(`  ${tool.name.padEnd(width)}  ${was}${description}`);
+          console.log(`  ${tool.name.padEnd(width)}  ${was}${terminalText(description)}`);
         }
       }
       if (composites.length > 0) {
@@ -85,7 +86,7 @@ export async function listCommand(args: string[]): Promise<number> {
         const width = Math.min(48, Math.max(0, ...composites.map((t) => t.name.length)));
         for (const tool of composites)
           console.log(
-            `  ${tool.name.padEnd(width)}  ${(tool.description ?? "").split("\n")[0]!.slice(0, 100)}`,
+            `  ${tool.name.padEnd(width)}  ${terminalText((tool.description ?? "").split("\n")[0]!.slice(0, 100))}`,
           );
       }
       for (const collision of hub.catalog.collisions()) {
