@@ -118,12 +118,17 @@ export function newDerivation(source: KeySource): KeyDerivation {
 }
 
 /**
- * What is wrong with a store header's key derivation, or `undefined` when it can be run:
- * scrypt's N (a power of two), r and p at most the parameters mcplex writes ({@link SCRYPT}),
+ * What is wrong with a store header's key derivation, or `undefined` when it can be run: a
+ * derivation mcplex knows (`none`, `scrypt` with a salt), scrypt's N (a power of two), r and p at most the parameters mcplex writes ({@link SCRYPT}),
  * and a salt of reasonable length.
  */
 export function derivationProblem(kdf: KeyDerivation): string | undefined {
-  if (kdf.name !== "scrypt") return undefined;
+  // The header was read from a file: its name may be anything.
+  const name: unknown = kdf.name;
+  if (name === "none") return undefined;
+  if (name !== "scrypt" || kdf.name !== "scrypt")
+    return `names an unknown key derivation ${JSON.stringify(name).slice(0, 60)}`;
+  if (typeof kdf.salt !== "string") return "has a scrypt key derivation without a salt";
   const { N, r, p } = kdf;
   const bounded = (value: unknown, max: number) =>
     typeof value === "number" && Number.isSafeInteger(value) && value >= 1 && value <= max;

@@ -166,4 +166,26 @@ describe("file credential vault", () => {
     await expect(vault.get("user-b", "github")).rejects.toMatchObject({ code: "SECRET_STORE_INVALID" });
     expect(await vault.get("user-a", "github")).toEqual(record(1));
   });
+
+  it("refuses a file naming a key derivation it does not know, naming it and the fix", async () => {
+    const home = join(dir, "unknown-kdf");
+    const vault = new FileCredentialVault({ env: { MCPLEX_HOME: home } });
+    await vault.put("user-a", "github", record(1));
+    const { writeFileSync } = await import("node:fs");
+    for (const kdf of [{ name: "argon2id" }, { name: "scrypt" }, { name: { toString: 1 } }]) {
+      const file = JSON.parse(readFileSync(vault.file, "utf8"));
+      writeFileSync(vault.file, JSON.stringify({ ...file, kdf }));
+      const error = await new FileCredentialVault({ env: { MCPLEX_HOME: home } })
+        .get("user-a", "github")
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(error, JSON.stringify(kdf)).toMatchObject({ code: "SECRET_STORE_INVALID" });
+      expect((error as Error).message).toMatch(
+        /unknown key derivation "argon2id"|without a salt|is missing fields/,
+      );
+      writeFileSync(vault.file, JSON.stringify(file));
+    }
+  });
 });
