@@ -182,7 +182,7 @@ async function fetchDocument(url: string, options: ReadCardsOptions): Promise<Re
         const next = new URL(location, at).href;
         if (hop >= MAX_REDIRECTS || new URL(next).origin !== new URL(first).origin)
           throw new RegistryError(
-            "REGISTRY_UNAVAILABLE",
+            "REGISTRY_ENTRY_REFUSED",
             `${printable(at)} redirects to ${printable(next)}`,
             {
               hint: "only redirects within the same origin are followed; add the card by its final URL if you trust it",
@@ -200,7 +200,7 @@ async function fetchDocument(url: string, options: ReadCardsOptions): Promise<Re
       }
       const parsed = parseObject(await boundedText(response, at));
       if (parsed === undefined)
-        throw new RegistryError("REGISTRY_UNAVAILABLE", `${printable(at)} is not a JSON object`, {
+        throw new RegistryError("REGISTRY_ENTRY_REFUSED", `${printable(at)} is not a JSON object`, {
           hint: "a Server Card and an AI Catalog are JSON objects",
         });
       return parsed;
@@ -222,7 +222,7 @@ async function boundedText(response: Response, url: string): Promise<string> {
   const declared = Number(response.headers.get("content-length") ?? "0");
   const tooLarge = () =>
     new RegistryError(
-      "REGISTRY_UNAVAILABLE",
+      "REGISTRY_ENTRY_REFUSED",
       `${printable(url)} is larger than ${MAX_CARD_DOCUMENT_BYTES} bytes`,
       { hint: "a Server Card or an AI Catalog is a small document; this one is not read" },
     );
