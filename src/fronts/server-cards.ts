@@ -38,6 +38,7 @@ const CORS = {
   "access-control-allow-methods": "GET",
   "access-control-allow-headers": "Content-Type, If-None-Match",
   "access-control-expose-headers": "ETag",
+  "x-content-type-options": "nosniff",
 };
 
 /** What the cards are built from besides the gateway: the front's endpoints and who may call it. */

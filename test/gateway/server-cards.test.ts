@@ -2,9 +2,11 @@ import { request } from "node:http";
 import { resolve } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/parse-config.js";
 import { MAX_CARD_BYTES } from "../../src/fronts/server-cards.js";
 import { SKILLS_EXTENSION } from "../../src/protocol/extensions.js";
 import { configOf, fixture, stdio } from "../support/config.js";
+import { errorOf } from "../support/config-errors.js";
 import { type InProcessGateway, startGateway } from "../support/gateway.js";
 import { validateAiCatalog, validateServerCard } from "../support/server-card-schema.js";
 
@@ -52,6 +54,7 @@ describe("the gateway's Server Card", () => {
     expect(res.status).toBe(200);
     expect(res.headers["content-type"]).toBe("application/mcp-server-card+json");
     expect(res.headers["access-control-allow-origin"]).toBe("*");
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
     expect(res.headers["cache-control"]).toMatch(/^public, max-age=\d+$/);
     expect(Buffer.byteLength(res.body)).toBeLessThan(MAX_CARD_BYTES);
     const card = JSON.parse(res.body);
@@ -140,5 +143,13 @@ describe("the gateway's Server Card", () => {
     const origin = front.url.replace(/\/mcp$/, "");
     expect((await get(`${origin}/mcp/server-card`)).status).toBe(404);
     expect((await get(`${origin}/.well-known/ai-catalog.json`)).status).toBe(404);
+  });
+});
+
+describe("serve.cards", () => {
+  it("is read as a boolean, and refused as anything else at its path", () => {
+    const config = parseConfig("servers: {}\nserve:\n  cards: false\n", { source: "mcplex.yaml", env: {} });
+    expect(config.serve?.cards).toBe(false);
+    expect(errorOf("servers: {}\nserve:\n  cards: off-please\n").path).toBe("serve.cards");
   });
 });

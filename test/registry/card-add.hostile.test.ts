@@ -193,6 +193,43 @@ describe("a hostile AI Catalog or card host", () => {
     }
   });
 
+  it("listing a refused card beside good ones, or two of one name, gets nothing written", async () => {
+    const card = (name: string, url: string) => ({
+      $schema: SCHEMA,
+      name,
+      version: "1",
+      description: "d",
+      remotes: [{ type: "streamable-http", url }],
+    });
+    const entry = (data: unknown) => ({
+      identifier: "urn:air:x:mcp:y",
+      type: "application/mcp-server-card+json",
+      data,
+    });
+    for (const [label, entries] of [
+      [
+        "refused",
+        [
+          entry(card("com.example/good", "https://example.com/mcp")),
+          entry(card("com.example/bad", "http://example.com/mcp")),
+        ],
+      ],
+      [
+        "twins",
+        [
+          entry(card("com.a/same", "https://a.example/mcp")),
+          entry(card("com.b/same", "https://b.example/mcp")),
+        ],
+      ],
+    ] as const) {
+      host.route(`/${label}/ai-catalog.json`, { body: { specVersion: "1.0", entries } });
+      const file = join(dir, `${label}.yaml`);
+      const result = await mcplex(["add", `${host.origin}/${label}/ai-catalog.json`, "--config", file]);
+      expect(result.code, label).toBe(2);
+      expect(await exists(file), label).toBe(false);
+    }
+  });
+
   it("redirecting out of its origin is refused, the target never fetched", async () => {
     const other = await startCardHost();
     try {

@@ -122,6 +122,17 @@ async function addFromCards(
     throw new UsageError(
       `${url} lists ${servers.length} servers; --name names one: add each by its card's URL`,
     );
+  // Every card is checked (its entry's form, its key) before the first is written: a refused
+  // card leaves the file as it was.
+  const keys = new Set<string>();
+  for (const { server } of servers) {
+    // Built once with a stand-in for every input: what the filled-in entry would refuse.
+    planEntry(server, { hasProgram: () => false }).build(() => "x");
+    const key = keyOf(server, values.name);
+    if (keys.has(key))
+      throw new UsageError(`${url} lists two servers named ${key}; add each by its card's URL with --name`);
+    keys.add(key);
+  }
   for (const { server, from } of servers)
     await add(
       server,
@@ -130,6 +141,21 @@ async function addFromCards(
       `the Server Card ${from}`,
     );
   return EXIT.ok;
+}
+
+/** The server's name in the config: `--name`, else the last part of its name, made a key. */
+function keyOf(server: ServerJson, name: string | undefined): string {
+  const key =
+    name ??
+    server.name
+      .split("/")
+      .pop()!
+      .replace(/[^A-Za-z0-9_.-]/g, "-");
+  if (!SERVER_NAME.test(key))
+    throw new UsageError(
+      `"${key}" cannot name a server; pass --name with letters, digits, _ . - (64 at most)`,
+    );
+  return key;
 }
 
 /** Of the values given, those a server's card asks for (one `--env` may serve several servers). */
@@ -145,16 +171,7 @@ async function add(
   from: string,
 ): Promise<number> {
   const plan = planEntry(server, { hasProgram: (name) => hasProgram(name) });
-  const key =
-    values.name ??
-    server.name
-      .split("/")
-      .pop()!
-      .replace(/[^A-Za-z0-9_.-]/g, "-");
-  if (!SERVER_NAME.test(key))
-    throw new UsageError(
-      `"${key}" cannot name a server; pass --name with letters, digits, _ . - (64 at most)`,
-    );
+  const key = keyOf(server, values.name);
   console.error(
     printable(
       `found ${server.name} ${text(server.version)}${server.description ? `: ${text(server.description)}` : ""}`,
