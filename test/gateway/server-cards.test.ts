@@ -60,6 +60,9 @@ describe("the gateway's Server Card", () => {
     const card = JSON.parse(res.body);
     expect(validateServerCard(card), JSON.stringify(validateServerCard.errors)).toBe(true);
     expect(card.name).toBe("127.0.0.1/mcplex");
+    // The rules have teeth: the gateway's bare name, or a WebSocket remote, is not a valid card.
+    expect(validateServerCard({ ...card, name: "mcplex" })).toBe(false);
+    expect(validateServerCard({ ...card, remotes: [{ type: "websocket", url: gw.wsUrl }] })).toBe(false);
     expect(card.remotes).toEqual([
       expect.objectContaining({ type: "streamable-http", url: gw.url }),
       expect.objectContaining({ type: "sse", url: `${gw.origin}/sse` }),
