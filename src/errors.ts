@@ -57,7 +57,7 @@ export const ERROR_CODES = {
   RUNTIME_MISSING:
     "`mcplex add`: a server whose packages need a program this machine lacks (`uvx`, `docker`).",
   REGISTRY_ENTRY_REFUSED:
-    "`mcplex add`: a registry entry with a field mcplex does not write (an unpinned version, a loader variable, a non-https remote...).",
+    "`mcplex add`: a registry entry or Server Card with a field mcplex does not write (an unpinned version, a loader variable, a non-https remote...), or a card it does not read (too large, not JSON, redirected to another origin).",
   WORKSPACE_NOT_FOUND: "A workspace path that does not exist (or vanished, such as a dangling symlink).",
   WORKSPACE_DENIED: "A workspace path outside the root, refused by a rule, or denied by the file system.",
   WORKSPACE_RACE: "A workspace path replaced or moved while it was used; trying again may succeed.",

@@ -90,6 +90,7 @@ async function startHttp(options: BuildFrontsOptions, fronts: StartedFronts): Pr
     ...(options.transport === "stdio" ? { mcp: false } : {}),
     ...(cluster === undefined ? {} : { cluster: cluster.cluster }),
     ...(credentials === undefined ? {} : { connect: credentials.pages }),
+    ...(config.serve?.cards === false ? { cards: false } : {}),
   });
   fronts.http = front;
   if (cluster !== undefined) cluster.cluster.registerMetrics(front.metrics.registry);

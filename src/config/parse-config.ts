@@ -352,6 +352,7 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
     "maxConnections",
     "maxConnectionsPerClient",
     "memoryBudget",
+    "cards",
   ]);
   const serve: ServeConfig = { ...readModeAndPin(reader, node, "serve") };
   const cache = reader.map(node.cache, "serve.cache");
@@ -405,6 +406,8 @@ function readServe(reader: ValueReader, value: unknown): ServeConfig | undefined
   }
   const memoryBudget = reader.byteSize(node.memoryBudget, "serve.memoryBudget");
   if (memoryBudget !== undefined) serve.memoryBudget = memoryBudget;
+  const cards = reader.boolean(node.cards, "serve.cards");
+  if (cards !== undefined) serve.cards = cards;
   return serve;
 }
 

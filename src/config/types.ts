@@ -450,6 +450,11 @@ export interface ServeConfig {
    * and their answers (`--memory-budget`). Default 32 MiB.
    */
   memoryBudget?: number;
+  /**
+   * Serve the Server Card (`/mcp/server-card`) and the AI Catalog (`/.well-known/ai-catalog.json`)
+   * of the MCP draft SEP-2127. Default true.
+   */
+  cards?: boolean;
 }
 
 /**

@@ -20,6 +20,7 @@ import { ByteBudget, type MemoryBudget } from "./memory-budget.js";
 import { ConcurrencyLimiter } from "./rate-limiter.js";
 import { RequestDrain } from "./request-drain.js";
 import { Rev2025HttpSessions } from "./rev2025-sessions.js";
+import { ServerCards } from "./server-cards.js";
 import { SSE_PATH, SseFront } from "./sse-front.js";
 import { attachWebSocketFront } from "./ws-front.js";
 
@@ -105,6 +106,11 @@ export interface HttpFrontOptions {
    * replica's session or parked call are forwarded to it.
    */
   cluster?: ClusterLink;
+  /**
+   * Serve the Server Card at `/mcp/server-card` and the AI Catalog at
+   * `/.well-known/ai-catalog.json` (the MCP draft SEP-2127; `serve.cards`). Default true.
+   */
+  cards?: boolean;
 }
 
 /** A running HTTP front. */
@@ -139,7 +145,7 @@ export interface HttpFront {
 export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions = {}): Promise<HttpFront> {
   const host = options.host ?? "127.0.0.1";
   const parts = frontParts(gateway, options, host);
-  const { admission, metrics, sessions, sse, drain, dashboard, endpoints } = parts;
+  const { admission, metrics, sessions, sse, drain, dashboard, endpoints, cards } = parts;
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
   const server = createServer({
     // Node closes a connection without a complete request head after headersTimeout, checked
@@ -178,6 +184,7 @@ export async function startHttpFront(gateway: Gateway, options: HttpFrontOptions
   const { port, address } = await listen(server, host, options.port ?? DEFAULT_PORT);
   admission.listening(port);
   options.authenticator?.bound?.(boundOrigins(address, port));
+  cards?.bound(address, port);
   const hostPart = host.includes(":") ? `[${host}]` : host;
   const base = `http://${hostPart}:${port}`;
   endpoints.mcp = `${base}/mcp`;
@@ -223,6 +230,8 @@ interface FrontParts {
   /** Requests being answered, for a graceful close. */
   drain: RequestDrain;
   dashboard: FrontPage | undefined;
+  /** The Server Card and the AI Catalog, unless turned off (or MCP is not served here). */
+  cards: ServerCards | undefined;
   /** The addresses the dashboard shows, known once the front listens. */
   endpoints: { mcp: string; ws?: string };
   handleMcp: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -304,10 +313,22 @@ function frontParts(gateway: Gateway, options: HttpFrontOptions, host: string): 
     ...limits,
     ...(cluster === undefined ? {} : { cluster }),
   });
+  const cards =
+    options.cards === false || options.mcp === false
+      ? undefined
+      : new ServerCards({
+          gateway,
+          ...(options.authenticator === undefined ? {} : { authenticator: options.authenticator }),
+          authenticated: () => admission.authenticated,
+          profile: options.profile,
+          sse: true,
+          websocket: options.websocket !== false,
+        });
   return {
     admission,
     admitClient,
     maxBody,
+    cards,
     concurrency,
     budget,
     metrics,

@@ -11,6 +11,7 @@ import type { HttpAdmission } from "./http-admission.js";
 import { sendJson, sendRpcError } from "./http-exchange.js";
 import type { MemoryBudget } from "./memory-budget.js";
 import type { Rev2025HttpSessions } from "./rev2025-sessions.js";
+import type { ServerCards } from "./server-cards.js";
 import { SseFront } from "./sse-front.js";
 
 const WELL_KNOWN = "/.well-known/";
@@ -30,11 +31,13 @@ export interface HttpRoutesParts {
   cluster: ClusterLink | undefined;
   dashboard: FrontPage | undefined;
   connect: ConnectPages | undefined;
+  /** The Server Card and the AI Catalog (`serve.cards`); absent when turned off. */
+  cards: ServerCards | undefined;
 }
 
 /**
  * The HTTP front's request handler: `/mcp`, `/healthz`, `/readyz`, `/metrics`, the
- * `/.well-known/` documents, `/sse`, the dashboard and the connect pages, each behind the
+ * `/.well-known/` documents, the Server Card, `/sse`, the dashboard and the connect pages, each behind the
  * connection limits and the checks it needs.
  */
 export function httpRoutes(parts: HttpRoutesParts): (req: IncomingMessage, res: ServerResponse) => void {
@@ -63,6 +66,8 @@ export function httpRoutes(parts: HttpRoutesParts): (req: IncomingMessage, res: 
         });
         return;
       default:
+        // Public by design (the draft's discovery documents): before the authenticator's.
+        if (parts.cards?.owns(path) === true) return parts.cards.handle(req, res, path);
         if (path.startsWith(WELL_KNOWN)) return serveWellKnown(admission, req, res, path);
         if (parts.mcp && SseFront.owns(path)) {
           sse.handle(req, res, path).catch(() => res.destroy());

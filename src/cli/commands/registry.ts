@@ -10,6 +10,7 @@ import type { EntryInput, InputText } from "../../registry/entry-value.js";
 import { hasProgram } from "../../registry/find-program.js";
 import { RegistryClient } from "../../registry/registry-client.js";
 import { printable, printableJson } from "../../registry/registry-text.js";
+import { cardTarget, readServerCards } from "../../registry/server-card.js";
 import { planEntry } from "../../registry/server-entry.js";
 import type { ServerJson } from "../../registry/server-json.js";
 import { addDefinition } from "../definitions/add.js";
@@ -90,7 +91,7 @@ export async function addCommand(args: string[]): Promise<number> {
   const [wanted, ...extra] = positionals;
   if (wanted === undefined || extra.length > 0)
     throw new UsageError(
-      "usage: mcplex add NAME [--name KEY] [--env NAME=VALUE ...] [--config F] [--registry URL]",
+      "usage: mcplex add NAME|CARD-URL|DOMAIN [--name KEY] [--env NAME=VALUE ...] [--config F] [--registry URL]",
     );
   const given = new Map<string, string>();
   for (const pair of values.env ?? []) {
@@ -98,20 +99,54 @@ export async function addCommand(args: string[]): Promise<number> {
     if (at <= 0) throw new UsageError(`--env takes NAME=VALUE, not "${pair}"`);
     given.set(pair.slice(0, at), pair.slice(at + 1));
   }
+  const card = cardTarget(wanted);
+  if (card !== undefined) return printableErrors(() => addFromCards(card, given, values));
   const client = new RegistryClient(values.registry === undefined ? {} : { url: values.registry });
-  return printableErrors(() => add(client, wanted, given, values));
+  return printableErrors(async () => add(await client.resolve(wanted), given, values, "the MCP Registry"));
 }
 
-async function add(
-  client: RegistryClient,
-  wanted: string,
+/**
+ * `mcplex add URL|DOMAIN`: the server of a Server Card, or every server a domain's AI Catalog
+ * lists (the MCP draft SEP-2127), each added as a registry entry is; cards the catalog lists on
+ * another origin are named, not read.
+ */
+async function addFromCards(
+  url: string,
   given: Map<string, string>,
   values: { config?: string | undefined; name?: string | undefined },
 ): Promise<number> {
-  const server = await client.resolve(wanted);
-  const plan = planEntry(server, { hasProgram: (name) => hasProgram(name) });
+  const { servers, skipped } = await readServerCards(url);
+  for (const { where, why } of skipped) console.error(printable(`mcplex: skipped ${where}: ${why}`));
+  if (servers.length === 0) return EXIT.ok;
+  if (servers.length > 1 && values.name !== undefined)
+    throw new UsageError(
+      `${url} lists ${servers.length} servers; --name names one: add each by its card's URL`,
+    );
+  // Every card is checked (its entry's form, its key) before the first is written: a refused
+  // card leaves the file as it was.
+  const keys = new Set<string>();
+  for (const { server } of servers) {
+    // Built once with a stand-in for every input: what the filled-in entry would refuse.
+    planEntry(server, { hasProgram: () => false }).build(() => "x");
+    const key = keyOf(server, values.name);
+    if (keys.has(key))
+      throw new UsageError(`${url} lists two servers named ${key}; add each by its card's URL with --name`);
+    keys.add(key);
+  }
+  for (const { server, from } of servers)
+    await add(
+      server,
+      servers.length > 1 ? declared(server, given) : given,
+      values,
+      `the Server Card ${from}`,
+    );
+  return EXIT.ok;
+}
+
+/** The server's name in the config: `--name`, else the last part of its name, made a key. */
+function keyOf(server: ServerJson, name: string | undefined): string {
   const key =
-    values.name ??
+    name ??
     server.name
       .split("/")
       .pop()!
@@ -120,6 +155,23 @@ async function add(
     throw new UsageError(
       `"${key}" cannot name a server; pass --name with letters, digits, _ . - (64 at most)`,
     );
+  return key;
+}
+
+/** Of the values given, those a server's card asks for (one `--env` may serve several servers). */
+function declared(server: ServerJson, given: Map<string, string>): Map<string, string> {
+  const inputs = planEntry(server, { hasProgram: () => false }).inputs.map((input) => input.name);
+  return new Map([...given].filter(([name]) => inputs.includes(name)));
+}
+
+async function add(
+  server: ServerJson,
+  given: Map<string, string>,
+  values: { config?: string | undefined; name?: string | undefined },
+  from: string,
+): Promise<number> {
+  const plan = planEntry(server, { hasProgram: (name) => hasProgram(name) });
+  const key = keyOf(server, values.name);
   console.error(
     printable(
       `found ${server.name} ${text(server.version)}${server.description ? `: ${text(server.description)}` : ""}`,
@@ -183,7 +235,7 @@ async function add(
     },
     {
       comment: printable(
-        `${server.name}${plan.version === undefined ? "" : ` ${plan.version}`}, from the MCP Registry`,
+        `${server.name}${plan.version === undefined ? "" : ` ${plan.version}`}, from ${from}`,
       ),
     },
   );

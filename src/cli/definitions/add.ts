@@ -4,10 +4,12 @@ import { REGISTRY_FLAG } from "./search.js";
 /** `mcplex add`. */
 export const addDefinition = defineCommand({
   name: "add",
-  summary: "add a server from the MCP Registry to the config",
-  usage: "mcplex add NAME [--name KEY] [--env NAME=VALUE ...] [--config F] [--registry URL]",
+  summary: "add a server from the MCP Registry, a Server Card or a domain's catalog to the config",
+  usage: "mcplex add NAME|CARD-URL|DOMAIN [--name KEY] [--env NAME=VALUE ...] [--config F] [--registry URL]",
   details:
-    "Its version is pinned and the inputs it declares are asked for; secret ones go to the secret store.",
+    "Its version is pinned and the inputs it declares are asked for; secret ones go to the secret store. " +
+    "A URL is read as a Server Card (or an AI Catalog); a domain (a dot, no slash) as the catalog at " +
+    "https://DOMAIN/.well-known/ai-catalog.json, whose cards on that origin are all added (MCP draft SEP-2127).",
   flags: {
     ...REGISTRY_FLAG,
     config: {
@@ -34,6 +36,14 @@ export const addDefinition = defineCommand({
     {
       command: "mcplex add io.github.modelcontextprotocol/server-filesystem",
       about: "add the filesystem server, asking for its inputs",
+    },
+    {
+      command: "mcplex add example.com",
+      about: "add the servers example.com lists in its AI Catalog",
+    },
+    {
+      command: "mcplex add https://mcp.example.com/mcp/server-card",
+      about: "add the server of one Server Card",
     },
   ],
 });
