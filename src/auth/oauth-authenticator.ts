@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import { accessRules, type UserClaims, userClaims } from "../access/access-rules.js";
+import { DEFAULT_DPOP_ALGORITHMS } from "../config/read-auth.js";
 import type { AuthConfig, TokenConfig } from "../config/types.js";
 import { userKey } from "../credentials/user-ref.js";
 import {
@@ -8,8 +9,11 @@ import {
   type AuthRequest,
   type Identity,
   parseBearer,
+  parseDpopAuthorization,
   StaticTokenAuthenticator,
 } from "../fronts/authenticator.js";
+import { DpopProofs, ProofRefused } from "./dpop-proof.js";
+import { MemoryProofReplays, type ProofReplays } from "./dpop-replay.js";
 import { TokenRefused, TokenVerifier, type VerifiedToken } from "./token-verifier.js";
 
 /** Verified tokens kept at most; past it the oldest go first. */
@@ -26,7 +30,25 @@ const ENDPOINTS = ["/mcp", "/sse", "/ws"] as const;
 interface Cached {
   readonly token: VerifiedToken;
   readonly outcome: AuthOutcome;
+  /** The thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449 §6), if it is. */
+  readonly jkt?: string;
 }
+
+/** Where DPoP proofs' `jti`s are shared and the key nonces are made with (a cluster's, for every replica). */
+export interface DpopSharing {
+  /** Default: this process's memory. */
+  readonly replays?: ProofReplays;
+  /** Default: a random key of this process (nonces then hold on this replica only). */
+  readonly nonceKey?: Buffer;
+}
+
+/** What `auth.dpop` means when the block is absent: bound tokens accepted with valid proofs, not required. */
+const DPOP_DEFAULTS = {
+  required: false,
+  nonce: false,
+  algorithms: [...DEFAULT_DPOP_ALGORITHMS],
+  window: 300_000,
+};
 
 /**
  * The gateway as an OAuth 2.1 resource server (the `auth:` block): access tokens of the
@@ -40,6 +62,7 @@ export class OAuthAuthenticator implements Authenticator {
   readonly statics: StaticTokenAuthenticator;
   readonly #config: AuthConfig;
   readonly #verifier: TokenVerifier;
+  readonly #dpop: DpopProofs;
   readonly #ruleFor: ReturnType<typeof accessRules>;
   readonly #cache = new Map<string, Cached>();
   readonly #pending = new Map<string, Promise<Cached>>();
@@ -58,7 +81,11 @@ export class OAuthAuthenticator implements Authenticator {
 
   constructor(
     config: AuthConfig,
-    options: { tokens?: readonly TokenConfig[]; onEvent?: (message: string) => void } = {},
+    options: {
+      tokens?: readonly TokenConfig[];
+      onEvent?: (message: string) => void;
+      dpop?: DpopSharing;
+    } = {},
   ) {
     this.#config = config;
     this.statics = new StaticTokenAuthenticator(options.tokens ?? []);
@@ -70,6 +97,11 @@ export class OAuthAuthenticator implements Authenticator {
       onEvent(message);
     };
     this.#verifier = new TokenVerifier(config, this.#log);
+    this.#dpop = new DpopProofs(config.dpop ?? DPOP_DEFAULTS, {
+      replays: options.dpop?.replays ?? new MemoryProofReplays(),
+      ...(options.dpop?.nonceKey === undefined ? {} : { nonceKey: options.dpop.nonceKey }),
+      clockTolerance: config.clockTolerance,
+    });
     this.#bases = config.resource === undefined ? [] : [config.resource];
     this.#audiences = audiencesOf(this.#bases, config.audience);
     this.#ruleFor = accessRules(config.access);
@@ -102,11 +134,16 @@ export class OAuthAuthenticator implements Authenticator {
   }
 
   async authenticate(request: AuthRequest): Promise<AuthOutcome> {
-    const bearer = parseBearer(headerOf(request, "authorization"));
+    const header = headerOf(request, "authorization");
+    const bearer = parseBearer(header);
+    const dpop = bearer.kind === "none" ? parseDpopAuthorization(header) : undefined;
+    if (dpop !== undefined && dpop.kind !== "none") return this.#authenticateDpop(request, dpop);
     if (bearer.kind === "none")
       return this.#unauthorized(
         request,
-        "Unauthorized: sign in, and send the access token as `Authorization: Bearer <token>`",
+        this.#dpop.required
+          ? "Unauthorized: sign in, and send the DPoP-bound access token as `Authorization: DPoP <token>` with a DPoP proof"
+          : "Unauthorized: sign in, and send the access token as `Authorization: Bearer <token>`",
       );
     if (request.repeatedAuthorization === true)
       return this.#unauthorized(
@@ -125,6 +162,100 @@ export class OAuthAuthenticator implements Authenticator {
       const outcome = this.statics.authenticateNow(request);
       if (outcome.ok) return outcome;
     }
+    const checked = await this.#verified(request, token);
+    if (!("token" in checked)) return checked;
+    // A bound token as a bearer: whoever holds it would not need the key (RFC 9449 §7.1).
+    if (checked.jkt !== undefined)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: this token is DPoP-bound; send it as `Authorization: DPoP <token>` with a DPoP proof",
+        "invalid_token",
+      );
+    if (this.#dpop.required)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: this gateway accepts DPoP-bound tokens only; sign in with DPoP (the token has no cnf.jkt)",
+        "invalid_token",
+      );
+    return checked.outcome;
+  }
+
+  /**
+   * `Authorization: DPoP <token>` (RFC 9449 §7.1): one `DPoP` header, the token verified and
+   * bound (`cnf.jkt`), then its proof checked for this request. A proof another replica checked
+   * (a forwarded request, its replica credential verified) is not checked again: its `jti` is
+   * spent already.
+   */
+  async #authenticateDpop(
+    request: AuthRequest,
+    dpop: Exclude<ReturnType<typeof parseDpopAuthorization>, { kind: "none" }>,
+  ): Promise<AuthOutcome> {
+    if (request.repeatedAuthorization === true)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: several Authorization headers; send one",
+        "invalid_request",
+      );
+    if (dpop.kind === "malformed")
+      return this.#dpopRefusal(
+        request,
+        `Unauthorized: malformed Authorization header (${dpop.problem})`,
+        "invalid_request",
+      );
+    const proof = headerOf(request, "dpop");
+    if (proof === undefined || request.dpopHeaders === 0)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: no DPoP proof; send one DPoP header",
+        "invalid_dpop_proof",
+      );
+    if ((request.dpopHeaders ?? 1) > 1)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: several DPoP headers; send exactly one proof",
+        "invalid_dpop_proof",
+      );
+    const token = dpop.token;
+    const checked = await this.#verified(request, token, "dpop");
+    if (!("token" in checked)) return checked;
+    if (checked.jkt === undefined)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: this token is not DPoP-bound (no cnf.jkt); send it as `Authorization: Bearer <token>`",
+        "invalid_token",
+      );
+    if (request.fromReplica !== true) {
+      try {
+        await this.#dpop.check({
+          proof,
+          method: request.method ?? "GET",
+          url: `${this.#base(request)}${request.path ?? "/"}`,
+          accessToken: token,
+          jkt: checked.jkt,
+        });
+      } catch (error) {
+        if (!(error instanceof ProofRefused)) throw error;
+        return this.#dpopRefusal(request, `Unauthorized: ${error.message}`, error.error);
+      }
+    }
+    const outcome = checked.outcome;
+    if (!outcome.ok || !this.#dpop.usesNonce) return outcome;
+    return { ...outcome, headers: { "dpop-nonce": this.#dpop.nonce() } };
+  }
+
+  /**
+   * The token verified (from the cache, or checked now) with its outcome, or the 401 refusing
+   * it. `scheme` names the challenge of a refusal.
+   */
+  async #verified(
+    request: AuthRequest,
+    token: string,
+    scheme: "bearer" | "dpop" = "bearer",
+  ): Promise<Cached | AuthOutcome> {
+    const refuse = (message: string) =>
+      scheme === "dpop"
+        ? this.#dpopRefusal(request, message, "invalid_token")
+        : this.#unauthorized(request, message, "invalid_token");
     // One-shot hash(): a fifth of createHash()'s cost per call (a cached check is on every request).
     const key = hash("sha256", token, "base64url");
     const now = Date.now();
@@ -135,8 +266,7 @@ export class OAuthAuthenticator implements Authenticator {
     }
     if (cached === undefined) {
       const refused = this.#refused.get(key);
-      if (refused !== undefined && refused.until > now)
-        return this.#unauthorized(request, `Unauthorized: ${refused.message}`, "invalid_token");
+      if (refused !== undefined && refused.until > now) return refuse(`Unauthorized: ${refused.message}`);
       let pending = this.#pending.get(key);
       if (pending === undefined) {
         // One check per token at a time, however many requests carry it at once.
@@ -156,12 +286,12 @@ export class OAuthAuthenticator implements Authenticator {
           if (this.#refused.size >= MAX_CACHED) this.#refused.delete(this.#refused.keys().next().value!);
           this.#refused.set(key, { until: now + REFUSED_FOR_MS, message: error.message });
         }
-        return this.#unauthorized(request, `Unauthorized: ${error.message}`, "invalid_token");
+        return refuse(`Unauthorized: ${error.message}`);
       }
       if (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value!);
       this.#cache.set(key, cached);
     }
-    return cached.outcome;
+    return cached;
   }
 
   async #check(token: string): Promise<Cached> {
@@ -213,6 +343,12 @@ export class OAuthAuthenticator implements Authenticator {
       if (rule.mode !== undefined) identity.mode = rule.mode;
       outcome = { ok: true, identity };
     }
+    const jkt = (verified.claims.cnf as { jkt?: unknown } | undefined)?.jkt;
+    if (typeof jkt === "string" && jkt !== "") return { token: verified, outcome, jkt };
+    // A `cnf` naming a key some other way (x5t#S256, a certificate) binds the token to what this
+    // gateway cannot check: refused rather than taken as a bearer.
+    if (verified.claims.cnf !== undefined)
+      throw new TokenRefused("the token is bound to a key by a method this gateway does not check (cnf)");
     return { token: verified, outcome };
   }
 
@@ -226,6 +362,8 @@ export class OAuthAuthenticator implements Authenticator {
       ...(this.#scopesSupported.length === 0 ? {} : { scopes_supported: this.#scopesSupported }),
       bearer_methods_supported: ["header"],
       resource_name: "mcplex",
+      dpop_signing_alg_values_supported: [...this.#dpop.algorithms],
+      ...(this.#dpop.required ? { dpop_bound_access_tokens_required: true } : {}),
     };
   }
 
@@ -240,11 +378,37 @@ export class OAuthAuthenticator implements Authenticator {
   ): AuthOutcome {
     const scope = this.#config.scopes.length === 0 ? "" : `, scope="${this.#config.scopes.join(" ")}"`;
     const code = error === undefined ? "" : `, error="${error}"`;
+    const metadata = `resource_metadata="${this.#metadataUrl(request)}"`;
+    // With DPoP required, the DPoP challenge alone (RFC 9449 §7.1). Otherwise the Bearer one
+    // as before: a client learns of DPoP from the resource metadata
+    // (`dpop_signing_alg_values_supported`), and a Bearer client's parser meets one scheme.
     return {
       ok: false,
       status: 401,
       message,
-      wwwAuthenticate: `Bearer resource_metadata="${this.#metadataUrl(request)}"${scope}${code}`,
+      wwwAuthenticate: this.#dpop.required
+        ? `DPoP ${metadata}${scope}, algs="${this.#dpop.algorithms.join(" ")}"${code}`
+        : `Bearer ${metadata}${scope}${code}`,
+    };
+  }
+
+  /**
+   * A 401 with the DPoP challenge (RFC 9449 §7.1): `invalid_token` (a bound token as a bearer,
+   * an unbound one as DPoP), `invalid_dpop_proof`, or `use_dpop_nonce` with a fresh nonce in
+   * `DPoP-Nonce` (§9), which rides on every DPoP refusal while nonces are on.
+   */
+  #dpopRefusal(
+    request: AuthRequest,
+    message: string,
+    error: "invalid_token" | "invalid_request" | "invalid_dpop_proof" | "use_dpop_nonce",
+  ): AuthOutcome {
+    const scope = this.#config.scopes.length === 0 ? "" : `, scope="${this.#config.scopes.join(" ")}"`;
+    return {
+      ok: false,
+      status: 401,
+      message,
+      wwwAuthenticate: `DPoP resource_metadata="${this.#metadataUrl(request)}"${scope}, algs="${this.#dpop.algorithms.join(" ")}", error="${error}"`,
+      ...(this.#dpop.usesNonce ? { headers: { "dpop-nonce": this.#dpop.nonce() } } : {}),
     };
   }
 
