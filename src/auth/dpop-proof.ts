@@ -126,6 +126,8 @@ export class DpopProofs {
     } catch (error) {
       if (error instanceof errors.JWSSignatureVerificationFailed)
         throw new ProofRefused("the DPoP proof's signature does not verify with its jwk");
+      if (error instanceof errors.JWTClaimValidationFailed)
+        throw new ProofRefused(`the DPoP proof's ${error.claim} claim is invalid`);
       throw new ProofRefused("the DPoP proof is malformed");
     }
     this.#checkClaims(payload, request);
