@@ -1,7 +1,8 @@
 import { createHmac, hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, type JWK, jwtVerify } from "jose";
-import type { DpopConfig } from "../config/types.js";
-import type { ProofReplays } from "./dpop-replay.js";
+import { DEFAULT_DPOP_ALGORITHMS } from "../config/read-auth.js";
+import type { AuthConfig, DpopConfig } from "../config/types.js";
+import { MemoryProofReplays, type ProofReplays } from "./dpop-replay.js";
 
 /** Longest proof looked at: a proof with an RSA-4096 key is under 2 KiB; past this it is refused unread. */
 export const MAX_PROOF_LENGTH = 4096;
@@ -22,6 +23,31 @@ export class ProofRefused extends Error {
     super(message);
     this.error = error;
   }
+}
+
+/** Where DPoP proofs' `jti`s are shared and the key nonces are made with (a cluster's, for every replica). */
+export interface DpopSharing {
+  /** Default: this process's memory. */
+  readonly replays?: ProofReplays;
+  /** Default: a random key of this process (nonces then hold on this replica only). */
+  readonly nonceKey?: Buffer;
+}
+
+/** What `auth.dpop` means when the block is absent: bound tokens accepted with valid proofs, not required. */
+const DEFAULTS: DpopConfig = {
+  required: false,
+  nonce: false,
+  algorithms: [...DEFAULT_DPOP_ALGORITHMS],
+  window: 300_000,
+};
+
+/** The proof checker of an `auth:` block (`auth.dpop`, or its defaults), sharing what `sharing` gives. */
+export function dpopProofsFor(config: AuthConfig, sharing: DpopSharing = {}): DpopProofs {
+  return new DpopProofs(config.dpop ?? DEFAULTS, {
+    replays: sharing.replays ?? new MemoryProofReplays(),
+    ...(sharing.nonceKey === undefined ? {} : { nonceKey: sharing.nonceKey }),
+    clockTolerance: config.clockTolerance,
+  });
 }
 
 /** What a proof is checked against: the request it came with and the token it goes with. */
@@ -79,6 +105,16 @@ export class DpopProofs {
   /** The proof algorithms accepted, for the challenge's `algs` and the resource metadata. */
   get algorithms(): readonly string[] {
     return this.#config.algorithms;
+  }
+
+  /**
+   * The `DPoP` challenge of a 401 (RFC 9449 §7.1): the resource metadata (RFC 9728), the scopes,
+   * the accepted `algs` and the error, if any.
+   */
+  challenge(metadataUrl: string, scopes: readonly string[], error?: string): string {
+    const scope = scopes.length === 0 ? "" : `, scope="${scopes.join(" ")}"`;
+    const code = error === undefined ? "" : `, error="${error}"`;
+    return `DPoP resource_metadata="${metadataUrl}"${scope}, algs="${this.#config.algorithms.join(" ")}"${code}`;
   }
 
   /** The nonce to hand out now (`DPoP-Nonce`), when nonces are on. */

@@ -1,20 +1,20 @@
 import { hash } from "node:crypto";
-import { accessRules, type UserClaims, userClaims } from "../access/access-rules.js";
-import { DEFAULT_DPOP_ALGORITHMS } from "../config/read-auth.js";
+import { accessRules } from "../access/access-rules.js";
 import type { AuthConfig, TokenConfig } from "../config/types.js";
-import { userKey } from "../credentials/user-ref.js";
 import {
   type Authenticator,
   type AuthOutcome,
   type AuthRequest,
-  type Identity,
   parseBearer,
   parseDpopAuthorization,
   StaticTokenAuthenticator,
 } from "../fronts/authenticator.js";
-import { DpopProofs, ProofRefused } from "./dpop-proof.js";
-import { MemoryProofReplays, type ProofReplays } from "./dpop-replay.js";
+import { type DpopProofs, type DpopSharing, dpopProofsFor, ProofRefused } from "./dpop-proof.js";
+import { ENDPOINTS, ResourceUrls } from "./resource-urls.js";
+import { outcomeOf } from "./signed-in-outcome.js";
 import { TokenRefused, TokenVerifier, type VerifiedToken } from "./token-verifier.js";
+
+export type { DpopSharing } from "./dpop-proof.js";
 
 /** Verified tokens kept at most; past it the oldest go first. */
 const MAX_CACHED = 10_000;
@@ -23,9 +23,6 @@ const REFUSED_FOR_MS = 30_000;
 /** The same failure of the identity provider is logged at most this often. */
 const LOG_EVERY_MS = 30_000;
 
-/** The endpoints a resource URL is published for, each with its own metadata (RFC 9728 §3.1). */
-const ENDPOINTS = ["/mcp", "/sse", "/ws"] as const;
-
 /** A verified token's outcome, kept until the token expires. */
 interface Cached {
   readonly token: VerifiedToken;
@@ -33,22 +30,6 @@ interface Cached {
   /** The thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449 §6), if it is. */
   readonly jkt?: string;
 }
-
-/** Where DPoP proofs' `jti`s are shared and the key nonces are made with (a cluster's, for every replica). */
-export interface DpopSharing {
-  /** Default: this process's memory. */
-  readonly replays?: ProofReplays;
-  /** Default: a random key of this process (nonces then hold on this replica only). */
-  readonly nonceKey?: Buffer;
-}
-
-/** What `auth.dpop` means when the block is absent: bound tokens accepted with valid proofs, not required. */
-const DPOP_DEFAULTS = {
-  required: false,
-  nonce: false,
-  algorithms: [...DEFAULT_DPOP_ALGORITHMS],
-  window: 300_000,
-};
 
 /**
  * The gateway as an OAuth 2.1 resource server (the `auth:` block): access tokens of the
@@ -71,13 +52,8 @@ export class OAuthAuthenticator implements Authenticator {
   readonly #scopesSupported: string[];
   readonly #log: (message: string) => void;
   readonly #logged = new Map<string, number>();
-  /**
-   * The URLs the gateway is reached at, without an endpoint: `auth.resource`, else the origins
-   * the HTTP front is bound to (see {@link bound}). Never taken from a request.
-   */
-  #bases: readonly string[];
-  /** The `aud` values a token may name: each base, its endpoints, and `auth.audience`. */
-  #audiences: ReadonlySet<string>;
+  /** The URLs the gateway is reached at, and the audiences a token may name. */
+  readonly #urls: ResourceUrls;
 
   constructor(
     config: AuthConfig,
@@ -97,13 +73,8 @@ export class OAuthAuthenticator implements Authenticator {
       onEvent(message);
     };
     this.#verifier = new TokenVerifier(config, this.#log);
-    this.#dpop = new DpopProofs(config.dpop ?? DPOP_DEFAULTS, {
-      replays: options.dpop?.replays ?? new MemoryProofReplays(),
-      ...(options.dpop?.nonceKey === undefined ? {} : { nonceKey: options.dpop.nonceKey }),
-      clockTolerance: config.clockTolerance,
-    });
-    this.#bases = config.resource === undefined ? [] : [config.resource];
-    this.#audiences = audiencesOf(this.#bases, config.audience);
+    this.#dpop = dpopProofsFor(config, options.dpop);
+    this.#urls = new ResourceUrls(config);
     this.#ruleFor = accessRules(config.access);
     this.#scopesSupported = [
       ...new Set([...config.scopes, ...config.require.flatMap((rule) => rule.scopes)]),
@@ -121,11 +92,8 @@ export class OAuthAuthenticator implements Authenticator {
    * (and with neither), no token's audience is accepted.
    */
   bound(origins: readonly string[]): void {
-    if (this.#config.resource !== undefined) return;
-    this.#bases = [...origins];
-    this.#audiences = audiencesOf(this.#bases, this.#config.audience);
     // Verified for other audiences: checked again.
-    this.#cache.clear();
+    if (this.#urls.bound(origins)) this.#cache.clear();
   }
 
   /** Tokens kept as verified now (a refused token is never kept), for tests and metrics. */
@@ -229,7 +197,7 @@ export class OAuthAuthenticator implements Authenticator {
         await this.#dpop.check({
           proof,
           method: request.method ?? "GET",
-          url: `${this.#base(request)}${request.path ?? "/"}`,
+          url: `${this.#urls.base(request)}${request.path ?? "/"}`,
           accessToken: token,
           jkt: checked.jkt,
         });
@@ -295,54 +263,8 @@ export class OAuthAuthenticator implements Authenticator {
   }
 
   async #check(token: string): Promise<Cached> {
-    const verified = await this.#verifier.verify(token, [...this.#audiences]);
-    const user = userClaims(verified.claims, verified.issuer, this.#config);
-    const rule = this.#ruleFor(user);
-    const missing = this.#config.scopes.filter((scope) => !user.scopes.includes(scope));
-    let outcome: AuthOutcome;
-    if (rule === undefined) {
-      outcome = {
-        ok: false,
-        status: 403,
-        message:
-          "Forbidden: you are signed in, but no rule of this gateway's auth.access admits you; ask its operator for access",
-      };
-    } else if (missing.length > 0) {
-      const scope = [...new Set([...user.scopes, ...this.#config.scopes])].join(" ");
-      outcome = {
-        ok: false,
-        status: 403,
-        message: `Forbidden: the token lacks the scope(s) ${missing.join(", ")}; sign in again granting them`,
-        wwwAuthenticate: `Bearer error="insufficient_scope", scope="${scope}"`,
-      };
-    } else {
-      const identity: { -readonly [K in keyof Identity]: Identity[K] } = {
-        key: principalKey(user),
-        via: "oauth",
-        issuer: verified.issuer,
-        scopes: user.scopes,
-        groups: user.groups,
-        operator: rule.operator === true,
-        expiresAt: verified.expiresAt,
-      };
-      if (user.sub !== undefined) identity.subject = user.sub;
-      if (user.email !== undefined) {
-        identity.email = user.email;
-        identity.emailVerified = user.emailVerified;
-      }
-      // For policies (`caller.claims`); not enumerable, as below: no JSON or log line carries them.
-      Object.defineProperty(identity, "claims", {
-        value: Object.freeze({ ...verified.claims }),
-        enumerable: false,
-      });
-      // For token exchange only: a function, and not enumerable, so that no JSON, log or
-      // comparison of the identity carries the token.
-      Object.defineProperty(identity, "accessToken", { value: () => token, enumerable: false });
-      if (user.client !== undefined) identity.client = user.client;
-      if (rule.profile !== undefined) identity.profile = rule.profile;
-      if (rule.mode !== undefined) identity.mode = rule.mode;
-      outcome = { ok: true, identity };
-    }
+    const verified = await this.#verifier.verify(token, [...this.#urls.audiences]);
+    const outcome = outcomeOf(verified, token, this.#config, this.#ruleFor);
     const jkt = (verified.claims.cnf as { jkt?: unknown } | undefined)?.jkt;
     if (typeof jkt === "string" && jkt !== "") return { token: verified, outcome, jkt };
     // A `cnf` naming a key some other way (x5t#S256, a certificate) binds the token to what this
@@ -357,7 +279,7 @@ export class OAuthAuthenticator implements Authenticator {
     if (name !== "oauth-protected-resource") return undefined;
     if (suffix !== "" && !(ENDPOINTS as readonly string[]).includes(suffix)) return undefined;
     return {
-      resource: `${this.#base(request)}${suffix}`,
+      resource: `${this.#urls.base(request)}${suffix}`,
       authorization_servers: this.#config.issuers.map((issuer) => issuer.issuer),
       ...(this.#scopesSupported.length === 0 ? {} : { scopes_supported: this.#scopesSupported }),
       bearer_methods_supported: ["header"],
@@ -368,7 +290,7 @@ export class OAuthAuthenticator implements Authenticator {
   }
 
   insufficientScope(request: AuthRequest, scope: string): string {
-    return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.#metadataUrl(request)}"`;
+    return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.#urls.metadataUrl(request)}"`;
   }
 
   #unauthorized(
@@ -378,7 +300,7 @@ export class OAuthAuthenticator implements Authenticator {
   ): AuthOutcome {
     const scope = this.#config.scopes.length === 0 ? "" : `, scope="${this.#config.scopes.join(" ")}"`;
     const code = error === undefined ? "" : `, error="${error}"`;
-    const metadata = `resource_metadata="${this.#metadataUrl(request)}"`;
+    const metadata = this.#urls.metadataUrl(request);
     // With DPoP required, the DPoP challenge alone (RFC 9449 §7.1). Otherwise the Bearer one
     // as before: a client learns of DPoP from the resource metadata
     // (`dpop_signing_alg_values_supported`), and a Bearer client's parser meets one scheme.
@@ -387,8 +309,8 @@ export class OAuthAuthenticator implements Authenticator {
       status: 401,
       message,
       wwwAuthenticate: this.#dpop.required
-        ? `DPoP ${metadata}${scope}, algs="${this.#dpop.algorithms.join(" ")}"${code}`
-        : `Bearer ${metadata}${scope}${code}`,
+        ? this.#dpop.challenge(metadata, this.#config.scopes, error)
+        : `Bearer resource_metadata="${metadata}"${scope}${code}`,
     };
   }
 
@@ -402,61 +324,14 @@ export class OAuthAuthenticator implements Authenticator {
     message: string,
     error: "invalid_token" | "invalid_request" | "invalid_dpop_proof" | "use_dpop_nonce",
   ): AuthOutcome {
-    const scope = this.#config.scopes.length === 0 ? "" : `, scope="${this.#config.scopes.join(" ")}"`;
     return {
       ok: false,
       status: 401,
       message,
-      wwwAuthenticate: `DPoP resource_metadata="${this.#metadataUrl(request)}"${scope}, algs="${this.#dpop.algorithms.join(" ")}", error="${error}"`,
+      wwwAuthenticate: this.#dpop.challenge(this.#urls.metadataUrl(request), this.#config.scopes, error),
       ...(this.#dpop.usesNonce ? { headers: { "dpop-nonce": this.#dpop.nonce() } } : {}),
     };
   }
-
-  /** Where the metadata of the endpoint a request went to is published. */
-  #metadataUrl(request: AuthRequest): string {
-    return `${this.#base(request)}/.well-known/oauth-protected-resource${endpointOf(request.path)}`;
-  }
-
-  /**
-   * The resource URL to name to this request's client: of the accepted bases, the one its Host
-   * names (so a client that came by `localhost` is told `localhost`), else the first. It names
-   * only URLs whose tokens are accepted; the Host only picks which.
-   */
-  #base(request: AuthRequest): string {
-    const bases = this.#bases;
-    if (bases.length > 1) {
-      const host = headerOf(request, "host")?.toLowerCase();
-      const named = bases.find((base) => base === `http://${host}`);
-      if (named !== undefined) return named;
-    }
-    return bases[0] ?? "http://127.0.0.1";
-  }
-}
-
-/** The `aud` values accepted for the resource at `bases`: each, each endpoint of it, and `extra`. */
-function audiencesOf(bases: readonly string[], extra: readonly string[] = []): ReadonlySet<string> {
-  return new Set([
-    ...bases.flatMap((base) => [base, `${base}/`, ...ENDPOINTS.map((e) => `${base}${e}`)]),
-    ...extra,
-  ]);
-}
-
-/**
- * The key of a caller's identity (limits, caches, sessions, parked calls, task handles): its
- * issuer with its subject, hashed, as the credential vault keys users (`userKey`); `user:` for
- * a user, `client:` for a machine caller (no `sub`), so neither can be taken for the other.
- */
-function principalKey(user: UserClaims): string {
-  return user.sub === undefined
-    ? `client:${userKey(user.issuer, user.client ?? "")}`
-    : `user:${userKey(user.issuer, user.sub)}`;
-}
-
-/** Which resource a path belongs to: `/mcp`, `/sse` (with its `/messages`), `/ws`, or the server (""). */
-function endpointOf(path: string | undefined): string {
-  if (path === "/mcp" || path === "/sse" || path === "/ws") return path;
-  if (path === "/messages") return "/sse";
-  return "";
 }
 
 function headerOf(request: AuthRequest, name: string): string | undefined {
