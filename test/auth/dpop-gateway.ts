@@ -41,7 +41,13 @@ export async function startDpopGateway(options: {
   /** `auth.resource`: the URL the proofs' `htu` name (a proxy's); default the bound origin. */
   resource?: string;
   sharing?: DpopSharing;
+  /** The resource server's client at the issuer, for opaque tokens (RFC 7662). */
+  introspection?: { clientId: string; clientSecret: string };
 }): Promise<DpopGateway> {
+  const introspection =
+    options.introspection === undefined
+      ? ""
+      : `      introspection:\n        clientId: ${options.introspection.clientId}\n        clientSecret: ${options.introspection.clientSecret}\n`;
   const dpop = options.dpop === undefined ? "" : `  dpop:\n${options.dpop.replace(/^/gm, "    ")}\n`;
   const resource = options.resource === undefined ? "" : `  resource: ${options.resource}\n`;
   const dir = await mkdtemp(join(tmpdir(), "mcplex-dpop-"));
@@ -55,7 +61,7 @@ export async function startDpopGateway(options: {
 auth:
 ${resource}  issuers:
     - issuer: ${options.issuer}
-  scopes: [mcp:tools]
+${introspection}  scopes: [mcp:tools]
 ${dpop}`;
   const config = parseConfig(yaml, { source: "dpop.yaml", env: {} });
   const hub = new Hub({ config, clientCapabilities: ANSWERING_CAPABILITIES });

@@ -206,6 +206,23 @@ describe("DPoP-bound tokens at the gateway", () => {
     expect(none.challenge).toMatch(/^DPoP resource_metadata=/);
   }, 60_000);
 
+  it("takes cnf.jkt from introspection for an opaque DPoP-bound token: the SDK calls with it, and it is refused as a Bearer", async () => {
+    const opaque = await startDpopGateway({ issuer: as.issuer, introspection: as.resourceServerClient });
+    try {
+      as.setResource(`${opaque.origin}/mcp`, { format: "opaque" });
+      const auth = await signInAndMark(opaque, "alice", "opaque-dpop");
+      const token = auth.tokens()!.access_token;
+      expect(token.split(".")).toHaveLength(1);
+      expect(await opaque.marks()).toContain("opaque-dpop");
+      const bearer = await post(opaque, { authorization: `Bearer ${token}` });
+      expect(bearer.status).toBe(401);
+      expect(bearer.challenge).toMatch(/^DPoP .*error="invalid_token"/);
+      expect(bearer.body).toContain("DPoP-bound");
+    } finally {
+      await opaque.close();
+    }
+  }, 60_000);
+
   it("hands out a fresh DPoP-Nonce on the answer to an accepted request when nonces are on", async () => {
     const auth = await signInAndMark(strict, "alice", "nonce-answer");
     const token = auth.tokens()!.access_token;
