@@ -5,6 +5,7 @@ import {
   type Authenticator,
   type AuthOutcome,
   type AuthRequest,
+  authenticate as checkStaticToken,
   parseBearer,
   parseDpopAuthorization,
   StaticTokenAuthenticator,
@@ -184,6 +185,13 @@ export class OAuthAuthenticator implements Authenticator {
         "invalid_dpop_proof",
       );
     const token = dpop.token;
+    // A static token is no issuer's: never shown to one (introspection), whatever scheme it came under.
+    if (this.statics.required && checkStaticToken(`Bearer ${token}`, this.statics.tokens).ok)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: a static token is a bearer token; send it as `Authorization: Bearer <token>`",
+        "invalid_token",
+      );
     const checked = await this.#verified(request, token, "dpop");
     if (!("token" in checked)) return checked;
     if (checked.jkt === undefined)

@@ -43,7 +43,10 @@ export async function startDpopGateway(options: {
   sharing?: DpopSharing;
   /** The resource server's client at the issuer, for opaque tokens (RFC 7662). */
   introspection?: { clientId: string; clientSecret: string };
+  /** Static tokens (`tokens:`) beside sign-in. */
+  tokens?: string[];
 }): Promise<DpopGateway> {
+  const tokens = (options.tokens ?? []).map((token) => `  - token: ${token}\n`).join("");
   const introspection =
     options.introspection === undefined
       ? ""
@@ -58,7 +61,7 @@ export async function startDpopGateway(options: {
     args: ${JSON.stringify(COMMANDS.fixture.args)}
     env:
       FIXTURE_LOG: ${JSON.stringify(log)}
-auth:
+${tokens === "" ? "" : `tokens:\n${tokens}`}auth:
 ${resource}  issuers:
     - issuer: ${options.issuer}
 ${introspection}  scopes: [mcp:tools]
@@ -75,7 +78,12 @@ ${dpop}`;
     ...(options.sharing === undefined ? {} : { dpop: options.sharing }),
   });
   if (!(authenticator instanceof OAuthAuthenticator)) throw new Error("auth: made no OAuthAuthenticator");
-  const front = await startHttpFront(gateway, { host: "127.0.0.1", port: 0, tokens: [], authenticator });
+  const front = await startHttpFront(gateway, {
+    host: "127.0.0.1",
+    port: 0,
+    tokens: config.tokens,
+    authenticator,
+  });
   await starting;
   return {
     origin: front.url.replace(/\/mcp$/, ""),

@@ -21,6 +21,7 @@ import {
 // a token bound to its key (`cnf.jkt`), and calls through /mcp, /sse and /ws with a fresh proof
 // per request. The same token as a plain bearer is refused; so is an unbound token as DPoP.
 
+const STATIC = "dpop-static-token-0123456789abcdefghij";
 let as: AuthServer;
 let plain: DpopGateway;
 let strict: DpopGateway;
@@ -207,7 +208,11 @@ describe("DPoP-bound tokens at the gateway", () => {
   }, 60_000);
 
   it("takes cnf.jkt from introspection for an opaque DPoP-bound token: the SDK calls with it, and it is refused as a Bearer", async () => {
-    const opaque = await startDpopGateway({ issuer: as.issuer, introspection: as.resourceServerClient });
+    const opaque = await startDpopGateway({
+      issuer: as.issuer,
+      introspection: as.resourceServerClient,
+      tokens: [STATIC],
+    });
     try {
       as.setResource(`${opaque.origin}/mcp`, { format: "opaque" });
       const auth = await signInAndMark(opaque, "alice", "opaque-dpop");
@@ -218,6 +223,13 @@ describe("DPoP-bound tokens at the gateway", () => {
       expect(bearer.status).toBe(401);
       expect(bearer.challenge).toMatch(/^DPoP .*error="invalid_token"/);
       expect(bearer.body).toContain("DPoP-bound");
+      // A static token sent under DPoP is refused here, never introspected at the issuer.
+      const before = as.introspections;
+      const statik = await post(opaque, { authorization: `DPoP ${STATIC}`, dpop: "x.y.z" });
+      expect(statik.status).toBe(401);
+      expect(statik.body).toContain("static token is a bearer token");
+      expect(as.introspections).toBe(before);
+      expect((await post(opaque, { authorization: `Bearer ${STATIC}` })).status).toBe(200);
     } finally {
       await opaque.close();
     }
