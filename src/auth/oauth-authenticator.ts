@@ -215,7 +215,12 @@ export class OAuthAuthenticator implements Authenticator {
       }
     }
     const outcome = checked.outcome;
-    if (!outcome.ok || !this.#dpop.usesNonce) return outcome;
+    // A 403 (insufficient scope) names the scheme the token came under (RFC 9449 §7.1).
+    if (!outcome.ok)
+      return outcome.wwwAuthenticate?.startsWith("Bearer ") === true
+        ? { ...outcome, wwwAuthenticate: `DPoP ${outcome.wwwAuthenticate.slice(7)}` }
+        : outcome;
+    if (!this.#dpop.usesNonce) return outcome;
     return { ...outcome, headers: { "dpop-nonce": this.#dpop.nonce() } };
   }
 
@@ -298,7 +303,10 @@ export class OAuthAuthenticator implements Authenticator {
   }
 
   insufficientScope(request: AuthRequest, scope: string): string {
-    return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.#urls.metadataUrl(request)}"`;
+    // In the scheme the token came under: a DPoP-bound token steps up as DPoP (RFC 9449 §7.1).
+    const scheme =
+      parseDpopAuthorization(headerOf(request, "authorization")).kind === "token" ? "DPoP" : "Bearer";
+    return `${scheme} error="insufficient_scope", scope="${scope}", resource_metadata="${this.#urls.metadataUrl(request)}"`;
   }
 
   #unauthorized(

@@ -235,6 +235,20 @@ describe("DPoP-bound tokens at the gateway", () => {
     }
   }, 60_000);
 
+  it("answers a DPoP-bound token that lacks a needed scope 403 with a DPoP insufficient_scope challenge", async () => {
+    const session = await DpopSession.create();
+    const token = await as.sign({
+      sub: "alice",
+      aud: `${plain.origin}/mcp`,
+      scope: "openid",
+      cnf: { jkt: session.thumbprint },
+    });
+    const proof = await session.buildProof({ htm: "POST", htu: `${plain.origin}/mcp`, accessToken: token });
+    const answer = await post(plain, { authorization: `DPoP ${token}`, dpop: proof });
+    expect(answer.status).toBe(403);
+    expect(answer.challenge).toMatch(/^DPoP error="insufficient_scope", scope="[^"]*mcp:tools/);
+  });
+
   it("hands out a fresh DPoP-Nonce on the answer to an accepted request when nonces are on", async () => {
     const auth = await signInAndMark(strict, "alice", "nonce-answer");
     const token = auth.tokens()!.access_token;
