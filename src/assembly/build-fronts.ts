@@ -77,6 +77,9 @@ async function startHttp(options: BuildFrontsOptions, fronts: StartedFronts): Pr
           tokens,
           host: http?.host ?? "127.0.0.1",
           onEvent: options.onAuthEvent,
+          ...(cluster === undefined
+            ? {}
+            : { dpop: { replays: cluster.cluster.dpopReplays, nonceKey: cluster.cluster.dpopNonceKey } }),
         });
   if (authenticator !== undefined) fronts.authenticator = authenticator;
   const front = await startHttpFront(gateway, {

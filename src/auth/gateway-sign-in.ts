@@ -2,7 +2,7 @@ import type { AuthConfig, TokenConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import type { Authenticator } from "../fronts/authenticator.js";
 import { isLoopbackHost } from "../fronts/http-guard.js";
-import { OAuthAuthenticator } from "./oauth-authenticator.js";
+import { type DpopSharing, OAuthAuthenticator } from "./oauth-authenticator.js";
 
 /**
  * The `auth:` block at work on a gateway: the OAuth authenticator its HTTP front admits callers
@@ -13,7 +13,13 @@ import { OAuthAuthenticator } from "./oauth-authenticator.js";
  */
 export function gatewaySignIn(
   auth: AuthConfig,
-  options: { tokens: readonly TokenConfig[]; host: string; onEvent: (message: string) => void },
+  options: {
+    tokens: readonly TokenConfig[];
+    host: string;
+    onEvent: (message: string) => void;
+    /** A cluster's: DPoP proofs' `jti`s and nonces shared by its replicas. */
+    dpop?: DpopSharing;
+  },
 ): Authenticator {
   if (auth.resource === undefined && !isLoopbackHost(options.host))
     throw new McplexError(
@@ -21,6 +27,10 @@ export function gatewaySignIn(
       `auth.resource is required when serving on ${options.host}: tokens name the URL clients reach the gateway at as their audience`,
       { path: "auth.resource", hint: 'set it to that URL without /mcp, such as "https://mcp.example.com"' },
     );
-  const authenticator = new OAuthAuthenticator(auth, { tokens: options.tokens, onEvent: options.onEvent });
+  const authenticator = new OAuthAuthenticator(auth, {
+    tokens: options.tokens,
+    onEvent: options.onEvent,
+    ...(options.dpop === undefined ? {} : { dpop: options.dpop }),
+  });
   return authenticator;
 }

@@ -1,16 +1,21 @@
 import { hash } from "node:crypto";
-import { accessRules, type UserClaims, userClaims } from "../access/access-rules.js";
+import { accessRules } from "../access/access-rules.js";
 import type { AuthConfig, TokenConfig } from "../config/types.js";
-import { userKey } from "../credentials/user-ref.js";
 import {
   type Authenticator,
   type AuthOutcome,
   type AuthRequest,
-  type Identity,
+  authenticate as checkStaticToken,
   parseBearer,
+  parseDpopAuthorization,
   StaticTokenAuthenticator,
 } from "../fronts/authenticator.js";
+import { type DpopProofs, type DpopSharing, dpopProofsFor, ProofRefused } from "./dpop-proof.js";
+import { ENDPOINTS, ResourceUrls } from "./resource-urls.js";
+import { outcomeOf } from "./signed-in-outcome.js";
 import { TokenRefused, TokenVerifier, type VerifiedToken } from "./token-verifier.js";
+
+export type { DpopSharing } from "./dpop-proof.js";
 
 /** Verified tokens kept at most; past it the oldest go first. */
 const MAX_CACHED = 10_000;
@@ -19,13 +24,12 @@ const REFUSED_FOR_MS = 30_000;
 /** The same failure of the identity provider is logged at most this often. */
 const LOG_EVERY_MS = 30_000;
 
-/** The endpoints a resource URL is published for, each with its own metadata (RFC 9728 §3.1). */
-const ENDPOINTS = ["/mcp", "/sse", "/ws"] as const;
-
 /** A verified token's outcome, kept until the token expires. */
 interface Cached {
   readonly token: VerifiedToken;
   readonly outcome: AuthOutcome;
+  /** The thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449 §6), if it is. */
+  readonly jkt?: string;
 }
 
 /**
@@ -40,6 +44,7 @@ export class OAuthAuthenticator implements Authenticator {
   readonly statics: StaticTokenAuthenticator;
   readonly #config: AuthConfig;
   readonly #verifier: TokenVerifier;
+  readonly #dpop: DpopProofs;
   readonly #ruleFor: ReturnType<typeof accessRules>;
   readonly #cache = new Map<string, Cached>();
   readonly #pending = new Map<string, Promise<Cached>>();
@@ -48,17 +53,16 @@ export class OAuthAuthenticator implements Authenticator {
   readonly #scopesSupported: string[];
   readonly #log: (message: string) => void;
   readonly #logged = new Map<string, number>();
-  /**
-   * The URLs the gateway is reached at, without an endpoint: `auth.resource`, else the origins
-   * the HTTP front is bound to (see {@link bound}). Never taken from a request.
-   */
-  #bases: readonly string[];
-  /** The `aud` values a token may name: each base, its endpoints, and `auth.audience`. */
-  #audiences: ReadonlySet<string>;
+  /** The URLs the gateway is reached at, and the audiences a token may name. */
+  readonly #urls: ResourceUrls;
 
   constructor(
     config: AuthConfig,
-    options: { tokens?: readonly TokenConfig[]; onEvent?: (message: string) => void } = {},
+    options: {
+      tokens?: readonly TokenConfig[];
+      onEvent?: (message: string) => void;
+      dpop?: DpopSharing;
+    } = {},
   ) {
     this.#config = config;
     this.statics = new StaticTokenAuthenticator(options.tokens ?? []);
@@ -70,8 +74,8 @@ export class OAuthAuthenticator implements Authenticator {
       onEvent(message);
     };
     this.#verifier = new TokenVerifier(config, this.#log);
-    this.#bases = config.resource === undefined ? [] : [config.resource];
-    this.#audiences = audiencesOf(this.#bases, config.audience);
+    this.#dpop = dpopProofsFor(config, options.dpop);
+    this.#urls = new ResourceUrls(config);
     this.#ruleFor = accessRules(config.access);
     this.#scopesSupported = [
       ...new Set([...config.scopes, ...config.require.flatMap((rule) => rule.scopes)]),
@@ -89,11 +93,8 @@ export class OAuthAuthenticator implements Authenticator {
    * (and with neither), no token's audience is accepted.
    */
   bound(origins: readonly string[]): void {
-    if (this.#config.resource !== undefined) return;
-    this.#bases = [...origins];
-    this.#audiences = audiencesOf(this.#bases, this.#config.audience);
     // Verified for other audiences: checked again.
-    this.#cache.clear();
+    if (this.#urls.bound(origins)) this.#cache.clear();
   }
 
   /** Tokens kept as verified now (a refused token is never kept), for tests and metrics. */
@@ -102,11 +103,16 @@ export class OAuthAuthenticator implements Authenticator {
   }
 
   async authenticate(request: AuthRequest): Promise<AuthOutcome> {
-    const bearer = parseBearer(headerOf(request, "authorization"));
+    const header = headerOf(request, "authorization");
+    const bearer = parseBearer(header);
+    const dpop = bearer.kind === "none" ? parseDpopAuthorization(header) : undefined;
+    if (dpop !== undefined && dpop.kind !== "none") return this.#authenticateDpop(request, dpop);
     if (bearer.kind === "none")
       return this.#unauthorized(
         request,
-        "Unauthorized: sign in, and send the access token as `Authorization: Bearer <token>`",
+        this.#dpop.required
+          ? "Unauthorized: sign in, and send the DPoP-bound access token as `Authorization: DPoP <token>` with a DPoP proof"
+          : "Unauthorized: sign in, and send the access token as `Authorization: Bearer <token>`",
       );
     if (request.repeatedAuthorization === true)
       return this.#unauthorized(
@@ -125,6 +131,112 @@ export class OAuthAuthenticator implements Authenticator {
       const outcome = this.statics.authenticateNow(request);
       if (outcome.ok) return outcome;
     }
+    const checked = await this.#verified(request, token);
+    if (!("token" in checked)) return checked;
+    // A bound token as a bearer: whoever holds it would not need the key (RFC 9449 §7.1).
+    if (checked.jkt !== undefined)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: this token is DPoP-bound; send it as `Authorization: DPoP <token>` with a DPoP proof",
+        "invalid_token",
+      );
+    if (this.#dpop.required)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: this gateway accepts DPoP-bound tokens only; sign in with DPoP (the token has no cnf.jkt)",
+        "invalid_token",
+      );
+    return checked.outcome;
+  }
+
+  /**
+   * `Authorization: DPoP <token>` (RFC 9449 §7.1): one `DPoP` header, the token verified and
+   * bound (`cnf.jkt`), then its proof checked for this request. A proof another replica checked
+   * (a forwarded request, its replica credential verified) is not checked again: its `jti` is
+   * spent already.
+   */
+  async #authenticateDpop(
+    request: AuthRequest,
+    dpop: Exclude<ReturnType<typeof parseDpopAuthorization>, { kind: "none" }>,
+  ): Promise<AuthOutcome> {
+    if (request.repeatedAuthorization === true)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: several Authorization headers; send one",
+        "invalid_request",
+      );
+    if (dpop.kind === "malformed")
+      return this.#dpopRefusal(
+        request,
+        `Unauthorized: malformed Authorization header (${dpop.problem})`,
+        "invalid_request",
+      );
+    const proof = headerOf(request, "dpop");
+    if (proof === undefined || request.dpopHeaders === 0)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: no DPoP proof; send one DPoP header",
+        "invalid_dpop_proof",
+      );
+    if ((request.dpopHeaders ?? 1) > 1)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: several DPoP headers; send exactly one proof",
+        "invalid_dpop_proof",
+      );
+    const token = dpop.token;
+    // A static token is no issuer's: never shown to one (introspection), whatever scheme it came under.
+    if (this.statics.required && checkStaticToken(`Bearer ${token}`, this.statics.tokens).ok)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: a static token is a bearer token; send it as `Authorization: Bearer <token>`",
+        "invalid_token",
+      );
+    const checked = await this.#verified(request, token, "dpop");
+    if (!("token" in checked)) return checked;
+    if (checked.jkt === undefined)
+      return this.#dpopRefusal(
+        request,
+        "Unauthorized: this token is not DPoP-bound (no cnf.jkt); send it as `Authorization: Bearer <token>`",
+        "invalid_token",
+      );
+    if (request.fromReplica !== true) {
+      try {
+        await this.#dpop.check({
+          proof,
+          method: request.method ?? "GET",
+          url: `${this.#urls.base(request)}${request.path ?? "/"}`,
+          accessToken: token,
+          jkt: checked.jkt,
+        });
+      } catch (error) {
+        if (!(error instanceof ProofRefused)) throw error;
+        return this.#dpopRefusal(request, `Unauthorized: ${error.message}`, error.error);
+      }
+    }
+    const outcome = checked.outcome;
+    // A 403 (insufficient scope) names the scheme the token came under (RFC 9449 §7.1).
+    if (!outcome.ok)
+      return outcome.wwwAuthenticate?.startsWith("Bearer ") === true
+        ? { ...outcome, wwwAuthenticate: `DPoP ${outcome.wwwAuthenticate.slice(7)}` }
+        : outcome;
+    if (!this.#dpop.usesNonce) return outcome;
+    return { ...outcome, headers: { "dpop-nonce": this.#dpop.nonce() } };
+  }
+
+  /**
+   * The token verified (from the cache, or checked now) with its outcome, or the 401 refusing
+   * it. `scheme` names the challenge of a refusal.
+   */
+  async #verified(
+    request: AuthRequest,
+    token: string,
+    scheme: "bearer" | "dpop" = "bearer",
+  ): Promise<Cached | AuthOutcome> {
+    const refuse = (message: string) =>
+      scheme === "dpop"
+        ? this.#dpopRefusal(request, message, "invalid_token")
+        : this.#unauthorized(request, message, "invalid_token");
     // One-shot hash(): a fifth of createHash()'s cost per call (a cached check is on every request).
     const key = hash("sha256", token, "base64url");
     const now = Date.now();
@@ -135,8 +247,7 @@ export class OAuthAuthenticator implements Authenticator {
     }
     if (cached === undefined) {
       const refused = this.#refused.get(key);
-      if (refused !== undefined && refused.until > now)
-        return this.#unauthorized(request, `Unauthorized: ${refused.message}`, "invalid_token");
+      if (refused !== undefined && refused.until > now) return refuse(`Unauthorized: ${refused.message}`);
       let pending = this.#pending.get(key);
       if (pending === undefined) {
         // One check per token at a time, however many requests carry it at once.
@@ -156,63 +267,23 @@ export class OAuthAuthenticator implements Authenticator {
           if (this.#refused.size >= MAX_CACHED) this.#refused.delete(this.#refused.keys().next().value!);
           this.#refused.set(key, { until: now + REFUSED_FOR_MS, message: error.message });
         }
-        return this.#unauthorized(request, `Unauthorized: ${error.message}`, "invalid_token");
+        return refuse(`Unauthorized: ${error.message}`);
       }
       if (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value!);
       this.#cache.set(key, cached);
     }
-    return cached.outcome;
+    return cached;
   }
 
   async #check(token: string): Promise<Cached> {
-    const verified = await this.#verifier.verify(token, [...this.#audiences]);
-    const user = userClaims(verified.claims, verified.issuer, this.#config);
-    const rule = this.#ruleFor(user);
-    const missing = this.#config.scopes.filter((scope) => !user.scopes.includes(scope));
-    let outcome: AuthOutcome;
-    if (rule === undefined) {
-      outcome = {
-        ok: false,
-        status: 403,
-        message:
-          "Forbidden: you are signed in, but no rule of this gateway's auth.access admits you; ask its operator for access",
-      };
-    } else if (missing.length > 0) {
-      const scope = [...new Set([...user.scopes, ...this.#config.scopes])].join(" ");
-      outcome = {
-        ok: false,
-        status: 403,
-        message: `Forbidden: the token lacks the scope(s) ${missing.join(", ")}; sign in again granting them`,
-        wwwAuthenticate: `Bearer error="insufficient_scope", scope="${scope}"`,
-      };
-    } else {
-      const identity: { -readonly [K in keyof Identity]: Identity[K] } = {
-        key: principalKey(user),
-        via: "oauth",
-        issuer: verified.issuer,
-        scopes: user.scopes,
-        groups: user.groups,
-        operator: rule.operator === true,
-        expiresAt: verified.expiresAt,
-      };
-      if (user.sub !== undefined) identity.subject = user.sub;
-      if (user.email !== undefined) {
-        identity.email = user.email;
-        identity.emailVerified = user.emailVerified;
-      }
-      // For policies (`caller.claims`); not enumerable, as below: no JSON or log line carries them.
-      Object.defineProperty(identity, "claims", {
-        value: Object.freeze({ ...verified.claims }),
-        enumerable: false,
-      });
-      // For token exchange only: a function, and not enumerable, so that no JSON, log or
-      // comparison of the identity carries the token.
-      Object.defineProperty(identity, "accessToken", { value: () => token, enumerable: false });
-      if (user.client !== undefined) identity.client = user.client;
-      if (rule.profile !== undefined) identity.profile = rule.profile;
-      if (rule.mode !== undefined) identity.mode = rule.mode;
-      outcome = { ok: true, identity };
-    }
+    const verified = await this.#verifier.verify(token, [...this.#urls.audiences]);
+    const outcome = outcomeOf(verified, token, this.#config, this.#ruleFor);
+    const jkt = (verified.claims.cnf as { jkt?: unknown } | undefined)?.jkt;
+    if (typeof jkt === "string" && jkt !== "") return { token: verified, outcome, jkt };
+    // A `cnf` naming a key some other way (x5t#S256, a certificate) binds the token to what this
+    // gateway cannot check: refused rather than taken as a bearer.
+    if (verified.claims.cnf !== undefined)
+      throw new TokenRefused("the token is bound to a key by a method this gateway does not check (cnf)");
     return { token: verified, outcome };
   }
 
@@ -221,16 +292,21 @@ export class OAuthAuthenticator implements Authenticator {
     if (name !== "oauth-protected-resource") return undefined;
     if (suffix !== "" && !(ENDPOINTS as readonly string[]).includes(suffix)) return undefined;
     return {
-      resource: `${this.#base(request)}${suffix}`,
+      resource: `${this.#urls.base(request)}${suffix}`,
       authorization_servers: this.#config.issuers.map((issuer) => issuer.issuer),
       ...(this.#scopesSupported.length === 0 ? {} : { scopes_supported: this.#scopesSupported }),
       bearer_methods_supported: ["header"],
       resource_name: "mcplex",
+      dpop_signing_alg_values_supported: [...this.#dpop.algorithms],
+      ...(this.#dpop.required ? { dpop_bound_access_tokens_required: true } : {}),
     };
   }
 
   insufficientScope(request: AuthRequest, scope: string): string {
-    return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.#metadataUrl(request)}"`;
+    // In the scheme the token came under: a DPoP-bound token steps up as DPoP (RFC 9449 §7.1).
+    const scheme =
+      parseDpopAuthorization(headerOf(request, "authorization")).kind === "token" ? "DPoP" : "Bearer";
+    return `${scheme} error="insufficient_scope", scope="${scope}", resource_metadata="${this.#urls.metadataUrl(request)}"`;
   }
 
   #unauthorized(
@@ -240,59 +316,38 @@ export class OAuthAuthenticator implements Authenticator {
   ): AuthOutcome {
     const scope = this.#config.scopes.length === 0 ? "" : `, scope="${this.#config.scopes.join(" ")}"`;
     const code = error === undefined ? "" : `, error="${error}"`;
+    const metadata = this.#urls.metadataUrl(request);
+    // With DPoP required, the DPoP challenge alone (RFC 9449 §7.1). Otherwise the Bearer one
+    // as before: a client learns of DPoP from the resource metadata
+    // (`dpop_signing_alg_values_supported`), and a Bearer client's parser meets one scheme.
     return {
       ok: false,
       status: 401,
       message,
-      wwwAuthenticate: `Bearer resource_metadata="${this.#metadataUrl(request)}"${scope}${code}`,
+      wwwAuthenticate: this.#dpop.required
+        ? this.#dpop.challenge(metadata, this.#config.scopes, error)
+        : `Bearer resource_metadata="${metadata}"${scope}${code}`,
     };
   }
 
-  /** Where the metadata of the endpoint a request went to is published. */
-  #metadataUrl(request: AuthRequest): string {
-    return `${this.#base(request)}/.well-known/oauth-protected-resource${endpointOf(request.path)}`;
-  }
-
   /**
-   * The resource URL to name to this request's client: of the accepted bases, the one its Host
-   * names (so a client that came by `localhost` is told `localhost`), else the first. It names
-   * only URLs whose tokens are accepted; the Host only picks which.
+   * A 401 with the DPoP challenge (RFC 9449 §7.1): `invalid_token` (a bound token as a bearer,
+   * an unbound one as DPoP), `invalid_dpop_proof`, or `use_dpop_nonce` with a fresh nonce in
+   * `DPoP-Nonce` (§9), which rides on every DPoP refusal while nonces are on.
    */
-  #base(request: AuthRequest): string {
-    const bases = this.#bases;
-    if (bases.length > 1) {
-      const host = headerOf(request, "host")?.toLowerCase();
-      const named = bases.find((base) => base === `http://${host}`);
-      if (named !== undefined) return named;
-    }
-    return bases[0] ?? "http://127.0.0.1";
+  #dpopRefusal(
+    request: AuthRequest,
+    message: string,
+    error: "invalid_token" | "invalid_request" | "invalid_dpop_proof" | "use_dpop_nonce",
+  ): AuthOutcome {
+    return {
+      ok: false,
+      status: 401,
+      message,
+      wwwAuthenticate: this.#dpop.challenge(this.#urls.metadataUrl(request), this.#config.scopes, error),
+      ...(this.#dpop.usesNonce ? { headers: { "dpop-nonce": this.#dpop.nonce() } } : {}),
+    };
   }
-}
-
-/** The `aud` values accepted for the resource at `bases`: each, each endpoint of it, and `extra`. */
-function audiencesOf(bases: readonly string[], extra: readonly string[] = []): ReadonlySet<string> {
-  return new Set([
-    ...bases.flatMap((base) => [base, `${base}/`, ...ENDPOINTS.map((e) => `${base}${e}`)]),
-    ...extra,
-  ]);
-}
-
-/**
- * The key of a caller's identity (limits, caches, sessions, parked calls, task handles): its
- * issuer with its subject, hashed, as the credential vault keys users (`userKey`); `user:` for
- * a user, `client:` for a machine caller (no `sub`), so neither can be taken for the other.
- */
-function principalKey(user: UserClaims): string {
-  return user.sub === undefined
-    ? `client:${userKey(user.issuer, user.client ?? "")}`
-    : `user:${userKey(user.issuer, user.sub)}`;
-}
-
-/** Which resource a path belongs to: `/mcp`, `/sse` (with its `/messages`), `/ws`, or the server (""). */
-function endpointOf(path: string | undefined): string {
-  if (path === "/mcp" || path === "/sse" || path === "/ws") return path;
-  if (path === "/messages") return "/sse";
-  return "";
 }
 
 function headerOf(request: AuthRequest, name: string): string | undefined {

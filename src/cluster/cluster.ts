@@ -11,6 +11,7 @@ import { configDigest } from "./config-digest.js";
 import { type ForwardOutcome, forwardRequest } from "./forward.js";
 import { type Member, Membership } from "./membership.js";
 import { RedisCredentialVault } from "./redis-credential-vault.js";
+import { RedisDpopReplays } from "./redis-dpop-replay.js";
 import { type RedisEvent, RedisLink } from "./redis-link.js";
 import { RedisOAuthStore } from "./redis-oauth-store.js";
 import { RedisQuotaStore } from "./redis-quota-store.js";
@@ -73,6 +74,10 @@ export class Cluster implements ClusterLink {
   readonly rateLimit: RedisRateLimit;
   /** `quotas:` counted for every replica. */
   readonly quotaStore: RedisQuotaStore;
+  /** DPoP proofs' `jti`s seen by any replica (sign-in's `ProofReplays`). */
+  readonly dpopReplays: RedisDpopReplays;
+  /** What DPoP nonces are made with on every replica, so a nonce one issued holds at all. */
+  readonly dpopNonceKey: Buffer;
   readonly #credentials: ReplicaCredentials;
   readonly #oauthKey: Buffer;
   readonly #vaultKey: Buffer;
@@ -114,6 +119,8 @@ export class Cluster implements ClusterLink {
     );
     this.rateLimit = new RedisRateLimit(this.#link);
     this.quotaStore = new RedisQuotaStore(this.#link);
+    this.dpopReplays = new RedisDpopReplays(this.#link);
+    this.dpopNonceKey = deriveKey(options.secret, "dpop-nonce");
   }
 
   /**

@@ -5,6 +5,7 @@ import type {
   AuthConfig,
   AuthIssuerConfig,
   DashboardSignInConfig,
+  DpopConfig,
   ScopeRuleConfig,
 } from "./types.js";
 import type { ValueReader } from "./value-reader.js";
@@ -50,6 +51,7 @@ export function readAuth(
     "access",
     "require",
     "dashboard",
+    "dpop",
   ]);
   const auth: AuthConfig = {
     issuers: readIssuers(reader, node.issuers),
@@ -91,7 +93,47 @@ export function readAuth(
     auth.access = readAccess(reader, node.access, profiles, auth.issuers);
   const dashboard = readDashboard(reader, node.dashboard, auth.issuers);
   if (dashboard !== undefined) auth.dashboard = dashboard;
+  const dpop = readDpop(reader, node.dpop);
+  if (dpop !== undefined) auth.dpop = dpop;
   return auth;
+}
+
+/** DPoP proof algorithms accepted unless `auth.dpop.algorithms` says: asymmetric ones only (RFC 9449 §4.2). */
+export const DEFAULT_DPOP_ALGORITHMS: readonly string[] = DEFAULT_ALGORITHMS;
+const DEFAULT_DPOP_WINDOW_MS = 300_000;
+
+/** `auth.dpop`: whether DPoP-bound tokens are required, nonces, the proof algorithms and window. */
+function readDpop(reader: ValueReader, value: unknown): DpopConfig | undefined {
+  const node = reader.map(value, "auth.dpop");
+  if (node === undefined) return undefined;
+  reader.knownKeys(node, "auth.dpop", ["required", "nonce", "algorithms", "window"]);
+  const dpop: DpopConfig = {
+    required: reader.boolean(node.required, "auth.dpop.required") ?? false,
+    nonce: reader.boolean(node.nonce, "auth.dpop.nonce") ?? false,
+    algorithms: [...DEFAULT_DPOP_ALGORITHMS],
+    window: DEFAULT_DPOP_WINDOW_MS,
+  };
+  const algorithms = reader.stringList(node.algorithms, "auth.dpop.algorithms");
+  if (algorithms !== undefined) {
+    const refused = algorithms.filter((alg) => !DEFAULT_DPOP_ALGORITHMS.includes(alg));
+    if (refused.length > 0)
+      reader.fail(
+        "auth.dpop.algorithms",
+        `${refused.join(", ")} not accepted: a DPoP proof is signed with an asymmetric key (${DEFAULT_DPOP_ALGORITHMS.join(", ")})`,
+      );
+    else if (algorithms.length === 0) reader.fail("auth.dpop.algorithms", "must name at least one algorithm");
+    else dpop.algorithms = algorithms;
+  }
+  const window = reader.duration(node.window, "auth.dpop.window");
+  if (window !== undefined) {
+    if (window < 10_000 || window > 3_600_000)
+      reader.fail(
+        "auth.dpop.window",
+        'must be between 10 seconds and 1 hour: how long a proof stays good after it is signed, e.g. "5m"',
+      );
+    else dpop.window = window;
+  }
+  return dpop;
 }
 
 /** `auth.dashboard`: the issuer and client the web dashboard signs in with, and its scopes. */

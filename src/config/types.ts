@@ -551,6 +551,24 @@ export interface AuthConfig {
   require: ScopeRuleConfig[];
   /** How the web dashboard signs its user in (see {@link DashboardSignInConfig}); default: as below. */
   dashboard?: DashboardSignInConfig;
+  /** DPoP-bound tokens (RFC 9449, see {@link DpopConfig}); absent: accepted with valid proofs, not required. */
+  dpop?: DpopConfig;
+}
+
+/**
+ * `auth.dpop`: access tokens bound to a client's key (RFC 9449, SEP-1932). A bound token
+ * (`cnf.jkt`) is accepted only as `Authorization: DPoP <token>` with a valid `DPoP` proof,
+ * never as a plain bearer, whether or not this block is given.
+ */
+export interface DpopConfig {
+  /** Every token must be DPoP-bound: plain bearer tokens are refused. Default false. */
+  required: boolean;
+  /** Proofs must carry a nonce the gateway issued (`DPoP-Nonce`, RFC 9449 §9). Default false. */
+  nonce: boolean;
+  /** The proof signature algorithms accepted (asymmetric only). Default the SDK's list. */
+  algorithms: string[];
+  /** How long after its `iat` a proof is accepted (ms), and its `jti` remembered. Default 5 min. */
+  window: number;
 }
 
 /**

@@ -15,6 +15,15 @@ export interface AuthRequest {
   readonly path?: string;
   /** Set when the request carries several `Authorization` headers (`headers` holds the first). */
   readonly repeatedAuthorization?: true;
+  /** The request's method (`GET` for a WebSocket upgrade): what a DPoP proof's `htm` names. */
+  readonly method?: string;
+  /** How many `DPoP` headers it carries (RFC 9449 §4.3: exactly one with a DPoP-bound token). */
+  readonly dpopHeaders?: number;
+  /**
+   * Set for a request another replica forwarded, its replica credential verified: its DPoP
+   * proof was checked (and its `jti` spent) where it entered the cluster.
+   */
+  readonly fromReplica?: true;
 }
 
 /** A request turned away by an {@link Authenticator}: 401 with a challenge, or 403. */
@@ -22,11 +31,18 @@ export interface AuthRefusal {
   readonly status: 401 | 403;
   readonly message: string;
   readonly wwwAuthenticate?: string;
+  /** More headers for the answer (`DPoP-Nonce` with a `use_dpop_nonce` challenge). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** The outcome of {@link Authenticator.authenticate}. */
 export type AuthOutcome =
-  | { readonly ok: true; readonly identity: Identity }
+  | {
+      readonly ok: true;
+      readonly identity: Identity;
+      /** Headers for the answer to this request (a fresh `DPoP-Nonce`, RFC 9449 §8.2). */
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | ({ readonly ok: false } & AuthRefusal);
 
 /**
@@ -200,19 +216,37 @@ const isVisible = (c: number) => c >= 0x21 && c <= 0x7e;
  * parseBearer("Bearer \xA0") // { kind: "malformed", ... }
  */
 export function parseBearer(header: string | undefined): BearerHeader {
-  if (header === undefined || header.length < 6) return NONE;
-  for (let i = 0; i < 6; i++) {
-    // ASCII case-insensitive "bearer" without allocating a lowered copy.
-    if ((header.charCodeAt(i) | 0x20) !== "bearer".charCodeAt(i)) return NONE;
+  return parseScheme(header, "bearer", "Bearer");
+}
+
+/**
+ * Reads `Authorization: DPoP <token>` (RFC 9449 §7.1) as {@link parseBearer} reads Bearer: the
+ * scheme case-insensitive, one run of visible ASCII after it.
+ *
+ * @example
+ * parseDpopAuthorization("DPoP abc") // { kind: "token", token: "abc" }
+ * parseDpopAuthorization("Bearer abc") // { kind: "none" }
+ */
+export function parseDpopAuthorization(header: string | undefined): BearerHeader {
+  return parseScheme(header, "dpop", "DPoP");
+}
+
+/** `<scheme> 1*SP token` with `lower` the scheme in lower case and `name` as it is written. */
+function parseScheme(header: string | undefined, lower: string, name: string): BearerHeader {
+  const n = lower.length;
+  if (header === undefined || header.length < n) return NONE;
+  for (let i = 0; i < n; i++) {
+    // ASCII case-insensitive scheme without allocating a lowered copy.
+    if ((header.charCodeAt(i) | 0x20) !== lower.charCodeAt(i)) return NONE;
   }
-  let start = 6;
+  let start = n;
   while (start < header.length && isBlank(header.charCodeAt(start))) start++;
-  if (start === 6) {
-    return NONE; // "Bearer" alone, or another scheme such as "Bearerx"
+  if (start === n) {
+    return NONE; // the scheme alone, or another scheme such as "Bearerx"
   }
   let end = start;
   while (end < header.length && isVisible(header.charCodeAt(end))) end++;
-  if (end === start) return malformed("no token after Bearer");
+  if (end === start) return malformed(`no token after ${name}`);
   for (let i = end; i < header.length; i++) {
     if (!isBlank(header.charCodeAt(i))) return malformed("the token is followed by something else");
   }

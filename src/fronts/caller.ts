@@ -35,6 +35,8 @@ export interface Caller {
    * `scope` (a call refused with `ErrorCode.Forbidden`, `insufficient_scope`).
    */
   challenge?: (scope: string) => string;
+  /** Headers the authenticator gives the answer (a fresh `DPoP-Nonce`), set before it is written. */
+  responseHeaders?: Readonly<Record<string, string>>;
 }
 
 /** A caller let in: its identity, its rate-limit key, whether it is the operator, and its profile. */

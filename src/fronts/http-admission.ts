@@ -150,6 +150,7 @@ export class HttpAdmission {
       // Node keeps the first of several; a proxy in front may have read another. Counted off
       // the static tokens' fast path (there the first is compared, as before).
       ...(statics === undefined && authorizationHeaders(req) > 1 ? { repeatedAuthorization: true } : {}),
+      ...(statics === undefined ? dpopOf(req, from) : {}),
     };
     if (statics !== undefined) return this.#admitted(request, statics.authenticateNow(request), limited);
     return authenticator.authenticate(request).then((auth) => this.#admitted(request, auth, limited));
@@ -161,7 +162,10 @@ export class HttpAdmission {
       return {
         status: auth.status,
         message: auth.message,
-        headers: auth.wwwAuthenticate === undefined ? {} : { "www-authenticate": auth.wwwAuthenticate },
+        headers: {
+          ...auth.headers,
+          ...(auth.wwwAuthenticate === undefined ? {} : { "www-authenticate": auth.wwwAuthenticate }),
+        },
       };
     const { identity } = auth;
     if (limited) {
@@ -179,6 +183,7 @@ export class HttpAdmission {
       sseAllowed: true,
       ...(profile === undefined ? {} : { profile }),
       ...(mode === undefined ? {} : { mode }),
+      ...(auth.headers === undefined ? {} : { responseHeaders: auth.headers }),
     };
     const authenticator = this.#authenticator;
     if (authenticator.insufficientScope !== undefined && identity.via === "oauth") {
@@ -281,6 +286,25 @@ function authorizationHeaders(req: IncomingMessage): number {
   for (let i = 0; i < raw.length; i += 2)
     if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === "authorization") count++;
   return count;
+}
+
+/**
+ * What a DPoP proof is checked against besides the headers: the method, how many `DPoP`
+ * headers came (Node keeps the first of several), and whether another replica checked it.
+ */
+function dpopOf(
+  req: IncomingMessage,
+  from: "client" | "replica",
+): { method: string; dpopHeaders?: number; fromReplica?: true } {
+  const method = req.method ?? "GET";
+  if (req.headers.dpop === undefined) return { method };
+  const raw = req.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === "dpop") count++;
+  return from === "replica"
+    ? { method, dpopHeaders: count, fromReplica: true }
+    : { method, dpopHeaders: count };
 }
 
 /** The path of a request, without its query. */

@@ -62,6 +62,8 @@ export function mcpEndpoint(
     const admitted = await parts.admit(req);
     if ("status" in admitted) return sendRefusal(res, admitted);
     const { caller, internal } = admitted;
+    // A fresh DPoP nonce (RFC 9449 §8.2) rides on whatever answer this request gets.
+    for (const name in caller.responseHeaders) res.setHeader(name, caller.responseHeaders[name]!);
     // Another replica's session: GET and DELETE go there now, a POST once its body is read.
     if (cluster !== undefined && req.method !== "POST") {
       const routed = routeSession(cluster, req, res, internal, drain);

@@ -129,6 +129,8 @@ export class SseFront {
     const admitted = await this.#options.admit(req);
     if ("status" in admitted) return sendRefusal(res, admitted);
     const { caller, internal } = admitted;
+    // A fresh DPoP nonce (RFC 9449 §8.2) rides on whatever answer this request gets.
+    for (const name in caller.responseHeaders) res.setHeader(name, caller.responseHeaders[name]!);
     if (path === SSE_PATH) {
       if (req.method !== "GET") {
         res.writeHead(405, { allow: "GET" }).end();

@@ -47,6 +47,12 @@ export function attachWebSocketFront(
     maxPayload: options.maxBytes,
     handleProtocols: (protocols) => (protocols.has("mcp") ? "mcp" : false),
   });
+  // Headers the authenticator gives an upgrade's answer (a fresh DPoP nonce) ride on its 101.
+  const answerHeaders = new WeakMap<IncomingMessage, Readonly<Record<string, string>>>();
+  wss.on("headers", (lines: string[], req: IncomingMessage) => {
+    const extra = answerHeaders.get(req);
+    for (const name in extra) lines.push(`${name}: ${extra[name]}`);
+  });
   const refuse = (socket: Duplex, status: number, reason: string, headers: Record<string, string> = {}) => {
     const extra = Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
@@ -72,6 +78,7 @@ export function attachWebSocketFront(
     if (!protocols.split(",").some((p) => p.trim() === "mcp")) {
       return refuse(socket, 400, "Bad Request (the mcp subprotocol is required)");
     }
+    if (caller.responseHeaders !== undefined) answerHeaders.set(req, caller.responseHeaders);
     wss.handleUpgrade(req, socket, head, (ws) => {
       const inFlight = new InFlight(options.maxInFlight);
       const session = gateway.openSession(

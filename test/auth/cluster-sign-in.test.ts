@@ -18,6 +18,7 @@ import { COMMANDS, eventually, resultText, type ServeProcess, serveHttp } from "
 import { type NginxProcess, startNginx } from "../support/nginx.js";
 import { type AuthServer, connectWithSignIn, startAuthServer } from "../support/oidc-provider.js";
 import { type RedisProcess, startRedis } from "../support/redis.js";
+import { dpopClientProvider } from "./dpop-gateway.js";
 
 const SECRET = "cluster-sign-in-secret-0123456789abcdefgh";
 /** Reads /metrics and /readyz (static tokens keep working beside sign-in). */
@@ -197,5 +198,64 @@ describe("replicas behind nginx, one sign-in", () => {
     expect((await relayed()) - before).toBeGreaterThanOrEqual(2);
     // The same sign-in throughout: no second trip to the authorization server.
     expect(auth.redirects).toBe(1);
+  });
+
+  it("signs in with DPoP through nginx; a 2025 session's forwarded requests pass, and a captured proof replayed at either replica is refused", async () => {
+    const dpopAuth = await dpopClientProvider(as, "bob");
+    const relayed = () =>
+      Promise.all(
+        replicas.map((r) => metric(r, "mcplex_cluster_forwarded_total", ['outcome="relayed"'])),
+      ).then((counts) => counts.reduce((a, b) => a + b, 0));
+    const before = await relayed();
+    const seen: number[] = [];
+    /** The last DPoP proof (and token) a request carried, as an attacker on the path would see it. */
+    let captured: { authorization: string; dpop: string } | undefined;
+    const capture: FetchLike = async (input, init) => {
+      const headers = new Headers(init?.headers);
+      const proof = headers.get("dpop");
+      const response = await statuses(seen)(input, init);
+      if (proof !== null && response.status === 200 && init?.method === "POST")
+        captured = { authorization: headers.get("authorization")!, dpop: proof };
+      return response;
+    };
+    const client = new Client({ name: "cluster-dpop", version: "1.0.0" });
+    const transport = await connectWithSignIn(
+      client,
+      () => new StreamableHTTPClientTransport(new URL(nginx.url), { authProvider: dpopAuth, fetch: capture }),
+      dpopAuth,
+    );
+    try {
+      expect(dpopAuth.tokens()?.token_type.toLowerCase()).toBe("dpop");
+      const pids = new Set<string>();
+      for (let i = 0; i < 6; i++)
+        pids.add(resultText(await client.callTool({ name: "fx__pid", arguments: {} })));
+      // One owner ran every call; nginx sent some to the other replica, which checked the
+      // proof and forwarded them (the owner does not spend the jti a second time).
+      expect(pids.size).toBe(1);
+      expect(seen.filter((status) => status >= 400 && status !== 401)).toEqual([]);
+    } finally {
+      await transport.close();
+      await client.close();
+    }
+    expect((await relayed()) - before).toBeGreaterThanOrEqual(2);
+    expect(captured).toBeDefined();
+    // Its htu is nginx's URL (auth.resource): either replica checks it against that, and both
+    // know its jti is spent, one through Redis.
+    for (const replica of replicas) {
+      const answer = await fetch(`${replica.origin}/mcp`, {
+        method: "POST",
+        headers: {
+          ...captured!,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/list",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+      });
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get("www-authenticate")).toContain('error="invalid_dpop_proof"');
+      expect(await answer.text()).toContain("used before");
+    }
   });
 });

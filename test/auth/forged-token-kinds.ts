@@ -523,7 +523,8 @@ export const FORGERIES: readonly Forgery[] = [
   },
   {
     kind: "scheme: not Bearer",
-    refusal: /sign in, and send the access token|malformed/,
+    // An unbound token under DPoP: refused by DPoP (not bound), never taken as a bearer.
+    refusal: /sign in, and send the access token|malformed|not DPoP-bound/,
     async make(ctx) {
       const { random, valid } = ctx;
       const authorization = pick(random, [

@@ -266,7 +266,9 @@ function problemOf(
   if (status === forged.nodeRefuses) return undefined;
   if (status !== 401) return `answered ${status}, not 401`;
   const challenge = String(answer.headers["www-authenticate"] ?? "");
-  const expected = `Bearer resource_metadata="${gw.origin}/.well-known/oauth-protected-resource${target.metadata}"`;
+  // A token under the DPoP scheme is DPoP's to refuse (RFC 9449 §7.1): its challenge, the same metadata.
+  const scheme = String(forged.headers.authorization ?? "").startsWith("DPoP ") ? "DPoP" : "Bearer";
+  const expected = `${scheme} resource_metadata="${gw.origin}/.well-known/oauth-protected-resource${target.metadata}"`;
   if (!challenge.startsWith(expected)) return `401 without the challenge (${challenge})`;
   if (answer.body.includes('"result"')) return "an MCP result in a 401";
   // Refused by the check the kind aims at, not by chance on another (that one would go untried).

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { type RunningGateway, serve } from "../../src/assembly/serve.js";
 import { parseConfig } from "../../src/config/parse-config.js";
+import { DEFAULT_DPOP_ALGORITHMS } from "../../src/config/read-auth.js";
 import { WebSocketClientTransport } from "../../src/upstream/websocket-transport.js";
 import { issuesOf } from "../support/config-errors.js";
 import { COMMANDS, postRev2026, rawHttp, resultText, rev2026Request } from "../support/gateway.js";
@@ -159,6 +160,7 @@ describe("the protected-resource metadata (RFC 9728)", () => {
         scopes_supported: ["mcp", "gh:write"],
         bearer_methods_supported: ["header"],
         resource_name: "mcplex",
+        dpop_signing_alg_values_supported: [...DEFAULT_DPOP_ALGORITHMS],
       });
     }
     const other = await rawHttp(`${origin}/.well-known/oauth-protected-resource/dashboard`, {
