@@ -1,7 +1,8 @@
 /**
  * The tools of the conformance "everything" server that need no input from the client: content
- * blocks of every kind, an error result, progress and logging, the header-mirroring tool and the
- * JSON Schema 2020-12 tool (the `server-stateless` list-change hooks are in list-change-triggers.ts).
+ * blocks of every kind, an error result, progress and logging, a reconnection, the header-mirroring
+ * tool and the JSON Schema 2020-12 tool (the `server-stateless` list-change hooks are in
+ * list-change-triggers.ts).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -137,6 +138,18 @@ export function registerContentTools(server: McpServer): void {
         if (i < steps.length - 1) await sleep(50, undefined, { signal: ctx.mcpReq.signal });
       }
       return text("logged three messages");
+    },
+  );
+
+  // The (pending) `server-sse-polling` scenario calls it: over HTTP with an event store it would
+  // close the call's SSE stream for the client to resume; elsewhere it only takes a moment.
+  server.registerTool(
+    "test_reconnection",
+    { description: "Closes the call's SSE stream where it can, then answers after a moment." },
+    async (ctx: ServerContext) => {
+      ctx.http?.closeSSE?.();
+      await sleep(100, undefined, { signal: ctx.mcpReq.signal });
+      return text("Reconnection test completed");
     },
   );
 
