@@ -18,7 +18,7 @@ import {
   clientScenarioTest,
   PENDING_SERVER_SCENARIOS,
   SERVER_EXCEPTIONS,
-  SERVER_NOTES,
+  SERVER_EXCEPTIONS_BEHIND_2025,
   type ScenarioException,
 } from "../test/conformance/scenario-outcomes.js";
 import { NODE_22 } from "../test/support/node22.js";
@@ -125,8 +125,9 @@ export function serverSuites(scenario: ListedScenario): Array<"draft" | "pending
   return suites.length === 0 ? ["active"] : suites;
 }
 
-function outcomeCell(exception: ScenarioException | undefined, note?: string): string {
-  if (exception === undefined) return note === undefined ? "pass" : `pass (${note})`;
+function outcomeCell(exception: ScenarioException | undefined, behind2025?: ScenarioException): string {
+  if (exception === undefined)
+    return behind2025 === undefined ? "pass" : `pass; ${behind2025.kind} behind a 2025 upstream: ${behind2025.reason}`;
   const kind = { skipped: "skipped by the suite", "not-exercised": "not exercised", fails: "fails" }[exception.kind];
   return `${kind}: ${exception.reason}`;
 }
@@ -156,7 +157,7 @@ export function conformancePage(list: RunnerList, version: string): string {
       s.versions.join(", "),
       serverSuites(s).join(", "),
       scoredCell("server", s.name, scores),
-      outcomeCell(SERVER_EXCEPTIONS[s.name], SERVER_NOTES[s.name]),
+      outcomeCell(SERVER_EXCEPTIONS[s.name], SERVER_EXCEPTIONS_BEHIND_2025[s.name]),
     ),
   );
   const client = list.client.map((s) => {
@@ -191,7 +192,8 @@ export function conformancePage(list: RunnerList, version: string): string {
     "(test/conformance/everything-server.ts, test/fixtures/servers/tasks-server.ts and",
     "skills-server.mjs): test/conformance/gateway-draft-conformance.test.ts runs the runner's",
     "`--suite all`, `--suite draft` and `--suite pending`, each scenario at its default wire",
-    "(2026-07-28 for the draft and extension scenarios, 2025-11-25 for the others).",
+    "(2026-07-28 for the draft and extension scenarios, 2025-11-25 for the others), in front of",
+    "2026 fixtures, and `--suite all` again in front of 2025 ones (the tasks fixture stays 2026).",
     "gateway-server-conformance.test.ts runs both requirement sets in front of a 2026 and a 2025",
     "upstream. *Suite*: `active` is the runner's default, `draft` the scenarios new in 2026-07-28,",
     "`pending` those the suite's own reference fixture cannot pass yet.",
