@@ -14,6 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parse } from "yaml";
 import {
+  AUTHORIZATION_SERVER_REASON,
   CLIENT_EXCEPTIONS,
   clientScenarioTest,
   PENDING_SERVER_SCENARIOS,
@@ -144,9 +145,6 @@ function scoredCell(side: string, name: string, scores: ReturnType<typeof scorin
 const row = (name: string, ...cells: string[]) =>
   `| \`${name}\` | ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`;
 
-const NOT_AN_AUTHORIZATION_SERVER =
-  "not applicable: mcplex is no authorization server (it signs users in with one and checks its tokens)";
-
 /** The page's text for this runner list. */
 export function conformancePage(list: RunnerList, version: string): string {
   const scores = scoring();
@@ -171,7 +169,7 @@ export function conformancePage(list: RunnerList, version: string): string {
     );
   });
   const authorization = list.authorization.map((s) =>
-    row(s.name, s.versions.join(", "), NOT_AN_AUTHORIZATION_SERVER),
+    row(s.name, s.versions.join(", "), AUTHORIZATION_SERVER_REASON),
   );
   return [
     "# Conformance",

@@ -106,6 +106,10 @@ export const CLIENT_EXCEPTIONS: Readonly<Record<string, ScenarioException>> = {
   },
 };
 
+/** Why the authorization server scenarios (`list`'s third section) are not for mcplex. */
+export const AUTHORIZATION_SERVER_REASON =
+  "not applicable: mcplex is no authorization server (it signs users in with one and checks its tokens)";
+
 /** Client scenarios client-conformance.test.ts runs beyond the requirement sets' lists. */
 export const CLIENT_EXTRAS: readonly string[] = [
   "auth/client-credentials-basic",
