@@ -165,7 +165,7 @@ export function conformancePage(list: RunnerList, version: string): string {
       s.versions.join(", "),
       scoredCell("client", s.name, scores),
       outcomeCell(CLIENT_EXCEPTIONS[s.name]),
-      test === undefined ? "none" : `test/conformance/${test}`,
+      `test/conformance/${test}`,
     );
   });
   const authorization = list.authorization.map((s) =>
