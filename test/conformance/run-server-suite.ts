@@ -28,6 +28,9 @@ export const CONFORMANCE_CLI = join(CONFORMANCE_DIR, "dist", "index.js");
 
 export type RequirementSet = "2025-11-25" | "2026-07-28";
 
+/** The runner's `--suite` values: `active` leaves out the pending and the draft scenarios. */
+export type Suite = "active" | "all" | "draft" | "pending";
+
 export type CheckStatus = "SUCCESS" | "FAILURE" | "WARNING" | "SKIPPED" | "INFO";
 
 export interface Check {
@@ -53,7 +56,10 @@ export interface ServerSuiteRun {
   output: string;
   /** One entry per scenario that wrote a checks.json. */
   results: Map<string, ScenarioResult>;
-  /** Scenarios the run had to cover: the requirement set's server list, or the one `scenario`. */
+  /**
+   * Scenarios the run had to cover: the requirement set's server list, the one `scenario`, or
+   * the scenarios the runner said it would run for a `suite`.
+   */
   required: string[];
 }
 
@@ -62,6 +68,8 @@ export interface ServerSuiteOptions {
   url: string;
   /** Run exactly the server scenarios this revision requires (plus its not-scored ones). */
   requirements?: RequirementSet;
+  /** Run one of the runner's suites, each scenario at its default wire. */
+  suite?: Suite;
   /** Run one scenario instead (with `specVersion` for the wire revision). */
   scenario?: string;
   specVersion?: RequirementSet;
@@ -107,8 +115,11 @@ export async function runServerSuite(options: ServerSuiteOptions): Promise<Serve
   } else if (options.requirements !== undefined) {
     args.push("--requirements", options.requirements);
     required = (await serverRequirements(options.requirements)).scored;
+  } else if (options.suite !== undefined) {
+    args.push("--suite", options.suite);
+    required = [];
   } else {
-    throw new TypeError("runServerSuite needs `requirements` or `scenario`");
+    throw new TypeError("runServerSuite needs `requirements`, `suite` or `scenario`");
   }
   if (options.scenarioTimeoutMs !== undefined) args.push("--timeout", String(options.scenarioTimeoutMs));
 
@@ -123,6 +134,7 @@ export async function runServerSuite(options: ServerSuiteOptions): Promise<Serve
     args.push("--output-dir", outputDir);
     const { exitCode, output } = await runProcess(NODE_22, args, work, options.signal);
     const results = await readResults(outputDir);
+    if (options.suite !== undefined) required = suiteScenarios(output);
     return { exitCode, output, results, required };
   } finally {
     await rm(work, { recursive: true, force: true });
@@ -147,6 +159,36 @@ export function unmetRequirements(run: ServerSuiteRun, scenarios: string[] = run
     }
   }
   return problems;
+}
+
+/**
+ * The scenarios a `--suite` run announced, in order: `Running <suite> suite (<n> scenarios)`, then
+ * `=== Running scenario: <name> ===` before each. Throws when the count and the names disagree.
+ */
+export function suiteScenarios(output: string): string[] {
+  const announced = /Running \w+ suite \((\d+) scenarios\)/.exec(output)?.[1];
+  const names = [...output.matchAll(/^=== Running scenario: (\S+) ===$/gm)].map((m) => m[1]!);
+  if (announced === undefined || Number(announced) !== names.length)
+    throw new Error(
+      `the runner announced ${announced ?? "no"} scenarios and ran ${names.length}:\n${output.slice(-2000)}`,
+    );
+  return names;
+}
+
+/**
+ * What one scenario's checks add up to. `pass`: something succeeded, nothing failed or warned.
+ * `skipped`: the scenario skipped itself (every check SKIPPED). `not-exercised`: no check
+ * succeeded and none failed (only INFO: the scenario found nothing it could test). `warns`:
+ * passed with warnings. `fails`: a check failed. `no-result`: no checks.json at all.
+ */
+export type ScenarioOutcome = "pass" | "skipped" | "not-exercised" | "warns" | "fails" | "no-result";
+
+export function scenarioOutcome(result: ScenarioResult | undefined): ScenarioOutcome {
+  if (result === undefined) return "no-result";
+  if (result.failed > 0) return "fails";
+  if (result.checks.length > 0 && result.checks.every((c) => c.status === "SKIPPED")) return "skipped";
+  if (result.passed === 0) return "not-exercised";
+  return result.warnings > 0 ? "warns" : "pass";
 }
 
 /** `name: passed/failed` lines, for a readable summary. */

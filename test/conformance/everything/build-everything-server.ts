@@ -4,8 +4,9 @@
  */
 import { McpServer } from "@modelcontextprotocol/server";
 import { registerClientInputTools } from "./client-input-tools.js";
-import { type ListChangeNotifier, registerContentTools } from "./content-tools.js";
+import { registerContentTools } from "./content-tools.js";
 import { registerInputRequiredTools, requestStateCodec } from "./input-required-tools.js";
+import { type ListChangeNotifier, registerListChangeTriggers } from "./list-change-triggers.js";
 import { registerPrompts, registerResources } from "./resources-and-prompts.js";
 
 export type Era = "legacy" | "modern";
@@ -47,7 +48,8 @@ export function buildEverythingServer(options: EverythingServerOptions): McpServ
     toolsChanged: () => server.sendToolListChanged(),
     promptsChanged: () => server.sendPromptListChanged(),
   };
-  registerContentTools(server, notifier);
+  registerContentTools(server);
+  registerListChangeTriggers(server, notifier);
   registerClientInputTools(server);
   registerInputRequiredTools(server);
   registerResources(server, options.era);

@@ -1,7 +1,8 @@
 /**
  * The tools of the conformance "everything" server that need no input from the client: content
- * blocks of every kind, an error result, progress and logging, the 2026 diagnostic tools of the
- * `server-stateless` scenario and the JSON Schema 2020-12 tool.
+ * blocks of every kind, an error result, progress and logging, a reconnection, the header-mirroring
+ * tool and the JSON Schema 2020-12 tool (the `server-stateless` list-change hooks are in
+ * list-change-triggers.ts).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -12,16 +13,7 @@ import {
   type McpServer,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import * as z from "zod/v4";
 import { PNG_BASE64, WAV_BASE64 } from "./media.js";
-
-/** Where the trigger tools announce list changes (the HTTP handler's bus, or the instance itself). */
-export interface ListChangeNotifier {
-  toolsChanged(): void;
-  promptsChanged(): void;
-}
-
-const noArgs = z.object({});
 
 function text(value: string): CallToolResult {
   return { content: [{ type: "text", text: value }] };
@@ -65,7 +57,7 @@ const X_MCP_HEADER_INPUT = {
   },
 } as const;
 
-export function registerContentTools(server: McpServer, notifier: ListChangeNotifier): void {
+export function registerContentTools(server: McpServer): void {
   server.registerTool("test_simple_text", { description: "Returns one text block." }, () =>
     text("This is a simple text response for testing."),
   );
@@ -149,6 +141,18 @@ export function registerContentTools(server: McpServer, notifier: ListChangeNoti
     },
   );
 
+  // The (pending) `server-sse-polling` scenario calls it: over HTTP with an event store it would
+  // close the call's SSE stream for the client to resume; elsewhere it only takes a moment.
+  server.registerTool(
+    "test_reconnection",
+    { description: "Closes the call's SSE stream where it can, then answers after a moment." },
+    async (ctx: ServerContext) => {
+      ctx.http?.closeSSE?.();
+      await sleep(100, undefined, { signal: ctx.mcpReq.signal });
+      return text("Reconnection test completed");
+    },
+  );
+
   // The `server-stateless` diagnostics (2026): each one exercises one rule of the stateless era.
   server.registerTool(
     "test_logging_tool",
@@ -181,24 +185,6 @@ export function registerContentTools(server: McpServer, notifier: ListChangeNoti
           }),
         },
       });
-    },
-  );
-
-  server.registerTool(
-    "test_trigger_tool_change",
-    { description: "Announces tools/list_changed to open subscriptions.", inputSchema: noArgs },
-    () => {
-      notifier.toolsChanged();
-      return text("tools/list_changed announced");
-    },
-  );
-
-  server.registerTool(
-    "test_trigger_prompt_change",
-    { description: "Announces prompts/list_changed to open subscriptions.", inputSchema: noArgs },
-    () => {
-      notifier.promptsChanged();
-      return text("prompts/list_changed announced");
     },
   );
 
