@@ -408,7 +408,7 @@ function readOAuth(ctx: ReadContext, value: unknown, path: string): OAuthConfig 
   else if (grant !== undefined) {
     reader.fail(
       joinPath(path, "grant"),
-      `${describeValue(grant)} is not a grant; use ${OAUTH_GRANTS.join(", ")}`,
+      `${describeValue(grant)} is not a grant; use ${OAUTH_GRANTS.slice(0, -1).join(", ")} or ${OAUTH_GRANTS.at(-1)}`,
     );
   }
   readOAuthGrants(reader, node, path, oauth, (file) => resolveReadPath(ctx, file));
