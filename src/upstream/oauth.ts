@@ -134,18 +134,25 @@ export class ServerOAuthProvider implements OAuthClientProvider {
    */
   async dpop(): Promise<DpopSession | undefined> {
     if (this.#config.dpop !== true) return undefined;
-    this.#dpop ??= (async () => {
-      const stored = (await this.#record).dpop;
-      if (stored !== undefined)
-        return { session: await DpopSession.create({ keyPair: await openDpopKey(stored) }), record: stored };
-      const { keyPair, record } = await createDpopKey();
-      await this.#update({ dpop: record });
-      return { session: await DpopSession.create({ keyPair }), record };
-    })();
-    // A failed load is tried again by the next request rather than kept.
-    this.#dpop.catch(() => {
-      this.#dpop = undefined;
-    });
+    if (this.#dpop === undefined) {
+      const loading = (async () => {
+        const stored = (await this.#record).dpop;
+        if (stored !== undefined) {
+          return {
+            session: await DpopSession.create({ keyPair: await openDpopKey(stored) }),
+            record: stored,
+          };
+        }
+        const { keyPair, record } = await createDpopKey();
+        await this.#update({ dpop: record });
+        return { session: await DpopSession.create({ keyPair }), record };
+      })();
+      this.#dpop = loading;
+      // A failed load is tried again by the next request rather than kept.
+      loading.catch(() => {
+        if (this.#dpop === loading) this.#dpop = undefined;
+      });
+    }
     return (await this.#dpop).session;
   }
 
