@@ -90,6 +90,10 @@ export const ERROR_CODES = {
     "A per-user server called by a caller who did not sign in (static token, stdio, library).",
   TOKEN_EXCHANGE_FAILED:
     "A token exchange (RFC 8693) for a server was refused or failed: the provider's answer is in the message.",
+  OAUTH_GRANT_REFUSED:
+    "An authorization server or identity provider refused a grant mcplex asked without a person (JWT-bearer, ID-JAG): the message says which step refused and why.",
+  OAUTH_ASSERTION_UNAVAILABLE:
+    "The token mcplex presents for a server (`oauth.assertion`, `oauth.idJag.idToken`) could not be read: the file or command is named.",
 } as const satisfies Record<string, string>;
 
 /** Stable machine-readable codes of local errors: the keys of {@link ERROR_CODES}. */

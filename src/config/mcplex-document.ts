@@ -84,7 +84,7 @@ function serverEntry(server: Exclude<ServerConfig, { transport: "local" }>): Raw
       entry.url = server.url;
       entry.transport = server.transport;
       if (Object.keys(server.headers).length > 0) entry.headers = { ...server.headers };
-      if (server.oauth !== undefined) entry.oauth = { ...server.oauth };
+      if (server.oauth !== undefined) entry.oauth = structuredClone(server.oauth);
   }
   for (const key of ["enabled", "timeout", "startTimeout", "lazy"] as const) {
     if (server[key] !== SERVER_DEFAULTS[key]) entry[key] = server[key];

@@ -5,6 +5,7 @@ import { describeValue, joinPath } from "./config-issues.js";
 import { readBackoff, readBreaker } from "./read-breaker.js";
 import { readCache } from "./read-cache.js";
 import { readCredentials } from "./read-credentials.js";
+import { OAUTH_GRANT_KEYS, OAUTH_GRANTS, readOAuthGrants } from "./read-oauth-grants.js";
 import { readOverrides } from "./read-overrides.js";
 import {
   misplacedReplayKeys,
@@ -56,7 +57,7 @@ const OAUTH_TEXT_KEYS = [
   "signingAlgorithm",
   "scope",
 ] as const;
-const OAUTH_KEYS = ["grant", "redirectUrl", "clientMetadataUrl", ...OAUTH_TEXT_KEYS];
+const OAUTH_KEYS = ["grant", "redirectUrl", "clientMetadataUrl", ...OAUTH_TEXT_KEYS, ...OAUTH_GRANT_KEYS];
 /** Where `mcplex auth login` listens for the authorization server's redirect, unless configured. */
 export const DEFAULT_OAUTH_REDIRECT = "http://127.0.0.1:8421/callback";
 const WORKSPACE_KEYS = ["root", "allowWrite", "rules"];
@@ -402,13 +403,15 @@ function readOAuth(ctx: ReadContext, value: unknown, path: string): OAuthConfig 
   for (const secret of [oauth.clientSecret, oauth.privateKey])
     if (secret !== undefined) reader.markSecret(secret);
   const grant = text("grant");
-  if (grant === "client_credentials" || grant === "authorization_code") oauth.grant = grant;
+  const known = OAUTH_GRANTS.find((g) => g === grant);
+  if (known !== undefined) oauth.grant = known;
   else if (grant !== undefined) {
     reader.fail(
       joinPath(path, "grant"),
-      `${describeValue(grant)} is not a grant; use authorization_code or client_credentials`,
+      `${describeValue(grant)} is not a grant; use ${OAUTH_GRANTS.slice(0, -1).join(", ")} or ${OAUTH_GRANTS.at(-1)}`,
     );
   }
+  readOAuthGrants(reader, node, path, oauth, (file) => resolveReadPath(ctx, file));
   if (oauth.clientId === undefined && (oauth.clientSecret !== undefined || oauth.privateKey !== undefined)) {
     reader.fail(path, "a client secret or private key needs its clientId");
   }

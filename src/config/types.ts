@@ -235,12 +235,38 @@ export interface OAuthConfig {
   /**
    * `authorization_code` (default): a person approves once in a browser. `client_credentials`:
    * mcplex is the client itself, authenticated by `clientSecret` or `privateKey`; no browser.
+   * `jwt-bearer`: workload identity federation (RFC 7523), the platform's JWT in `assertion`.
+   * `id-jag`: enterprise-managed authorization (SEP-990), the grant asked of `idJag`'s provider.
    */
-  grant: "authorization_code" | "client_credentials";
+  grant: "authorization_code" | "client_credentials" | "jwt-bearer" | "id-jag";
   /** PEM private key for `private_key_jwt` client authentication (client credentials). */
   privateKey?: string;
   /** JWS algorithm of `privateKey`'s assertions. Default RS256. */
   signingAlgorithm?: string;
+  /** `jwt-bearer`: where the workload's JWT is read, afresh for each token request. */
+  assertion?: TokenSource;
+  /** Sender-constrained tokens (DPoP, RFC 9449): a key pair kept sealed with the tokens signs a proof per request. */
+  dpop?: boolean;
+  /** `id-jag`: the company's identity provider, and where the user's ID token comes from. */
+  idJag?: IdJagConfig;
+}
+
+/**
+ * A token mcplex reads when it needs one: a file read each time (a projected service-account
+ * token that rotates), a command run each time (its stdout), or a value written in the config.
+ */
+export type TokenSource = { file: string } | { command: string[] } | { value: string };
+
+/** `oauth.idJag`: the identity provider that exchanges the user's ID token for an ID-JAG (RFC 8693). */
+export interface IdJagConfig {
+  /** The provider's token endpoint; or give `issuer` and it is discovered. */
+  tokenEndpoint?: string;
+  issuer?: string;
+  /** mcplex's client at the identity provider. */
+  clientId: string;
+  clientSecret?: string;
+  /** The user's ID token (from the provider's sign-in). */
+  idToken: TokenSource;
 }
 
 /** A server's `credentials:` (see {@link ServerCommon.credentials}). */

@@ -4,6 +4,7 @@ import {
   auth,
   computeScopeUnion,
   createPrivateKeyJwtAuth,
+  DpopSession,
   extractWWWAuthenticateParams,
   type FetchLike,
   isStrictScopeSuperset,
@@ -13,14 +14,19 @@ import {
   type OAuthDiscoveryState,
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
+  withDpopFromProvider,
 } from "@modelcontextprotocol/client";
 import type { OAuthConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
+import { authorizeWithAssertion, isAssertionGrant } from "./authorize-with-assertion.js";
+import { createDpopKey, type DpopKeyRecord, openDpopKey } from "./dpop-key.js";
 
 /** What is kept of one server's authorization between runs. */
 export interface OAuthRecord {
   client?: StoredOAuthClientInformation;
   tokens?: StoredOAuthTokens;
+  /** The DPoP key pair the tokens are bound to (`oauth.dpop`): private, sealed with them. */
+  dpop?: DpopKeyRecord;
 }
 
 /** Where servers' OAuth records live: the secret store for the CLI, memory by default. */
@@ -79,6 +85,8 @@ export class ServerOAuthProvider implements OAuthClientProvider {
   #grant: { code: string; iss?: string } | undefined;
   /** Discovered metadata: kept for this connection only, so connecting writes nothing. */
   #discovery: OAuthDiscoveryState | undefined;
+  /** The DPoP key in use and its session (nonces), once loaded or made (`oauth.dpop`). */
+  #dpop: Promise<{ session: DpopSession; record: DpopKeyRecord }> | undefined;
   /** Signs a `private_key_jwt` assertion for each token request, when a private key is configured. */
   readonly addClientAuthentication: AddClientAuthentication | undefined;
   /** The client credentials grant's token request; the authorization code grant uses the SDK's. */
@@ -106,9 +114,46 @@ export class ServerOAuthProvider implements OAuthClientProvider {
     return this.#machine ? undefined : this.#config.redirectUrl;
   }
 
-  /** The client credentials grant: mcplex authenticates as itself and nobody is asked. */
+  /** The server these authorizations are for. */
+  get server(): string {
+    return this.#server;
+  }
+
+  get config(): OAuthConfig {
+    return this.#config;
+  }
+
+  /** The client credentials and assertion grants: mcplex authenticates as itself and nobody is asked. */
   get #machine(): boolean {
-    return this.#config.grant === "client_credentials";
+    return this.#config.grant === "client_credentials" || isAssertionGrant(this.#config);
+  }
+
+  /**
+   * With `oauth.dpop`, the DPoP session whose key signs every proof: the key kept in the
+   * server's record (sealed by the store), made and saved there the first time.
+   */
+  async dpop(): Promise<DpopSession | undefined> {
+    if (this.#config.dpop !== true) return undefined;
+    if (this.#dpop === undefined) {
+      const loading = (async () => {
+        const stored = (await this.#record).dpop;
+        if (stored !== undefined) {
+          return {
+            session: await DpopSession.create({ keyPair: await openDpopKey(stored) }),
+            record: stored,
+          };
+        }
+        const { keyPair, record } = await createDpopKey();
+        await this.#update({ dpop: record });
+        return { session: await DpopSession.create({ keyPair }), record };
+      })();
+      this.#dpop = loading;
+      // A failed load is tried again by the next request rather than kept.
+      loading.catch(() => {
+        if (this.#dpop === loading) this.#dpop = undefined;
+      });
+    }
+    return (await this.#dpop).session;
   }
 
   get clientMetadataUrl(): string | undefined {
@@ -160,7 +205,10 @@ export class ServerOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
-    await this.#update({ tokens });
+    // Saved with the key they are bound to: a key rotated meanwhile by another process does not
+    // end up beside tokens it cannot present.
+    const dpop = this.#dpop === undefined ? undefined : (await this.#dpop).record;
+    await this.#update(dpop === undefined ? { tokens } : { tokens, dpop });
   }
 
   discoveryState(): OAuthDiscoveryState | undefined {
@@ -257,12 +305,16 @@ export function oauthFetch(
   base: FetchLike = fetch,
 ): FetchLike {
   let authorizing: Promise<void> | undefined;
+  // Innermost, below the Bearer header and the 401 handling: a DPoP-bound token goes out as
+  // `DPoP <token>` with a fresh proof, and a resource server's use_dpop_nonce is answered once.
+  // Token requests go out on `base`: the SDK signs their proofs itself.
+  const resource = provider.config.dpop === true ? withDpopFromProvider(provider)(base) : base;
   return async (input, init) => {
     const send = async () => {
       const headers = new Headers(init?.headers);
       const token = (await provider.tokens())?.access_token;
       if (token !== undefined) headers.set("authorization", `Bearer ${token}`);
-      return { response: await base(input, { ...init, headers }), token };
+      return { response: await resource(input, { ...init, headers }), token };
     };
     const first = await send();
     if (!needsAuthorization(first.response)) return first.response;
@@ -320,6 +372,7 @@ export async function authorizeServer(
   options: { fetchFn?: FetchLike; resourceMetadataUrl?: URL; scope?: string; force?: boolean } = {},
 ): Promise<void> {
   const { force = false, ...rest } = options;
+  if (isAssertionGrant(provider.config)) return authorizeWithAssertion(provider, serverUrl, rest);
   const first = await auth(provider, { serverUrl, ...rest, forceReauthorization: force });
   if (first === "AUTHORIZED") return;
   const grant = provider.takeGrant();
@@ -331,4 +384,24 @@ export async function authorizeServer(
     ...(grant.iss === undefined ? {} : { iss: grant.iss }),
   });
   if (second !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens for the code");
+}
+
+/**
+ * Replaces `server`'s DPoP key pair in `store` with a new one, and drops its tokens: they are
+ * bound to the old key and no longer usable. The next connection (or `mcplex auth login`)
+ * gets tokens bound to the new key. Returns the thumbprints (RFC 7638), old and new.
+ */
+export async function rotateDpopKey(
+  store: OAuthStore,
+  server: string,
+): Promise<{ previous?: string; thumbprint: string }> {
+  const rotate = async () => {
+    const record = (await store.load(server)) ?? {};
+    const previous = record.dpop === undefined ? undefined : (await openDpopKey(record.dpop)).thumbprint;
+    const { keyPair, record: dpop } = await createDpopKey(record.dpop?.alg);
+    const { tokens: _bound, ...rest } = record;
+    await store.save(server, { ...rest, dpop });
+    return { ...(previous === undefined ? {} : { previous }), thumbprint: keyPair.thumbprint };
+  };
+  return store.exclusive === undefined ? rotate() : store.exclusive(server, rotate);
 }

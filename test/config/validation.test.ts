@@ -329,7 +329,7 @@ describe("YAML conveniences", () => {
       "client_credentials needs clientId and either clientSecret or privateKey",
     );
     expect(machine.issues.find((i) => i.path === "servers.f.oauth.grant")?.message).toContain(
-      "use authorization_code or client_credentials",
+      "use authorization_code, client_credentials, jwt-bearer or id-jag",
     );
   });
 });

@@ -68,8 +68,16 @@ describe("official MCP conformance client suite", () => {
     "auth/iss-normalized",
   ]);
 
-  // Scenarios beyond the scored lists that the hub is expected to pass as well.
-  const machine = ["auth/client-credentials-basic", "auth/client-credentials-jwt"];
+  // Scenarios beyond the scored lists that the hub is expected to pass as well: the extensions
+  // (client credentials, workload identity federation, DPoP, enterprise-managed authorization).
+  const machine = [
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/wif-jwt-bearer",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/enterprise-managed-authorization",
+  ];
   const extra: Record<string, string[]> = {
     "2025-11-25": [...machine],
     "2026-07-28": ["json-schema-2020-12-preservation", ...machine],
@@ -101,28 +109,7 @@ describe("official MCP conformance client suite", () => {
         ROOT,
       );
       const results = await readResults(out);
-
-      const failures: string[] = [];
-      const counts: Record<string, string> = {};
-      for (const scenario of mustPass) {
-        const result = results.get(scenario);
-        if (result === undefined) {
-          failures.push(`${scenario}: no results`);
-          continue;
-        }
-        const bad = result.checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
-        const passed = result.checks.filter((c) => c.status === "SUCCESS").length;
-        counts[scenario] = `${passed}/${result.checks.length}`;
-        if (passed === 0) failures.push(`${scenario}: no passing checks`);
-        for (const c of bad)
-          failures.push(`${scenario}: ${c.status} ${c.id} ${c.name}: ${c.errorMessage ?? ""}`);
-        const finished = result.stdout.includes(`${DONE_MARKER} ${scenario}`);
-        if (!finished && !refusals.has(scenario)) {
-          failures.push(`${scenario}: the client did not finish the scenario`);
-        }
-        if (finished && refusals.has(scenario))
-          failures.push(`${scenario}: the client went on; it must stop`);
-      }
+      const { failures, counts } = judge(results, mustPass, refusals);
       const at = output.indexOf("=== SUITE SUMMARY ===");
       const summary = at === -1 ? output.slice(-5000) : output.slice(at);
       console.log(`conformance ${revision} (passed/checks): ${JSON.stringify(counts)}`);
@@ -130,7 +117,86 @@ describe("official MCP conformance client suite", () => {
       expect(code, summary).toBe(0);
     });
   }
+
+  // The whole suite at once: some fifty clients start together, so it gets a longer budget.
+  it("passes every client scenario of --suite all, extensions and 2025-03-26 back-compat included", {
+    timeout: 600_000,
+  }, async () => {
+    // The runner is the version package.json pins, not whatever is newest.
+    const pinned = (
+      JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+        devDependencies: Record<string, string>;
+      }
+    ).devDependencies["@modelcontextprotocol/conformance"];
+    const installed = (require("@modelcontextprotocol/conformance/package.json") as { version: string })
+      .version;
+    expect(installed).toBe(pinned);
+
+    const listed = await run(NODE_22, [join(CONFORMANCE, "dist", "index.js"), "list", "--client"], ROOT);
+    const all = [...listed.output.matchAll(/^ {2}- (\S+) \[/gm)].map((m) => m[1] as string);
+    for (const scenario of [
+      ...machine,
+      "auth/2025-03-26-oauth-metadata-backcompat",
+      "auth/2025-03-26-oauth-endpoint-fallback",
+    ])
+      expect(all).toContain(scenario);
+
+    const out = join(work, "all");
+    const { code, output } = await run(
+      NODE_22,
+      [
+        join(CONFORMANCE, "dist", "index.js"),
+        "client",
+        "--command",
+        COMMAND,
+        "--suite",
+        "all",
+        "--timeout",
+        "60000",
+        "-o",
+        out,
+      ],
+      ROOT,
+      580_000,
+    );
+    const { failures, counts } = judge(await readResults(out), all, refusals);
+    const at = output.indexOf("Total:");
+    console.log(`conformance --suite all (passed/checks): ${JSON.stringify(counts)}`);
+    expect(failures, output.slice(Math.max(0, at - 6000))).toEqual([]);
+    expect(code, output.slice(-3000)).toBe(0);
+  });
 });
+
+/**
+ * What is wrong with a run: a scenario of `mustPass` with no results, no passing check, a failed
+ * or warned check, or that the client did not finish (or went on where it must stop).
+ */
+function judge(
+  results: Map<string, { checks: Check[]; stdout: string }>,
+  mustPass: string[],
+  refusals: Set<string>,
+): { failures: string[]; counts: Record<string, string> } {
+  const failures: string[] = [];
+  const counts: Record<string, string> = {};
+  for (const scenario of mustPass) {
+    const result = results.get(scenario);
+    if (result === undefined) {
+      failures.push(`${scenario}: no results`);
+      continue;
+    }
+    const bad = result.checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
+    const passed = result.checks.filter((c) => c.status === "SUCCESS").length;
+    counts[scenario] = `${passed}/${result.checks.length}`;
+    if (passed === 0) failures.push(`${scenario}: no passing checks`);
+    for (const c of bad) failures.push(`${scenario}: ${c.status} ${c.id} ${c.name}: ${c.errorMessage ?? ""}`);
+    const finished = result.stdout.includes(`${DONE_MARKER} ${scenario}`);
+    if (!finished && !refusals.has(scenario)) {
+      failures.push(`${scenario}: the client did not finish the scenario`);
+    }
+    if (finished && refusals.has(scenario)) failures.push(`${scenario}: the client went on; it must stop`);
+  }
+  return { failures, counts };
+}
 
 /** Every scenario's checks and client stdout, from `<out>/<scenario>-<timestamp>/`. */
 async function readResults(out: string): Promise<Map<string, { checks: Check[]; stdout: string }>> {
@@ -154,13 +220,14 @@ function run(
   command: string,
   args: string[],
   cwd?: string,
+  budgetMs = 280_000,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd,
       stdio: ["ignore", "pipe", "pipe"],
       // Below the test's own timeout, so that a hung runner is stopped rather than left behind.
-      signal: AbortSignal.timeout(280_000),
+      signal: AbortSignal.timeout(budgetMs),
     });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => {

@@ -8,6 +8,9 @@
  * and, for some scenarios, data in `MCP_CONFORMANCE_CONTEXT`. Everything goes
  * through the {@link Hub}: this script only says what to call.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { McplexConfig, OAuthConfig } from "../../src/config/types.js";
 import { McplexError } from "../../src/errors.js";
 import { Hub } from "../../src/hub/hub.js";
@@ -111,6 +114,12 @@ interface Context {
   /** A client that signs its assertions (auth/client-credentials-jwt). */
   private_key_pem?: string;
   signing_algorithm?: string;
+  /** The workload's JWT (auth/wif-jwt-bearer). */
+  valid_jwt?: string;
+  /** The identity provider and the user's ID token (auth/enterprise-managed-authorization). */
+  idp_client_id?: string;
+  idp_id_token?: string;
+  idp_token_endpoint?: string;
 }
 
 function context(): Context {
@@ -154,6 +163,18 @@ const authorized: Scenario = async (hub) => {
   for (const tool of hub.tools()) await hub.callTool(tool.name, {});
 };
 
+/**
+ * Where the scenario's tokens are written for the config to read them, as a workload's
+ * platform would project them: the hub reads the file, never the context.
+ */
+const tokenDir = mkdtempSync(join(tmpdir(), "mcplex-conformance-tokens-"));
+
+function tokenFile(name: string, token: string): { file: string } {
+  const file = join(tokenDir, name);
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return { file };
+}
+
 /** The client mcplex presents to the scenario's authorization server. */
 function oauthConfig(scenario: string): OAuthConfig {
   const ctx = context();
@@ -163,7 +184,36 @@ function oauthConfig(scenario: string): OAuthConfig {
     clientName: "mcplex-conformance",
     // The suite's authorization server knows this metadata document's URL.
     clientMetadataUrl: "https://conformance-test.local/client-metadata.json",
+    ...(scenario.startsWith("auth/dpop") ? { dpop: true } : {}),
   };
+  const { clientMetadataUrl: _unused, ...named } = base;
+  if (ctx.valid_jwt !== undefined) {
+    // Workload identity federation: the platform's JWT, read from its file.
+    return {
+      ...named,
+      grant: "jwt-bearer",
+      ...(ctx.client_id === undefined ? {} : { clientId: ctx.client_id }),
+      assertion: tokenFile("workload.jwt", ctx.valid_jwt),
+    };
+  }
+  if (
+    ctx.idp_id_token !== undefined &&
+    ctx.idp_token_endpoint !== undefined &&
+    ctx.idp_client_id !== undefined
+  ) {
+    // Enterprise-managed authorization: the user's ID token, read from its file.
+    return {
+      ...named,
+      grant: "id-jag",
+      clientId: ctx.client_id ?? "",
+      ...(ctx.client_secret === undefined ? {} : { clientSecret: ctx.client_secret }),
+      idJag: {
+        tokenEndpoint: ctx.idp_token_endpoint,
+        clientId: ctx.idp_client_id,
+        idToken: tokenFile("id-token.jwt", ctx.idp_id_token),
+      },
+    };
+  }
   if (ctx.client_id === undefined) return base;
   const { clientMetadataUrl: _, ...registered } = base;
   return {
@@ -197,8 +247,10 @@ async function main(): Promise<void> {
         url,
         headers: {},
         enabled: true,
-        timeout: 20_000,
-        startTimeout: 20_000,
+        // Below the runner's 60 s per client: with the whole suite's fifty clients starting at
+        // once on two cores, a start can take tens of seconds.
+        timeout: 45_000,
+        startTimeout: 45_000,
         lazy: false,
         prefix: "",
         tools: {},
@@ -221,6 +273,7 @@ async function main(): Promise<void> {
     console.log(`${DONE_MARKER} ${name}`);
   } finally {
     await hub.close();
+    rmSync(tokenDir, { recursive: true, force: true });
   }
 }
 

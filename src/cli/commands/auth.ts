@@ -2,7 +2,7 @@ import { loadConfig } from "../../config/load-config.js";
 import { SecretStore } from "../../config/secret-store.js";
 import type { RemoteServerConfig } from "../../config/types.js";
 import { McplexError, UpstreamUnavailableError } from "../../errors.js";
-import { authorizeServer, ServerOAuthProvider } from "../../upstream/oauth.js";
+import { authorizeServer, rotateDpopKey, ServerOAuthProvider } from "../../upstream/oauth.js";
 import { authDefinition, authLoginDefinition, authLogoutDefinition } from "../definitions/auth.js";
 import { loopbackAuthorize, oauthSecretName, secretOAuthStore } from "../oauth-login.js";
 import { EXIT, UsageError } from "../output.js";
@@ -13,7 +13,8 @@ const USAGE = `usage: ${authDefinition.usage}`;
 /**
  * `mcplex auth login NAME`: authorizes mcplex with a server configured with `oauth`, in a
  * browser, and keeps the tokens in the secret store (refreshed from then on by every
- * command). `mcplex auth logout NAME` forgets them.
+ * command). `mcplex auth logout NAME` forgets them. `mcplex auth rotate-dpop NAME` replaces the
+ * server's DPoP key pair and drops the tokens bound to the old one.
  */
 export async function authCommand(args: string[]): Promise<number> {
   const { values, positionals } = await parseCommandArgs(
@@ -22,7 +23,11 @@ export async function authCommand(args: string[]): Promise<number> {
     { allowPositionals: true },
   );
   const [sub, name, ...extra] = positionals;
-  if ((sub !== "login" && sub !== "logout") || name === undefined || extra.length > 0) {
+  if (
+    (sub !== "login" && sub !== "logout" && sub !== "rotate-dpop") ||
+    name === undefined ||
+    extra.length > 0
+  ) {
     throw new UsageError(USAGE);
   }
   const store = new SecretStore();
@@ -43,6 +48,19 @@ export async function authCommand(args: string[]): Promise<number> {
     throw new UsageError(`${name} is not configured for OAuth: add "oauth: true" to it in ${config.source}`);
   }
   const print = (line: string) => console.error(line);
+  if (sub === "rotate-dpop") {
+    if (oauth.dpop !== true) {
+      throw new UsageError(`${name} does not use DPoP: add "dpop: true" to its oauth in ${config.source}`);
+    }
+    const { previous, thumbprint } = await rotateDpopKey(secretOAuthStore(store), name);
+    print(`${name}: new DPoP key ${thumbprint}${previous === undefined ? "" : ` (was ${previous})`}`);
+    print(
+      oauth.grant === "authorization_code"
+        ? `its tokens were bound to the old key and are dropped: run "mcplex auth login ${name}"`
+        : "its tokens were bound to the old key and are dropped; the next connection gets new ones",
+    );
+    return EXIT.ok;
+  }
   const provider = new ServerOAuthProvider(name, oauth, {
     store: secretOAuthStore(store),
     authorize: loopbackAuthorize(oauth.redirectUrl, print, { openBrowser: values["no-browser"] !== true }),

@@ -25,12 +25,28 @@ export const authLogoutDefinition = defineCommand({
   examples: [{ command: "mcplex auth logout linear", about: "forget the tokens of the linear server" }],
 });
 
+/** `mcplex auth rotate-dpop`. */
+export const authRotateDpopDefinition = defineCommand({
+  name: "auth rotate-dpop",
+  summary: "replace a server's DPoP key pair, dropping the tokens bound to the old one",
+  usage: "mcplex auth rotate-dpop NAME [--config F]",
+  details:
+    "For a server configured with oauth.dpop: the new key is sealed in the secret store; the next " +
+    "connection (or auth login, for a person's grant) gets tokens bound to it. Restart a running serve.",
+  flags: { ...CONFIG_FLAG },
+  examples: [{ command: "mcplex auth rotate-dpop billing", about: "a new DPoP key for the billing server" }],
+});
+
 /** `mcplex auth`. */
 export const authDefinition = defineCommand({
   name: "auth",
   summary: "sign mcplex in to (or out of) a server that uses OAuth",
-  usage: "mcplex auth login NAME [--no-browser] | logout NAME [--config F]",
+  usage: "mcplex auth login NAME [--no-browser] | logout NAME | rotate-dpop NAME [--config F]",
   flags: {},
-  examples: [...authLoginDefinition.examples, ...authLogoutDefinition.examples],
-  subcommands: [authLoginDefinition, authLogoutDefinition],
+  examples: [
+    ...authLoginDefinition.examples,
+    ...authLogoutDefinition.examples,
+    ...authRotateDpopDefinition.examples,
+  ],
+  subcommands: [authLoginDefinition, authLogoutDefinition, authRotateDpopDefinition],
 });
