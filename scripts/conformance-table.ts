@@ -108,13 +108,6 @@ function scoring(): Map<string, Scoring> {
   return map;
 }
 
-/** The client scenarios some requirement set scores. */
-export function scoredClientScenarios(): Set<string> {
-  return new Set(
-    [...scoring()].filter(([k, v]) => k.startsWith("client:") && v.scoredIn.length > 0).map(([k]) => k.slice(7)),
-  );
-}
-
 /**
  * The server suites a scenario is in: `draft` (new in 2026-07-28, as the runner's `--suite draft`
  * picks them), `pending`, both, or else `active`.
@@ -148,7 +141,6 @@ const row = (name: string, ...cells: string[]) =>
 /** The page's text for this runner list. */
 export function conformancePage(list: RunnerList, version: string): string {
   const scores = scoring();
-  const clientScored = scoredClientScenarios();
   const server = list.server.map((s) =>
     row(
       s.name,
@@ -159,7 +151,7 @@ export function conformancePage(list: RunnerList, version: string): string {
     ),
   );
   const client = list.client.map((s) => {
-    const test = clientScenarioTest(s.name, clientScored);
+    const test = clientScenarioTest(s.name);
     return row(
       s.name,
       s.versions.join(", "),

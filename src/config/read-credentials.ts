@@ -1,7 +1,7 @@
 import { describeValue, joinPath } from "./config-issues.js";
 import type {
   CredentialsConfig,
-  IdJagConfig,
+  IdJagCredentialsConfig,
   ServerConfig,
   TokenExchangeConfig,
   UsersConfig,
@@ -105,7 +105,7 @@ function readCredentialsValue(
   return exchange === undefined ? undefined : { exchange };
 }
 
-function readIdJag(reader: ValueReader, value: unknown, path: string): IdJagConfig | undefined {
+function readIdJag(reader: ValueReader, value: unknown, path: string): IdJagCredentialsConfig | undefined {
   const node = reader.map(value, path);
   if (node === undefined) return undefined;
   reader.knownKeys(node, path, ID_JAG_KEYS);
@@ -137,7 +137,7 @@ function readIdJag(reader: ValueReader, value: unknown, path: string): IdJagConf
   for (const secret of [clientSecret, serverClientSecret])
     if (secret !== undefined) reader.markSecret(secret);
   if (clientId === undefined || serverClientId === undefined) return undefined;
-  const idJag: IdJagConfig = { clientId, serverClientId };
+  const idJag: IdJagCredentialsConfig = { clientId, serverClientId };
   if (issuer !== undefined) idJag.issuer = issuer;
   if (clientSecret !== undefined) idJag.clientSecret = clientSecret;
   if (serverClientSecret !== undefined) idJag.serverClientSecret = serverClientSecret;

@@ -274,7 +274,7 @@ export type CredentialsConfig =
   | "shared"
   | "per-user"
   | { exchange: TokenExchangeConfig }
-  | { idJag: IdJagConfig };
+  | { idJag: IdJagCredentialsConfig };
 
 /** `credentials: { exchange: ... }`: RFC 8693 token exchange at the user's identity provider. */
 export interface TokenExchangeConfig {
@@ -300,7 +300,7 @@ export interface TokenExchangeConfig {
  * grant naming the server's authorization server and the server), which mcplex then redeems at
  * the server's authorization server (RFC 7523 JWT-bearer grant) for the user's access token.
  */
-export interface IdJagConfig {
+export interface IdJagCredentialsConfig {
   /**
    * The identity provider that issues ID-JAGs: an issuer URL (discovered), default the user
    * token's issuer. Only issuers of `auth.issuers` are used.

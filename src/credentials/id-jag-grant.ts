@@ -1,6 +1,6 @@
 import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/client";
 import type { ServerMetadata } from "openid-client";
-import type { IdJagConfig } from "../config/types.js";
+import type { IdJagCredentialsConfig } from "../config/types.js";
 import { McplexError } from "../errors.js";
 import { scrub } from "./exchange-failure.js";
 import {
@@ -29,7 +29,7 @@ export interface IdJagAsk {
   server: string;
   /** The server's URL: its protected-resource metadata names its authorization server. */
   url: string;
-  config: IdJagConfig;
+  config: IdJagCredentialsConfig;
   /** The identity provider (its issuer, discovered as `idp`). */
   issuer: string;
   idp: ServerMetadata;

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ServerMetadata } from "openid-client";
-import type { IdJagConfig, ServerConfig, TokenExchangeConfig } from "../config/types.js";
+import type { IdJagCredentialsConfig, ServerConfig, TokenExchangeConfig } from "../config/types.js";
 import { AbortedError, McplexError } from "../errors.js";
 import type { Bearer } from "../upstream/bearer-fetch.js";
 import { type ExchangeAt, exchangeRefused, exchangeUnreachable } from "./exchange-failure.js";
@@ -36,7 +36,7 @@ export interface TokenExchangeOptions {
 /** How a server's token is had: `credentials.exchange` or `credentials.idJag`. */
 type Grant =
   | { kind: "exchange"; config: TokenExchangeConfig }
-  | { kind: "idJag"; config: IdJagConfig; url: string };
+  | { kind: "idJag"; config: IdJagCredentialsConfig; url: string };
 
 /** One exchange, as asked: who, where, for what. */
 interface ExchangeRequest {

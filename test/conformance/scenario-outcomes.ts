@@ -88,26 +88,10 @@ export const PENDING_SERVER_SCENARIOS: readonly string[] = [
 
 /**
  * Client scenarios the hub (test/conformance/client.ts) does not pass; they fail on the client's
- * side, so `checks` is not given (a failing scenario may stop before some of its checks).
+ * side, so `checks` is not given (a failing scenario may stop before some of its checks). None
+ * now: client-conformance.test.ts runs the runner's `--suite all`, and every scenario passes.
  */
-export const CLIENT_EXCEPTIONS: Readonly<Record<string, ScenarioException>> = {
-  "auth/enterprise-managed-authorization": {
-    kind: "fails",
-    reason: "the client does not do the ID-JAG token exchange and JWT-bearer grant (SEP-990) yet",
-  },
-  "auth/dpop": {
-    kind: "fails",
-    reason: "the client sends no DPoP proofs (SEP-1932) yet",
-  },
-  "auth/dpop-nonce": {
-    kind: "fails",
-    reason: "the client sends no DPoP proofs (SEP-1932) yet, so it cannot retry with a nonce",
-  },
-  "auth/wif-jwt-bearer": {
-    kind: "fails",
-    reason: "the client does not do the workload-identity JWT-bearer grant yet",
-  },
-};
+export const CLIENT_EXCEPTIONS: Readonly<Record<string, ScenarioException>> = {};
 
 /** Why the authorization server scenarios (`list`'s third section) are not for mcplex. */
 export const AUTHORIZATION_SERVER_REASON =
@@ -117,17 +101,21 @@ export const AUTHORIZATION_SERVER_REASON =
 export const CLIENT_EXTRAS: readonly string[] = [
   "auth/client-credentials-basic",
   "auth/client-credentials-jwt",
+  "auth/wif-jwt-bearer",
+  "auth/dpop",
+  "auth/dpop-nonce",
+  "auth/enterprise-managed-authorization",
   "json-schema-2020-12-preservation",
 ];
 
 /**
  * The test that runs a client scenario: `scored` is every client scenario of a requirement set.
- * client-other-conformance.test.ts runs every one the two others do not, exceptions included.
+ * The skills scenarios have a test of their own; client-conformance.test.ts runs the rest (each
+ * requirement set with the extras, and the runner's `--suite all`, which takes in every other).
  */
-export function clientScenarioTest(scenario: string, scored: ReadonlySet<string>): string {
-  if (scored.has(scenario) || CLIENT_EXTRAS.includes(scenario)) return "client-conformance.test.ts";
+export function clientScenarioTest(scenario: string): string {
   if (scenario.startsWith("sep-2640-client-")) return "skills-client-conformance.test.ts";
-  return "client-other-conformance.test.ts";
+  return "client-conformance.test.ts";
 }
 
 /**

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { IdJagConfig, ServerConfig } from "../../src/config/types.js";
+import type { IdJagCredentialsConfig, ServerConfig } from "../../src/config/types.js";
 import { TokenExchangeSource } from "../../src/credentials/token-exchange.js";
 import type { UserRef } from "../../src/credentials/user-credentials.js";
 import { McplexError } from "../../src/errors.js";
@@ -32,7 +32,7 @@ let asker: ExchangeClient;
 let redeemer: ExchangeClient;
 
 function idJag(server: string, url: string): ServerConfig {
-  const config: IdJagConfig = {
+  const config: IdJagCredentialsConfig = {
     clientId: asker.clientId,
     clientSecret: asker.clientSecret,
     serverClientId: redeemer.clientId,

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.js";
-import type { IdJagConfig, ServerConfig } from "../../src/config/types.js";
+import type { IdJagCredentialsConfig, ServerConfig } from "../../src/config/types.js";
 import { TokenExchangeSource } from "../../src/credentials/token-exchange.js";
 import type { UserRef } from "../../src/credentials/user-credentials.js";
 import { McplexError } from "../../src/errors.js";
@@ -55,8 +55,8 @@ function allowIdJags(serverClientId: string): Promise<ExchangeClient> {
   });
 }
 
-function idJagServer(name: string, change: Partial<IdJagConfig> = {}): ServerConfig {
-  const idJag: IdJagConfig = {
+function idJagServer(name: string, change: Partial<IdJagCredentialsConfig> = {}): ServerConfig {
+  const idJag: IdJagCredentialsConfig = {
     clientId: atIdp.clientId,
     clientSecret: atIdp.clientSecret,
     serverClientId: atServer.clientId,
