@@ -166,7 +166,11 @@ export interface AuthServer {
   trustIdJags(issuer: string, jwks: () => JSONWebKeySet): void;
   /** Registers a confidential client that may redeem ID-JAGs (RFC 7523) under `policy`. */
   allowJwtBearer(policy: JwtBearerPolicy, clientId?: string): Promise<ExchangeClient>;
-  /** Every ID-JAG redemption answered since start (or the last {@link resetCounts}). */
+  /** Workload JWTs (workload identity federation) of `issuer`, verified with `jwks()`, are taken (needs `jwtBearer`). */
+  trustWorkloads(issuer: string, jwks: () => JSONWebKeySet): void;
+  /** Registers a public client that may present workload JWTs (RFC 7523) under `policy`. */
+  allowWorkload(policy: JwtBearerPolicy, clientId?: string): Promise<{ clientId: string }>;
+  /** Every JWT-bearer request (ID-JAG or workload JWT) answered since start (or the last {@link resetCounts}). */
   readonly jwtBearerGrants: readonly JwtBearerRecord[];
   /** Replaces an exchanging client's policy; takes effect at its next request. */
   setExchangePolicy(clientId: string, policy: ExchangePolicy): void;
@@ -374,6 +378,14 @@ class TestAuthServer implements AuthServer {
 
   allowJwtBearer(policy: JwtBearerPolicy, clientId?: string): Promise<ExchangeClient> {
     return this.#bearerGrant().allow(policy, clientId);
+  }
+
+  trustWorkloads(issuer: string, jwks: () => JSONWebKeySet): void {
+    this.#bearerGrant().trustWorkloads(issuer, jwks);
+  }
+
+  allowWorkload(policy: JwtBearerPolicy, clientId?: string): Promise<{ clientId: string }> {
+    return this.#bearerGrant().allowWorkload(policy, clientId);
   }
 
   get jwtBearerGrants(): readonly JwtBearerRecord[] {

@@ -7,6 +7,11 @@
  * signature against the provider's keys, `iss` a trusted provider, `aud` this server, `exp`,
  * `client_id` the authenticated client, the resource one the client may reach, and its `jti`
  * spent once (unless the policy says `reuse`). Every request is logged.
+ *
+ * It also takes a workload's own JWT (workload identity federation, SEP-1933) from a public
+ * client registered with {@link JwtBearerGrant.allowWorkload}: signed by a trusted workload
+ * issuer (a cluster's service-account issuer), `aud` this server, unexpired; the token is for the
+ * `resource` asked (one the client may reach), with the workload's `sub`.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import {
@@ -60,6 +65,8 @@ export class JwtBearerGrant {
   readonly #state: JwtBearerServerState;
   readonly #policies = new Map<string, JwtBearerPolicy>();
   readonly #trusted = new Map<string, () => JSONWebKeySet>();
+  readonly #workloadIssuers = new Map<string, () => JSONWebKeySet>();
+  readonly #workloads = new Map<string, JwtBearerPolicy>();
   readonly #spent = new Set<string>();
   readonly #log: JwtBearerRecord[] = [];
 
@@ -78,6 +85,27 @@ export class JwtBearerGrant {
   /** ID-JAGs of `issuer`, verified with the keys `jwks` gives at each request, are taken. */
   trust(issuer: string, jwks: () => JSONWebKeySet): void {
     this.#trusted.set(issuer, jwks);
+  }
+
+  /** Workload JWTs of `issuer`, verified with the keys `jwks` gives, are taken. */
+  trustWorkloads(issuer: string, jwks: () => JSONWebKeySet): void {
+    this.#workloadIssuers.set(issuer, jwks);
+  }
+
+  /** Registers a public client (no secret) that may present workload JWTs under `policy`. */
+  async allowWorkload(
+    policy: JwtBearerPolicy,
+    clientId = `workload-${randomUUID()}`,
+  ): Promise<{ clientId: string }> {
+    await this.#state.storage.adapter("Client").upsert(clientId, {
+      client_id: clientId,
+      grant_types: [JWT_BEARER_GRANT],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: "none",
+    });
+    this.#workloads.set(clientId, policy);
+    return { clientId };
   }
 
   /** Registers a confidential client that may redeem ID-JAGs under `policy`. */
@@ -99,13 +127,17 @@ export class JwtBearerGrant {
     provider.registerGrantType(JWT_BEARER_GRANT, (ctx: GrantContext) => this.#handle(ctx), [
       "assertion",
       "scope",
+      "resource",
     ]);
   }
 
   async #handle(ctx: GrantContext): Promise<void> {
     const record: JwtBearerRecord = { clientId: ctx.oidc.client.clientId, outcome: "issued" };
     try {
-      ctx.body = await this.#redeem(ctx.oidc.client.clientId, ctx.oidc.params, record);
+      const { clientId } = ctx.oidc.client;
+      ctx.body = this.#workloads.has(clientId)
+        ? await this.#workload(clientId, ctx.oidc.params, record)
+        : await this.#redeem(clientId, ctx.oidc.params, record);
     } catch (error) {
       record.outcome = (error as { error?: string }).error ?? "server_error";
       throw error;
@@ -166,18 +198,71 @@ export class JwtBearerGrant {
     const denied = asked.filter((scope) => !(target.scopes ?? []).includes(scope));
     if (denied.length > 0)
       throw new errors.InvalidScope(`scope ${denied.join(" ")} may not be asked`, denied.join(" "));
-    const ttl = policy.ttlSeconds ?? this.#state.accessTokenTtl;
+    return this.#issue(record.sub, resource, clientId, asked, policy.ttlSeconds);
+  }
+
+  /** A workload's own JWT (workload identity federation) for a token of the resource asked. */
+  async #workload(
+    clientId: string,
+    params: Record<string, string | undefined>,
+    record: JwtBearerRecord,
+  ): Promise<Record<string, unknown>> {
+    const { errors } = await import("oidc-provider");
+    const invalid = (description: string) => new errors.CustomOIDCProviderError("invalid_grant", description);
+    const policy = this.#workloads.get(clientId)!;
+    const assertion = params.assertion;
+    if (assertion === undefined || assertion === "") throw new errors.InvalidRequest("missing assertion");
+    let payload: JWTPayload;
+    try {
+      const issuer = (
+        JSON.parse(Buffer.from(assertion.split(".")[1] ?? "", "base64url").toString()) as JWTPayload
+      ).iss;
+      const jwks = issuer === undefined ? undefined : this.#workloadIssuers.get(issuer);
+      if (jwks === undefined) throw invalid("the workload's issuer is not trusted here");
+      const here = this.#state.issuer();
+      ({ payload } = await jwtVerify(assertion, createLocalJWKSet(jwks()), {
+        issuer,
+        audience: [here, `${here}/`],
+        algorithms: ["RS256", "ES256"],
+      }));
+    } catch (error) {
+      if ((error as { error?: string }).error !== undefined) throw error;
+      throw invalid(`the workload JWT does not verify: ${(error as Error).message}`);
+    }
+    record.sub = typeof payload.sub === "string" ? payload.sub : undefined;
+    record.jti = payload.jti;
+    if (record.sub === undefined) throw invalid("the workload JWT names no subject");
+    const resource = params.resource;
+    const target = resource === undefined ? undefined : policy.resources[resource];
+    if (resource === undefined || target === undefined)
+      throw new errors.InvalidTarget(`this workload may not have tokens for ${resource ?? "(no resource)"}`);
+    const asked = (params.scope ?? "").split(" ").filter((scope) => scope !== "");
+    const denied = asked.filter((scope) => !(target.scopes ?? []).includes(scope));
+    if (denied.length > 0)
+      throw new errors.InvalidScope(`scope ${denied.join(" ")} may not be asked`, denied.join(" "));
+    return this.#issue(record.sub, resource, clientId, asked, policy.ttlSeconds);
+  }
+
+  /** A JWT access token for `resource`, signed with the server's key. */
+  async #issue(
+    sub: string,
+    resource: string,
+    clientId: string,
+    scopes: string[],
+    ttlSeconds: number | undefined,
+  ): Promise<Record<string, unknown>> {
+    const ttl = ttlSeconds ?? this.#state.accessTokenTtl;
     const now = Math.floor(Date.now() / 1000);
     const claims: JWTPayload = {
       iss: this.#state.issuer(),
-      sub: record.sub,
+      sub,
       aud: resource,
       client_id: clientId,
       iat: now,
       nbf: now,
       exp: now + ttl,
       jti: randomUUID(),
-      ...(asked.length === 0 ? {} : { scope: asked.join(" ") }),
+      ...(scopes.length === 0 ? {} : { scope: scopes.join(" ") }),
     };
     const current = new Map<SigningAlg, SigningKey>();
     for (const key of this.#state.keys()) if (!current.has(key.alg)) current.set(key.alg, key);
@@ -185,7 +270,7 @@ export class JwtBearerGrant {
       access_token: await signToken(claims, { alg: "RS256" }, current, this.#state.keys()),
       token_type: "Bearer",
       expires_in: ttl,
-      ...(asked.length === 0 ? {} : { scope: asked.join(" ") }),
+      ...(scopes.length === 0 ? {} : { scope: scopes.join(" ") }),
     };
   }
 }
