@@ -13,7 +13,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { numberArg } from "../process-stats.js";
 import { writeChart } from "./chart.js";
@@ -42,6 +42,7 @@ if (!quick && !pinnedRun && !argv.includes("--all-cores") && cpus().length >= 2)
 }
 
 const began = performance.now();
+const loadAtStart = loadavg()[0]!;
 const log = (line: string) =>
   console.log(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 log("peers: installing what .bench-peers/ lacks");
@@ -88,6 +89,7 @@ try {
     const seconds = (performance.now() - began) / 1000;
     const run = {
       seconds,
+      loadAtStart,
       pinned: pinnedRun,
       load,
       startRounds,

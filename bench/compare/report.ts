@@ -3,7 +3,7 @@
  * line carrying the marker below): the numbers on both come from the run, never by hand.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { cpus, release } from "node:os";
+import { cpus, loadavg, release } from "node:os";
 import { CONCURRENCY, type LoadOptions } from "./measure.js";
 import type { Absent, Peer } from "./peers.js";
 import { type AtConcurrency, type FrontResult, type Row, type Spread, summarize } from "./summary.js";
@@ -15,6 +15,8 @@ export const HEADLINE_MARKER = "<!-- bench:compare headline -->";
 
 export interface RunInfo {
   seconds: number;
+  /** The 1-minute load average when the run began (other work on the machine widens spreads). */
+  loadAtStart: number;
   pinned: boolean;
   load: LoadOptions;
   startRounds: number;
@@ -38,7 +40,7 @@ function machine(info: RunInfo): string[] {
     : "not pinned: client, target and upstream on any of the cores";
   return [
     `- CPU: ${cpu[0]?.model ?? "unknown"}, ${cpu.length} cores; ${pinning}.`,
-    `- Node ${process.version}, Linux ${release()}.`,
+    `- Node ${process.version}, Linux ${release()}. Load average (1 min): ${info.loadAtStart.toFixed(1)} when the run began, ${loadavg()[0]!.toFixed(1)} when it ended; above the number of cores, other work shared the machine and the spreads show it.`,
     `- Rounds: ${info.load.rounds}; each round one ${info.load.seconds} s window per target per concurrency; ${info.load.warmUp} s of warm-up per target first; ${info.startRounds} cold starts per target (after one uncounted). The run took ${(info.seconds / 60).toFixed(1)} min.`,
   ];
 }
@@ -50,9 +52,11 @@ function versions(fronts: FrontResult[], info: RunInfo): string[] {
     direct: "the echo server itself (stdio: bench/echo-server.mjs; HTTP: bench/compare/http-echo-server.mjs)",
     relay: "copies bytes, understands nothing (stdio: bench/relay.mjs; HTTP: bench/compare/tcp-relay.mjs)",
     sdk: "bench/compare/sdk-proxy.mjs: SDK v2 Client to the upstream behind an SDK v2 Server (HTTP: `createMcpHandler`)",
-    mcplex: "`mcplex serve --stdio` / `serve --http`, `--no-prefix`, the echo server as its one upstream",
+    mcplex:
+      "`mcplex serve --stdio` / `serve --http`, `--no-prefix` (tools under their own names), defaults otherwise (the dashboard on), the echo server as its one upstream",
     supergateway: "`supergateway --stdio … --outputTransport streamableHttp --stateful`",
-    "mcp-proxy": "`mcp-proxy --server stream -- node echo-server.mjs`",
+    "mcp-proxy":
+      "`mcp-proxy --server stream -- node echo-server.mjs`, defaults otherwise (its event store on)",
   };
   const pkg: Record<string, string> = {
     sdk: "`@modelcontextprotocol/server`, `/client`",

@@ -46,6 +46,7 @@ function front(name: Front): FrontResult {
 const fronts = [front("stdio"), front("http")];
 const info = {
   seconds: 300,
+  loadAtStart: 1.5,
   pinned: true,
   load: { rounds: 3, seconds: 1, warmUp: 1 },
   startRounds: 3,
