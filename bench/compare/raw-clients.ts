@@ -89,11 +89,18 @@ export function httpConnection(url: URL, sockets: number): Connection & { sessio
   return self;
 }
 
+/**
+ * POSTs `m`. A request sent on a kept-alive socket the server was closing at that moment (its
+ * idle timeout, which a loaded machine makes the client see late) is sent once more on a new
+ * socket, as Node's documentation advises (`reusedSocket`): that race is the client's, not the
+ * target's.
+ */
 function post(
   session: { sessionId?: string },
   agent: Agent,
   url: URL,
   m: { id?: number; method: string; params?: unknown },
+  retried = false,
 ): Promise<unknown> {
   const body = JSON.stringify({ jsonrpc: "2.0", ...m });
   const headers: Record<string, string | number> = {
@@ -126,7 +133,11 @@ function post(
         }
       });
     });
-    req.on("error", reject);
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      if (!retried && req.reusedSocket && error.code === "ECONNRESET")
+        post(session, agent, url, m, true).then(resolve, reject);
+      else reject(error);
+    });
     req.end(body);
   });
 }

@@ -68,11 +68,11 @@ function versions(fronts: FrontResult[], info: RunInfo): string[] {
     for (const s of f.specs) {
       if (seen.has(s.id)) continue;
       seen.add(s.id);
-      const fronts2 = fronts
+      const servedOn = fronts
         .filter((g) => g.specs.some((t) => t.id === s.id))
         .map((g) => FRONT_TITLE[g.front]);
       lines.push(
-        `| ${s.label} | ${fronts2.join(", ")} | ${pkg[s.id] ? `${pkg[s.id]} ${s.version}` : "–"} | ${how[s.id] ?? ""} |`,
+        `| ${s.label} | ${servedOn.join(", ")} | ${pkg[s.id] ? `${pkg[s.id]} ${s.version}` : "–"} | ${how[s.id] ?? ""} |`,
       );
     }
   }
