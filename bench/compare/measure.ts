@@ -6,6 +6,7 @@
  * target's own processes used, and (at the highest concurrency) their resident memory.
  */
 
+import { withDeadline } from "./deadline.js";
 import { cpuSeconds, rssMb } from "./process-tree.js";
 import { echoCall } from "./raw-clients.js";
 import type { Running } from "./targets.js";
@@ -61,6 +62,9 @@ export async function warmUp(running: readonly Running[], seconds: number): Prom
   for (const r of running) await drive(r, 8, seconds);
 }
 
+/** How long past its window a target may keep a call unanswered before it leaves the rounds. */
+const STALL_MS = 30_000;
+
 /** One measured window: its figures are pushed onto `cell`. */
 async function window(r: Running, inFlight: number, seconds: number, cell: Cell): Promise<void> {
   const own = r.own();
@@ -69,7 +73,11 @@ async function window(r: Running, inFlight: number, seconds: number, cell: Cell)
   const sample = setTimeout(() => (rss = rssMb(own)), (seconds * 1000) / 2);
   const cpuBefore = cpuSeconds(own);
   const started = performance.now();
-  const calls = await drive(r, inFlight, seconds, latencies);
+  const calls = await withDeadline(
+    drive(r, inFlight, seconds, latencies),
+    seconds * 1000 + STALL_MS,
+    `calls unanswered ${STALL_MS / 1000} s after the window`,
+  );
   const elapsed = (performance.now() - started) / 1000;
   const cpu = cpuSeconds(own) - cpuBefore;
   clearTimeout(sample);
@@ -103,8 +111,8 @@ export async function measureRounds(
   for (let round = 0; round < options.rounds; round++) {
     progress(`${running[0]?.spec.front} round ${round + 1}/${options.rounds}`);
     for (const inFlight of CONCURRENCY) {
-      for (let k = 0; k < live.length; k++) {
-        const r = live[(round + k) % live.length]!;
+      const order = live.map((_, k) => live[(round + k) % live.length]!);
+      for (const r of order) {
         try {
           await window(r, inFlight, options.seconds, cells.get(r.spec.id)!.get(inFlight)!);
         } catch (error) {
@@ -113,7 +121,6 @@ export async function measureRounds(
             `failed under load (${inFlight} in flight): ${String(error).slice(0, 300)}`,
           );
           live = live.filter((l) => l !== r);
-          k--;
         }
       }
     }

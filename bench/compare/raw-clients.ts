@@ -47,8 +47,10 @@ export function stdioConnection(child: ChildProcess, describe: () => string): Co
     }
     buffer = buffer.slice(start);
   });
+  let gone: Error | undefined;
   child.once("exit", (code) => {
-    for (const w of pending.values()) w.reject(new Error(`exited with ${code}: ${describe()}`));
+    gone = new Error(`exited with ${code}: ${describe()}`);
+    for (const w of pending.values()) w.reject(gone);
     pending.clear();
   });
   child.stdin!.on("error", () => {}); // A target that died: its exit rejects what waits.
@@ -57,6 +59,7 @@ export function stdioConnection(child: ChildProcess, describe: () => string): Co
   return {
     request: (method, params) =>
       new Promise((resolve, reject) => {
+        if (gone !== undefined) return reject(gone);
         const n = ++id;
         pending.set(n, { resolve, reject });
         write({ id: n, method, params });

@@ -7,6 +7,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { withDeadline } from "./deadline.js";
 import { PEERS, type Peer, peerBin } from "./peers.js";
 import { ownProcesses } from "./process-tree.js";
 import { type Connection, handshake, httpConnection, stdioConnection } from "./raw-clients.js";
@@ -181,6 +182,9 @@ function freePort(): Promise<number> {
   });
 }
 
+/** How long a target may take to answer its first initialize. */
+const START_MS = 60_000;
+
 /** Starts `spec` and opens a session on it (initialize answered): what a client waits for. */
 export async function start(spec: TargetSpec): Promise<Running> {
   const port = spec.front === "http" ? await freePort() : 0;
@@ -199,10 +203,18 @@ export async function start(spec: TargetSpec): Promise<Running> {
   try {
     if (stdio) {
       connection = stdioConnection(child, describe);
-      await Promise.race([handshake(connection), exited]);
+      await withDeadline(
+        Promise.race([handshake(connection), exited]),
+        START_MS,
+        `no initialize answer in ${START_MS / 1000} s`,
+      );
     } else {
       connection = httpConnection(new URL(`http://127.0.0.1:${port}/mcp`), 64);
-      await Promise.race([untilListening(connection), exited]);
+      await withDeadline(
+        Promise.race([untilListening(connection), exited]),
+        START_MS,
+        `no initialize answer in ${START_MS / 1000} s`,
+      );
     }
   } catch (error) {
     await stopTree(child);
@@ -222,7 +234,7 @@ export async function start(spec: TargetSpec): Promise<Running> {
 
 /** Retries the handshake while the port refuses connections (the target still starting). */
 async function untilListening(c: Connection): Promise<void> {
-  const deadline = performance.now() + 30_000;
+  const deadline = performance.now() + START_MS;
   for (;;) {
     try {
       return await handshake(c);
