@@ -1,0 +1,105 @@
+/**
+ * bench:compare: mcplex side by side with the peers a user would pick instead (the official
+ * SDK v2 as a proxy, supergateway, mcp-proxy; 1MCP where npm has it) and the floors (direct,
+ * a byte relay), all in front of the same raw upstream and driven by the same raw client, over
+ * stdio and Streamable HTTP, at 1, 8, 32 and 64 calls in flight. Writes docs/benchmarks.md, the
+ * chart docs/benchmarks.svg and the README's headline line.
+ *
+ *   npm run bench:compare [-- --rounds R] [--seconds S] [--starts N] [--all-cores] [--quick]
+ *
+ * On a machine with two cores or more the whole run is pinned to one (taskset -c 0, inherited
+ * by every process it starts) unless `--all-cores`. `--quick`: every target started once and
+ * called a few times, no figures, nothing written (what the suite runs).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { numberArg } from "../process-stats.js";
+import { writeChart } from "./chart.js";
+import { coldStarts } from "./cold-start.js";
+import { measureRounds, warmUp } from "./measure.js";
+import { ensurePeers } from "./peers.js";
+import { quickCheck } from "./quick.js";
+import { writeReport } from "./report.js";
+import type { FrontResult } from "./summary.js";
+import { type Front, type Running, start, targets } from "./targets.js";
+
+const argv = process.argv;
+const quick = argv.includes("--quick");
+const pinnedRun = argv.includes("--pinned");
+
+if (!quick && !pinnedRun && !argv.includes("--all-cores") && cpus().length >= 2) {
+  const run = spawnSync(
+    "taskset",
+    ["-c", "0", process.execPath, ...process.execArgv, ...argv.slice(1), "--pinned"],
+    {
+      stdio: "inherit",
+    },
+  );
+  if (run.error === undefined) process.exit(run.status ?? 1);
+  console.log(`(taskset failed, running on all cores: ${run.error.message})`);
+}
+
+const began = performance.now();
+const loadAtStart = loadavg()[0]!;
+const log = (line: string) =>
+  console.log(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+log("peers: installing what .bench-peers/ lacks");
+const setup = await ensurePeers();
+const scratch = mkdtempSync(join(tmpdir(), "mcplex-compare-"));
+const specs = targets(setup.installed, scratch);
+
+try {
+  if (quick) {
+    const results = await quickCheck(specs);
+    for (const r of results) console.log(`${r.front.padEnd(5)} ${r.label.padEnd(26)} ${r.error ?? "ok"}`);
+    for (const a of setup.absent) console.log(`not measured: ${a.name}: ${a.reason}`);
+    process.exitCode = results.some((r) => r.error !== undefined) ? 1 : 0;
+  } else {
+    const load = {
+      rounds: numberArg("--rounds", 5),
+      seconds: numberArg("--seconds", 1),
+      warmUp: numberArg("--warm-up", 1.5),
+    };
+    const startRounds = numberArg("--starts", 5);
+    const fronts: FrontResult[] = [];
+    for (const front of ["stdio", "http"] as Front[]) {
+      const frontSpecs = specs.filter((s) => s.front === front);
+      const failures = new Map<string, string>();
+      log(`${front}: ${startRounds} cold starts of each target`);
+      const starts = await coldStarts(frontSpecs, startRounds, failures);
+      const running: Running[] = [];
+      for (const spec of frontSpecs.filter((s) => !failures.has(s.id))) {
+        try {
+          running.push(await start(spec));
+        } catch (error) {
+          failures.set(spec.id, `failed to start: ${String(error).slice(0, 300)}`);
+        }
+      }
+      try {
+        log(`${front}: warming up`);
+        await warmUp(running, load.warmUp);
+        const cells = await measureRounds(running, load, failures, log);
+        fronts.push({ front, specs: frontSpecs, cells, starts, failures });
+      } finally {
+        for (const r of running) await r.stop();
+      }
+    }
+    const seconds = (performance.now() - began) / 1000;
+    const run = {
+      seconds,
+      loadAtStart,
+      pinned: pinnedRun,
+      load,
+      startRounds,
+      absent: setup.absent,
+      installed: setup.installed,
+    };
+    writeReport(fronts, run);
+    writeChart(fronts);
+    log(`wrote docs/benchmarks.md and docs/benchmarks.svg (${(seconds / 60).toFixed(1)} min)`);
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}

@@ -1,0 +1,165 @@
+/**
+ * The one raw client every target meets: newline JSON over a child's stdio, or plain POSTs of
+ * JSON-RPC over kept-alive HTTP connections (answers in JSON or in SSE, whichever the target
+ * sends). No SDK on the client side, so that what is measured is the target.
+ */
+import type { ChildProcess } from "node:child_process";
+import { Agent, request } from "node:http";
+
+/** The protocol revision every target is asked for: the 2025 one all the peers speak. */
+export const PROTOCOL = "2025-06-18";
+
+export interface Connection {
+  /** Sends a request; resolves with its result, rejects with its error. */
+  request(method: string, params?: unknown): Promise<unknown>;
+  notify(method: string): Promise<void>;
+  close(): void;
+}
+
+interface Answer {
+  id?: number;
+  result?: unknown;
+  error?: { message?: string };
+}
+
+type Pending = Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>;
+
+function settle(pending: Pending, m: Answer): void {
+  if (m.id === undefined) return;
+  const waiter = pending.get(m.id);
+  pending.delete(m.id);
+  if (m.error !== undefined)
+    waiter?.reject(new Error(`error answer: ${JSON.stringify(m.error).slice(0, 200)}`));
+  else waiter?.resolve(m.result);
+}
+
+/** A connection over `child`'s stdin and stdout (newline-delimited JSON-RPC). */
+export function stdioConnection(child: ChildProcess, describe: () => string): Connection {
+  const pending: Pending = new Map();
+  let buffer = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    buffer += chunk;
+    let start = 0;
+    for (let nl = buffer.indexOf("\n"); nl !== -1; nl = buffer.indexOf("\n", start)) {
+      const line = buffer.slice(start, nl);
+      start = nl + 1;
+      if (line.trim() !== "") settle(pending, JSON.parse(line) as Answer);
+    }
+    buffer = buffer.slice(start);
+  });
+  let gone: Error | undefined;
+  child.once("exit", (code) => {
+    gone = new Error(`exited with ${code}: ${describe()}`);
+    for (const w of pending.values()) w.reject(gone);
+    pending.clear();
+  });
+  child.stdin!.on("error", () => {}); // A target that died: its exit rejects what waits.
+  let id = 0;
+  const write = (m: object) => child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", ...m })}\n`);
+  return {
+    request: (method, params) =>
+      new Promise((resolve, reject) => {
+        if (gone !== undefined) return reject(gone);
+        const n = ++id;
+        pending.set(n, { resolve, reject });
+        write({ id: n, method, params });
+      }),
+    notify: async (method) => void write({ method }),
+    close: () => child.stdin!.end(),
+  };
+}
+
+/** The JSON-RPC message in an answer's body: the body itself, or the SSE event's data carrying `id`. */
+function parseBody(text: string, contentType: string, id: number): Answer {
+  if (!contentType.startsWith("text/event-stream")) return JSON.parse(text) as Answer;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("data:")) continue;
+    const m = JSON.parse(line.slice(5)) as Answer;
+    if (m.id === id) return m;
+  }
+  throw new Error(`no answer to ${id} in the event stream: ${text.slice(0, 200)}`);
+}
+
+/** A connection to a Streamable HTTP endpoint, with up to `sockets` kept-alive connections. */
+export function httpConnection(url: URL, sockets: number): Connection & { sessionId?: string } {
+  const agent = new Agent({ keepAlive: true, maxSockets: sockets });
+  let id = 0;
+  const self: Connection & { sessionId?: string } = {
+    request: (method, params) => post(self, agent, url, { id: ++id, method, params }),
+    notify: async (method) => void (await post(self, agent, url, { method })),
+    close: () => agent.destroy(),
+  };
+  return self;
+}
+
+/**
+ * POSTs `m`. A request sent on a kept-alive socket the server was closing at that moment (its
+ * idle timeout, which a loaded machine makes the client see late) is sent once more on a new
+ * socket, as Node's documentation advises (`reusedSocket`): that race is the client's, not the
+ * target's.
+ */
+function post(
+  session: { sessionId?: string },
+  agent: Agent,
+  url: URL,
+  m: { id?: number; method: string; params?: unknown },
+  retried = false,
+): Promise<unknown> {
+  const body = JSON.stringify({ jsonrpc: "2.0", ...m });
+  const headers: Record<string, string | number> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": PROTOCOL,
+    "content-length": Buffer.byteLength(body),
+  };
+  if (session.sessionId !== undefined) headers["mcp-session-id"] = session.sessionId;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", agent, headers }, (res) => {
+      const sid = res.headers["mcp-session-id"];
+      if (typeof sid === "string") session.sessionId = sid;
+      let text = "";
+      res.setEncoding("utf8").on("data", (c: string) => (text += c));
+      res.on("end", () => {
+        if (res.statusCode !== 200 && res.statusCode !== 202) {
+          reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+        } else if (m.id === undefined) {
+          resolve(undefined);
+        } else {
+          try {
+            const answer = parseBody(text, String(res.headers["content-type"] ?? ""), m.id);
+            if (answer.error !== undefined)
+              reject(new Error(`error answer: ${JSON.stringify(answer.error)}`));
+            else resolve(answer.result);
+          } catch (error) {
+            reject(error as Error);
+          }
+        }
+      });
+    });
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      if (!retried && req.reusedSocket && error.code === "ECONNRESET")
+        post(session, agent, url, m, true).then(resolve, reject);
+      else reject(error);
+    });
+    req.end(body);
+  });
+}
+
+/** The handshake every target gets: initialize, then the initialized notification. */
+export async function handshake(c: Connection): Promise<void> {
+  await c.request("initialize", {
+    protocolVersion: PROTOCOL,
+    capabilities: {},
+    clientInfo: { name: "bench-compare", version: "1" },
+  });
+  await c.notify("notifications/initialized");
+}
+
+/** One echo call; throws unless the answer carries the message back. */
+export async function echoCall(c: Connection, message = "hi"): Promise<void> {
+  const result = (await c.request("tools/call", { name: "echo", arguments: { message } })) as {
+    content?: { text?: string }[];
+  };
+  if (result?.content?.[0]?.text !== message)
+    throw new Error(`no echo in ${JSON.stringify(result).slice(0, 200)}`);
+}

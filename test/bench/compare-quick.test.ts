@@ -1,0 +1,76 @@
+/**
+ * Keeps `npm run bench:compare` runnable: its quick mode starts every target of both fronts
+ * (the peers installed from npm into .bench-peers/, as the bench does) and checks that each
+ * lists the echo tool and echoes, one call and eight at once. Nothing about speed. Skipped, and
+ * saying so, only when the npm registry cannot be reached to install the peers.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensurePeers, PEERS, type PeerSetup, registryUnreachable } from "../../bench/compare/peers.js";
+import { quickCheck } from "../../bench/compare/quick.js";
+import { type TargetSpec, targets } from "../../bench/compare/targets.js";
+
+let setup: PeerSetup;
+const scratch = mkdtempSync(join(tmpdir(), "compare-quick-"));
+
+beforeAll(async () => {
+  setup = await ensurePeers();
+}, 300_000);
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe("bench:compare --quick", () => {
+  it("starts every target of both fronts, and each lists the echo tool and echoes", async (ctx) => {
+    if (registryUnreachable(setup)) {
+      ctx.skip(`npm registry unreachable, peers not installed: ${JSON.stringify(setup.absent)}`);
+    }
+    // Both peers installed: an install that failed would silently shrink the comparison.
+    expect(setup.installed.map((p) => p.pkg).sort()).toEqual(
+      Object.values(PEERS)
+        .map((p) => p.pkg)
+        .sort(),
+    );
+    const results = await quickCheck(targets(setup.installed, scratch));
+    expect(results.map((r) => `${r.front} ${r.id}`).sort()).toEqual(
+      [
+        "stdio direct",
+        "stdio relay",
+        "stdio sdk",
+        "stdio mcplex",
+        "http direct",
+        "http relay",
+        "http sdk",
+        "http mcplex",
+        "http supergateway",
+        "http mcp-proxy",
+      ].sort(),
+    );
+    expect(results.filter((r) => r.error !== undefined)).toEqual([]);
+  }, 240_000);
+
+  it("names every peer it does not measure, 1MCP included, with a reason", () => {
+    const names = setup.absent.map((a) => a.name);
+    expect(names).toContain("1MCP");
+    expect(names).toContain("mcp-hub 4.2.1");
+    for (const a of setup.absent) expect(a.reason.length).toBeGreaterThan(10);
+  });
+
+  it("reports a target that answers with something other than the echo, and one that dies", async () => {
+    // A stdio server that lists the echo tool but answers every call with the wrong text.
+    const liar = `process.stdin.setEncoding("utf8").on("data", (t) => { for (const l of t.split("\\n")) {
+      if (!l) continue; const m = JSON.parse(l); if (m.id === undefined) continue;
+      const result = m.method === "tools/list" ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
+        : m.method === "tools/call" ? { content: [{ type: "text", text: "not the message" }] }
+        : { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "x", version: "1" } };
+      process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n"); } });`;
+    const base = { version: "-", role: "peer" } as const;
+    const broken: TargetSpec[] = [
+      { ...base, id: "liar", label: "liar", front: "stdio", argv: () => ["-e", liar] },
+      { ...base, id: "dies", label: "dies", front: "http", argv: () => ["-e", "process.exit(3)"] },
+    ];
+    const [lies, dies] = await quickCheck(broken);
+    expect(lies?.error).toMatch(/no echo in .*not the message/);
+    expect(dies?.error).toMatch(/exited with 3/);
+  }, 60_000);
+});
