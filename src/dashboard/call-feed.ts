@@ -21,10 +21,11 @@ const RECENT = 200;
  */
 export class CallFeed {
   /**
-   * Calls in flight, oldest first: an array, since a call usually ends last in (a pop), where a
-   * map's table would shrink and grow again for each call of one at a time.
+   * Calls in flight, oldest first (a set keeps the order it was given): calls end in any order,
+   * and a set takes one out at once however many are in flight, where an array's `indexOf` and
+   * `splice` grew with them.
    */
-  readonly #active: WatchedCall[] = [];
+  readonly #active = new Set<WatchedCall>();
   /** A ring of finished calls; `#next` is where the next one goes. */
   readonly #recent: FinishedCall[] = [];
   #next = 0;
@@ -34,16 +35,11 @@ export class CallFeed {
   constructor(gateway: Gateway) {
     const watcher: CallWatcher = {
       started: (call) => {
-        this.#active.push(call);
+        this.#active.add(call);
         if (this.#subscribers.size > 0) this.#send({ type: "call-started", call });
       },
       ended: (call, end) => {
-        const active = this.#active;
-        if (active[active.length - 1] === call) active.pop();
-        else {
-          const at = active.indexOf(call);
-          if (at !== -1) active.splice(at, 1);
-        }
+        this.#active.delete(call);
         const finished = finishedCall(call, end);
         if (this.#recent.length < RECENT) this.#recent.push(finished);
         else this.#recent[this.#next] = finished;

@@ -30,8 +30,11 @@ const ROUND_MS = 200;
  * reach the wrong person.
  */
 export class ServerRequestRouter {
-  /** Per connection, its calls in flight; the array stays when they are done (calls come again). */
-  readonly #calls = new WeakMap<Upstream, Slot[]>();
+  /**
+   * Per connection, its calls in flight; the set stays when they are done (calls come again).
+   * Calls end in any order: a set takes one out at once however many are in flight.
+   */
+  readonly #calls = new WeakMap<Upstream, Set<Slot>>();
   /** Per connection, the client whose roots it was last given. */
   readonly #rootsHolder = new WeakMap<Upstream, object>();
   readonly #fallback: () => ServerRequestHandler | undefined;
@@ -48,21 +51,14 @@ export class ServerRequestRouter {
   register(upstream: Upstream, handler: ServerRequestHandler, client: object = {}): Slot {
     const slot: Slot = { handler, client, outstanding: 0, waitingSince: 0 };
     const slots = this.#calls.get(upstream);
-    if (slots === undefined) this.#calls.set(upstream, [slot]);
-    else slots.push(slot);
+    if (slots === undefined) this.#calls.set(upstream, new Set([slot]));
+    else slots.add(slot);
     return slot;
   }
 
   /** Ends what {@link register} began. */
   unregister(upstream: Upstream, slot: Slot): void {
-    const slots = this.#calls.get(upstream);
-    if (slots === undefined) return;
-    // Usually the last one registered: pop, which leaves no garbage (splice returns an array).
-    if (slots[slots.length - 1] === slot) slots.pop();
-    else {
-      const at = slots.indexOf(slot);
-      if (at !== -1) slots.splice(at, 1);
-    }
+    this.#calls.get(upstream)?.delete(slot);
   }
 
   /**
@@ -80,10 +76,11 @@ export class ServerRequestRouter {
   /** The handler for a server request arriving now from `upstream`, if anyone can answer it. */
   handlerFor(upstream: Upstream): ServerRequestHandler | undefined {
     const slots = this.#calls.get(upstream);
-    if (slots === undefined || slots.length === 0) return this.#fallback();
+    if (slots === undefined || slots.size === 0) return this.#fallback();
     const now = Date.now();
     // A call whose handler says it is waiting on its client (parked) asks nothing new.
-    const live = slots.length === 1 ? slots : slots.filter((s) => s.handler.waiting?.() !== true);
+    const all = [...slots];
+    const live = all.length === 1 ? all : all.filter((s) => s.handler.waiting?.() !== true);
     const asking = live.filter((s) => s.outstanding === 0 || now - s.waitingSince < ROUND_MS);
     const slot = live.length === 1 ? live[0] : asking.length === 1 ? asking[0] : undefined;
     if (slot === undefined) {
@@ -93,7 +90,7 @@ export class ServerRequestRouter {
         Promise.reject(
           new RpcError(
             ErrorCode.InternalError,
-            `mcplex: cannot tell which of ${slots.length} calls in flight on "${upstream.name}" this request belongs to, so it is declined`,
+            `mcplex: cannot tell which of ${slots.size} calls in flight on "${upstream.name}" this request belongs to, so it is declined`,
           ),
         );
     }

@@ -9,10 +9,13 @@ import { logPasses } from "../protocol/log-levels.js";
  */
 export class LogRelay {
   /**
-   * The calls in flight per server, in arrays that stay when they empty: a call is added and
-   * removed on every `tools/call`, and an array's push and pop are the cheapest way to do that.
+   * The calls in flight per server: each request's context with the number of its calls
+   * running there (a script's may run several), in maps that stay when they empty. A call is
+   * added and removed on every `tools/call`, in any order; a map does both at once whatever
+   * the number in flight (an array's `indexOf` and `splice` grew with it: 5% of a gateway's
+   * time at 64 in flight).
    */
-  readonly #inflight = new Map<string, RequestContext[]>();
+  readonly #inflight = new Map<string, Map<RequestContext, number>>();
 
   /** Keeps each tool call in the list of its server while it runs. */
   // Not async: a call no message can reach (a 2026 client's that asked for no level; `relay`
@@ -28,16 +31,17 @@ export class LogRelay {
   async #tracked(request: CallRequest, server: string, next: Handler): Promise<JsonObject> {
     let calls = this.#inflight.get(server);
     if (calls === undefined) {
-      calls = [];
+      calls = new Map();
       this.#inflight.set(server, calls);
     }
     const ctx = request.context;
-    calls.push(ctx);
+    calls.set(ctx, (calls.get(ctx) ?? 0) + 1);
     try {
       return await next(request);
     } finally {
-      if (calls[calls.length - 1] === ctx) calls.pop();
-      else calls.splice(calls.indexOf(ctx), 1);
+      const left = calls.get(ctx)! - 1;
+      if (left === 0) calls.delete(ctx);
+      else calls.set(ctx, left);
     }
   }
 
@@ -47,13 +51,11 @@ export class LogRelay {
    */
   relay(server: string, params: Record<string, unknown>): void {
     const calls = this.#inflight.get(server);
-    if (calls === undefined) return;
-    // A copy: a notification may end a call (and change the list) while this loop runs.
-    const copy = [...calls];
-    for (let i = 0; i < copy.length; i++) {
-      const ctx = copy[i]!;
-      // One message per client request, however many of its calls run on the server (a script's).
-      if (copy.indexOf(ctx) !== i) continue;
+    if (calls === undefined || calls.size === 0) return;
+    // A copy: a notification may end a call (and change the map) while this loop runs. A
+    // context is in it once however many of its calls run on the server (a script's): one
+    // message per client request.
+    for (const ctx of [...calls.keys()]) {
       if (
         ctx.stateless
           ? logPasses(params.level, ctx.logLevel)
