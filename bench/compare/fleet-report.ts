@@ -2,7 +2,7 @@
  * The page's section on cold starts with many servers (fleet-start.ts, remote-start.ts): every
  * figure from the run, each ratio taken round by round against the floor of the same round.
  */
-import type { FleetRounds } from "./fleet-start.js";
+import type { FleetRounds, McplexStart } from "./fleet-start.js";
 import type { Absent } from "./peers.js";
 import type { RemoteRounds } from "./remote-start.js";
 import { type Spread, spread } from "./summary.js";
@@ -53,18 +53,23 @@ function fleetLines(f: FleetRounds): string[] {
     );
   }
   const tools = [...f.tools.values()].reduce((n, t) => n + t.length, 0);
+  const ratio = (a: readonly number[], b: readonly number[]) => spread(perRound(a, b, (x, y) => x / y));
+  const row = (label: string, runs: readonly McplexStart[], bold: boolean) => {
+    const ms = runs.map((r) => r.ms);
+    const cpu = runs.map((r) => r.cpu * 1000);
+    const x = show(ratio(ms, f.together), 2);
+    return `| ${label} | ${show(spread(ms))} | ${bold ? `**${x}**` : x} | ${show(spread(cpu))} (mcplex itself ${show(spread(runs.map((r) => r.ownCpu * 1000)))}) | ${show(ratio(cpu, togetherCpu), 2)} |`;
+  };
+  const togetherCpu = f.togetherCpu.map((c) => c * 1000);
   lines.push(
     "",
-    `| start of all ${f.servers.length} (${tools} tools) | ms | × (b), same round |`,
-    "|---|---|---|",
-    `| (a) the slowest server, started alone | ${show(spread(aloneMax))} | ${show(spread(perRound(aloneMax, f.together, (x, y) => x / y)), 2)} |`,
-    `| (b) all at once by the raw client, to the last one's answer (the floor) | ${show(spread(f.together))} | 1 |`,
-    `| (c) \`mcplex serve --stdio\`, to its first \`tools/list\` with all ${tools} | ${show(spread(f.stdio))} | **${show(spread(perRound(f.stdio, f.together, (x, y) => x / y)), 2)}** |`,
+    `| start of all ${f.servers.length} (${tools} tools) | ms | × (b), same round | CPU by then, ms | CPU × (b) |`,
+    "|---|---|---|---|---|",
+    `| (a) the slowest server, started alone | ${show(spread(aloneMax))} | ${show(ratio(aloneMax, f.together), 2)} | | |`,
+    `| (b) all at once by the raw client, to the last one's answer (the floor) | ${show(spread(f.together))} | 1 | ${show(spread(togetherCpu))} | 1 |`,
+    row(`(c) \`mcplex serve --stdio\`, to its first \`tools/list\` with all ${tools}`, f.stdio, true),
   );
-  if (f.http.length > 0)
-    lines.push(
-      `| (c) \`mcplex serve --http\`, the same | ${show(spread(f.http))} | ${show(spread(perRound(f.http, f.together, (x, y) => x / y)), 2)} |`,
-    );
+  if (f.http.length > 0) lines.push(row("(c) `mcplex serve --http`, the same", f.http, false));
   return lines;
 }
 
@@ -94,7 +99,7 @@ export function renderFleet(result: FleetResult): string[] {
     "",
     `What a user feels when a client spawns \`mcplex serve\` in front of ten real servers from npm (stdio, each started as \`node\` and its entry file, no npm resolution in the timing): spawn to the answer of mcplex's first \`tools/list\`, the tools of all ten in it. The configs set \`serve.readyWait: 120s\`, so that the first list waits for every server (by default mcplex answers after 1 s with the servers up so far and announces the others with \`list_changed\`). ${result.rounds} rounds after one not counted; each round starts every server alone, then all ten at once, then mcplex, the order rotating.`,
     "",
-    `The target is (c) within ${FLEET_TARGET}× the slowest server's own start. Started alone, that is (a); but mcplex starts all ten at once on the same cores, and there the floor is (b), the ten spawned together by the raw client, time to the last one's answer: the target is read against (b). With the run pinned to one core, (b) is close to the ten starts' CPU time added up.`,
+    `The target is (c) within ${FLEET_TARGET}× the slowest server's own start. Started alone, that is (a); but mcplex starts all ten at once on the same cores, and there the floor is (b), the ten spawned together by the raw client, time to the last one's answer: the target is read against (b). The raw client spawns each server in a session of its own, as mcplex does (with Linux's autogroup scheduling a session is a unit of CPU share: spawned otherwise, the floor would get less of a busy core than mcplex's servers do). With the run pinned to one core, (b) is close to the ten starts' CPU time added up. CPU is every process's (the servers', and mcplex's with them) from its threads' schedstat at the answer: it is what the start costs the machine, and it moves less than time does when other work shares the core.`,
     "",
     ...fleetLines(fleet),
   ];

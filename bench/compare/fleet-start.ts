@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { withDeadline } from "./deadline.js";
 import type { FleetServer } from "./fleet-servers.js";
+import { cpuSeconds, ownProcesses } from "./process-tree.js";
 import { type Connection, handshake, stdioConnection } from "./raw-clients.js";
 import { start, type TargetSpec } from "./targets.js";
 
@@ -38,11 +39,18 @@ export async function listTools(c: Connection): Promise<string[]> {
   return names;
 }
 
-/** Spawns `server` alone, as its own client would: the raw client over its stdio. */
-async function spawnServer(server: FleetServer): Promise<{ connection: Connection; stop(): Promise<void> }> {
+/**
+ * Spawns `server` as its own client would: the raw client over its stdio. In a session of its
+ * own, as mcplex spawns its servers (`detached`): with Linux's autogroup scheduling a session
+ * is a unit of CPU share, so the floor and mcplex's servers get the same share of a busy core.
+ */
+async function spawnServer(
+  server: FleetServer,
+): Promise<{ pid: number; connection: Connection; stop(): Promise<void> }> {
   const child = spawn(node, server.argv, {
     stdio: ["pipe", "pipe", "pipe"],
     env: { ...process.env, ...server.env },
+    detached: true,
   });
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr = (stderr + c).slice(-1000)));
@@ -54,7 +62,7 @@ async function spawnServer(server: FleetServer): Promise<{ connection: Connectio
     await stop();
     throw error;
   }
-  return { connection, stop };
+  return { pid: child.pid!, connection, stop };
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -78,8 +86,13 @@ export async function serverStart(server: FleetServer): Promise<{ ms: number; to
   }
 }
 
-/** All of `servers` spawned at once: spawn to the last one's `tools/list` answer, ms. */
-export async function togetherStart(servers: readonly FleetServer[]): Promise<{ ms: number; tools: number }> {
+/**
+ * All of `servers` spawned at once: spawn to the last one's `tools/list` answer, ms, and the CPU
+ * seconds the ten had used by then.
+ */
+export async function togetherStart(
+  servers: readonly FleetServer[],
+): Promise<{ ms: number; tools: number; cpu: number }> {
   const t = performance.now();
   const started = await Promise.allSettled(
     servers.map(async (server) => {
@@ -88,11 +101,12 @@ export async function togetherStart(servers: readonly FleetServer[]): Promise<{ 
     }),
   );
   const ms = performance.now() - t;
+  const cpu = cpuSeconds(started.flatMap((r) => (r.status === "fulfilled" ? [r.value.s.pid] : [])));
   await Promise.all(started.map((r) => (r.status === "fulfilled" ? r.value.s.stop() : undefined)));
   const failed = started.find((r) => r.status === "rejected");
   if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
   const tools = started.reduce((n, r) => n + (r.status === "fulfilled" ? r.value.tools : 0), 0);
-  return { ms, tools };
+  return { ms, tools, cpu };
 }
 
 /** mcplex's config of `servers` (JSON, which YAML reads too), written to `file`. */
@@ -127,6 +141,15 @@ export function mcplexSpec(config: string, front: "stdio" | "http"): TargetSpec 
   };
 }
 
+/** One start of mcplex: its time and the CPU seconds used by then. */
+export interface McplexStart {
+  ms: number;
+  /** mcplex and the servers it started. */
+  cpu: number;
+  /** mcplex's own process. */
+  ownCpu: number;
+}
+
 /**
  * Spawn of `mcplex serve` to the answer of its first `tools/list`, ms; throws unless that list
  * has every tool of `expected` (server name to the tools it lists to a raw client) under the
@@ -136,12 +159,14 @@ export function mcplexSpec(config: string, front: "stdio" | "http"): TargetSpec 
 export async function mcplexStart(
   spec: TargetSpec,
   expected: ReadonlyMap<string, readonly string[]>,
-): Promise<number> {
+): Promise<McplexStart> {
   const t = performance.now();
   const r = await start(spec);
   try {
     const tools = new Set(await listTools(r.connection));
     const ms = performance.now() - t;
+    const cpu = cpuSeconds(ownProcesses(r.pid, { withUpstream: true }));
+    const ownCpu = cpuSeconds([r.pid]);
     const missing = [...expected].flatMap(([server, names]) =>
       names.map((n) => `${server}__${n}`).filter((n) => !tools.has(n)),
     );
@@ -149,7 +174,7 @@ export async function mcplexStart(
       throw new Error(
         `${spec.label}: its first tools/list (${tools.size} tools) lacks ${missing.length}: ${missing.slice(0, 5).join(", ")}`,
       );
-    return ms;
+    return { ms, cpu, ownCpu };
   } finally {
     await r.stop();
   }
@@ -164,8 +189,10 @@ export interface FleetRounds {
   alone: Map<string, number[]>;
   /** All ten at once by the raw client, to the last answer, ms. */
   together: number[];
-  stdio: number[];
-  http: number[];
+  /** The ten's CPU seconds by the time of that last answer. */
+  togetherCpu: number[];
+  stdio: McplexStart[];
+  http: McplexStart[];
   /** What failed, and why: the figures it would have given are missing. */
   failures: string[];
 }
@@ -192,6 +219,7 @@ export async function fleetRounds(
     tools: new Map(),
     alone: new Map(servers.map((s) => [s.name, []])),
     together: [],
+    togetherCpu: [],
     stdio: [],
     http: [],
     failures: [],
@@ -221,7 +249,14 @@ export async function fleetRounds(
   out.servers = servers.filter((s) => !failed.has(s.name));
   const config = fleetConfig(out.servers, scratch);
   const steps: [string, () => Promise<void>][] = [
-    ["all at once", async () => void out.together.push((await togetherStart(out.servers)).ms)],
+    [
+      "all at once",
+      async () => {
+        const { ms, cpu } = await togetherStart(out.servers);
+        out.together.push(ms);
+        out.togetherCpu.push(cpu);
+      },
+    ],
     [
       "mcplex serve --stdio",
       async () => void out.stdio.push(await mcplexStart(mcplexSpec(config, "stdio"), out.tools)),

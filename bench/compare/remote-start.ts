@@ -153,8 +153,8 @@ export async function remoteRounds(
           if (!out.alone.has(name)) out.alone.set(name, []);
           keep(out.alone.get(name)!, r.ms);
         }
-        keep(out.mcplex, await mcplexStart(mcplexSpec(far, "stdio"), tools));
-        keep(out.mcplexNear, await mcplexStart(mcplexSpec(near, "stdio"), tools));
+        keep(out.mcplex, (await mcplexStart(mcplexSpec(far, "stdio"), tools)).ms);
+        keep(out.mcplexNear, (await mcplexStart(mcplexSpec(near, "stdio"), tools)).ms);
       } catch (error) {
         out.failures.push(String(error).slice(0, 300));
         break;
