@@ -6,10 +6,14 @@
  * chart docs/benchmarks.svg and the README's headline line.
  *
  *   npm run bench:compare [-- --rounds R] [--seconds S] [--starts N] [--all-cores] [--quick]
+ *     [--fleet-rounds N] [--fleet-http] [--only fleet]
  *
  * On a machine with two cores or more the whole run is pinned to one (taskset -c 0, inherited
  * by every process it starts) unless `--all-cores`. `--quick`: every target started once and
- * called a few times, no figures, nothing written (what the suite runs).
+ * called a few times, no figures, nothing written (what the suite runs). The last step starts
+ * many servers at once (fleet-step.ts): `--fleet-rounds` (default 3) rounds of it, `--fleet-http`
+ * measures `serve --http` there too, `--only fleet` runs that step alone and prints its section
+ * instead of writing the page.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,6 +22,8 @@ import { join } from "node:path";
 import { numberArg } from "../process-stats.js";
 import { writeChart } from "./chart.js";
 import { coldStarts } from "./cold-start.js";
+import { renderFleet } from "./fleet-report.js";
+import { fleetQuick, fleetStep } from "./fleet-step.js";
 import { measureRounds, warmUp } from "./measure.js";
 import { ensurePeers } from "./peers.js";
 import { quickCheck } from "./quick.js";
@@ -28,6 +34,8 @@ import { type Front, type Running, start, targets } from "./targets.js";
 const argv = process.argv;
 const quick = argv.includes("--quick");
 const pinnedRun = argv.includes("--pinned");
+const onlyFleet = argv.includes("--only") && argv[argv.indexOf("--only") + 1] === "fleet";
+const fleetOptions = { rounds: numberArg("--fleet-rounds", 3), http: argv.includes("--fleet-http") };
 
 if (!quick && !pinnedRun && !argv.includes("--all-cores") && cpus().length >= 2) {
   const run = spawnSync(
@@ -55,7 +63,11 @@ try {
     const results = await quickCheck(specs);
     for (const r of results) console.log(`${r.front.padEnd(5)} ${r.label.padEnd(26)} ${r.error ?? "ok"}`);
     for (const a of setup.absent) console.log(`not measured: ${a.name}: ${a.reason}`);
-    process.exitCode = results.some((r) => r.error !== undefined) ? 1 : 0;
+    const fleet = await fleetQuick(scratch);
+    for (const c of fleet) console.log(`fleet ${c.what.padEnd(26)} ${c.error ?? `ok, ${c.tools} tools`}`);
+    process.exitCode = [...results, ...fleet].some((r) => r.error !== undefined) ? 1 : 0;
+  } else if (onlyFleet) {
+    console.log(renderFleet(await fleetStep(scratch, fleetOptions, log)).join("\n"));
   } else {
     const load = {
       rounds: numberArg("--rounds", 5),
@@ -86,8 +98,10 @@ try {
         for (const r of running) await r.stop();
       }
     }
+    const fleet = await fleetStep(scratch, fleetOptions, log);
     const seconds = (performance.now() - began) / 1000;
     const run = {
+      fleet,
       seconds,
       loadAtStart,
       pinned: pinnedRun,

@@ -71,33 +71,58 @@ export interface PeerSetup {
  * then says which are ready. A failed install is reported, not thrown: the page names it.
  */
 export async function ensurePeers(dir = PEERS_DIR): Promise<PeerSetup> {
+  const setup = await ensurePackages(Object.values(PEERS), dir);
+  setup.absent.unshift(...NOT_MEASURED);
+  setup.absent.push({ name: "1MCP", reason: await oneMcpReason() });
+  return setup;
+}
+
+/**
+ * Installs the packages of `peers` missing from `dir` (or at another version), all in one
+ * `npm install`; when that fails, each on its own, so that one package that cannot be
+ * installed leaves the others measured. Which are ready, and why the others are not.
+ */
+export async function ensurePackages(peers: readonly Peer[], dir = PEERS_DIR): Promise<PeerSetup> {
   mkdirSync(dir, { recursive: true });
-  const all: Peer[] = Object.values(PEERS);
-  const missing = all.filter((p) => installedVersion(p, dir) !== p.version);
-  const absent: Absent[] = [...NOT_MEASURED];
+  const missing = peers.filter((p) => installedVersion(p, dir) !== p.version);
+  const absent: Absent[] = [];
+  const install = (some: readonly Peer[]) =>
+    run(
+      "npm",
+      [
+        "install",
+        "--prefix",
+        dir,
+        "--no-audit",
+        "--no-fund",
+        "--save-exact",
+        ...some.map((p) => `${p.pkg}@${p.version}`),
+      ],
+      { timeout: 300_000 },
+    );
+  const failure = (error: unknown) => String((error as { stderr?: string }).stderr ?? error);
   if (missing.length > 0) {
     try {
-      await run(
-        "npm",
-        [
-          "install",
-          "--prefix",
-          dir,
-          "--no-audit",
-          "--no-fund",
-          "--save-exact",
-          ...missing.map((p) => `${p.pkg}@${p.version}`),
-        ],
-        { timeout: 300_000 },
-      );
+      await install(missing);
     } catch (error) {
-      const text = String((error as { stderr?: string }).stderr ?? error);
-      for (const p of missing)
-        absent.push({ name: `${p.name} ${p.version}`, reason: `npm install failed: ${firstLine(text)}` });
+      const text = failure(error);
+      // Each on its own only when npm was reached: an unreachable registry fails them all alike.
+      const eachAlone = missing.length > 1 && !UNREACHABLE.test(text);
+      const alone: [Peer, string][] = eachAlone ? [] : missing.map((p) => [p, text]);
+      if (eachAlone) {
+        for (const p of missing) {
+          try {
+            await install([p]);
+          } catch (one) {
+            alone.push([p, failure(one)]);
+          }
+        }
+      }
+      for (const [p, why] of alone)
+        absent.push({ name: `${p.name} ${p.version}`, reason: `npm install failed: ${firstLine(why)}` });
     }
   }
-  absent.push({ name: "1MCP", reason: await oneMcpReason() });
-  return { installed: all.filter((p) => installedVersion(p, dir) === p.version), absent };
+  return { installed: peers.filter((p) => installedVersion(p, dir) === p.version), absent };
 }
 
 /** Why 1MCP is not measured: npm does not have it here, or the bench has no target for it yet. */
@@ -114,10 +139,11 @@ async function oneMcpReason(): Promise<string> {
 
 /** True when `setup` failed because the registry could not be reached at all. */
 export function registryUnreachable(setup: PeerSetup): boolean {
-  return setup.absent.some((a) =>
-    /E(NOTFOUND|AI_AGAIN|CONNREFUSED|CONNRESET|TIMEDOUT)|ETIMEDOUT/.test(a.reason),
-  );
+  return setup.absent.some((a) => UNREACHABLE.test(a.reason));
 }
+
+/** What npm says when it cannot reach the registry. */
+const UNREACHABLE = /E(NOTFOUND|AI_AGAIN|CONNREFUSED|CONNRESET|TIMEDOUT)|ETIMEDOUT/;
 
 function firstLine(text: string): string {
   return (

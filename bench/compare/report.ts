@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
+import { type FleetResult, renderFleet } from "./fleet-report.js";
 import { CONCURRENCY, type LoadOptions } from "./measure.js";
 import type { Absent, Peer } from "./peers.js";
 import { type AtConcurrency, type FrontResult, type Row, type Spread, summarize } from "./summary.js";
@@ -22,6 +23,8 @@ export interface RunInfo {
   startRounds: number;
   absent: Absent[];
   installed: Peer[];
+  /** The step of cold starts with many servers (fleet-step.ts), when it ran. */
+  fleet?: FleetResult;
 }
 
 const FRONT_TITLE = { stdio: "stdio", http: "Streamable HTTP" } as const;
@@ -151,6 +154,7 @@ export function renderReport(fronts: FrontResult[], info: RunInfo, date = new Da
     out.push("", `## ${FRONT_TITLE[f.front]}`, "", ...startTable(rows));
     for (const c of CONCURRENCY) out.push("", `### ${c} in flight`, "", ...loadTable(rows, c));
   }
+  if (info.fleet !== undefined) out.push("", ...renderFleet(info.fleet));
   out.push(
     "",
     "## Chart",
@@ -165,6 +169,7 @@ export function renderReport(fronts: FrontResult[], info: RunInfo, date = new Da
     "npm run bench:compare -- --rounds 9 --seconds 2   # longer, steadier",
     "npm run bench:compare -- --all-cores              # not pinned to one core",
     "npm run bench:compare -- --quick                  # every target answers? (no figures, nothing written)",
+    "npm run bench:compare -- --only fleet             # the cold start with many servers alone, printed",
     "```",
     "",
     "On a shared or busy machine the spreads widen; compare the figures of one run, not of two.",

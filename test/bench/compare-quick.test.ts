@@ -1,17 +1,22 @@
 /**
  * Keeps `npm run bench:compare` runnable: its quick mode starts every target of both fronts
  * (the peers installed from npm into .bench-peers/, as the bench does) and checks that each
- * lists the echo tool and echoes, one call and eight at once. Nothing about speed. Skipped, and
- * saying so, only when the npm registry cannot be reached to install the peers.
+ * lists the echo tool and echoes, one call and eight at once; and the fleet of ten real servers
+ * and the three remote upstreams, each started and listed alone and through mcplex, whose first
+ * list must hold all their tools. Nothing about speed.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FLEET_PEERS } from "../../bench/compare/fleet-servers.js";
+import { fleetConfig, mcplexSpec, mcplexStart } from "../../bench/compare/fleet-start.js";
+import { fleetQuick } from "../../bench/compare/fleet-step.js";
 import { ensurePeers, PEERS, type PeerSetup, registryUnreachable } from "../../bench/compare/peers.js";
 import { quickCheck } from "../../bench/compare/quick.js";
 import { type TargetSpec, targets } from "../../bench/compare/targets.js";
 
+const ECHO = new URL("../../bench/echo-server.mjs", import.meta.url).pathname;
 let setup: PeerSetup;
 const scratch = mkdtempSync(join(tmpdir(), "compare-quick-"));
 
@@ -51,6 +56,37 @@ describe("bench:compare --quick", () => {
     );
     expect(results.filter((r) => r.error !== undefined)).toEqual([]);
   }, 240_000);
+
+  it("starts the fleet of ten servers and the three remote upstreams, each alone and through mcplex", async () => {
+    const checks = await fleetQuick(scratch);
+    expect(checks.filter((c) => c.error !== undefined)).toEqual([]);
+    // All ten: the three dev dependencies and every package of the fleet installed from npm.
+    const fleet = ["everything", "filesystem", "memory", ...FLEET_PEERS.map((p) => p.id)];
+    expect(checks.map((c) => c.what)).toEqual([
+      ...fleet,
+      "mcplex (fleet)",
+      "remote east",
+      "remote west",
+      "remote north",
+      "mcplex (remote)",
+    ]);
+    const tools = (names: string[]) =>
+      names.reduce((n, name) => n + (checks.find((c) => c.what === name)?.tools ?? 0), 0);
+    for (const c of checks) expect(c.tools, c.what).toBeGreaterThan(0);
+    // mcplex's first list held every tool each server lists alone (mcplexStart checks it by name).
+    expect(checks.find((c) => c.what === "mcplex (fleet)")?.tools).toBe(tools(fleet));
+    expect(checks.find((c) => c.what === "mcplex (remote)")?.tools).toBe(
+      tools(["remote east", "remote west", "remote north"]),
+    );
+  }, 300_000);
+
+  it("fails a start of mcplex whose first list lacks a tool a server lists alone", async () => {
+    const lean = { name: "echo", pkg: "-", version: "-", argv: [ECHO], env: {} };
+    const config = fleetConfig([lean], scratch);
+    await expect(
+      mcplexStart(mcplexSpec(config, "stdio"), new Map([["echo", ["echo", "not-offered"]]])),
+    ).rejects.toThrow(/lacks 1: echo__not-offered/);
+  }, 60_000);
 
   it("names every peer it does not measure, 1MCP included, with a reason", () => {
     const names = setup.absent.map((a) => a.name);
