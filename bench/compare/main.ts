@@ -5,11 +5,13 @@
  * stdio and Streamable HTTP, at 1, 8, 32 and 64 calls in flight. Writes docs/benchmarks.md, the
  * chart docs/benchmarks.svg and the README's headline line.
  *
- *   npm run bench:compare [-- --rounds R] [--seconds S] [--starts N] [--all-cores] [--quick]
+ *   npm run bench:compare [-- --rounds R] [--seconds S] [--starts N] [--layer-rounds L]
+ *                         [--all-cores] [--quick] [--only layers]
  *
  * On a machine with two cores or more the whole run is pinned to one (taskset -c 0, inherited
  * by every process it starts) unless `--all-cores`. `--quick`: every target started once and
- * called a few times, no figures, nothing written (what the suite runs).
+ * called a few times, no figures, nothing written (what the suite runs). `--only layers`: only
+ * the optional layers' step (layer-costs.ts), its table printed, nothing written.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,9 +20,10 @@ import { join } from "node:path";
 import { numberArg } from "../process-stats.js";
 import { writeChart } from "./chart.js";
 import { coldStarts } from "./cold-start.js";
+import { layerTable, measureLayers } from "./layer-costs.js";
 import { measureRounds, warmUp } from "./measure.js";
 import { ensurePeers } from "./peers.js";
-import { quickCheck } from "./quick.js";
+import { quickCheckAll } from "./quick.js";
 import { writeReport } from "./report.js";
 import type { FrontResult } from "./summary.js";
 import { type Front, type Running, start, targets } from "./targets.js";
@@ -28,6 +31,8 @@ import { type Front, type Running, start, targets } from "./targets.js";
 const argv = process.argv;
 const quick = argv.includes("--quick");
 const pinnedRun = argv.includes("--pinned");
+const only = argv.includes("--only") ? argv[argv.indexOf("--only") + 1] : undefined;
+if (only !== undefined && only !== "layers") throw new Error(`--only takes "layers", not ${only}`);
 
 if (!quick && !pinnedRun && !argv.includes("--all-cores") && cpus().length >= 2) {
   const run = spawnSync(
@@ -45,17 +50,24 @@ const began = performance.now();
 const loadAtStart = loadavg()[0]!;
 const log = (line: string) =>
   console.log(`[${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`);
-log("peers: installing what .bench-peers/ lacks");
-const setup = await ensurePeers();
+if (only === undefined) log("peers: installing what .bench-peers/ lacks");
+const setup = only === undefined ? await ensurePeers() : { installed: [], absent: [] };
 const scratch = mkdtempSync(join(tmpdir(), "mcplex-compare-"));
 const specs = targets(setup.installed, scratch);
+/** The optional layers' step: fewer rounds, at 1 and 64 in flight only, to stay short. */
+const layerLoad = { rounds: numberArg("--layer-rounds", 3), seconds: numberArg("--seconds", 1), warmUp: 1 };
 
 try {
   if (quick) {
-    const results = await quickCheck(specs);
+    const results = await quickCheckAll(specs, scratch);
     for (const r of results) console.log(`${r.front.padEnd(5)} ${r.label.padEnd(26)} ${r.error ?? "ok"}`);
     for (const a of setup.absent) console.log(`not measured: ${a.name}: ${a.reason}`);
     process.exitCode = results.some((r) => r.error !== undefined) ? 1 : 0;
+  } else if (only === "layers") {
+    const layers = await measureLayers(specs, scratch, layerLoad, log);
+    console.log(
+      ["", "Optional layers (against plain mcplex of the same rounds)", "", ...layerTable(layers)].join("\n"),
+    );
   } else {
     const load = {
       rounds: numberArg("--rounds", 5),
@@ -86,8 +98,10 @@ try {
         for (const r of running) await r.stop();
       }
     }
+    const layers = await measureLayers(specs, scratch, layerLoad, log);
     const seconds = (performance.now() - began) / 1000;
     const run = {
+      layers,
       seconds,
       loadAtStart,
       pinned: pinnedRun,

@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
+import { type LayerCosts, renderLayerCosts } from "./layer-costs.js";
 import { CONCURRENCY, type LoadOptions } from "./measure.js";
 import type { Absent, Peer } from "./peers.js";
 import { type AtConcurrency, type FrontResult, type Row, type Spread, summarize } from "./summary.js";
@@ -22,6 +23,8 @@ export interface RunInfo {
   startRounds: number;
   absent: Absent[];
   installed: Peer[];
+  /** The optional layers' step, when it ran. */
+  layers?: LayerCosts;
 }
 
 const FRONT_TITLE = { stdio: "stdio", http: "Streamable HTTP" } as const;
@@ -53,7 +56,7 @@ function versions(fronts: FrontResult[], info: RunInfo): string[] {
     relay: "copies bytes, understands nothing (stdio: bench/relay.mjs; HTTP: bench/compare/tcp-relay.mjs)",
     sdk: "bench/compare/sdk-proxy.mjs: SDK v2 Client to the upstream behind an SDK v2 Server (HTTP: `createMcpHandler`)",
     mcplex:
-      "`mcplex serve --stdio` / `serve --http`, `--no-prefix` (tools under their own names), defaults otherwise (the dashboard on), the echo server as its one upstream",
+      "`mcplex serve --stdio` / `serve --http`, `--no-prefix` (tools under their own names), defaults otherwise (over HTTP metrics and the dashboard with its call feed on; over stdio no HTTP front, so neither; audit, telemetry, sign-in, guardrails off), the echo server as its one upstream",
     supergateway: "`supergateway --stdio … --outputTransport streamableHttp --stateful`",
     "mcp-proxy":
       "`mcp-proxy --server stream -- node echo-server.mjs`, defaults otherwise (its event store on)",
@@ -151,6 +154,7 @@ export function renderReport(fronts: FrontResult[], info: RunInfo, date = new Da
     out.push("", `## ${FRONT_TITLE[f.front]}`, "", ...startTable(rows));
     for (const c of CONCURRENCY) out.push("", `### ${c} in flight`, "", ...loadTable(rows, c));
   }
+  if (info.layers !== undefined) out.push("", ...renderLayerCosts(info.layers));
   out.push(
     "",
     "## Chart",

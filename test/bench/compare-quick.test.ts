@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensurePeers, PEERS, type PeerSetup, registryUnreachable } from "../../bench/compare/peers.js";
-import { quickCheck } from "../../bench/compare/quick.js";
+import { quickCheck, quickCheckAll } from "../../bench/compare/quick.js";
 import { type TargetSpec, targets } from "../../bench/compare/targets.js";
 
 let setup: PeerSetup;
@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("bench:compare --quick", () => {
-  it("starts every target of both fronts, and each lists the echo tool and echoes", async () => {
+  it("starts every target of both fronts, the optional layers' included, and each lists the echo tool and echoes", async () => {
     // The test machines reach npm (the set-up installs from it too): an unreachable registry fails
     // here, rather than passing a comparison that measured nothing.
     expect(
@@ -34,7 +34,7 @@ describe("bench:compare --quick", () => {
         .map((p) => p.pkg)
         .sort(),
     );
-    const results = await quickCheck(targets(setup.installed, scratch));
+    const results = await quickCheckAll(targets(setup.installed, scratch), scratch);
     expect(results.map((r) => `${r.front} ${r.id}`).sort()).toEqual(
       [
         "stdio direct",
@@ -47,10 +47,19 @@ describe("bench:compare --quick", () => {
         "http mcplex",
         "http supergateway",
         "http mcp-proxy",
+        // The optional layers (bench/compare/layers.ts), each mcplex with one more turned on.
+        "stdio mcplex+audit",
+        "stdio mcplex+telemetry",
+        "stdio mcplex+guardrails",
+        "stdio mcplex+dashboard",
+        "http mcplex+audit",
+        "http mcplex+telemetry",
+        "http mcplex+sign-in",
+        "http mcplex+guardrails",
       ].sort(),
     );
     expect(results.filter((r) => r.error !== undefined)).toEqual([]);
-  }, 240_000);
+  }, 360_000);
 
   it("names every peer it does not measure, 1MCP included, with a reason", () => {
     const names = setup.absent.map((a) => a.name);
