@@ -64,14 +64,14 @@ export const LAYERS: readonly Layer[] = [
   {
     id: "telemetry",
     label: "telemetry",
-    how: "`telemetry: { enabled: true, endpoint }`: spans over OTLP/HTTP to a receiver on loopback that drops them (bench/compare/otlp-sink.mjs), metrics every 60 s (none in a window)",
+    how: "`telemetry: { enabled: true, endpoint }`: a SERVER and a CLIENT span per call, every trace sampled (the default), exported in batches over OTLP/HTTP to a receiver on loopback that drops them (bench/compare/otlp-sink.mjs, a process of its own); metrics every 60 s, so none in a window",
     fronts: ["stdio", "http"],
     block: (s) => `telemetry:\n  enabled: true\n  endpoint: ${JSON.stringify(s.otlp)}\n`,
   },
   {
     id: "sign-in",
     label: "sign-in",
-    how: "`auth: { issuers: [<loopback issuer>], scopes: [mcp] }`; the raw client sends one ES256 access token of that issuer (its first check verifies it, later ones find it by its hash)",
+    how: "`auth: { issuers: [<loopback issuer>], audience: [bench-compare], scopes: [mcp] }` (the audience so that one token fits every port); the raw client sends one ES256 access token of that issuer with every request (its first check verifies it, later ones find it by its hash)",
     fronts: ["http"],
     block: (s) =>
       `auth:\n  issuers: [${JSON.stringify(s.issuer)}]\n  audience: [${AUDIENCE}]\n  scopes: [mcp]\n`,
