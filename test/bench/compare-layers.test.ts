@@ -14,9 +14,9 @@ import {
   layerRows,
   renderLayerCosts,
 } from "../../bench/compare/layer-costs.js";
-import { LAYERS, type LayerSupport, layerTargets } from "../../bench/compare/layers.js";
+import { LAYERS, type LayerSupport, layerTargets, withLayerTargets } from "../../bench/compare/layers.js";
 import type { Cell } from "../../bench/compare/measure.js";
-import { targets } from "../../bench/compare/targets.js";
+import { start, targets } from "../../bench/compare/targets.js";
 import { parseConfig } from "../../src/config/parse-config.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "compare-layers-"));
@@ -104,4 +104,20 @@ describe("bench:compare optional layers", () => {
     for (const layer of LAYERS) expect(page).toContain(`| ${layer.label} |`);
     expect(page).toContain("3 rounds");
   });
+
+  it("serves the sign-in layer only to the bearer of the issuer's token", async () => {
+    // Needs dist/ (npm run build), as the bench does.
+    await withLayerTargets(targets([], scratch), scratch, async (all) => {
+      const signIn = all.find((s) => s.id === "mcplex+sign-in")!;
+      const { headers: _, ...anonymous } = signIn;
+      await expect(start(anonymous)).rejects.toThrow(/HTTP 401/);
+      const forged = {
+        ...signIn,
+        headers: { authorization: `Bearer ${signIn.headers!.authorization!.slice(7, -4)}AAAA` },
+      };
+      await expect(start(forged)).rejects.toThrow(/HTTP 401/);
+      const r = await start(signIn);
+      await r.stop();
+    });
+  }, 120_000);
 });

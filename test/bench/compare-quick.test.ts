@@ -4,7 +4,7 @@
  * lists the echo tool and echoes, one call and eight at once. Nothing about speed. Skipped, and
  * saying so, only when the npm registry cannot be reached to install the peers.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -59,6 +59,11 @@ describe("bench:compare --quick", () => {
       ].sort(),
     );
     expect(results.filter((r) => r.error !== undefined)).toEqual([]);
+    // The audit layer was on: its targets' calls are in their files (written as each stopped).
+    for (const front of ["stdio", "http"])
+      expect(readFileSync(join(scratch, `layer-${front}-audit.log`), "utf8")).toContain(
+        '"method":"tools/call"',
+      );
   }, 360_000);
 
   it("names every peer it does not measure, 1MCP included, with a reason", () => {
