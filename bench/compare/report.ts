@@ -169,6 +169,7 @@ export function renderReport(fronts: FrontResult[], info: RunInfo, date = new Da
     "npm run bench:compare -- --rounds 9 --seconds 2   # longer, steadier",
     "npm run bench:compare -- --all-cores              # not pinned to one core",
     "npm run bench:compare -- --quick                  # every target answers? (no figures, nothing written)",
+    "npm run bench:compare -- --only layers            # the optional layers' step alone (prints its table, writes nothing)",
     "```",
     "",
     "On a shared or busy machine the spreads widen; compare the figures of one run, not of two.",
