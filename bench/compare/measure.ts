@@ -32,6 +32,8 @@ export interface LoadOptions {
   seconds: number;
   /** Seconds of warm-up per target before the rounds. */
   warmUp: number;
+  /** The calls in flight measured (default {@link CONCURRENCY}). */
+  concurrency?: readonly number[];
 }
 
 /** The value at fraction `q` of the sorted values (nearest rank). */
@@ -101,16 +103,17 @@ export async function measureRounds(
   failures: Map<string, string>,
   progress: (line: string) => void,
 ): Promise<Cells> {
+  const concurrency = options.concurrency ?? CONCURRENCY;
   const cells: Cells = new Map(
     running.map((r) => [
       r.spec.id,
-      new Map(CONCURRENCY.map((c) => [c, { p50: [], p99: [], rate: [], cpuPerCall: [], rss: [] } as Cell])),
+      new Map(concurrency.map((c) => [c, { p50: [], p99: [], rate: [], cpuPerCall: [], rss: [] } as Cell])),
     ]),
   );
   let live = [...running];
   for (let round = 0; round < options.rounds; round++) {
     progress(`${running[0]?.spec.front} round ${round + 1}/${options.rounds}`);
-    for (const inFlight of CONCURRENCY) {
+    for (const inFlight of concurrency) {
       const order = live.map((_, k) => live[(round + k) % live.length]!);
       for (const r of order) {
         try {

@@ -1,9 +1,11 @@
 /**
  * bench:compare's quick mode: each target started once, its tools listed and the echo tool
  * called a handful of times, one and eight at a time. It checks that every target answers,
- * nothing about its speed; the suite runs it (test/bench/compare-quick.test.ts).
+ * nothing about its speed; the suite runs it (test/bench/compare-quick.test.ts), the optional
+ * layers' targets included.
  */
 import { hasEcho } from "./cold-start.js";
+import { withLayerTargets } from "./layers.js";
 import { echoCall } from "./raw-clients.js";
 import { start, type TargetSpec } from "./targets.js";
 
@@ -40,4 +42,13 @@ export async function quickCheck(specs: readonly TargetSpec[]): Promise<QuickRes
     results.push(result);
   }
   return results;
+}
+
+/** Every target of `specs`, then each optional layer's mcplex target (layers.ts) with its support. */
+export async function quickCheckAll(specs: readonly TargetSpec[], scratch: string): Promise<QuickResult[]> {
+  const results = await quickCheck(specs);
+  const layered = await withLayerTargets(specs, scratch, (all) =>
+    quickCheck(all.filter((s) => s.id !== "mcplex")),
+  );
+  return [...results, ...layered];
 }

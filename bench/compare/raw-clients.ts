@@ -80,13 +80,20 @@ function parseBody(text: string, contentType: string, id: number): Answer {
   throw new Error(`no answer to ${id} in the event stream: ${text.slice(0, 200)}`);
 }
 
-/** A connection to a Streamable HTTP endpoint, with up to `sockets` kept-alive connections. */
-export function httpConnection(url: URL, sockets: number): Connection & { sessionId?: string } {
+/**
+ * A connection to a Streamable HTTP endpoint, with up to `sockets` kept-alive connections;
+ * `headers` go with every POST (an `authorization` for a front that signs its callers in).
+ */
+export function httpConnection(
+  url: URL,
+  sockets: number,
+  headers: Readonly<Record<string, string>> = {},
+): Connection & { sessionId?: string } {
   const agent = new Agent({ keepAlive: true, maxSockets: sockets });
   let id = 0;
   const self: Connection & { sessionId?: string } = {
-    request: (method, params) => post(self, agent, url, { id: ++id, method, params }),
-    notify: async (method) => void (await post(self, agent, url, { method })),
+    request: (method, params) => post(self, agent, url, headers, { id: ++id, method, params }),
+    notify: async (method) => void (await post(self, agent, url, headers, { method })),
     close: () => agent.destroy(),
   };
   return self;
@@ -102,11 +109,13 @@ function post(
   session: { sessionId?: string },
   agent: Agent,
   url: URL,
+  extra: Readonly<Record<string, string>>,
   m: { id?: number; method: string; params?: unknown },
   retried = false,
 ): Promise<unknown> {
   const body = JSON.stringify({ jsonrpc: "2.0", ...m });
   const headers: Record<string, string | number> = {
+    ...extra,
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
     "mcp-protocol-version": PROTOCOL,
@@ -138,7 +147,7 @@ function post(
     });
     req.on("error", (error: NodeJS.ErrnoException) => {
       if (!retried && req.reusedSocket && error.code === "ECONNRESET")
-        post(session, agent, url, m, true).then(resolve, reject);
+        post(session, agent, url, extra, m, true).then(resolve, reject);
       else reject(error);
     });
     req.end(body);

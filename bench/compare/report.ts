@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
 import { type FleetResult, renderFleet } from "./fleet-report.js";
+import { type LayerCosts, renderLayerCosts } from "./layer-costs.js";
 import { CONCURRENCY, type LoadOptions } from "./measure.js";
 import type { Absent, Peer } from "./peers.js";
 import { type AtConcurrency, type FrontResult, type Row, type Spread, summarize } from "./summary.js";
@@ -25,6 +26,8 @@ export interface RunInfo {
   installed: Peer[];
   /** The step of cold starts with many servers (fleet-step.ts), when it ran. */
   fleet?: FleetResult;
+  /** The optional layers' step, when it ran. */
+  layers?: LayerCosts;
 }
 
 const FRONT_TITLE = { stdio: "stdio", http: "Streamable HTTP" } as const;
@@ -56,7 +59,7 @@ function versions(fronts: FrontResult[], info: RunInfo): string[] {
     relay: "copies bytes, understands nothing (stdio: bench/relay.mjs; HTTP: bench/compare/tcp-relay.mjs)",
     sdk: "bench/compare/sdk-proxy.mjs: SDK v2 Client to the upstream behind an SDK v2 Server (HTTP: `createMcpHandler`)",
     mcplex:
-      "`mcplex serve --stdio` / `serve --http`, `--no-prefix` (tools under their own names), defaults otherwise (the dashboard on), the echo server as its one upstream",
+      "`mcplex serve --stdio` / `serve --http`, `--no-prefix` (tools under their own names), defaults otherwise (over HTTP metrics and the dashboard with its call feed on; over stdio no HTTP front, so neither; audit, telemetry, sign-in, guardrails off), the echo server as its one upstream",
     supergateway: "`supergateway --stdio … --outputTransport streamableHttp --stateful`",
     "mcp-proxy":
       "`mcp-proxy --server stream -- node echo-server.mjs`, defaults otherwise (its event store on)",
@@ -154,6 +157,7 @@ export function renderReport(fronts: FrontResult[], info: RunInfo, date = new Da
     out.push("", `## ${FRONT_TITLE[f.front]}`, "", ...startTable(rows));
     for (const c of CONCURRENCY) out.push("", `### ${c} in flight`, "", ...loadTable(rows, c));
   }
+  if (info.layers !== undefined) out.push("", ...renderLayerCosts(info.layers));
   if (info.fleet !== undefined) out.push("", ...renderFleet(info.fleet));
   out.push(
     "",
@@ -169,6 +173,7 @@ export function renderReport(fronts: FrontResult[], info: RunInfo, date = new Da
     "npm run bench:compare -- --rounds 9 --seconds 2   # longer, steadier",
     "npm run bench:compare -- --all-cores              # not pinned to one core",
     "npm run bench:compare -- --quick                  # every target answers? (no figures, nothing written)",
+    "npm run bench:compare -- --only layers            # the optional layers' step alone (prints its table, writes nothing)",
     "npm run bench:compare -- --only fleet             # the cold start with many servers alone, printed",
     "```",
     "",

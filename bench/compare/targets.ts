@@ -24,6 +24,8 @@ export interface TargetSpec {
   role: "direct" | "floor" | "peer" | "mcplex";
   /** Node's arguments to start it (the port for an HTTP front). */
   argv(port: number): string[];
+  /** Headers the raw client sends with every request (HTTP fronts only). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 const here = (file: string) => new URL(file, import.meta.url).pathname;
@@ -209,7 +211,7 @@ export async function start(spec: TargetSpec): Promise<Running> {
         `no initialize answer in ${START_MS / 1000} s`,
       );
     } else {
-      connection = httpConnection(new URL(`http://127.0.0.1:${port}/mcp`), 64);
+      connection = httpConnection(new URL(`http://127.0.0.1:${port}/mcp`), 64, spec.headers);
       await withDeadline(
         Promise.race([untilListening(connection), exited]),
         START_MS,

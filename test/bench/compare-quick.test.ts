@@ -5,7 +5,7 @@
  * and the three remote upstreams, each started and listed alone and through mcplex, whose first
  * list must hold all their tools. Nothing about speed.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { FLEET_PEERS } from "../../bench/compare/fleet-servers.js";
 import { fleetConfig, mcplexSpec, mcplexStart } from "../../bench/compare/fleet-start.js";
 import { fleetQuick } from "../../bench/compare/fleet-step.js";
 import { ensurePeers, PEERS, type PeerSetup, registryUnreachable } from "../../bench/compare/peers.js";
-import { quickCheck } from "../../bench/compare/quick.js";
+import { quickCheck, quickCheckAll } from "../../bench/compare/quick.js";
 import { type TargetSpec, targets } from "../../bench/compare/targets.js";
 
 const ECHO = new URL("../../bench/echo-server.mjs", import.meta.url).pathname;
@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("bench:compare --quick", () => {
-  it("starts every target of both fronts, and each lists the echo tool and echoes", async () => {
+  it("starts every target of both fronts, the optional layers' included, and each lists the echo tool and echoes", async () => {
     // The test machines reach npm (the set-up installs from it too): an unreachable registry fails
     // here, rather than passing a comparison that measured nothing.
     expect(
@@ -39,7 +39,7 @@ describe("bench:compare --quick", () => {
         .map((p) => p.pkg)
         .sort(),
     );
-    const results = await quickCheck(targets(setup.installed, scratch));
+    const results = await quickCheckAll(targets(setup.installed, scratch), scratch);
     expect(results.map((r) => `${r.front} ${r.id}`).sort()).toEqual(
       [
         "stdio direct",
@@ -52,10 +52,24 @@ describe("bench:compare --quick", () => {
         "http mcplex",
         "http supergateway",
         "http mcp-proxy",
+        // The optional layers (bench/compare/layers.ts), each mcplex with one more turned on.
+        "stdio mcplex+audit",
+        "stdio mcplex+telemetry",
+        "stdio mcplex+guardrails",
+        "stdio mcplex+dashboard",
+        "http mcplex+audit",
+        "http mcplex+telemetry",
+        "http mcplex+sign-in",
+        "http mcplex+guardrails",
       ].sort(),
     );
     expect(results.filter((r) => r.error !== undefined)).toEqual([]);
-  }, 240_000);
+    // The audit layer was on: its targets' calls are in their files (written as each stopped).
+    for (const front of ["stdio", "http"])
+      expect(readFileSync(join(scratch, `layer-${front}-audit.log`), "utf8")).toContain(
+        '"method":"tools/call"',
+      );
+  }, 360_000);
 
   it("starts the fleet of ten servers and the three remote upstreams, each alone and through mcplex", async () => {
     const checks = await fleetQuick(scratch);
