@@ -139,7 +139,7 @@ export function layerTargets(
 ): TargetSpec[] {
   const base = readFileSync(join(scratch, "mcplex.yaml"), "utf8");
   const list: TargetSpec[] = [];
-  for (const plain of specs.filter((s) => s.role === "mcplex")) {
+  for (const plain of specs.filter((s) => s.id === "mcplex")) {
     list.push(plain);
     for (const layer of LAYERS.filter((l) => l.fronts.includes(plain.front))) {
       const config = join(scratch, `layer-${layer.id}-${plain.front}.yaml`);

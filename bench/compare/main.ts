@@ -67,10 +67,11 @@ const layerLoad = { rounds: numberArg("--layer-rounds", 3), seconds: numberArg("
 try {
   if (quick) {
     const results = await quickCheckAll(specs, scratch);
-    for (const r of results) console.log(`${r.front.padEnd(5)} ${r.label.padEnd(26)} ${r.error ?? "ok"}`);
+    const width = Math.max(...results.map((r) => r.label.length));
+    for (const r of results) console.log(`${r.front.padEnd(5)} ${r.label.padEnd(width)} ${r.error ?? "ok"}`);
     for (const a of setup.absent) console.log(`not measured: ${a.name}: ${a.reason}`);
     const fleet = await fleetQuick(scratch);
-    for (const c of fleet) console.log(`fleet ${c.what.padEnd(26)} ${c.error ?? `ok, ${c.tools} tools`}`);
+    for (const c of fleet) console.log(`fleet ${c.what.padEnd(width)} ${c.error ?? `ok, ${c.tools} tools`}`);
     process.exitCode = [...results, ...fleet].some((r) => r.error !== undefined) ? 1 : 0;
   } else if (only === "fleet") {
     console.log(renderFleet(await fleetStep(scratch, fleetOptions, log)).join("\n"));

@@ -60,6 +60,8 @@ function versions(fronts: FrontResult[], info: RunInfo): string[] {
     sdk: "bench/compare/sdk-proxy.mjs: SDK v2 Client to the upstream behind an SDK v2 Server (HTTP: `createMcpHandler`)",
     mcplex:
       "`mcplex serve --stdio` / `serve --http`, `--no-prefix` (tools under their own names), defaults otherwise (over HTTP metrics and the dashboard with its call feed on; over stdio no HTTP front, so neither; audit, telemetry, sign-in, guardrails off), the echo server as its one upstream",
+    "mcplex-front":
+      "bench/compare/front-only.mjs: mcplex's HTTP front as `serve --http` builds it (the dashboard on) before an in-process `echo` tool, no upstream hop: the front's own cost against the bare echo",
     supergateway: "`supergateway --stdio … --outputTransport streamableHttp --stateful`",
     "mcp-proxy":
       "`mcp-proxy --server stream -- node echo-server.mjs`, defaults otherwise (its event store on)",
@@ -67,6 +69,7 @@ function versions(fronts: FrontResult[], info: RunInfo): string[] {
   const pkg: Record<string, string> = {
     sdk: "`@modelcontextprotocol/server`, `/client`",
     mcplex: "mcplex (this checkout, from dist/)",
+    "mcplex-front": "mcplex (this checkout, from dist/)",
     supergateway: "`supergateway`",
     "mcp-proxy": "`mcp-proxy`",
   };

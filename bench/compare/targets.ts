@@ -34,6 +34,7 @@ const HTTP_ECHO = here("./http-echo-server.mjs");
 const TCP_RELAY = here("./tcp-relay.mjs");
 const RELAY = here("../relay.mjs");
 const SDK_PROXY = here("./sdk-proxy.mjs");
+const FRONT_ONLY = here("./front-only.mjs");
 const CLI = here("../../dist/bin/mcplex.js");
 const ROOT = here("../../");
 const node = process.execPath;
@@ -131,6 +132,15 @@ export function targets(installed: readonly Peer[], scratch: string): TargetSpec
       version: mcplex,
       role: "mcplex",
       argv: (port) => [CLI, "serve", "--http", "--port", String(port), "--no-prefix", "--config", config],
+    },
+    {
+      // The front's own cost: no upstream hop, the same work as the bare echo (issue 36's HTTP target).
+      id: "mcplex-front",
+      label: "mcplex front, in-process echo",
+      front: "http",
+      version: mcplex,
+      role: "mcplex",
+      argv: (port) => [FRONT_ONLY, "--port", String(port)],
     },
   ];
   if (has(PEERS.supergateway)) {
