@@ -86,7 +86,7 @@ try {
       seconds: numberArg("--seconds", 1),
       warmUp: numberArg("--warm-up", 1.5),
     };
-    const startRounds = numberArg("--starts", 5);
+    const startRounds = numberArg("--starts", 3);
     const fronts: FrontResult[] = [];
     for (const front of ["stdio", "http"] as Front[]) {
       const frontSpecs = specs.filter((s) => s.front === front);

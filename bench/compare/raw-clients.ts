@@ -4,7 +4,7 @@
  * sends). No SDK on the client side, so that what is measured is the target.
  */
 import type { ChildProcess } from "node:child_process";
-import { Agent, request } from "node:http";
+import { RawHttpPool, type RawResponse } from "./raw-http.js";
 
 /** The protocol revision every target is asked for: the 2025 one all the peers speak. */
 export const PROTOCOL = "2025-06-18";
@@ -81,20 +81,21 @@ function parseBody(text: string, contentType: string, id: number): Answer {
 }
 
 /**
- * A connection to a Streamable HTTP endpoint, with up to `sockets` kept-alive connections;
- * `headers` go with every POST (an `authorization` for a front that signs its callers in).
+ * A connection to a Streamable HTTP endpoint, with up to `sockets` kept-alive connections
+ * (raw-http.ts); `headers` go with every POST (an `authorization` for a front that signs its
+ * callers in).
  */
 export function httpConnection(
   url: URL,
   sockets: number,
   headers: Readonly<Record<string, string>> = {},
 ): Connection & { sessionId?: string } {
-  const agent = new Agent({ keepAlive: true, maxSockets: sockets });
+  const pool = new RawHttpPool(url, sockets);
   let id = 0;
   const self: Connection & { sessionId?: string } = {
-    request: (method, params) => post(self, agent, url, headers, { id: ++id, method, params }),
-    notify: async (method) => void (await post(self, agent, url, headers, { method })),
-    close: () => agent.destroy(),
+    request: (method, params) => post(self, pool, headers, { id: ++id, method, params }),
+    notify: async (method) => void (await post(self, pool, headers, { method })),
+    close: () => pool.close(),
   };
   return self;
 }
@@ -102,56 +103,37 @@ export function httpConnection(
 /**
  * POSTs `m`. A request sent on a kept-alive socket the server was closing at that moment (its
  * idle timeout, which a loaded machine makes the client see late) is sent once more on a new
- * socket, as Node's documentation advises (`reusedSocket`): that race is the client's, not the
- * target's.
+ * socket: that race is the client's, not the target's.
  */
-function post(
+async function post(
   session: { sessionId?: string },
-  agent: Agent,
-  url: URL,
+  pool: RawHttpPool,
   extra: Readonly<Record<string, string>>,
   m: { id?: number; method: string; params?: unknown },
-  retried = false,
 ): Promise<unknown> {
   const body = JSON.stringify({ jsonrpc: "2.0", ...m });
-  const headers: Record<string, string | number> = {
+  const headers: Record<string, string> = {
     ...extra,
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
     "mcp-protocol-version": PROTOCOL,
-    "content-length": Buffer.byteLength(body),
   };
   if (session.sessionId !== undefined) headers["mcp-session-id"] = session.sessionId;
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", agent, headers }, (res) => {
-      const sid = res.headers["mcp-session-id"];
-      if (typeof sid === "string") session.sessionId = sid;
-      let text = "";
-      res.setEncoding("utf8").on("data", (c: string) => (text += c));
-      res.on("end", () => {
-        if (res.statusCode !== 200 && res.statusCode !== 202) {
-          reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
-        } else if (m.id === undefined) {
-          resolve(undefined);
-        } else {
-          try {
-            const answer = parseBody(text, String(res.headers["content-type"] ?? ""), m.id);
-            if (answer.error !== undefined)
-              reject(new Error(`error answer: ${JSON.stringify(answer.error)}`));
-            else resolve(answer.result);
-          } catch (error) {
-            reject(error as Error);
-          }
-        }
-      });
-    });
-    req.on("error", (error: NodeJS.ErrnoException) => {
-      if (!retried && req.reusedSocket && error.code === "ECONNRESET")
-        post(session, agent, url, extra, m, true).then(resolve, reject);
-      else reject(error);
-    });
-    req.end(body);
-  });
+  let res: RawResponse;
+  try {
+    res = await pool.post(body, headers);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ECONNRESET") throw error;
+    res = await pool.post(body, headers);
+  }
+  const sid = res.headers.get("mcp-session-id");
+  if (sid !== undefined) session.sessionId = sid;
+  if (res.status !== 200 && res.status !== 202)
+    throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+  if (m.id === undefined) return undefined;
+  const answer = parseBody(res.body, res.headers.get("content-type") ?? "", m.id);
+  if (answer.error !== undefined) throw new Error(`error answer: ${JSON.stringify(answer.error)}`);
+  return answer.result;
 }
 
 /** The handshake every target gets: initialize, then the initialized notification. */
