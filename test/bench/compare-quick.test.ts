@@ -50,6 +50,7 @@ describe("bench:compare --quick", () => {
         "http relay",
         "http sdk",
         "http mcplex",
+        "http mcplex-front",
         "http supergateway",
         "http mcp-proxy",
         // The optional layers (bench/compare/layers.ts), each mcplex with one more turned on.
