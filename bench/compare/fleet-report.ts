@@ -5,7 +5,7 @@
 import type { FleetRounds, McplexStart } from "./fleet-start.js";
 import type { Absent } from "./peers.js";
 import type { RemoteRounds } from "./remote-start.js";
-import { type Spread, spread } from "./summary.js";
+import { perRound, show, spread } from "./summary.js";
 
 /** What the fleet step of a run gives the page. */
 export interface FleetResult {
@@ -18,22 +18,6 @@ export interface FleetResult {
 
 /** The target of issue 36: mcplex's first full list within this factor of the floor. */
 export const FLEET_TARGET = 1.2;
-
-function show(s: Spread | undefined, digits = 0, unit = ""): string {
-  if (s === undefined) return "–";
-  const f = (n: number) => n.toFixed(digits);
-  if (s.min === s.max) return `${f(s.median)}${unit}`;
-  return `${f(s.median)}${unit} <sub>${f(s.min)}–${f(s.max)}</sub>`;
-}
-
-/** `a[i] op b[i]` for the rounds both have. */
-function perRound(
-  a: readonly number[],
-  b: readonly number[],
-  op: (x: number, y: number) => number,
-): number[] {
-  return a.slice(0, Math.min(a.length, b.length)).map((x, i) => op(x, b[i]!));
-}
 
 /** Per round, the largest (or sum) over the servers' lists of that round. */
 function across(lists: readonly (readonly number[])[], op: (values: number[]) => number): number[] {

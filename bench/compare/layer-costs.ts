@@ -7,7 +7,7 @@
  */
 import { LAYERS, withLayerTargets } from "./layers.js";
 import { type Cells, type LoadOptions, measureRounds, warmUp } from "./measure.js";
-import { type Spread, spread } from "./summary.js";
+import { perRound, type Spread, spread } from "./summary.js";
 import { type Front, type Running, start, type TargetSpec } from "./targets.js";
 
 /** The calls in flight the layers are measured at. */
@@ -74,11 +74,6 @@ export interface LayerRow {
   /** calls/s over plain mcplex's at 64 in flight. */
   rate64?: Spread;
   failure?: string;
-}
-
-/** `a[i] op b[i]` for the rounds both have. */
-function perRound(a: readonly number[], b: readonly number[], op: (x: number, y: number) => number) {
-  return a.slice(0, Math.min(a.length, b.length)).map((x, i) => op(x, b[i]!));
 }
 
 /** The rows of every layer, front by front, against plain mcplex of the same rounds. */

@@ -7,11 +7,12 @@
  * own start). Connected one after another, mcplex would take their sum; concurrently, their max.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { listening } from "../process-stats.js";
 import { listTools, mcplexSpec, mcplexStart, writeMcplexConfig } from "./fleet-start.js";
 import { handshake, httpConnection } from "./raw-clients.js";
+import { freePort } from "./targets.js";
 
 const EVERYTHING = new URL(
   "../../node_modules/@modelcontextprotocol/server-everything/dist/index.js",
@@ -30,17 +31,6 @@ export interface RemoteRounds {
   mcplex: number[];
   mcplexNear: number[];
   failures: string[];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Resolves once `port` accepts a connection (the server is listening). */

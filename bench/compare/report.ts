@@ -8,7 +8,7 @@ import { type FleetResult, renderFleet } from "./fleet-report.js";
 import { type LayerCosts, renderLayerCosts } from "./layer-costs.js";
 import { CONCURRENCY, type LoadOptions } from "./measure.js";
 import type { Absent, Peer } from "./peers.js";
-import { type AtConcurrency, type FrontResult, type Row, type Spread, summarize } from "./summary.js";
+import { type AtConcurrency, type FrontResult, type Row, show, summarize } from "./summary.js";
 
 export const PAGE = new URL("../../docs/benchmarks.md", import.meta.url).pathname;
 const README = new URL("../../README.md", import.meta.url).pathname;
@@ -31,13 +31,6 @@ export interface RunInfo {
 }
 
 const FRONT_TITLE = { stdio: "stdio", http: "Streamable HTTP" } as const;
-
-function show(s: Spread | undefined, digits = 0, unit = ""): string {
-  if (s === undefined) return "–";
-  const f = (n: number) => n.toFixed(digits);
-  if (s.min === s.max) return `${f(s.median)}${unit}`;
-  return `${f(s.median)}${unit} <sub>${f(s.min)}–${f(s.max)}</sub>`;
-}
 
 function machine(info: RunInfo): string[] {
   const cpu = cpus();

@@ -52,12 +52,20 @@ export interface FrontResult {
 }
 
 /** `a[i] op b[i]` for the rounds both have. */
-function perRound(
+export function perRound(
   a: readonly number[],
   b: readonly number[],
   op: (x: number, y: number) => number,
 ): number[] {
   return a.slice(0, Math.min(a.length, b.length)).map((x, i) => op(x, b[i]!));
+}
+
+/** A spread as the page prints it: the median, the smallest and largest round in small type. */
+export function show(s: Spread | undefined, digits = 0, unit = ""): string {
+  if (s === undefined) return "–";
+  const f = (n: number) => n.toFixed(digits);
+  if (s.min === s.max) return `${f(s.median)}${unit}`;
+  return `${f(s.median)}${unit} <sub>${f(s.min)}–${f(s.max)}</sub>`;
 }
 
 /** The rows of one front's table, direct first. */

@@ -183,7 +183,8 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A port on loopback nothing listens on now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

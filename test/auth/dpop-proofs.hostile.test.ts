@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Cluster } from "../../src/cluster/cluster.js";
@@ -19,7 +19,7 @@ import {
   requestOf,
   type Shot,
 } from "./dpop-proof-kinds.js";
-import { type Answer, messageOf, send, type Target } from "./guarded-entries.js";
+import { type Answer, messageOf, openSseSession, send, type Target } from "./guarded-entries.js";
 
 // The hostile run of DPoP at the gateway (RFC 9449): two replicas behind one public URL
 // (`auth.resource`), sharing DPoP's jti store and nonce key through a real Redis as `cluster:`
@@ -118,27 +118,6 @@ async function fire(shot: Shot, tag: string): Promise<Answer> {
   return answer;
 }
 
-/** Opens an SSE session on `gw` with a valid DPoP proof: its `/messages` path. */
-function openSse(
-  gw: DpopGateway,
-  headers: Record<string, string>,
-): Promise<{ messages: string; close(): void }> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${gw.origin}/sse`, { headers: { accept: "text/event-stream", ...headers } });
-    req.on("response", (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`GET /sse answered ${res.statusCode}`));
-      let text = "";
-      res.on("data", (chunk: Buffer) => {
-        text += chunk.toString("utf8");
-        const match = /event: endpoint\ndata: (\S+)\n/.exec(text);
-        if (match !== null) resolve({ messages: match[1]!, close: () => req.destroy() });
-      });
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
 beforeAll(async () => {
   [as, redis] = await Promise.all([startAuthServer(), startRedis()]);
   for (const id of ["a", "b"]) {
@@ -209,7 +188,7 @@ beforeAll(async () => {
   expect(nonce).not.toBe("");
   for (const gw of replicas) {
     const proof = await proofFor(ctx, "messages", { htm: "GET", htu: `${RESOURCE}/sse` });
-    sse.push(await openSse(gw, { authorization: `DPoP ${token}`, dpop: proof }));
+    sse.push(await openSseSession(gw.origin, { authorization: `DPoP ${token}`, dpop: proof }));
   }
 }, 120_000);
 

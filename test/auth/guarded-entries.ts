@@ -294,12 +294,17 @@ export async function openSession(origin: string, token: string): Promise<string
   return session;
 }
 
-/** Opens a user's 2024-11-05 SSE session: the `/messages?sessionId=` path its endpoint event names. */
-export function openSseSession(origin: string, token: string): Promise<{ messages: string; close(): void }> {
+/**
+ * Opens a user's 2024-11-05 SSE session: the `/messages?sessionId=` path its endpoint event
+ * names. `auth`: a bearer token, or the headers that sign the request in (a DPoP proof's).
+ */
+export function openSseSession(
+  origin: string,
+  auth: string | Record<string, string>,
+): Promise<{ messages: string; close(): void }> {
+  const headers = typeof auth === "string" ? { authorization: `Bearer ${auth}` } : auth;
   return new Promise((resolve, reject) => {
-    const req = request(`${origin}/sse`, {
-      headers: { accept: "text/event-stream", authorization: `Bearer ${token}` },
-    });
+    const req = request(`${origin}/sse`, { headers: { accept: "text/event-stream", ...headers } });
     req.on("response", (res) => {
       if (res.statusCode !== 200) return reject(new Error(`GET /sse answered ${res.statusCode}`));
       let text = "";
