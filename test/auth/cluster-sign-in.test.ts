@@ -168,11 +168,13 @@ describe("replicas behind nginx, one sign-in", () => {
     expect(as.jwksFetches).toBeLessThanOrEqual(2);
   });
 
+  /** Requests the replicas relayed to a session's owner, counted over both. */
+  const relayed = () =>
+    Promise.all(replicas.map((r) => metric(r, "mcplex_cluster_forwarded_total", ['outcome="relayed"']))).then(
+      (counts) => counts.reduce((a, b) => a + b, 0),
+    );
+
   it("keeps a 2025 session working when nginx sends its requests to the other replica (forwarded with the token)", async () => {
-    const relayed = () =>
-      Promise.all(
-        replicas.map((r) => metric(r, "mcplex_cluster_forwarded_total", ['outcome="relayed"'])),
-      ).then((counts) => counts.reduce((a, b) => a + b, 0));
     const before = await relayed();
     const seen: number[] = [];
     const client = new Client({ name: "cluster-sign-in-2025", version: "1.0.0" });
@@ -202,10 +204,6 @@ describe("replicas behind nginx, one sign-in", () => {
 
   it("signs in with DPoP through nginx; a 2025 session's forwarded requests pass, and a captured proof replayed at either replica is refused", async () => {
     const dpopAuth = await dpopClientProvider(as, "bob");
-    const relayed = () =>
-      Promise.all(
-        replicas.map((r) => metric(r, "mcplex_cluster_forwarded_total", ['outcome="relayed"'])),
-      ).then((counts) => counts.reduce((a, b) => a + b, 0));
     const before = await relayed();
     const seen: number[] = [];
     /** The last DPoP proof (and token) a request carried, as an attacker on the path would see it. */

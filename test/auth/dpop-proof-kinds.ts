@@ -133,15 +133,9 @@ function single(
   error: ProofKind["error"],
   options: (ctx: ProofContext, entry: Entry) => ProofOptions | Promise<ProofOptions>,
 ): ProofKind {
-  return {
-    kind,
-    refusal,
-    error,
-    async make(ctx, entry) {
-      const proof = await proofFor(ctx, entry, await options(ctx, entry));
-      return { before: [], shot: { entry, replica: replica(ctx), headers: dpop(ctx.token, proof) } };
-    },
-  };
+  return headersOnly(kind, refusal, error, async (ctx, entry) =>
+    dpop(ctx.token, await proofFor(ctx, entry, await options(ctx, entry))),
+  );
 }
 
 /** A kind whose one refused request carries `headers`. */
