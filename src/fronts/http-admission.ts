@@ -149,7 +149,9 @@ export class HttpAdmission {
       path: pathOf(req),
       // Node keeps the first of several; a proxy in front may have read another. Counted off
       // the static tokens' fast path (there the first is compared, as before).
-      ...(statics === undefined && authorizationHeaders(req) > 1 ? { repeatedAuthorization: true } : {}),
+      ...(statics === undefined && headerCount(req, "authorization") > 1
+        ? { repeatedAuthorization: true }
+        : {}),
       ...(statics === undefined ? dpopOf(req, from) : {}),
     };
     if (statics !== undefined) return this.#admitted(request, statics.authenticateNow(request), limited);
@@ -279,12 +281,12 @@ function asClient(caller: Admitted | AdmissionRefusal): ClientAdmission | Admiss
   return "status" in caller ? caller : { caller, internal: false };
 }
 
-/** How many `Authorization` headers a request carries. */
-function authorizationHeaders(req: IncomingMessage): number {
+/** How many headers named `name` (in lower case) a request carries: Node keeps only the first. */
+function headerCount(req: IncomingMessage, name: string): number {
   const raw = req.rawHeaders;
   let count = 0;
   for (let i = 0; i < raw.length; i += 2)
-    if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === "authorization") count++;
+    if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) count++;
   return count;
 }
 
@@ -298,10 +300,7 @@ function dpopOf(
 ): { method: string; dpopHeaders?: number; fromReplica?: true } {
   const method = req.method ?? "GET";
   if (req.headers.dpop === undefined) return { method };
-  const raw = req.rawHeaders;
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2)
-    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === "dpop") count++;
+  const count = headerCount(req, "dpop");
   return from === "replica"
     ? { method, dpopHeaders: count, fromReplica: true }
     : { method, dpopHeaders: count };
