@@ -7,12 +7,7 @@ import type {
 import type { Catalog } from "../catalog/catalog.js";
 import { carriesUris, namespaceResult } from "../catalog/namespaced-uris.js";
 import { sentArguments } from "../catalog/tool-overrides.js";
-import type {
-  CatalogPrompt,
-  CatalogResourceTemplate,
-  CatalogTool,
-  ResourceTarget,
-} from "../catalog/types.js";
+import type { CatalogPrompt, CatalogTool, ResourceTarget } from "../catalog/types.js";
 import { COMPOSITE_SERVER } from "../config/read-composites.js";
 import { isPerUser } from "../config/read-credentials.js";
 import { redactValue } from "../config/redact.js";
@@ -43,6 +38,7 @@ import {
   needsParsedResults,
   type RequestContext,
 } from "./call-pipeline.js";
+import { completionRoute } from "./completion-route.js";
 import { PipelineExtension, type PipelineExtensionOptions } from "./pipeline-extension.js";
 import type { ServerRequestRouter } from "./server-request-router.js";
 
@@ -198,7 +194,12 @@ export class CallPath {
     if (context !== undefined) params.context = context;
     // Resolved here so that an unknown ref fails before any layer runs, as the other calls do.
     // The prompt travels with the request: the dispatch does not look it up again.
-    const { server, prompt, template } = this.#completion(params, options.profile, undefined);
+    const { server, prompt, template } = completionRoute(
+      this.#host.catalog,
+      params,
+      options.profile,
+      undefined,
+    );
     const target: NonNullable<CallRequest["target"]> =
       ref.type === "ref/prompt"
         ? prompt === undefined
@@ -282,7 +283,7 @@ export class CallPath {
     const { method, params, target, row, callOptions } = request;
     try {
       if (method === "completion/complete") {
-        const { server, sent } = this.#completion(params, request.context.profile, target);
+        const { server, sent } = completionRoute(this.#host.catalog, params, request.context.profile, target);
         return this.#request(this.#host.entry(server), request, sent, callOptions);
       }
       if (target?.server === undefined) {
@@ -366,44 +367,6 @@ export class CallPath {
       target,
       row: STANDARD_METHOD_TABLE.get(method),
       callOptions: options,
-    };
-  }
-
-  /**
-   * The server a `completion/complete`'s ref names, and the params as that server gets them: a
-   * prompt's from the request's `target` when it was resolved there for the same name, else
-   * looked up.
-   */
-  #completion(
-    params: JsonObject,
-    profile: string | undefined,
-    target: CallRequest["target"],
-  ): { server: string; sent: JsonObject; prompt?: CatalogPrompt; template?: CatalogResourceTemplate } {
-    const { catalog } = this.#host;
-    const ref = params.ref as { type?: string; name?: unknown; uri?: unknown } | undefined;
-    if (ref?.type === "ref/prompt") {
-      const name = String(ref.name);
-      const prompt =
-        target?.kind === "prompt" && target.name === name && target.prompt !== undefined
-          ? target.prompt
-          : catalog.resolvePrompt(name, profile);
-      if (prompt === undefined) throw notFound("prompt", name, profile);
-      return {
-        prompt,
-        server: prompt.server,
-        sent: completionParams(params, { type: "ref/prompt", name: prompt.originalName }),
-      };
-    }
-    const uri = String(ref?.uri);
-    const template =
-      target?.kind === "resource" && target.uri === uri && target.template !== undefined
-        ? target.template
-        : catalog.resolveResourceTemplate(uri, profile);
-    if (template === undefined) throw notFound("resource template", uri, profile);
-    return {
-      template,
-      server: template.server,
-      sent: completionParams(params, { type: "ref/resource", uri: template.resourceTemplate.uriTemplate }),
     };
   }
 
@@ -597,13 +560,6 @@ function sentParams(request: CallRequest, row: MethodRow | undefined): JsonObjec
   else if (target.kind === "prompt" && target.prompt !== undefined) sent[param] = target.prompt.originalName;
   else if (target.kind === "resource" && target.resource !== undefined) sent[param] = target.resource.uri;
   else if (target.kind === "task" && target.taskId !== undefined) sent[param] = target.taskId;
-  return sent;
-}
-
-/** A `completion/complete`'s params for its server: the ref in the server's names, no `_meta`. */
-function completionParams(params: JsonObject, ref: Record<string, unknown>): JsonObject {
-  const sent: JsonObject = { ref, argument: params.argument };
-  if (params.context !== undefined) sent.context = params.context;
   return sent;
 }
 
