@@ -22,8 +22,6 @@ import { type CallWatcher, watching } from "../interceptors/watching.js";
 import { ErrorCode } from "../protocol/error-codes.js";
 import type { ListKind } from "../protocol/list-changes.js";
 import { type MethodRowInput, MethodTable } from "../protocol/method-table.js";
-import { RawJson } from "../protocol/raw-json.js";
-import { META } from "../protocol/rev2026.js";
 import { callOptionsOf, resolveTarget } from "./call-request.js";
 import { type Channel, ClientSession, type SessionOptions } from "./client-session.js";
 import { InputParking } from "./input-parking.js";
@@ -31,6 +29,7 @@ import { ListenStreams, listChangedMethods } from "./listen-streams.js";
 import { servedExtensions, serverCapabilities } from "./methods/discover.js";
 import type { GatewayIdentity } from "./methods/method-handler.js";
 import { route } from "./methods/method-handlers.js";
+import { RevisionResults, rev2025Result } from "./revision-results.js";
 
 /** Options of a {@link Gateway}. */
 export interface GatewayOptions {
@@ -116,8 +115,8 @@ export class Gateway {
   /** `true` once {@link ready} has settled (saves an await per request after that). */
   isReady = false;
   readonly #identity: GatewayIdentity;
-  /** `{name, version}` of {@link #identity} as JSON, for results shaped as text. */
-  readonly #serverInfoJson: string;
+  /** Results as each revision's clients get them, with this gateway's `serverInfo`. */
+  readonly #results: RevisionResults;
   readonly #sessions = new Set<ClientSession>();
   readonly #listens: ListenStreams;
   readonly #offHub: () => void;
@@ -136,7 +135,7 @@ export class Gateway {
     this.#catalog = hub.catalog;
     this.methods = new MethodTable(options.methods);
     this.#identity = { name: "mcplex", version: "0.1.0", ...options.identity };
-    this.#serverInfoJson = JSON.stringify({ name: this.#identity.name, version: this.#identity.version });
+    this.#results = new RevisionResults(this.#identity);
     const replica = options.replica;
     this.tasks = new GatewayTasks(
       hub,
@@ -292,7 +291,9 @@ export class Gateway {
       throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     }
     const result = await this.#run(current);
-    return context.stateless ? this.#rev2026Result(current, result) : rev2025Result(result);
+    return context.stateless
+      ? this.#results.rev2026(result, current.row?.cacheable === true)
+      : rev2025Result(result);
   }
 
   /**
@@ -459,74 +460,4 @@ export class Gateway {
     for (const session of [...this.#sessions]) session.close();
     this.parking.close();
   }
-
-  #rev2026Result(request: CallRequest, raw: JsonObject): JsonObject {
-    if (raw instanceof RawJson) return this.#rev2026Raw(request, raw);
-    const result = raw;
-    const given = result._meta as Record<string, unknown> | undefined;
-    // Not `{ ...given, [META.serverInfo]: ... }`: a computed key in a literal is a runtime call
-    // per object (about 11k instructions per call, with the spread: callgrind).
-    const meta: Record<string, unknown> = given === undefined ? {} : Object.assign({}, given);
-    meta[META.serverInfo] = { name: this.#identity.name, version: this.#identity.version };
-    // Copied with Object.assign, not a spread: members added to a spread's copy (in its literal
-    // or after it) went down V8's slow path on every call (node --log-ic: "LookupForWrite said
-    // 'false'"; about 8k instructions per call under callgrind).
-    const shaped: JsonObject = Object.assign({}, result);
-    shaped.resultType = result.resultType ?? "complete";
-    shaped._meta = meta;
-    if (request.row?.cacheable === true && shaped.resultType === "complete") {
-      // The catalog changes whenever an upstream does; clients learn of it through
-      // subscriptions/listen, so lists are fresh only as long as nothing is announced.
-      shaped.ttlMs = 0;
-      shaped.cacheScope = "private";
-    }
-    return shaped;
-  }
-
-  /**
-   * {@link #rev2026Result} of a result kept as text, still as text: a RawJson has none of the
-   * members shaping reads or sets (see `RAW_MEMBERS`), so they go after its own, in the same
-   * order, and it is not parsed only to be written again (a stdio server's answer to a 2026
-   * client: the fronts write its text).
-   */
-  #rev2026Raw(request: CallRequest, raw: RawJson): JsonObject {
-    const text = raw.text;
-    const head = text.slice(0, text.lastIndexOf("}")).trimEnd();
-    let members = `"resultType":"complete","_meta":{${SERVER_INFO_KEY}:${this.#serverInfoJson}}`;
-    if (request.row?.cacheable === true) members += ',"ttlMs":0,"cacheScope":"private"';
-    // Only an empty object ends in "{" once its closing brace is cut off.
-    const shaped = `${head}${head.endsWith("{") ? "" : ","}${members}}`;
-    return new Rev2026RawResult(shaped) as unknown as JsonObject;
-  }
-}
-
-/**
- * A 2026 result kept as text ({@link Gateway}'s shaping of a RawJson): the members the shaping
- * wrote read as they are written, so that it still stands for its object (see `RawJson`).
- */
-class Rev2026RawResult extends RawJson {
-  readonly resultType = "complete";
-
-  get _meta(): unknown {
-    return this.value()._meta;
-  }
-
-  get ttlMs(): unknown {
-    return this.value().ttlMs;
-  }
-
-  get cacheScope(): unknown {
-    return this.value().cacheScope;
-  }
-}
-
-/** `_meta`'s key of the server's name and version in a 2026 result, as JSON. */
-const SERVER_INFO_KEY = JSON.stringify(META.serverInfo);
-
-/** 2025 clients never see 2026-only result fields. */
-function rev2025Result(result: JsonObject): JsonObject {
-  if (result.resultType === undefined && result.ttlMs === undefined && result.cacheScope === undefined)
-    return result;
-  const { resultType: _r, ttlMs: _t, cacheScope: _c, ...rest } = result;
-  return rest;
 }
